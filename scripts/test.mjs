@@ -1,0 +1,22 @@
+#!/usr/bin/env node
+// Runs the whole suite with node's test runner: every test/**/*.test.ts, through tsx.
+// Store: PGlite by default, PostgreSQL when DATABASE_URL is set (each test file uses its own schema).
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+function find(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const p = join(dir, name);
+    return statSync(p).isDirectory() ? find(p) : p.endsWith('.test.ts') ? [p] : [];
+  });
+}
+
+const args = process.argv.slice(2);
+const files = args.length ? args : find('test').sort();
+const concurrency = process.env.TEST_CONCURRENCY ?? '2';
+const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files], {
+  stdio: 'inherit',
+  env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', NODE_ENV: 'test' },
+});
+process.exit(r.status ?? 1);

@@ -1,0 +1,117 @@
+import { Command as Program, Option } from 'commander';
+import { loadConfig } from '../config.ts';
+import { createLogger } from '../log.ts';
+import { openStore } from '../store/open.ts';
+import { readLock } from '../store/lock.ts';
+import { commands } from './commands.ts';
+import { loadMasterKey } from '../services/master-key.ts';
+import { startService } from '../main.ts';
+import { ensureFirstProject } from './first-run.ts';
+import { ApiError } from '../domain/errors.ts';
+
+const program = new Program('tender').description('Tender payment service');
+
+/** Runs an admin command on the store, or through the server that holds the embedded store. */
+async function run(name: string, args: Record<string, unknown>, json: boolean, print: (r: any) => string) {
+  const config = loadConfig();
+  let result: unknown;
+  const holder = config.databaseUrl ? undefined : readLock(config.dataDir);
+  if (holder) {
+    const res = await fetch(`${holder.url}/_admin/cli`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${holder.token}` },
+      body: JSON.stringify({ command: name, args }),
+    }).catch(() => {
+      throw new Error(`the Tender server (pid ${holder.pid}) holds ${config.dataDir} but does not answer at ${holder.url}; stop it and retry`);
+    });
+    const body = (await res.json()) as any;
+    if (!res.ok) throw new Error(body?.error?.value ?? `server answered ${res.status}`);
+    result = body.result;
+  } else {
+    const log = createLogger(process.env.LOG_LEVEL ?? 'warn');
+    const db = await openStore(config);
+    try {
+      result = await commands[name]({ db, config, log, masterKey: loadMasterKey(config, log) }, args);
+    } finally {
+      await db.close();
+    }
+  }
+  process.stdout.write((json ? JSON.stringify(result) : print(result)) + '\n');
+}
+
+const fail = (err: unknown) => {
+  const msg = err instanceof ApiError ? `${err.type}: ${err.message}` : (err as Error).message;
+  process.stderr.write(`tender: ${msg}\n`);
+  process.exit(1);
+};
+
+program
+  .command('serve', { isDefault: true })
+  .description('serve the API, vault, wallet-b token service and portal; creates a test project on first run')
+  .action(async () => {
+    const svc = await startService();
+    const first = await ensureFirstProject(svc.ctx);
+    const c = svc.ctx.config;
+    const lines = [
+      `Tender is running on ${svc.ctx.db.kind === 'pglite' ? `embedded PGlite (${c.dataDir})` : 'PostgreSQL'}`,
+      `  API            ${c.publicBaseUrl}/v1/`,
+      `  Vault          ${c.vaultUrl}/v1/cards/`,
+      `  Wallet-b token ${c.walletBTokenUrl}/tokens/`,
+      `  Portal         ${c.portalUrl}/`,
+      `  API docs       ${c.publicBaseUrl}/docs`,
+    ];
+    if (first) {
+      lines.push('', 'Created a test project on first run:', `  merchant_id ${first.merchant_id}`, `  project_id  ${first.project_id}`, `  API key     ${first.api_key}`, '  (shown once: keep it; `npx tender key rotate --project ID` makes a new one)', '', `Try: curl -u ${first.api_key}: ${c.publicBaseUrl}/v1/merchants/self/projects/self/`);
+    }
+    process.stdout.write(lines.join('\n') + '\n');
+    let stopping = false;
+    const stop = async () => {
+      if (stopping) return;
+      stopping = true;
+      await svc.close();
+      process.exit(0);
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  });
+
+program
+  .command('migrate')
+  .description('apply database migrations')
+  .action(async () => {
+    const config = loadConfig();
+    if (!config.databaseUrl && readLock(config.dataDir)) {
+      process.stdout.write('the running server applied migrations at start\n');
+      return;
+    }
+    const db = await openStore(config);
+    await db.close();
+    process.stdout.write('migrations applied\n');
+  });
+
+const project = program.command('project').description('manage projects');
+project
+  .command('create')
+  .requiredOption('--name <name>', 'project name')
+  .addOption(new Option('--mode <mode>', 'test or live').choices(['test', 'live']).default('test'))
+  .option('--merchant <id>', 'add the project to an existing merchant')
+  .option('--json', 'print JSON')
+  .action((o) =>
+    run('project create', { name: o.name, mode: o.mode, merchant: o.merchant }, o.json, (r) => `merchant_id ${r.merchant_id}\nproject_id  ${r.project_id}\napi_key     ${r.api_key}`),
+  );
+project
+  .command('list')
+  .option('--json', 'print JSON')
+  .action((o) => run('project list', {}, o.json, (r: any[]) => r.map((p) => `${p.project_id}  ${p.mode}  ${p.name}`).join('\n')));
+
+program
+  .command('key')
+  .description('manage API keys')
+  .command('rotate')
+  .requiredOption('--project <id>', 'project id')
+  .option('--json', 'print JSON')
+  .action((o) => run('key rotate', { project: o.project }, o.json, (r) => `project_id ${r.project_id}\napi_key    ${r.api_key}\n(the old key is revoked)`));
+
+export { program, run };
+
+if (process.env.TENDER_CLI_NO_PARSE !== '1') program.parseAsync(process.argv).catch(fail);

@@ -1,0 +1,73 @@
+import { resolve } from 'node:path';
+
+/** Every setting, from the environment, with a default that runs on a laptop. */
+export interface Config {
+  port: number;
+  host: string;
+  publicBaseUrl: string;
+  vaultUrl: string;
+  walletBTokenUrl: string;
+  portalUrl: string;
+  databaseUrl?: string;
+  dataDir: string;
+  masterKey?: string;
+  logLevel: string;
+  /** Which surfaces this process serves: api (with /pay), vault, wallet-b-token, portal. */
+  surfaces: Surface[];
+  worker: { enabled: boolean; pollMs: number; concurrency: number };
+  webhook: { timeoutMs: number; retryIntervalMs: number; maxAttempts: number; concurrency: number };
+  setupTokenTtlSeconds: number;
+  captureWindow: string;
+  defaultExpiration: string;
+  lateDeclineMs: number;
+  rateLimitPerMinute: number;
+  redisUrl?: string;
+  walletBRootKeysFile?: string;
+  walletBTestRootKeysFile?: string;
+}
+
+export type Surface = 'api' | 'vault' | 'wallet-b-token' | 'portal';
+export const ALL_SURFACES: Surface[] = ['api', 'vault', 'wallet-b-token', 'portal'];
+
+const int = (v: string | undefined, d: number) => (v === undefined || v === '' ? d : Number.parseInt(v, 10));
+const trim = (u: string) => u.replace(/\/+$/, '');
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const port = overrides.port ?? int(env.PORT, 8080);
+  const host = env.HOST ?? '127.0.0.1';
+  const base = trim(overrides.publicBaseUrl ?? env.PUBLIC_BASE_URL ?? `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`);
+  const surfaces = (env.TENDER_SURFACES ? env.TENDER_SURFACES.split(',').map((s) => s.trim()) : ALL_SURFACES) as Surface[];
+  const cfg: Config = {
+    port,
+    host,
+    publicBaseUrl: base,
+    vaultUrl: trim(env.VAULT_URL ?? `${base}/vault`),
+    walletBTokenUrl: trim(env.WALLET_B_TOKEN_URL ?? `${base}/wallet-b-token`),
+    portalUrl: trim(env.PORTAL_URL ?? `${base}/portal`),
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir: resolve(env.TENDER_DATA_DIR ?? '.tender'),
+    masterKey: env.TENDER_MASTER_KEY || undefined,
+    logLevel: env.LOG_LEVEL ?? 'info',
+    surfaces,
+    worker: {
+      enabled: env.TENDER_WORKER !== 'off',
+      pollMs: int(env.TENDER_WORKER_POLL_MS, 1000),
+      concurrency: int(env.TENDER_WORKER_CONCURRENCY, 8),
+    },
+    webhook: {
+      timeoutMs: int(env.WEBHOOK_TIMEOUT_MS, 4000),
+      retryIntervalMs: int(env.WEBHOOK_RETRY_INTERVAL_MS, 120_000),
+      maxAttempts: int(env.WEBHOOK_MAX_ATTEMPTS, 10),
+      concurrency: int(env.WEBHOOK_CONCURRENCY, 16),
+    },
+    setupTokenTtlSeconds: int(env.SETUP_TOKEN_TTL_SECONDS, 300),
+    captureWindow: env.CAPTURE_WINDOW ?? 'P5D',
+    defaultExpiration: env.DEFAULT_EXPIRATION_PERIOD ?? 'PT30M',
+    lateDeclineMs: int(env.LATE_DECLINE_MS, 3000),
+    rateLimitPerMinute: int(env.RATE_LIMIT_PER_MINUTE, 6000),
+    redisUrl: env.REDIS_URL || undefined,
+    walletBRootKeysFile: env.WALLET_B_ROOT_KEYS_FILE || undefined,
+    walletBTestRootKeysFile: env.WALLET_B_TEST_ROOT_KEYS_FILE || undefined,
+  };
+  return { ...cfg, ...overrides };
+}

@@ -1,0 +1,37 @@
+import { parse, type Duration } from 'tinyduration';
+
+export function parseDuration(text: string): Duration | undefined {
+  try {
+    return parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A duration that parses and moves time forward. */
+export function isPositiveDuration(text: string): boolean {
+  const d = parseDuration(text);
+  if (!d || d.negative) return false;
+  return addDuration(new Date(0), d).getTime() > 0;
+}
+
+/** Calendar addition in UTC: P1M from Jan 31 lands on the last day of February. */
+export function addDuration(from: Date, d: Duration | string): Date {
+  const dur = typeof d === 'string' ? parseDuration(d) : d;
+  if (!dur) throw new Error(`invalid duration ${d}`);
+  const sign = dur.negative ? -1 : 1;
+  const t = new Date(from.getTime());
+  const months = ((dur.years ?? 0) * 12 + (dur.months ?? 0)) * sign;
+  if (months) {
+    const day = t.getUTCDate();
+    t.setUTCDate(1);
+    t.setUTCMonth(t.getUTCMonth() + months);
+    const last = new Date(Date.UTC(t.getUTCFullYear(), t.getUTCMonth() + 1, 0)).getUTCDate();
+    t.setUTCDate(Math.min(day, last));
+  }
+  const ms =
+    ((dur.weeks ?? 0) * 7 * 86400 + (dur.days ?? 0) * 86400 + (dur.hours ?? 0) * 3600 + (dur.minutes ?? 0) * 60 + (dur.seconds ?? 0)) * 1000;
+  return new Date(t.getTime() + Math.round(ms) * sign);
+}
+
+export const durationMs = (text: string) => addDuration(new Date(0), text).getTime();

@@ -1,0 +1,40 @@
+/** Error types of the API (DESIGN.md "Error types and status codes"). */
+export const ERROR_STATUS = {
+  ValidationError: 400,
+  Unauthorized: 401,
+  Forbidden: 403,
+  NotFound: 404,
+  TransactionAlreadyStarted: 409,
+  CanNotCancelTransaction: 409,
+  CanNotCaptureTransaction: 409,
+  CanNotVoidTransaction: 409,
+  RefundError: 422,
+  MissingInformationToCreateTransaction: 422,
+  IdempotencyError: 422,
+  RateLimitExceeded: 429,
+  FailedToFetchTransactionInformation: 502,
+  ServerError: 500,
+} as const;
+
+export type ErrorType = keyof typeof ERROR_STATUS;
+
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly type: ErrorType,
+    message: string,
+    readonly field?: string,
+    status?: number,
+  ) {
+    super(message);
+    this.status = status ?? ERROR_STATUS[type];
+  }
+  toBody() {
+    const error: Record<string, unknown> = { status: this.status, type: this.type, value: this.message };
+    if (this.field) error.field = this.field;
+    return { error };
+  }
+}
+
+export const invalid = (field: string, message: string) => new ApiError('ValidationError', message, field);
+export const notFound = (what: string) => new ApiError('NotFound', `${what} not found`);

@@ -1,0 +1,32 @@
+import cc from 'currency-codes';
+
+// Codes that are not money a card can be charged in: precious metals, funds units, test codes.
+const NOT_PAYABLE = new Set(['XAG', 'XAU', 'XBA', 'XBB', 'XBC', 'XBD', 'XDR', 'XPD', 'XPT', 'XSU', 'XTS', 'XUA', 'XXX', 'BOV', 'CHE', 'CHW', 'CLF', 'COU', 'MXV', 'USN', 'UYI', 'UYW']);
+
+/** ISO 4217 minor-unit exponent, or undefined when the code is not a payable currency. */
+export function currencyExponent(code: string): number | undefined {
+  if (NOT_PAYABLE.has(code)) return undefined;
+  const c = cc.code(code);
+  return c ? c.digits : undefined;
+}
+
+export const isCurrency = (code: string) => currencyExponent(code) !== undefined;
+
+export function isValidAmount(amount: unknown): amount is number {
+  return typeof amount === 'number' && Number.isSafeInteger(amount) && amount >= 0;
+}
+
+/** Minor units to a decimal string in the currency's exponent: JPY 1234 -> "1234", EUR 1234 -> "12.34". */
+export function formatMinor(amount: number, currency: string): string {
+  const exp = currencyExponent(currency) ?? 2;
+  const neg = amount < 0;
+  const digits = String(Math.abs(amount)).padStart(exp + 1, '0');
+  const whole = exp ? digits.slice(0, -exp) : digits;
+  const frac = exp ? '.' + digits.slice(-exp) : '';
+  return (neg ? '-' : '') + whole + frac;
+}
+
+/** Fee in minor units: basis points of the amount (rounded half up) plus a fixed part. */
+export function feeFor(amount: number, bps: number, fixed: number): number {
+  return Math.floor((amount * bps + 5000) / 10000) + fixed;
+}

@@ -1,0 +1,53 @@
+/** Project settings and their defaults. Stored as jsonb on the project; missing keys fall back here. */
+export const PAYMENT_METHODS = ['credit-card', 'wallet-a-pay', 'wallet-b-pay'] as const;
+export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
+export const isPaymentMethod = (m: string): m is PaymentMethod => (PAYMENT_METHODS as readonly string[]).includes(m);
+
+export interface FeeRule {
+  /** basis points of the amount: 180 = 1.8 % */
+  bps: number;
+  /** fixed part in minor units of the transaction currency */
+  fixed: number;
+}
+
+export interface ProjectSettings {
+  payment_methods: Partial<Record<PaymentMethod, { currencies: string[] }>>;
+  fees: Partial<Record<PaymentMethod, FeeRule>>;
+  default_expiration_period: string;
+  capture_window: string;
+  /** wallet orders need a complete billing address (acquirer requirement) */
+  wallet_billing_required: boolean;
+  [k: string]: unknown;
+}
+
+const CURRENCIES = ['EUR', 'USD', 'GBP', 'CHF', 'DKK', 'NOK', 'SEK', 'PLN', 'CZK', 'AUD', 'CAD', 'JPY', 'KWD'];
+
+export function defaultSettings(overrides: { defaultExpiration?: string; captureWindow?: string } = {}): ProjectSettings {
+  return {
+    payment_methods: {
+      'credit-card': { currencies: [...CURRENCIES] },
+      'wallet-a-pay': { currencies: [...CURRENCIES] },
+      'wallet-b-pay': { currencies: [...CURRENCIES] },
+    },
+    fees: {
+      'credit-card': { bps: 180, fixed: 25 },
+      'wallet-a-pay': { bps: 180, fixed: 25 },
+      'wallet-b-pay': { bps: 180, fixed: 25 },
+    },
+    default_expiration_period: overrides.defaultExpiration ?? 'PT30M',
+    capture_window: overrides.captureWindow ?? 'P5D',
+    wallet_billing_required: true,
+  };
+}
+
+export function settingsOf(stored: Partial<ProjectSettings> | null | undefined): ProjectSettings {
+  return { ...defaultSettings(), ...(stored ?? {}) } as ProjectSettings;
+}
+
+export function activeMethods(s: ProjectSettings): PaymentMethod[] {
+  return PAYMENT_METHODS.filter((m) => s.payment_methods[m]);
+}
+
+export function methodAccepts(s: ProjectSettings, method: PaymentMethod, currency: string): boolean {
+  return Boolean(s.payment_methods[method]?.currencies.includes(currency));
+}

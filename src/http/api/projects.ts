@@ -1,0 +1,45 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { Ctx } from '../../services/context.ts';
+import { activeMethods, settingsOf } from '../../domain/project.ts';
+import { ErrorBody } from '../../domain/schemas/common.ts';
+import { BasicAuth } from '../auth.ts';
+
+const ProjectView = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    merchant_id: Type.String({ format: 'uuid' }),
+    name: Type.String(),
+    mode: Type.String({ enum: ['test', 'live'] }),
+    status: Type.String({ enum: ['active-testing', 'active'] }),
+    created: Type.String(),
+    payment_methods: Type.Array(Type.String()),
+  },
+  { $id: 'Project' },
+);
+
+const Currencies = Type.Object({
+  payment_methods: Type.Record(Type.String(), Type.Object({ currencies: Type.Array(Type.String()) })),
+});
+
+export const projectRoutes = (_ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
+  const tags = ['project'];
+  app.get('/v1/merchants/self/projects/self/', { schema: { tags, security: BasicAuth, response: { 200: ProjectView, 401: ErrorBody } } }, async (req) => {
+    const p = req.project;
+    return {
+      id: p.id,
+      merchant_id: p.merchant_id,
+      name: p.name,
+      mode: p.mode,
+      status: p.mode === 'test' ? 'active-testing' : 'active',
+      created: new Date(p.created).toISOString().replace('Z', '+00:00'),
+      payment_methods: activeMethods(settingsOf(p.settings)),
+    };
+  });
+  app.get('/v1/merchants/self/projects/self/currencies/', { schema: { tags, security: BasicAuth, response: { 200: Currencies, 401: ErrorBody } } }, async (req) => {
+    const s = settingsOf(req.project.settings);
+    const payment_methods: Record<string, { currencies: string[] }> = {};
+    for (const m of activeMethods(s)) payment_methods[m] = { currencies: [...s.payment_methods[m]!.currencies] };
+    return { payment_methods };
+  });
+};

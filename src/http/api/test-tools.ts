@@ -1,0 +1,40 @@
+import type { FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { Ctx } from '../../services/context.ts';
+import { nowFor } from '../../services/context.ts';
+import { Duration, ErrorBody } from '../../domain/schemas/common.ts';
+import { ApiError, invalid } from '../../domain/errors.ts';
+import { durationMs, isPositiveDuration } from '../../domain/duration.ts';
+import { advanceClock } from '../../store/projects.ts';
+import { runDueJobs } from '../../jobs/worker.ts';
+import { BasicAuth } from '../auth.ts';
+
+export async function requireTestProject(req: FastifyRequest) {
+  if (req.project.mode !== 'test') throw new ApiError('Forbidden', 'test endpoints are available to test projects only');
+}
+
+/** Endpoints that simulate the outside world. Test projects only (see requireTestProject). */
+export const testRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
+  const tags = ['test'];
+  app.post(
+    '/v1/test/clock/run-due-jobs/',
+    {
+      schema: {
+        tags,
+        security: BasicAuth,
+        body: Type.Optional(Type.Object({ advance: Type.Optional(Duration) }, { additionalProperties: false })),
+        response: { 200: Type.Object({ clock: Type.String(), offset_ms: Type.Integer(), jobs_run: Type.Integer() }), 403: ErrorBody },
+      },
+    },
+    async (req) => {
+      const advance = req.body?.advance;
+      if (advance !== undefined) {
+        if (!isPositiveDuration(advance)) throw invalid('advance', 'advance must be a positive ISO 8601 duration');
+        req.project.clock_offset_ms = await advanceClock(ctx.db, req.project.id, durationMs(advance));
+      }
+      const jobs_run = await runDueJobs(ctx, req.project.id);
+      return { clock: nowFor(req.project).toISOString().replace('Z', '+00:00'), offset_ms: req.project.clock_offset_ms, jobs_run };
+    },
+  );
+};

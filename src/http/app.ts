@@ -1,0 +1,89 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import formbody from '@fastify/formbody';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Ctx } from '../services/context.ts';
+import { installErrorHandling } from './errors.ts';
+import { requireApiKey } from './auth.ts';
+import { orderRoutes } from './api/orders.ts';
+import { projectRoutes } from './api/projects.ts';
+import { requireTestProject, testRoutes } from './api/test-tools.ts';
+import { apiPlugins, surfacePlugins } from './registry.ts';
+
+/** Path prefix of a surface whose base URL is on this host: `http://h/vault` -> `/vault`. */
+export const prefixOf = (url: string) => new URL(url).pathname.replace(/\/+$/, '');
+
+/** Drops `null` members (null means absent), except inside free-form merchant data. */
+export function stripNulls(value: unknown, key?: string): unknown {
+  if (key === 'extra' || key === 'order_lines') return value;
+  if (Array.isArray(value)) return value.map((v) => stripNulls(v));
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = stripNulls(v, k);
+    return out;
+  }
+  return value;
+}
+
+export async function buildApp(ctx: Ctx): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: ctx.log as FastifyBaseLogger,
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+    bodyLimit: 1024 * 1024,
+    return503OnClosing: false,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // Responses are documented by their schemas but written as they are (no field stripping).
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  installErrorHandling(app);
+  app.addHook('preValidation', async (req) => {
+    if (req.body && typeof req.body === 'object') req.body = stripNulls(req.body);
+  });
+  await app.register(formbody);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Tender payment API', version: '1.0.0', description: 'Card and wallet payments. See docs/api.md.' },
+      servers: [{ url: ctx.config.publicBaseUrl }],
+      components: { securitySchemes: { basicAuth: { type: 'http', scheme: 'basic', description: 'API key as username, empty password' } } },
+    },
+    hideUntagged: true,
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
+    try {
+      await ctx.db.query('SELECT 1');
+      return { status: 'ready' };
+    } catch {
+      return reply.code(503).send({ error: { status: 503, type: 'ServerError', value: 'database unavailable' } });
+    }
+  });
+
+  const surfaces = new Set(ctx.config.surfaces);
+  if (surfaces.has('api')) {
+    await app.register(async (api) => {
+      requireApiKey(api, ctx);
+      await api.register(orderRoutes(ctx));
+      await api.register(projectRoutes(ctx));
+      await api.register(async (t) => {
+        t.addHook('preHandler', requireTestProject);
+        await t.register(testRoutes(ctx));
+        for (const p of apiPlugins.test) await t.register(p(ctx));
+      });
+      for (const p of apiPlugins.authenticated) await api.register(p(ctx));
+    });
+    for (const p of apiPlugins.public) await app.register(p(ctx));
+  }
+  for (const [surface, plugins] of Object.entries(surfacePlugins)) {
+    if (!surfaces.has(surface as keyof typeof surfacePlugins)) continue;
+    const url = { vault: ctx.config.vaultUrl, 'wallet-b-token': ctx.config.walletBTokenUrl, portal: ctx.config.portalUrl }[surface]!;
+    for (const p of plugins) await app.register(p(ctx), { prefix: prefixOf(url) });
+  }
+  return app as unknown as FastifyInstance;
+}

@@ -1,0 +1,58 @@
+import type { Queryable } from '../store/db.ts';
+
+export interface JobRow {
+  id: number;
+  project_id: string;
+  kind: string;
+  ref_id: string;
+  payload: Record<string, any>;
+  run_at: Date;
+  attempts: number;
+}
+
+/**
+ * Schedules (or reschedules) the one job of a kind for a reference. run_at is in the
+ * project's clock. Wakes idle workers through NOTIFY.
+ */
+export async function schedule(q: Queryable, job: { project_id: string; kind: string; ref_id: string; run_at: Date; payload?: Record<string, unknown> }) {
+  await q.query(
+    `INSERT INTO jobs (project_id, kind, ref_id, run_at, payload) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (kind, ref_id) DO UPDATE SET run_at = EXCLUDED.run_at, payload = EXCLUDED.payload, locked_until = NULL`,
+    [job.project_id, job.kind, job.ref_id, job.run_at, JSON.stringify(job.payload ?? {})],
+  );
+  await q.query("SELECT pg_notify('tender_jobs', '')");
+}
+
+export async function cancelJob(q: Queryable, kind: string, refId: string) {
+  await q.query('DELETE FROM jobs WHERE kind = $1 AND ref_id = $2', [kind, refId]);
+}
+
+/**
+ * Claims up to `limit` due jobs with a lease. SKIP LOCKED lets any number of nodes claim
+ * side by side without taking the same job; an expired lease makes a crashed node's job due again.
+ */
+export async function claimDue(q: Queryable, limit: number, leaseMs: number, projectId?: string): Promise<JobRow[]> {
+  return q.query<JobRow>(
+    `UPDATE jobs SET locked_until = now() + ($2 * interval '1 millisecond'), attempts = attempts + 1
+     WHERE id IN (
+       SELECT j.id FROM jobs j JOIN projects p ON p.id = j.project_id
+       WHERE j.run_at <= now() + (p.clock_offset_ms * interval '1 millisecond')
+         AND (j.locked_until IS NULL OR j.locked_until < now())
+         AND ($3::uuid IS NULL OR j.project_id = $3::uuid)
+       ORDER BY j.run_at, j.id
+       LIMIT $1
+       FOR UPDATE OF j SKIP LOCKED)
+     RETURNING *`,
+    [limit, leaseMs, projectId ?? null],
+  );
+}
+
+export async function finishJob(q: Queryable, job: JobRow) {
+  // Only if untouched since the claim: a handler may have rescheduled its own job.
+  await q.query("DELETE FROM jobs WHERE id = $1 AND attempts = $2 AND date_trunc('milliseconds', run_at) = $3", [job.id, job.attempts, job.run_at]);
+  await q.query('UPDATE jobs SET locked_until = NULL WHERE id = $1', [job.id]);
+}
+
+export async function failJob(q: Queryable, job: JobRow, error: string, retryAt: Date) {
+  await q.query('UPDATE jobs SET locked_until = NULL, last_error = $2, run_at = $3 WHERE id = $1', [job.id, error.slice(0, 1000), retryAt]);
+}

@@ -1,0 +1,70 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { loadConfig, type Config } from './config.ts';
+import { createLogger, type Logger } from './log.ts';
+import { openStore } from './store/open.ts';
+import type { Db } from './store/db.ts';
+import { acquireLock, releaseLock } from './store/lock.ts';
+import { buildApp } from './http/app.ts';
+import { registerRoutes } from './http/routes.ts';
+import { registerJobHandlers } from './jobs/handlers.ts';
+import { startWorker } from './jobs/worker.ts';
+import { loadMasterKey } from './services/master-key.ts';
+import type { Ctx } from './services/context.ts';
+import { adminRoutes } from './http/admin.ts';
+
+export interface Service {
+  app: FastifyInstance;
+  ctx: Ctx & { masterKey: Buffer };
+  url: string;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  config?: Config;
+  db?: Db;
+  log?: Logger;
+}
+
+/** config -> store -> surfaces -> workers. Listens, and fills in URLs when the port was 0. */
+export async function startService(opts: StartOptions = {}): Promise<Service> {
+  const config = opts.config ?? loadConfig();
+  const log = opts.log ?? createLogger(config.logLevel);
+  const embedded = !opts.db && !config.databaseUrl;
+  const adminToken = randomBytes(24).toString('base64url');
+  if (embedded) acquireLock(config.dataDir, { pid: process.pid, url: '', token: adminToken });
+  try {
+    const db = opts.db ?? (await openStore(config));
+    const ctx = { db, config, log, masterKey: loadMasterKey(config, log) };
+    registerRoutes();
+    registerJobHandlers();
+    const app = await buildApp(ctx);
+    await app.register(adminRoutes(ctx, adminToken));
+    await app.listen({ port: config.port, host: config.host });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    if (new URL(config.publicBaseUrl).port === '0') {
+      const fresh = loadConfig({ ...process.env, PUBLIC_BASE_URL: undefined, VAULT_URL: undefined, WALLET_B_TOKEN_URL: undefined, PORTAL_URL: undefined, HOST: config.host }, { port });
+      Object.assign(config, { publicBaseUrl: fresh.publicBaseUrl, vaultUrl: fresh.vaultUrl, walletBTokenUrl: fresh.walletBTokenUrl, portalUrl: fresh.portalUrl });
+    }
+    if (embedded) acquireLock(config.dataDir, { pid: process.pid, url: config.publicBaseUrl, token: adminToken });
+    const worker = config.worker.enabled ? startWorker(ctx) : undefined;
+    let closed = false;
+    return {
+      app,
+      ctx,
+      url: config.publicBaseUrl,
+      async close() {
+        if (closed) return;
+        closed = true;
+        await app.close(); // in-flight requests finish first
+        await worker?.stop();
+        if (!opts.db) await db.close();
+        if (embedded) releaseLock(config.dataDir);
+      },
+    };
+  } catch (err) {
+    if (embedded) releaseLock(config.dataDir);
+    throw err;
+  }
+}

@@ -1,0 +1,14 @@
+import type { Db } from '../store/db.ts';
+import type { Config } from '../config.ts';
+import type { Logger } from '../log.ts';
+import type { ProjectRow } from '../store/projects.ts';
+
+/** What every use case needs: the store, the settings, a logger. */
+export interface Ctx {
+  db: Db;
+  config: Config;
+  log: Logger;
+}
+
+/** The project's clock: wall time plus the offset a test project has advanced by. */
+export const nowFor = (p: Pick<ProjectRow, 'clock_offset_ms'>) => new Date(Date.now() + Number(p.clock_offset_ms));

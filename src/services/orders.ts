@@ -1,0 +1,202 @@
+import { randomUUID } from 'node:crypto';
+import type { Ctx } from './context.ts';
+import { nowFor } from './context.ts';
+import type { ProjectRow } from '../store/projects.ts';
+import * as orders from '../store/orders.ts';
+import type { OrderRow, TransactionRow } from '../store/orders.ts';
+import type { OrderInput, OrderUpdate, TransactionInput } from '../domain/schemas/order.ts';
+import { ApiError, invalid, notFound } from '../domain/errors.ts';
+import { isCurrency } from '../domain/money.ts';
+import { addDuration, isPositiveDuration } from '../domain/duration.ts';
+import { customerProblem, missingBilling } from '../domain/customer.ts';
+import { activeMethods, isPaymentMethod, methodAccepts, settingsOf, type PaymentMethod } from '../domain/project.ts';
+import { isCancellable, isFinalOrder } from '../domain/status.ts';
+import { loadOrderView } from './order-view.ts';
+import { appendEvent, moveTransaction, setOrderStatus } from './transitions.ts';
+import { schedule } from '../jobs/queue.ts';
+
+/** Rules of an order body that its schema cannot express. Throws the first one broken. */
+export function checkOrderInput(project: ProjectRow, input: OrderInput) {
+  if (!isCurrency(input.currency)) throw invalid('currency', `currency ${input.currency} is not an ISO 4217 currency`);
+  if (input.expiration_period !== undefined && !isPositiveDuration(input.expiration_period))
+    throw invalid('expiration_period', 'expiration_period must be a positive ISO 8601 duration');
+  if (input.customer) {
+    const p = customerProblem(input.customer);
+    if (p) throw invalid(p.field, p.message);
+  }
+  const settings = settingsOf(project.settings);
+  input.payment_methods?.forEach((m, i) => checkMethod(settings, m, input.currency, `payment_methods[${i}]`));
+  const t = input.transactions?.[0];
+  if (t) {
+    checkMethod(settings, t.payment_method, input.currency, 'transactions[0].payment_method');
+    if (t.expiration_period !== undefined && !isPositiveDuration(t.expiration_period))
+      throw invalid('transactions[0].expiration_period', 'expiration_period must be a positive ISO 8601 duration');
+    if (t.capture_mode && t.payment_method !== 'credit-card' && !t.payment_method.startsWith('wallet-'))
+      throw invalid('transactions[0].capture_mode', `capture_mode is not supported for ${t.payment_method}`);
+    checkTransactionInformation(settings, t, input);
+  }
+}
+
+function checkMethod(settings: ReturnType<typeof settingsOf>, method: string, currency: string, field: string) {
+  if (!isPaymentMethod(method)) throw invalid(field, `payment method ${method} is not known`);
+  if (!activeMethods(settings).includes(method)) throw new ApiError('Forbidden', `payment method ${method} is not active in this project`, field);
+  if (!methodAccepts(settings, method, currency)) throw new ApiError('Forbidden', `payment method ${method} does not accept ${currency} in this project`, field);
+}
+
+/** AFT needs a receiver and a billing address; wallets need billing where the project requires it. */
+function checkTransactionInformation(settings: ReturnType<typeof settingsOf>, t: TransactionInput, input: OrderInput) {
+  const missing: string[] = [];
+  if (t.transaction_type === 'aft') {
+    if (!t.payment_method_details?.receiver_account_number) missing.push('transactions[0].payment_method_details.receiver_account_number');
+    if (!t.payment_method_details?.receiver_account_number_type) missing.push('transactions[0].payment_method_details.receiver_account_number_type');
+    missing.push(...missingBilling(input.customer).map((f) => `customer.${f}`));
+  } else if (t.payment_method.startsWith('wallet-') && settings.wallet_billing_required) {
+    missing.push(...missingBilling(input.customer).map((f) => `customer.${f}`));
+  }
+  if (missing.length)
+    throw new ApiError('MissingInformationToCreateTransaction', `missing information to create the transaction: ${missing.join(', ')}`, missing[0]);
+}
+
+/** Builds the transaction row of a new payment transaction. */
+export function newTransactionRow(project: ProjectRow, order: OrderRow, t: TransactionInput, now: Date): TransactionRow {
+  const settings = settingsOf(project.settings);
+  const expiration = t.expiration_period ?? settings.default_expiration_period;
+  const details: Record<string, unknown> = {};
+  if (t.payment_method_details?.receiver_account_number) details.receiver_account_number = t.payment_method_details.receiver_account_number;
+  if (t.payment_method_details?.receiver_account_number_type) details.receiver_account_number_type = t.payment_method_details.receiver_account_number_type;
+  return {
+    id: randomUUID(),
+    project_id: project.id,
+    order_id: order.id,
+    status: 'new',
+    payment_method: t.payment_method,
+    payment_method_brand: null,
+    currency: order.currency,
+    amount: order.amount,
+    credit_debit: 'credit',
+    capture_mode: t.capture_mode ?? null,
+    transaction_type: t.transaction_type ?? null,
+    expiration_period: expiration,
+    expires_at: addDuration(now, expiration),
+    is_capturable: false,
+    authorized_amount: 0,
+    captured_amount: 0,
+    voided_amount: 0,
+    refunded_amount: 0,
+    charged_back_amount: 0,
+    reason: null,
+    of_transaction_id: null,
+    setup_token: t.payment_method === 'credit-card' || isWallet(t.payment_method) ? randomUUID() : null,
+    setup_token_used: null,
+    details,
+    outcomes: null,
+    fee_currency: null,
+    fee_amount: null,
+    settlement_currency: null,
+    settlement_amount: null,
+    settled: null,
+    created: now,
+    modified: now,
+  };
+}
+
+const isWallet = (m: string) => m === 'wallet-a-pay' || m === 'wallet-b-pay';
+
+/** Inserts a payment transaction with its `new` event and its expiry job, in the caller's transaction. */
+export async function addTransaction(q: Parameters<typeof orders.insertTransaction>[0], project: ProjectRow, order: OrderRow, t: TransactionInput, now: Date) {
+  const row = newTransactionRow(project, order, t, now);
+  await orders.insertTransaction(q, row);
+  await appendEvent(q, row, 'new', now);
+  await schedule(q, { project_id: project.id, kind: 'expire_transaction', ref_id: row.id, run_at: row.expires_at! });
+  return row;
+}
+
+export interface CreateOrderExtras {
+  paymentLinkId?: string;
+}
+
+export async function createOrder(ctx: Ctx, project: ProjectRow, input: OrderInput, extras: CreateOrderExtras = {}) {
+  checkOrderInput(project, input);
+  const now = nowFor(project);
+  const { currency, amount, merchant_order_id, description, transactions, customer, ...rest } = input;
+  const order: OrderRow = {
+    id: randomUUID(),
+    project_id: project.id,
+    merchant_id: project.merchant_id,
+    kind: 'payment',
+    status: 'new',
+    merchant_order_id: merchant_order_id ?? null,
+    description: description ?? null,
+    currency,
+    amount,
+    flags: project.mode === 'test' ? ['is-test'] : [],
+    customer_email: customer?.email_address ?? null,
+    merchant_customer_id: customer?.merchant_customer_id ?? null,
+    related_order_id: null,
+    payment_link_id: extras.paymentLinkId ?? null,
+    refunded_amount: 0,
+    body: { ...rest, customer, order_url: !transactions?.length },
+    created: now,
+    modified: now,
+    completed: null,
+  };
+  return ctx.db.tx(async (q) => {
+    await orders.insertOrder(q, order);
+    if (transactions?.[0]) await addTransaction(q, project, order, transactions[0], now);
+    return (await loadOrderView(q, ctx.config, project.id, order.id, { withSetupToken: true }))!;
+  });
+}
+
+export async function getOrder(ctx: Ctx, project: ProjectRow, orderId: string) {
+  const view = await loadOrderView(ctx.db, ctx.config, project.id, orderId);
+  if (!view) throw notFound('order');
+  return view;
+}
+
+/** PUT: updates the merchant's own fields while the order is not final. */
+export async function updateOrder(ctx: Ctx, project: ProjectRow, orderId: string, input: OrderUpdate) {
+  return ctx.db.tx(async (q) => {
+    const order = await orders.findOrder(q, project.id, orderId, true);
+    if (!order) throw notFound('order');
+    if (isFinalOrder(order.status)) throw new ApiError('ValidationError', `order is ${order.status} and can no longer be changed`, undefined, 409);
+    const { description, merchant_order_id, ...bodyFields } = input;
+    await orders.updateOrder(q, order.id, {
+      description: description ?? order.description,
+      merchant_order_id: merchant_order_id ?? order.merchant_order_id,
+      body: { ...order.body, ...bodyFields },
+      modified: nowFor(project),
+    });
+    return (await loadOrderView(q, ctx.config, project.id, order.id))!;
+  });
+}
+
+/** DELETE: cancels an order whose transaction has not reached the acquirer. */
+export async function cancelOrder(ctx: Ctx, project: ProjectRow, orderId: string) {
+  return ctx.db.tx(async (q) => {
+    const order = await orders.findOrder(q, project.id, orderId, true);
+    if (!order) throw notFound('order');
+    const now = nowFor(project);
+    const txns = await orders.transactionsOf(q, project.id, [order.id]);
+    if (order.kind !== 'payment' || isFinalOrder(order.status) || txns.some((t) => !isCancellable(t.status)))
+      throw new ApiError('CanNotCancelTransaction', `order in status ${order.status} can not be cancelled`);
+    if (txns.length === 0) await setOrderStatus(q, order, 'cancelled', now);
+    for (const t of txns) await moveTransaction(q, t, 'cancelled', now, { reason: 'cancelled by merchant', source: 'merchant' });
+    return (await loadOrderView(q, ctx.config, project.id, order.id))!;
+  });
+}
+
+/** POST /v1/orders/{id}/transactions/: starts the one transaction of an order created without one. */
+export async function startTransaction(ctx: Ctx, project: ProjectRow, orderId: string, input: TransactionInput) {
+  return ctx.db.tx(async (q) => {
+    const order = await orders.findOrder(q, project.id, orderId, true);
+    if (!order) throw notFound('order');
+    const txns = await orders.transactionsOf(q, project.id, [order.id]);
+    // An order holds one payment attempt; a new attempt is a new order (payment links do that).
+    if (txns.length || isFinalOrder(order.status)) throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
+    checkOrderInput(project, { currency: order.currency, amount: order.amount, customer: order.body.customer, transactions: [input] });
+    await addTransaction(q, project, order, input, nowFor(project));
+    return (await loadOrderView(q, ctx.config, project.id, order.id, { withSetupToken: true }))!;
+  });
+}
+
+export type { PaymentMethod };

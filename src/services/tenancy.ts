@@ -1,0 +1,70 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { Ctx } from './context.ts';
+import * as projects from '../store/projects.ts';
+import { defaultSettings } from '../domain/project.ts';
+import { ApiError } from '../domain/errors.ts';
+
+export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
+
+function newKey(mode: 'test' | 'live') {
+  const key = `${mode}_${randomBytes(32).toString('base64url')}`;
+  return { key, hash: hashKey(key), hint: key.slice(0, 9) };
+}
+
+export interface CreatedProject {
+  merchant_id: string;
+  project_id: string;
+  api_key: string;
+}
+
+/** Creates a project (and its merchant unless one is named) with a first API key, shown only here. */
+export async function createProject(ctx: Ctx, input: { name: string; mode: 'test' | 'live'; merchantId?: string }): Promise<CreatedProject> {
+  const projectId = randomUUID();
+  const k = newKey(input.mode);
+  const merchantId = input.merchantId ?? randomUUID();
+  await ctx.db.tx(async (q) => {
+    if (input.merchantId) {
+      if (!(await projects.merchantExists(q, input.merchantId))) throw new ApiError('NotFound', `merchant ${input.merchantId} not found`);
+    } else {
+      await projects.insertMerchant(q, merchantId, input.name);
+    }
+    const settings = defaultSettings({ defaultExpiration: ctx.config.defaultExpiration, captureWindow: ctx.config.captureWindow });
+    await projects.insertProject(q, { id: projectId, merchant_id: merchantId, name: input.name, mode: input.mode, settings });
+    await projects.insertApiKey(q, { id: randomUUID(), project_id: projectId, key_hash: k.hash, hint: k.hint });
+  });
+  for (const hook of projectCreatedHooks) await hook(ctx, projectId);
+  return { merchant_id: merchantId, project_id: projectId, api_key: k.key };
+}
+
+/** Other modules (webhook secrets, wallet keys) add to a new project here. */
+export const projectCreatedHooks: Array<(ctx: Ctx, projectId: string) => Promise<void>> = [];
+
+/** Issues a new key and revokes every older one of the project. */
+export async function rotateKey(ctx: Ctx, projectId: string): Promise<{ project_id: string; api_key: string }> {
+  return ctx.db.tx(async (q) => {
+    const p = await projects.findProject(q, projectId);
+    if (!p) throw new ApiError('NotFound', `project ${projectId} not found`);
+    const k = newKey(p.mode);
+    const id = randomUUID();
+    await projects.insertApiKey(q, { id, project_id: projectId, key_hash: k.hash, hint: k.hint });
+    await projects.revokeKeys(q, projectId, id);
+    return { project_id: projectId, api_key: k.key };
+  });
+}
+
+/** Parses `Authorization: Basic base64(key:)` (or base64 of the bare key) to the key. */
+export function keyFromAuthorization(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const m = /^Basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header);
+  if (!m) return undefined;
+  const decoded = Buffer.from(m[1], 'base64').toString('utf8');
+  const key = decoded.includes(':') ? decoded.slice(0, decoded.indexOf(':')) : decoded;
+  return key || undefined;
+}
+
+export async function authenticate(ctx: Ctx, header: string | undefined) {
+  const key = keyFromAuthorization(header);
+  const project = key ? await projects.projectByKeyHash(ctx.db, hashKey(key)) : undefined;
+  if (!project) throw new ApiError('Unauthorized', key ? 'API key is not valid' : 'API key missing: use HTTP Basic authentication with the key as username');
+  return project;
+}

@@ -1,0 +1,142 @@
+import type { Queryable } from './db.ts';
+import type { OrderStatus, TransactionStatus } from '../domain/status.ts';
+
+export type OrderKind = 'payment' | 'capture' | 'void' | 'refund' | 'chargeback' | 'reversal';
+
+export interface OrderRow {
+  id: string;
+  project_id: string;
+  merchant_id: string;
+  kind: OrderKind;
+  status: OrderStatus;
+  merchant_order_id: string | null;
+  description: string | null;
+  currency: string;
+  amount: number;
+  flags: string[];
+  customer_email: string | null;
+  merchant_customer_id: string | null;
+  related_order_id: string | null;
+  payment_link_id: string | null;
+  refunded_amount: number;
+  body: Record<string, any>;
+  created: Date;
+  modified: Date;
+  completed: Date | null;
+}
+
+export interface TransactionRow {
+  id: string;
+  project_id: string;
+  order_id: string;
+  status: TransactionStatus;
+  payment_method: string | null;
+  payment_method_brand: string | null;
+  currency: string;
+  amount: number;
+  credit_debit: 'credit' | 'debit';
+  capture_mode: 'manual' | 'delayed' | null;
+  transaction_type: string | null;
+  expiration_period: string;
+  expires_at: Date | null;
+  is_capturable: boolean;
+  authorized_amount: number;
+  captured_amount: number;
+  voided_amount: number;
+  refunded_amount: number;
+  charged_back_amount: number;
+  reason: string | null;
+  of_transaction_id: string | null;
+  setup_token: string | null;
+  setup_token_used: Date | null;
+  details: Record<string, any>;
+  outcomes: Record<string, any> | null;
+  fee_currency: string | null;
+  fee_amount: number | null;
+  settlement_currency: string | null;
+  settlement_amount: number | null;
+  settled: Date | null;
+  created: Date;
+  modified: Date;
+}
+
+export interface EventRow {
+  id: string;
+  transaction_id: string;
+  event: string;
+  source: string;
+  occurred: Date;
+  noticed: Date;
+}
+
+const JSON_COLUMNS = new Set(['body', 'details', 'outcomes', 'payload', 'settings']);
+
+/** INSERT of a row object; column names come from our code, never from input. */
+export async function insertRow(q: Queryable, table: string, row: Record<string, unknown>) {
+  const cols = Object.keys(row).filter((k) => row[k] !== undefined);
+  const values = cols.map((c) => (JSON_COLUMNS.has(c) && row[c] !== null ? JSON.stringify(row[c]) : row[c]));
+  await q.query(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`, values);
+}
+
+/** UPDATE ... WHERE id = $1 of the given columns. */
+export async function updateRow(q: Queryable, table: string, id: string, patch: Record<string, unknown>) {
+  const cols = Object.keys(patch).filter((k) => patch[k] !== undefined);
+  if (!cols.length) return;
+  const values = cols.map((c) => (JSON_COLUMNS.has(c) && patch[c] !== null ? JSON.stringify(patch[c]) : patch[c]));
+  await q.query(`UPDATE ${table} SET ${cols.map((c, i) => `${c} = $${i + 2}`).join(', ')} WHERE id = $1`, [id, ...values]);
+}
+
+export const insertOrder = (q: Queryable, o: Partial<OrderRow>) => insertRow(q, 'orders', o);
+export const insertTransaction = (q: Queryable, t: Partial<TransactionRow>) => insertRow(q, 'transactions', t);
+export const updateOrder = (q: Queryable, id: string, patch: Partial<OrderRow>) => updateRow(q, 'orders', id, patch);
+export const updateTransaction = (q: Queryable, id: string, patch: Partial<TransactionRow>) => updateRow(q, 'transactions', id, patch);
+
+export async function findOrder(q: Queryable, projectId: string, id: string, lock = false): Promise<OrderRow | undefined> {
+  return (await q.query<OrderRow>(`SELECT * FROM orders WHERE project_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [projectId, id]))[0];
+}
+
+export async function transactionsOf(q: Queryable, projectId: string, orderIds: string[]): Promise<TransactionRow[]> {
+  if (!orderIds.length) return [];
+  return q.query<TransactionRow>('SELECT * FROM transactions WHERE project_id = $1 AND order_id = ANY($2::uuid[]) ORDER BY created, id', [projectId, orderIds]);
+}
+
+export async function findTransaction(q: Queryable, projectId: string, orderId: string, id: string, lock = false): Promise<TransactionRow | undefined> {
+  return (
+    await q.query<TransactionRow>(
+      `SELECT * FROM transactions WHERE project_id = $1 AND order_id = $2 AND id = $3${lock ? ' FOR UPDATE' : ''}`,
+      [projectId, orderId, id],
+    )
+  )[0];
+}
+
+/** A transaction by id alone within a project (hosted pages and the vault know only that). */
+export async function transactionById(q: Queryable, id: string, lock = false): Promise<TransactionRow | undefined> {
+  return (await q.query<TransactionRow>(`SELECT * FROM transactions WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id]))[0];
+}
+
+export async function orderById(q: Queryable, id: string): Promise<OrderRow | undefined> {
+  return (await q.query<OrderRow>('SELECT * FROM orders WHERE id = $1', [id]))[0];
+}
+
+export async function eventsOf(q: Queryable, projectId: string, transactionIds: string[]): Promise<EventRow[]> {
+  if (!transactionIds.length) return [];
+  return q.query<EventRow>('SELECT * FROM events WHERE project_id = $1 AND transaction_id = ANY($2::uuid[]) ORDER BY seq', [projectId, transactionIds]);
+}
+
+export async function childOrdersOf(q: Queryable, projectId: string, orderIds: string[]): Promise<Pick<OrderRow, 'id' | 'kind' | 'related_order_id'>[]> {
+  if (!orderIds.length) return [];
+  return q.query('SELECT id, kind, related_order_id FROM orders WHERE project_id = $1 AND related_order_id = ANY($2::uuid[]) ORDER BY created, id', [projectId, orderIds]);
+}
+
+export async function insertEvent(q: Queryable, e: EventRow & { project_id: string }) {
+  await q.query('INSERT INTO events (id, project_id, transaction_id, event, source, occurred, noticed) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
+    e.id, e.project_id, e.transaction_id, e.event, e.source, e.occurred, e.noticed,
+  ]);
+}
+
+export async function insertOutbox(q: Queryable, projectId: string, orderId: string, status: string, created: Date): Promise<number> {
+  const rows = await q.query<{ id: number }>('INSERT INTO outbox (project_id, order_id, status, created) VALUES ($1, $2, $3, $4) RETURNING id', [
+    projectId, orderId, status, created,
+  ]);
+  return rows[0].id;
+}

@@ -1,0 +1,137 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { createLogger } from '../../src/log.ts';
+import { pgDb, pgliteDb, type Db } from '../../src/store/db.ts';
+import { migrate } from '../../src/store/migrate.ts';
+import { startService, type Service } from '../../src/main.ts';
+import { createProject } from '../../src/services/tenancy.ts';
+import type pino from 'pino';
+
+/** A fresh, empty store of its own: a PostgreSQL schema when DATABASE_URL is set, else in-memory PGlite. */
+export async function freshStore(): Promise<{ db: Db; drop(): Promise<void> }> {
+  const url = process.env.DATABASE_URL;
+  if (!url) {
+    const db = await pgliteDb('memory://');
+    await migrate(db);
+    return { db, drop: async () => db.close() };
+  }
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.end();
+  const db = pgDb({ url, schema, max: 20 });
+  await migrate(db);
+  return {
+    db,
+    async drop() {
+      await db.close();
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      await c.query(`DROP SCHEMA ${schema} CASCADE`);
+      await c.end();
+    },
+  };
+}
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface TestService {
+  svc: Service;
+  url: string;
+  config: Config;
+  db: Db;
+  project: { merchant_id: string; project_id: string; api_key: string };
+  /** Calls the API as a client would: Basic auth with the key (the project's unless given). */
+  api<T = any>(method: string, path: string, body?: unknown, opts?: { key?: string | null; headers?: Record<string, string>; raw?: string }): Promise<ApiResponse<T>>;
+  newProject(mode?: 'test' | 'live'): Promise<{ merchant_id: string; project_id: string; api_key: string }>;
+  close(): Promise<void>;
+}
+
+export const basic = (key: string) => 'Basic ' + Buffer.from(`${key}:`).toString('base64');
+
+export async function request<T = any>(url: string, method: string, body?: unknown, headers: Record<string, string> = {}, raw?: string): Promise<ApiResponse<T>> {
+  const init: RequestInit = { method, headers: { ...headers }, redirect: 'manual' };
+  if (raw !== undefined) {
+    init.body = raw;
+    (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
+  } else if (body !== undefined) {
+    init.body = JSON.stringify(body);
+    (init.headers as Record<string, string>)['content-type'] = 'application/json';
+  }
+  const res = await fetch(url, init);
+  const text = await res.text();
+  let parsed: any = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    /* not JSON */
+  }
+  return { status: res.status, headers: res.headers, body: parsed, text };
+}
+
+/** Starts the whole service on a random port with its own store and a test project. */
+export async function startTestService(opts: { config?: Partial<Config>; env?: Record<string, string>; logStream?: pino.DestinationStream } = {}): Promise<TestService> {
+  const store = await freshStore();
+  const dataDir = mkdtempSync(join(tmpdir(), 'tender-test-'));
+  const config = loadConfig(
+    { TENDER_DATA_DIR: dataDir, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', TENDER_WORKER_POLL_MS: '200', ...opts.env },
+    { port: 0, masterKey: randomBytes(32).toString('hex'), ...opts.config },
+  );
+  const log = createLogger(opts.logStream ? 'info' : config.logLevel, opts.logStream);
+  const svc = await startService({ config, db: store.db, log });
+  const project = await createProject(svc.ctx, { name: 'Test shop', mode: 'test' });
+  const api: TestService['api'] = (method, path, body, o = {}) => {
+    const key = o.key === undefined ? project.api_key : o.key;
+    const headers: Record<string, string> = { ...(key !== null ? { authorization: basic(key) } : {}), ...o.headers };
+    return request(`${svc.url}${path}`, method, body, headers, o.raw);
+  };
+  return {
+    svc,
+    url: svc.url,
+    config,
+    db: store.db,
+    project,
+    api,
+    newProject: (mode = 'test') => createProject(svc.ctx, { name: `Shop ${mode}`, mode }),
+    async close() {
+      await svc.close();
+      await store.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A valid order body that tests change one field of. */
+export const validOrder = (over: Record<string, unknown> = {}) => ({
+  merchant_order_id: 'shop-1001',
+  description: 'Two mugs',
+  currency: 'EUR',
+  amount: 1995,
+  return_url: 'https://shop.example/return',
+  customer: {
+    merchant_customer_id: 'c-42',
+    email_address: 'ada@example.com',
+    first_name: 'Ada',
+    last_name: 'Lovelace',
+    address_type: 'billing',
+    address: 'Damrak 1',
+    postal_code: '1012 LG',
+    city: 'Amsterdam',
+    country: 'NL',
+    locale: 'nl-NL',
+  },
+  ...over,
+});
+
+export const cardOrder = (over: Record<string, unknown> = {}, txn: Record<string, unknown> = {}) =>
+  validOrder({ transactions: [{ payment_method: 'credit-card', ...txn }], ...over });
