@@ -64,7 +64,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     captureWindow: env.CAPTURE_WINDOW ?? 'P5D',
     defaultExpiration: env.DEFAULT_EXPIRATION_PERIOD ?? 'PT30M',
     lateDeclineMs: int(env.LATE_DECLINE_MS, 3000),
-    rateLimitPerMinute: int(env.RATE_LIMIT_PER_MINUTE, 6000),
+    rateLimitPerMinute: int(env.RATE_LIMIT_PER_MINUTE, 120_000),
     redisUrl: env.REDIS_URL || undefined,
     walletBRootKeysFile: env.WALLET_B_ROOT_KEYS_FILE || undefined,
     walletBTestRootKeysFile: env.WALLET_B_TEST_ROOT_KEYS_FILE || undefined,

@@ -6,6 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Ctx } from '../services/context.ts';
 import { installErrorHandling } from './errors.ts';
 import { requireApiKey } from './auth.ts';
+import { rateLimiter } from './rate-limit.ts';
 import { orderRoutes } from './api/orders.ts';
 import { projectRoutes } from './api/projects.ts';
 import { requireTestProject, testRoutes } from './api/test-tools.ts';
@@ -69,6 +70,7 @@ export async function buildApp(ctx: Ctx): Promise<FastifyInstance> {
   if (surfaces.has('api')) {
     await app.register(async (api) => {
       requireApiKey(api, ctx);
+      api.addHook('preHandler', rateLimiter(ctx.config.rateLimitPerMinute));
       await api.register(orderRoutes(ctx));
       await api.register(projectRoutes(ctx));
       await api.register(async (t) => {

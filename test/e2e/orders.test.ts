@@ -120,3 +120,23 @@ test('openapi document is served', async () => {
   assert.equal(res.body.openapi, '3.1.0');
   assert.ok(res.body.paths['/v1/orders/']);
 });
+
+test('rate limit answers 429 with Retry-After and RateLimit headers', async () => {
+  const limited = await startTestService({ env: { RATE_LIMIT_PER_MINUTE: '3' } });
+  try {
+    const statuses: number[] = [];
+    let last;
+    for (let i = 0; i < 5; i++) {
+      last = await limited.api('GET', '/v1/merchants/self/projects/self/');
+      statuses.push(last.status);
+    }
+    assert.deepEqual(statuses.slice(0, 3), [200, 200, 200]);
+    assert.equal(statuses[3], 429);
+    assert.equal(last!.body.error.type, 'RateLimitExceeded');
+    assert.ok(Number(last!.headers.get('retry-after')) > 0);
+    assert.match(last!.headers.get('ratelimit') ?? '', /remaining=0/);
+    assert.equal(last!.headers.get('ratelimit-policy'), '3;w=60');
+  } finally {
+    await limited.close();
+  }
+});
