@@ -1,30 +1,69 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Redis } from 'ioredis';
 import { ApiError } from '../domain/errors.ts';
 
-/**
- * Fixed one-minute windows per project, in this process's memory. Several nodes each
- * enforce the limit on their own share of traffic (see docs/decisions.md).
- */
-export function rateLimiter(limitPerMinute: number) {
+/** Counts requests in fixed one-minute windows: in memory, or in Redis so every node shares one count. */
+interface WindowCounter {
+  hit(key: string, windowStart: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+function memoryCounter(): WindowCounter {
   const windows = new Map<string, { start: number; count: number }>();
-  return async function limit(req: FastifyRequest, reply: FastifyReply) {
-    if (!req.project || limitPerMinute <= 0) return;
+  return {
+    async hit(key, start) {
+      let w = windows.get(key);
+      if (!w || w.start !== start) {
+        if (windows.size > 10_000) windows.clear();
+        w = { start, count: 0 };
+        windows.set(key, w);
+      }
+      return ++w.count;
+    },
+    async close() {},
+  };
+}
+
+function redisCounter(url: string): WindowCounter {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: true, lazyConnect: false });
+  redis.on('error', () => {}); // a down Redis fails open (below), it must not crash the process
+  return {
+    async hit(key, start) {
+      const k = `tender:rl:${key}:${start}`;
+      const res = await redis.multi().incr(k).pexpire(k, 61_000).exec();
+      return Number(res?.[0]?.[1] ?? 0);
+    },
+    async close() {
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
+
+/**
+ * Per-project limit with RateLimit / RateLimit-Policy headers and Retry-After on 429.
+ * When Redis is unreachable the request is let through: payments matter more than limits.
+ */
+export function installRateLimit(app: FastifyInstance, limitPerMinute: number, redisUrl?: string) {
+  if (limitPerMinute <= 0) return;
+  const counter = redisUrl ? redisCounter(redisUrl) : memoryCounter();
+  app.addHook('onClose', async () => counter.close());
+  app.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
+    if (!req.project) return;
     const now = Date.now();
     const start = now - (now % 60_000);
-    let w = windows.get(req.project.id);
-    if (!w || w.start !== start) {
-      if (windows.size > 10_000) windows.clear();
-      w = { start, count: 0 };
-      windows.set(req.project.id, w);
+    let count: number;
+    try {
+      count = await counter.hit(req.project.id, start);
+    } catch (err) {
+      req.log.warn({ err: (err as Error).message }, 'rate limit store unavailable');
+      return;
     }
-    w.count++;
-    const remaining = Math.max(0, limitPerMinute - w.count);
     const reset = Math.ceil((start + 60_000 - now) / 1000);
     reply.header('RateLimit-Policy', `${limitPerMinute};w=60`);
-    reply.header('RateLimit', `limit=${limitPerMinute}, remaining=${remaining}, reset=${reset}`);
-    if (w.count > limitPerMinute) {
+    reply.header('RateLimit', `limit=${limitPerMinute}, remaining=${Math.max(0, limitPerMinute - count)}, reset=${reset}`);
+    if (count > limitPerMinute) {
       reply.header('Retry-After', String(reset));
       throw new ApiError('RateLimitExceeded', `rate limit of ${limitPerMinute} requests a minute exceeded`);
     }
-  };
+  });
 }

@@ -121,8 +121,11 @@ test('openapi document is served', async () => {
   assert.ok(res.body.paths['/v1/orders/']);
 });
 
-test('rate limit answers 429 with Retry-After and RateLimit headers', async () => {
-  const limited = await startTestService({ env: { RATE_LIMIT_PER_MINUTE: '3' } });
+for (const store of ['memory', 'redis'] as const) {
+test(`rate limit (${store}) answers 429 with Retry-After and RateLimit headers`, async () => {
+  const env: Record<string, string> = { RATE_LIMIT_PER_MINUTE: '3' };
+  if (store === 'redis') env.REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const limited = await startTestService({ env });
   try {
     const statuses: number[] = [];
     let last;
@@ -140,3 +143,4 @@ test('rate limit answers 429 with Retry-After and RateLimit headers', async () =
     await limited.close();
   }
 });
+}
