@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Ctx } from '../services/context.ts';
 import { installErrorHandling } from './errors.ts';
 import { requireApiKey } from './auth.ts';
-import { rateLimiter } from './rate-limit.ts';
+import { installRateLimit } from './rate-limit.ts';
 import { orderRoutes } from './api/orders.ts';
 import { projectRoutes } from './api/projects.ts';
 import { requireTestProject, testRoutes } from './api/test-tools.ts';
@@ -14,6 +14,8 @@ import { apiPlugins, surfacePlugins } from './registry.ts';
 
 /** Path prefix of a surface whose base URL is on this host: `http://h/vault` -> `/vault`. */
 export const prefixOf = (url: string) => new URL(url).pathname.replace(/\/+$/, '');
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Drops `null` members (null means absent), except inside free-form merchant data. */
 export function stripNulls(value: unknown, key?: string): unknown {
@@ -33,7 +35,11 @@ export async function buildApp(ctx: Ctx): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     bodyLimit: 1024 * 1024,
     return503OnClosing: false,
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
+    ajv: {
+      customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false },
+      // ajv-formats' uuid also takes `urn:uuid:...`, which PostgreSQL's uuid type refuses (a 500): the plain form only.
+      onCreate: (ajv: { addFormat(name: string, re: RegExp): unknown }) => ajv.addFormat('uuid', UUID),
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Responses are documented by their schemas but written as they are (no field stripping).
@@ -70,7 +76,7 @@ export async function buildApp(ctx: Ctx): Promise<FastifyInstance> {
   if (surfaces.has('api')) {
     await app.register(async (api) => {
       requireApiKey(api, ctx);
-      api.addHook('preHandler', rateLimiter(ctx.config.rateLimitPerMinute));
+      installRateLimit(api, ctx.config.rateLimitPerMinute, ctx.config.redisUrl);
       await api.register(orderRoutes(ctx));
       await api.register(projectRoutes(ctx));
       await api.register(async (t) => {
