@@ -1,6 +1,10 @@
 import type { Ctx } from '../services/context.ts';
 import { createProject, rotateKey } from '../services/tenancy.ts';
 import { listProjects } from '../store/projects.ts';
+import { rotateWebhookSecret, setProjectWebhookUrl } from '../services/webhooks.ts';
+import { rewrapDataKeys } from '../services/crypto-envelope.ts';
+import { parseKey } from '../services/master-key.ts';
+import { checkLedger } from '../services/ledger-check.ts';
 
 /**
  * Administrative commands. The CLI runs them on the store directly, or, when a server holds
@@ -11,6 +15,10 @@ export type Command = (ctx: Ctx & { masterKey: Buffer }, args: Record<string, an
 export const commands: Record<string, Command> = {
   'project create': (ctx, a) => createProject(ctx, { name: String(a.name), mode: a.mode, merchantId: a.merchant }),
   'key rotate': (ctx, a) => rotateKey(ctx, String(a.project)),
+  'webhook-secret rotate': (ctx, a) => rotateWebhookSecret(ctx, String(a.project)),
+  'project set-webhook': (ctx, a) => setProjectWebhookUrl(ctx, String(a.project), a.url ? String(a.url) : null),
+  'keys rewrap': async (ctx, a) => rewrapDataKeys(ctx, parseKey(String(a.new_master_key ?? '')), { prune: Boolean(a.prune) }),
+  'ledger check': (ctx, a) => checkLedger(ctx.db, a.project ? String(a.project) : undefined),
   'project list': async (ctx) =>
     (await listProjects(ctx.db)).map((p) => ({ project_id: p.id, merchant_id: p.merchant_id, name: p.name, mode: p.mode })),
 };

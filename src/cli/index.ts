@@ -61,7 +61,7 @@ program
       `  API docs       ${c.publicBaseUrl}/docs`,
     ];
     if (first) {
-      lines.push('', 'Created a test project on first run:', `  merchant_id ${first.merchant_id}`, `  project_id  ${first.project_id}`, `  API key     ${first.api_key}`, '  (shown once: keep it; `npx tender key rotate --project ID` makes a new one)', '', `Try: curl -u ${first.api_key}: ${c.publicBaseUrl}/v1/merchants/self/projects/self/`);
+      lines.push('', 'Created a test project on first run:', `  merchant_id ${first.merchant_id}`, `  project_id  ${first.project_id}`, `  API key     ${first.api_key}`, ...(first.webhook_secret ? [`  webhook secret ${first.webhook_secret}`] : []), '  (shown once: keep it; `npx tender key rotate --project ID` makes a new one)', '', `Try: curl -u ${first.api_key}: ${c.publicBaseUrl}/v1/merchants/self/projects/self/`);
     }
     process.stdout.write(lines.join('\n') + '\n');
     let stopping = false;
@@ -97,8 +97,15 @@ project
   .option('--merchant <id>', 'add the project to an existing merchant')
   .option('--json', 'print JSON')
   .action((o) =>
-    run('project create', { name: o.name, mode: o.mode, merchant: o.merchant }, o.json, (r) => `merchant_id ${r.merchant_id}\nproject_id  ${r.project_id}\napi_key     ${r.api_key}`),
+    run('project create', { name: o.name, mode: o.mode, merchant: o.merchant }, o.json, (r) => `merchant_id ${r.merchant_id}\nproject_id  ${r.project_id}\napi_key     ${r.api_key}` + (r.webhook_secret ? `\nwebhook_secret ${r.webhook_secret}` : '')),
   );
+project
+  .command('set-webhook')
+  .description("set the project's webhook URL, used for orders without their own webhook_url")
+  .requiredOption('--project <id>', 'project id')
+  .option('--url <url>', 'http(s) URL; omit it to clear')
+  .option('--json', 'print JSON')
+  .action((o) => run('project set-webhook', { project: o.project, url: o.url }, o.json, (r) => `project_id  ${r.project_id}\nwebhook_url ${r.webhook_url ?? '(none)'}`));
 project
   .command('list')
   .option('--json', 'print JSON')
@@ -111,6 +118,49 @@ program
   .requiredOption('--project <id>', 'project id')
   .option('--json', 'print JSON')
   .action((o) => run('key rotate', { project: o.project }, o.json, (r) => `project_id ${r.project_id}\napi_key    ${r.api_key}\n(the old key is revoked)`));
+
+program
+  .command('ledger')
+  .description('money ledger tools')
+  .command('check')
+  .description('verify every money invariant of every order; exits 1 naming each violation')
+  .option('--project <id>', 'only this project')
+  .option('--json', 'print JSON')
+  .action((o) =>
+    // printed here rather than by --json so the exit code is set either way
+    run('ledger check', { project: o.project }, false, (r) => {
+      if (!r.ok) process.exitCode = 1;
+      if (o.json) return JSON.stringify(r);
+      return r.ok
+        ? `ledger check passed: ${r.transactions} authorizations, ${r.journals} journals`
+        : [`ledger check FAILED: ${r.violations.length} violation(s)`, ...r.violations.map((v: string) => `  - ${v}`)].join('\n');
+    }),
+  );
+
+program
+  .command('keys')
+  .description('manage the master key of the card vault')
+  .command('rewrap')
+  .description('wrap every project data key with the new master key in TENDER_NEW_MASTER_KEY too (no downtime); --prune drops the other wraps')
+  .option('--prune', 'keep only the wrap under the new key (once every node runs with it)')
+  .option('--json', 'print JSON')
+  .action((o) => {
+    const key = process.env.TENDER_NEW_MASTER_KEY;
+    if (!key) return fail(new Error('set TENDER_NEW_MASTER_KEY to the new master key (64 hex characters or base64 of 32 bytes)'));
+    return run('keys rewrap', { new_master_key: key, prune: Boolean(o.prune) }, o.json, (r) =>
+      `data keys ${r.data_keys}: ${r.rewrapped} re-wrapped, ${r.already_wrapped} already wrapped, ${r.pruned} old wraps dropped` +
+      `\nnew master key id ${r.new_master_key_id}` + (r.unreadable.length ? `\nnot readable with the current master key: ${r.unreadable.join(', ')}` : ''));
+  });
+
+program
+  .command('webhook-secret')
+  .description('manage the webhook signing secret')
+  .command('rotate')
+  .description('make a new secret (shown once); the old one keeps signing beside it for 24 h')
+  .requiredOption('--project <id>', 'project id')
+  .option('--json', 'print JSON')
+  .action((o) => run('webhook-secret rotate', { project: o.project }, o.json, (r) =>
+    `project_id     ${r.project_id}\nwebhook_secret ${r.webhook_secret}` + (r.previous_secret_expires ? `\n(the previous secret also signs until ${r.previous_secret_expires})` : '')));
 
 export { program, run };
 

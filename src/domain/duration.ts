@@ -1,6 +1,12 @@
 import { parse, type Duration } from 'tinyduration';
 
+// tinyduration's own pattern is not anchored ("xPT30M " parses): the whole text must be ISO 8601,
+// with at least one component, and a T only when a time component follows.
+const N = '\\d+(?:[.,]\\d+)?';
+const ISO_DURATION = new RegExp(`^-?P(?!$)(?:${N}Y)?(?:${N}M)?(?:${N}W)?(?:${N}D)?(?:T(?=\\d)(?:${N}H)?(?:${N}M)?(?:${N}S)?)?$`);
+
 export function parseDuration(text: string): Duration | undefined {
+  if (typeof text !== 'string' || !ISO_DURATION.test(text)) return undefined;
   try {
     return parse(text);
   } catch {

@@ -5,7 +5,8 @@ const NOT_PAYABLE = new Set(['XAG', 'XAU', 'XBA', 'XBB', 'XBC', 'XBD', 'XDR', 'X
 
 /** ISO 4217 minor-unit exponent, or undefined when the code is not a payable currency. */
 export function currencyExponent(code: string): number | undefined {
-  if (NOT_PAYABLE.has(code)) return undefined;
+  // currency-codes looks codes up case-insensitively; ISO 4217 codes are capitals.
+  if (typeof code !== 'string' || !/^[A-Z]{3}$/.test(code) || NOT_PAYABLE.has(code)) return undefined;
   const c = cc.code(code);
   return c ? c.digits : undefined;
 }
@@ -28,5 +29,8 @@ export function formatMinor(amount: number, currency: string): string {
 
 /** Fee in minor units: basis points of the amount (rounded half up) plus a fixed part. */
 export function feeFor(amount: number, bps: number, fixed: number): number {
-  return Math.floor((amount * bps + 5000) / 10000) + fixed;
+  const scaled = amount * bps;
+  if (Number.isSafeInteger(scaled) || !Number.isInteger(amount) || !Number.isInteger(bps)) return Math.floor((scaled + 5000) / 10000) + fixed;
+  // amount * bps beyond 2^53 loses digits as a double: exact integer arithmetic instead
+  return Number((BigInt(amount) * BigInt(bps) + 5000n) / 10000n) + fixed;
 }

@@ -7,6 +7,7 @@ import type { Ctx } from '../services/context.ts';
 import { installErrorHandling } from './errors.ts';
 import { requireApiKey } from './auth.ts';
 import { installRateLimit } from './rate-limit.ts';
+import { idempotency } from './idempotency.ts';
 import { orderRoutes } from './api/orders.ts';
 import { projectRoutes } from './api/projects.ts';
 import { requireTestProject, testRoutes } from './api/test-tools.ts';
@@ -45,6 +46,16 @@ export async function buildApp(ctx: Ctx): Promise<FastifyInstance> {
   // Responses are documented by their schemas but written as they are (no field stripping).
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   installErrorHandling(app);
+  // On shutdown, answers to requests still in flight close their keep-alive connection, so close()
+  // does not wait for those sockets' keep-alive timeout.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', (_req, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close');
+    done(null, payload);
+  });
   app.addHook('preValidation', async (req) => {
     if (req.body && typeof req.body === 'object') req.body = stripNulls(req.body);
   });
@@ -54,10 +65,13 @@ export async function buildApp(ctx: Ctx): Promise<FastifyInstance> {
     openapi: {
       openapi: '3.1.0',
       info: { title: 'Tender payment API', version: '1.0.0', description: 'Card and wallet payments. See docs/api.md.' },
-      servers: [{ url: ctx.config.publicBaseUrl }],
       components: { securitySchemes: { basicAuth: { type: 'http', scheme: 'basic', description: 'API key as username, empty password' } } },
     },
     hideUntagged: true,
+    // read when the document is first generated (after listen), so PORT=0 shows the real port
+    transformObject: (d) => ('openapiObject' in d ? { ...d.openapiObject, servers: [{ url: ctx.config.publicBaseUrl }] } : d.swaggerObject),
+    // shared schemas keep their $id (Customer, Order, Error) as component names instead of def-0, def-1...
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
@@ -77,6 +91,7 @@ export async function buildApp(ctx: Ctx): Promise<FastifyInstance> {
     await app.register(async (api) => {
       requireApiKey(api, ctx);
       installRateLimit(api, ctx.config.rateLimitPerMinute, ctx.config.redisUrl);
+      idempotency(api, ctx);
       await api.register(orderRoutes(ctx));
       await api.register(projectRoutes(ctx));
       await api.register(async (t) => {

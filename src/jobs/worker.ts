@@ -5,8 +5,17 @@ import { claimDue, failJob, finishJob, type JobRow } from './queue.ts';
 export type JobHandler = (ctx: Ctx, job: JobRow) => Promise<void>;
 export const handlers = new Map<string, JobHandler>();
 
-export function registerJob(kind: string, handler: JobHandler) {
+export interface JobOptions {
+  /** Jobs of this kind may run side by side with other jobs (the handler keeps its own order, e.g. per order). */
+  concurrent?: boolean;
+  /** How long a claimed job stays reserved before another node may take it over (default 60 s). */
+  leaseMs?: (config: Ctx['config']) => number;
+}
+const options = new Map<string, JobOptions>();
+
+export function registerJob(kind: string, handler: JobHandler, opts: JobOptions = {}) {
   handlers.set(kind, handler);
+  options.set(kind, opts);
 }
 
 const LEASE_MS = 60_000;
@@ -24,16 +33,55 @@ async function runOne(ctx: Ctx, job: JobRow) {
   }
 }
 
-/** Runs every job due now (for one project, or all), until none is left. Returns how many ran. */
-export async function runDueJobs(ctx: Ctx, projectId?: string, batch = 50): Promise<number> {
-  let ran = 0;
-  for (let round = 0; round < 1000; round++) {
-    const jobs = await claimDue(ctx.db, batch, LEASE_MS, projectId);
-    if (!jobs.length) break;
-    // Jobs of one batch run one after another: deliveries for one order keep their order.
-    for (const job of jobs) await runOne(ctx, job);
-    ran += jobs.length;
+const leaseOf = (ctx: Ctx, kind: string) => options.get(kind)?.leaseMs?.(ctx.config) ?? LEASE_MS;
+
+/** The shortest lease of any kind: jobs are claimed with it, then the others get their longer one. */
+const shortestLease = (ctx: Ctx) => Math.min(LEASE_MS, ...[...options.keys()].map((k) => leaseOf(ctx, k)));
+
+/**
+ * Gives claimed jobs the lease of their kind. Claiming with the shortest and extending (within
+ * that shortest lease) means a node killed in between leaves no job reserved for long.
+ */
+async function applyLeases(ctx: Ctx, jobs: JobRow[], claimedWith: number) {
+  const byLease = new Map<number, number[]>();
+  for (const j of jobs) {
+    const lease = leaseOf(ctx, j.kind);
+    if (lease !== claimedWith) byLease.set(lease, [...(byLease.get(lease) ?? []), j.id]);
   }
+  for (const [lease, ids] of byLease)
+    await ctx.db.query("UPDATE jobs SET locked_until = now() + ($2 * interval '1 millisecond') WHERE id = ANY($1::bigint[])", [ids, lease]);
+}
+
+/**
+ * Runs every job due now (for one project, or all), until none is left. Returns how many ran.
+ * Jobs run one after another in claim order, except kinds registered `concurrent` (webhook
+ * deliveries), which run side by side, up to the worker's concurrency, so a slow receiver holds
+ * one slot rather than the whole queue.
+ */
+export async function runDueJobs(ctx: Ctx, projectId?: string, batch = 50): Promise<number> {
+  const limit = Math.max(1, batch, ctx.config.worker.concurrency, ctx.config.webhook.concurrency);
+  const inFlight = new Set<Promise<void>>();
+  let ran = 0;
+  for (let round = 0; round < 100_000 && ran < 50_000; round++) {
+    const room = Math.min(batch, limit - inFlight.size);
+    // with jobs under way, claim again once a few slots are free rather than one by one
+    const lease = shortestLease(ctx);
+    const jobs = room > 0 && (!inFlight.size || room >= Math.min(batch, limit) / 2) ? await claimDue(ctx.db, room, lease, projectId) : [];
+    if (!jobs.length) {
+      if (!inFlight.size) break;
+      await Promise.race(inFlight); // a finished job may have made more work due
+      continue;
+    }
+    ran += jobs.length;
+    await applyLeases(ctx, jobs, lease);
+    for (const job of jobs) {
+      if (!options.get(job.kind)?.concurrent) continue;
+      const p: Promise<void> = runOne(ctx, job).finally(() => inFlight.delete(p));
+      inFlight.add(p);
+    }
+    for (const job of jobs) if (!options.get(job.kind)?.concurrent) await runOne(ctx, job);
+  }
+  await Promise.all(inFlight);
   return ran;
 }
 

@@ -1,20 +1,215 @@
+import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../store/db.ts';
 import type { ProjectRow } from '../store/projects.ts';
 import * as orders from '../store/orders.ts';
-import type { TransactionRow } from '../store/orders.ts';
+import type { OrderKind, OrderRow, TransactionRow } from '../store/orders.ts';
+import * as ledger from '../store/ledger.ts';
+import { captureLegs, figures, holdLegs, type Direction, type FeeRule, type Leg } from '../domain/ledger.ts';
+import { settingsOf } from '../domain/project.ts';
+import { addDuration } from '../domain/duration.ts';
+import { ApiError, notFound, type ErrorType } from '../domain/errors.ts';
+import type { TransactionStatus } from '../domain/status.ts';
+import { appendEvent, moveTransaction } from './transitions.ts';
+import { schedule } from '../jobs/queue.ts';
+import { connectorFor } from '../acquirer/connector.ts';
+
+/** A transaction row with the columns migration 020 adds. */
+export type MoneyTransaction = TransactionRow & { authorized: Date | null; capture_before: Date | null };
 
 /**
  * Books a successful authorization, in the caller's database transaction, right after the
- * transaction moved to `accepted`: a sale is captured at once; a pre-authorization holds
- * the amount and becomes capturable.
+ * transaction moved to `accepted`:
+ * - a sale is captured at once: fee and settlement figures, and its sale journal;
+ * - a pre-authorization holds the amount (hold journal) and becomes capturable until
+ *   `capture_before`: the end of its expiration_period (delayed, then captured by the
+ *   `delayed_capture` job) or of the project's capture window (manual, then released by the
+ *   `authorization_expiry` job). Its fee is charged on the capture order.
  */
-export async function onAuthorized(q: Queryable, _project: ProjectRow, txn: TransactionRow, _now: Date) {
+export async function onAuthorized(q: Queryable, project: ProjectRow, txn: TransactionRow, now: Date) {
+  if (txn.authorized_amount > 0) return; // booked already: a retried authorization must not book twice
   const sale = !txn.capture_mode;
-  const patch: Partial<TransactionRow> = {
+  const settings = settingsOf(project.settings);
+  const f = sale ? figures('credit', txn.amount, creditRule(project, txn.payment_method)) : { fee: 0, settlement: 0 };
+  const captureBefore =
+    txn.capture_mode === 'delayed' ? addDuration(now, txn.expiration_period) : txn.capture_mode === 'manual' ? addDuration(now, settings.capture_window) : null;
+  const patch = {
     authorized_amount: txn.amount,
     captured_amount: sale ? txn.amount : 0,
     is_capturable: !sale,
+    authorized: now,
+    capture_before: captureBefore,
+    ...figureColumns(txn.currency, f),
   };
-  await orders.updateTransaction(q, txn.id, patch);
+  await orders.updateRow(q, 'transactions', txn.id, patch);
   Object.assign(txn, patch);
+  await book(q, txn, txn, now, sale ? captureLegs(txn.amount, f.fee, false) : holdLegs(txn.amount));
+  if (txn.capture_mode === 'delayed') await schedule(q, { project_id: project.id, kind: 'delayed_capture', ref_id: txn.id, run_at: captureBefore! });
+  if (txn.capture_mode === 'manual') await schedule(q, { project_id: project.id, kind: 'authorization_expiry', ref_id: txn.id, run_at: captureBefore! });
+  if (sale) await ensureSettlement(q, project, now);
+}
+
+/** The fee rule of money received with a payment method; refunds, chargebacks and reversals have their own (default none). */
+export function creditRule(project: ProjectRow, method: string | null): FeeRule | undefined {
+  return (settingsOf(project.settings).fees as Record<string, FeeRule | undefined>)[method ?? ''];
+}
+export function debitRule(project: ProjectRow, kind: 'refund' | 'chargeback' | 'reversal'): FeeRule | undefined {
+  return (settingsOf(project.settings).fees as Record<string, FeeRule | undefined>)[kind];
+}
+
+export const figureColumns = (currency: string, f: { fee: number; settlement: number }) => ({
+  fee_currency: currency,
+  fee_amount: f.fee,
+  settlement_currency: currency,
+  settlement_amount: f.settlement,
+});
+
+/** Writes one journal for a movement of `txn`'s money that belongs to the original `payment`. */
+export async function book(q: Queryable, txn: TransactionRow, payment: TransactionRow, now: Date, legs: Leg[]) {
+  await ledger.insertJournal(
+    q,
+    { project_id: txn.project_id, order_id: txn.order_id, transaction_id: txn.id, payment_transaction_id: payment.id, currency: txn.currency, created: now },
+    legs,
+  );
+}
+
+/** Live projects settle daily: makes sure the project's next settlement run (00:00 UTC in its clock) is scheduled. */
+export async function ensureSettlement(q: Queryable, project: ProjectRow, now: Date) {
+  if (project.mode !== 'live') return;
+  await ledger.ensureJob(q, { project_id: project.id, kind: 'settlement', ref_id: project.id, run_at: nextSettlementRun(now) });
+}
+
+export const nextSettlementRun = (now: Date) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
+
+/** The original transaction, locked for the rest of the database transaction: every movement of its money queues here. */
+export async function lockPayment(q: Queryable, projectId: string, orderId: string, txnId: string): Promise<{ order: OrderRow; txn: MoneyTransaction }> {
+  const txn = (await orders.findTransaction(q, projectId, orderId, txnId, true)) as MoneyTransaction | undefined;
+  if (!txn) throw notFound('transaction');
+  const order = (await orders.findOrder(q, projectId, orderId))!;
+  return { order, txn };
+}
+
+/** The authorized transaction of a payment order, locked. A capture order stands for its original. */
+export async function lockOrderPayment(q: Queryable, projectId: string, orderId: string, errorType: ErrorType): Promise<{ order: OrderRow; txn: MoneyTransaction }> {
+  let order = await orders.findOrder(q, projectId, orderId);
+  if (!order) throw notFound('order');
+  if (order.kind === 'capture' && order.related_order_id) order = (await orders.findOrder(q, projectId, order.related_order_id))!;
+  if (order.kind !== 'payment') throw new ApiError(errorType, `a ${order.kind} order has no money of its own to move`);
+  const txns = await orders.transactionsOf(q, projectId, [order.id]);
+  const authorized = txns.find((t) => t.authorized_amount > 0);
+  if (!authorized) throw new ApiError(errorType, 'nothing has been captured on this order');
+  return lockPayment(q, projectId, order.id, authorized.id);
+}
+
+/**
+ * Asks the project's acquirer to capture, void or refund, while the original transaction is
+ * locked so that no second request can ask for the same money. A refusal is the operation's
+ * own error; no answer is a 502. Either way nothing is stored (the caller rolls back).
+ */
+export async function askAcquirer(q: Queryable, project: ProjectRow, txn: TransactionRow, op: 'capture' | 'void' | 'refund', amount: number, now: Date, errorType: ErrorType) {
+  const connector = connectorFor(project);
+  const reference = (await ledger.acquirerReference(q, txn.id)) ?? undefined;
+  let outcome;
+  try {
+    outcome = await connector[op]({ project_id: project.id, transaction_id: txn.id, amount, currency: txn.currency, now, reference });
+  } catch {
+    throw new ApiError('FailedToFetchTransactionInformation', `the acquirer did not answer the ${op}`);
+  }
+  if (outcome.status === 'declined') throw new ApiError(errorType, `the acquirer refused the ${op}: ${outcome.response_code_description}`);
+  if (outcome.status !== 'accepted') throw new ApiError('FailedToFetchTransactionInformation', `the acquirer could not complete the ${op}: ${outcome.response_code_description}`);
+  return { processing: { status: outcome.status, response_code: outcome.response_code, response_code_description: outcome.response_code_description } };
+}
+
+export interface ChildSpec {
+  kind: Exclude<OrderKind, 'payment'>;
+  amount: number;
+  direction: Direction;
+  status: TransactionStatus;
+  description?: string | null;
+  flags?: string[];
+  figures: { fee: number; settlement: number };
+  source: string;
+  body?: Record<string, unknown>;
+  /** the acquirer's answer, shown as the transaction's outcomes */
+  outcomes?: Record<string, unknown>;
+}
+
+/**
+ * Creates the order that records a movement of an original order's money (capture, void,
+ * refund, chargeback, reversal): one transaction linked by of_transaction_id, moved from new
+ * to its final status, which completes the order and writes its webhook outbox row.
+ */
+export async function createChildOrder(q: Queryable, project: ProjectRow, parent: OrderRow, original: TransactionRow, spec: ChildSpec, now: Date) {
+  const b = parent.body ?? {};
+  const order: OrderRow = {
+    id: randomUUID(),
+    project_id: project.id,
+    merchant_id: parent.merchant_id,
+    kind: spec.kind,
+    status: 'new',
+    merchant_order_id: parent.merchant_order_id,
+    description: spec.description ?? parent.description,
+    currency: parent.currency,
+    amount: spec.amount,
+    flags: [...(parent.flags.includes('is-test') ? ['is-test'] : []), ...(spec.flags ?? [])],
+    customer_email: parent.customer_email,
+    merchant_customer_id: parent.merchant_customer_id,
+    related_order_id: parent.id,
+    payment_link_id: null,
+    refunded_amount: 0,
+    body: { customer: b.customer, merchant_name: b.merchant_name, webhook_url: b.webhook_url, order_url: false, ...spec.body },
+    created: now,
+    modified: now,
+    completed: null,
+  };
+  await orders.insertOrder(q, order);
+  const details: Record<string, unknown> = {};
+  for (const k of ['truncated_pan', 'card_expiry', 'cardholder_name']) if (original.details?.[k] !== undefined) details[k] = original.details[k];
+  const txn: TransactionRow = {
+    id: randomUUID(),
+    project_id: project.id,
+    order_id: order.id,
+    status: 'new',
+    payment_method: original.payment_method,
+    payment_method_brand: original.payment_method_brand,
+    currency: original.currency,
+    amount: spec.amount,
+    credit_debit: spec.direction,
+    capture_mode: null,
+    transaction_type: original.transaction_type,
+    expiration_period: original.expiration_period,
+    expires_at: null,
+    is_capturable: false,
+    authorized_amount: 0,
+    captured_amount: 0,
+    voided_amount: 0,
+    refunded_amount: 0,
+    charged_back_amount: 0,
+    reason: null,
+    of_transaction_id: original.id,
+    setup_token: null,
+    setup_token_used: null,
+    details,
+    outcomes: spec.outcomes ?? null,
+    ...figureColumns(original.currency, spec.figures),
+    settled: null,
+    created: now,
+    modified: now,
+  };
+  await orders.insertTransaction(q, txn);
+  await appendEvent(q, txn, 'new', now, spec.source);
+  await moveTransaction(q, txn, spec.status, now, { source: spec.source });
+  return { order, txn };
+}
+
+/**
+ * Runs a money movement, turning a CHECK violation (the database's last line of defence on
+ * the counters and journals) into the API error of the operation instead of a 500.
+ */
+export async function guarded<T>(errorType: ErrorType, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if ((err as { code?: string }).code === '23514') throw new ApiError(errorType, 'the amount is no longer available: another request moved it first');
+    throw err;
+  }
 }

@@ -11,9 +11,10 @@ import { addDuration, isPositiveDuration } from '../domain/duration.ts';
 import { customerProblem, missingBilling } from '../domain/customer.ts';
 import { activeMethods, isPaymentMethod, methodAccepts, settingsOf, type PaymentMethod } from '../domain/project.ts';
 import { isCancellable, isFinalOrder } from '../domain/status.ts';
-import { loadOrderView } from './order-view.ts';
+import { loadOrderView, renderOrder } from './order-view.ts';
 import { appendEvent, moveTransaction, setOrderStatus } from './transitions.ts';
 import { schedule } from '../jobs/queue.ts';
+import { checkOrderUrls } from './webhooks.ts';
 
 /** Rules of an order body that its schema cannot express. Throws the first one broken. */
 export function checkOrderInput(project: ProjectRow, input: OrderInput) {
@@ -117,6 +118,7 @@ export interface CreateOrderExtras {
 
 export async function createOrder(ctx: Ctx, project: ProjectRow, input: OrderInput, extras: CreateOrderExtras = {}) {
   checkOrderInput(project, input);
+  await checkOrderUrls(ctx, project, input); // live projects: no webhook or return URL into private networks
   const now = nowFor(project);
   const { currency, amount, merchant_order_id, description, transactions, customer, ...rest } = input;
   const order: OrderRow = {
@@ -140,11 +142,19 @@ export async function createOrder(ctx: Ctx, project: ProjectRow, input: OrderInp
     modified: now,
     completed: null,
   };
-  return ctx.db.tx(async (q) => {
-    await orders.insertOrder(q, order);
-    if (transactions?.[0]) await addTransaction(q, project, order, transactions[0], now);
-    return (await loadOrderView(q, ctx.config, project.id, order.id, { withSetupToken: true }))!;
-  });
+  // The hot path: the order, its transaction, the `new` event and the expiry job go in as one
+  // statement (one round trip, atomic on its own), and the answer is rendered from those rows.
+  // The expiry job sends no NOTIFY: it is due a whole expiration_period ahead, found by the
+  // workers' poll, and PostgreSQL serialises the commits of all transactions that notify.
+  const txn = transactions?.[0] ? newTransactionRow(project, order, transactions[0], now) : undefined;
+  const event = txn ? { id: randomUUID(), project_id: project.id, transaction_id: txn.id, event: 'new', source: 'set_status', occurred: now, noticed: new Date() } : undefined;
+  const rows: Array<[string, Record<string, unknown>]> = [['orders', { ...order }]];
+  if (txn && event) {
+    rows.push(['transactions', { ...txn }], ['events', event]);
+    rows.push(['jobs', { project_id: project.id, kind: 'expire_transaction', ref_id: txn.id, run_at: txn.expires_at, payload: {} }]);
+  }
+  await orders.insertRows(ctx.db, rows);
+  return renderOrder(ctx.config, order, txn ? [txn] : [], event ? [event] : [], [], { withSetupToken: true });
 }
 
 export async function getOrder(ctx: Ctx, project: ProjectRow, orderId: string) {
@@ -155,6 +165,7 @@ export async function getOrder(ctx: Ctx, project: ProjectRow, orderId: string) {
 
 /** PUT: updates the merchant's own fields while the order is not final. */
 export async function updateOrder(ctx: Ctx, project: ProjectRow, orderId: string, input: OrderUpdate) {
+  await checkOrderUrls(ctx, project, input);
   return ctx.db.tx(async (q) => {
     const order = await orders.findOrder(q, project.id, orderId, true);
     if (!order) throw notFound('order');
@@ -173,6 +184,8 @@ export async function updateOrder(ctx: Ctx, project: ProjectRow, orderId: string
 /** DELETE: cancels an order whose transaction has not reached the acquirer. */
 export async function cancelOrder(ctx: Ctx, project: ProjectRow, orderId: string) {
   return ctx.db.tx(async (q) => {
+    // Transactions before their order: the lock order of authorization and expiry, so no deadlock.
+    await q.query('SELECT id FROM transactions WHERE project_id = $1 AND order_id = $2 ORDER BY id FOR UPDATE', [project.id, orderId]);
     const order = await orders.findOrder(q, project.id, orderId, true);
     if (!order) throw notFound('order');
     const now = nowFor(project);
@@ -193,7 +206,14 @@ export async function startTransaction(ctx: Ctx, project: ProjectRow, orderId: s
     const txns = await orders.transactionsOf(q, project.id, [order.id]);
     // An order holds one payment attempt; a new attempt is a new order (payment links do that).
     if (txns.length || isFinalOrder(order.status)) throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
-    checkOrderInput(project, { currency: order.currency, amount: order.amount, customer: order.body.customer, transactions: [input] });
+    try {
+      checkOrderInput(project, { currency: order.currency, amount: order.amount, customer: order.body.customer, transactions: [input] });
+    } catch (err) {
+      // The body here is the transaction itself: name its fields as sent (payment_method, not transactions[0].payment_method).
+      if (!(err instanceof ApiError) || !err.field) throw err;
+      const own = (s: string) => s.replaceAll('transactions[0].', '');
+      throw new ApiError(err.type, own(err.message), own(err.field), err.status);
+    }
     await addTransaction(q, project, order, input, nowFor(project));
     return (await loadOrderView(q, ctx.config, project.id, order.id, { withSetupToken: true }))!;
   });

@@ -15,6 +15,8 @@ export interface CreatedProject {
   merchant_id: string;
   project_id: string;
   api_key: string;
+  /** the webhook signing secret, shown only here (added by the webhooks hook) */
+  webhook_secret?: string;
 }
 
 /** Creates a project (and its merchant unless one is named) with a first API key, shown only here. */
@@ -32,12 +34,13 @@ export async function createProject(ctx: Ctx, input: { name: string; mode: 'test
     await projects.insertProject(q, { id: projectId, merchant_id: merchantId, name: input.name, mode: input.mode, settings });
     await projects.insertApiKey(q, { id: randomUUID(), project_id: projectId, key_hash: k.hash, hint: k.hint });
   });
-  for (const hook of projectCreatedHooks) await hook(ctx, projectId);
-  return { merchant_id: merchantId, project_id: projectId, api_key: k.key };
+  const shown: Record<string, unknown> = {};
+  for (const hook of projectCreatedHooks) Object.assign(shown, await hook(ctx, projectId));
+  return { merchant_id: merchantId, project_id: projectId, api_key: k.key, ...shown };
 }
 
-/** Other modules (webhook secrets, wallet keys) add to a new project here. */
-export const projectCreatedHooks: Array<(ctx: Ctx, projectId: string) => Promise<void>> = [];
+/** Other modules (webhook secrets, wallet keys) add to a new project here; what a hook returns is shown once in the result. */
+export const projectCreatedHooks: Array<(ctx: Ctx, projectId: string) => Promise<void | Record<string, unknown>>> = [];
 
 /** Issues a new key and revokes every older one of the project. */
 export async function rotateKey(ctx: Ctx, projectId: string): Promise<{ project_id: string; api_key: string }> {

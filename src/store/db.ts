@@ -4,9 +4,17 @@ import { mkdirSync } from 'node:fs';
 
 /** The one query layer: plain parameterised SQL over `pg` or PGlite. */
 export interface Queryable {
-  query<T = Record<string, any>>(sql: string, params?: unknown[]): Promise<T[]>;
+  query<T = Record<string, any>>(sql: string, params?: unknown[], opts?: QueryOptions): Promise<T[]>;
   /** Runs a multi-statement script (migrations). */
   exec(sql: string): Promise<void>;
+}
+
+export interface QueryOptions {
+  /**
+   * Prepare the statement under this name once per connection (PostgreSQL), skipping parse and
+   * plan on later runs. Only for hot statements whose text is fixed for the name. PGlite ignores it.
+   */
+  prepare?: string;
 }
 
 export interface Db extends Queryable {
@@ -31,16 +39,17 @@ export function pgDb({ url, schema, max = 10 }: PgOptions): Db {
   const options = schema ? `-c search_path=${schema}` : undefined;
   const pool = new pg.Pool({ connectionString: url, max, options });
   pool.on('error', () => {}); // an idle client's error must not kill the process
-  const run = async (c: pg.Pool | pg.PoolClient, sql: string, params?: unknown[]) => (await c.query(sql, params as any[])).rows;
+  const run = async (c: pg.Pool | pg.PoolClient, sql: string, params?: unknown[], opts?: QueryOptions) =>
+    (opts?.prepare ? await c.query({ name: opts.prepare, text: sql, values: params as any[] }) : await c.query(sql, params as any[])).rows;
   return {
     kind: 'postgres',
-    query: (sql, params) => run(pool, sql, params) as any,
+    query: (sql, params, opts) => run(pool, sql, params, opts) as any,
     async tx(fn) {
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
         const result = await fn({
-          query: (sql, params) => run(client, sql, params) as any,
+          query: (sql, params, opts) => run(client, sql, params, opts) as any,
           exec: async (sql) => void (await client.query(sql)),
         });
         await client.query('COMMIT');

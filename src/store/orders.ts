@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Queryable } from './db.ts';
 import type { OrderStatus, TransactionStatus } from '../domain/status.ts';
 
@@ -76,6 +77,27 @@ export async function insertRow(q: Queryable, table: string, row: Record<string,
   const cols = Object.keys(row).filter((k) => row[k] !== undefined);
   const values = cols.map((c) => (JSON_COLUMNS.has(c) && row[c] !== null ? JSON.stringify(row[c]) : row[c]));
   await q.query(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`, values);
+}
+
+/**
+ * Several INSERTs as one statement: one round trip, atomic without BEGIN/COMMIT. The rows go in
+ * as sibling CTEs; foreign keys between them hold because they are checked at the statement's end.
+ */
+export async function insertRows(q: Queryable, rows: Array<[table: string, row: Record<string, unknown>]>) {
+  const params: unknown[] = [];
+  const inserts = rows.map(([table, row]) => {
+    const cols = Object.keys(row).filter((k) => row[k] !== undefined);
+    const slots = cols.map((c) => {
+      params.push(JSON_COLUMNS.has(c) && row[c] !== null ? JSON.stringify(row[c]) : row[c]);
+      return `$${params.length}`;
+    });
+    return `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${slots.join(', ')})`;
+  });
+  const last = inserts.pop()!;
+  const ctes = inserts.map((sql, i) => `i${i} AS (${sql})`);
+  const sql = ctes.length ? `WITH ${ctes.join(', ')} ${last}` : last;
+  // Planning this statement costs more than running it: prepared once per connection, named by its text.
+  await q.query(sql, params, { prepare: `ins_${createHash('sha1').update(sql).digest('hex').slice(0, 20)}` });
 }
 
 /** UPDATE ... WHERE id = $1 of the given columns. */

@@ -62,8 +62,12 @@ export async function revokeKeys(q: Queryable, projectId: string, exceptId: stri
 export async function projectByKeyHash(q: Queryable, hash: string): Promise<ProjectRow | undefined> {
   return (
     await q.query<ProjectRow>(
-      'SELECT p.* FROM api_keys k JOIN projects p ON p.id = k.project_id WHERE k.key_hash = $1 AND k.revoked IS NULL',
+      // Runs on every API request, so prepared once per connection. The columns are named: a
+      // prepared `p.*` fails ("cached plan must not change result type") once a migration adds one.
+      `SELECT p.id, p.merchant_id, p.name, p.mode, p.webhook_url, p.settings, p.clock_offset_ms, p.created
+       FROM api_keys k JOIN projects p ON p.id = k.project_id WHERE k.key_hash = $1 AND k.revoked IS NULL`,
       [hash],
+      { prepare: 'project_by_key_hash' },
     )
   )[0];
 }

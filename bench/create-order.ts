@@ -1,0 +1,195 @@
+// Benchmark: POST /v1/orders/ on PostgreSQL against a yardstick measured in the same run (a bare
+// Fastify route inserting one row, same pool size). Writes docs/performance-create-order.md.
+//
+//   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node --import tsx bench/create-order.ts
+//
+// Settings: BENCH_DURATION (s per target, default 15), BENCH_ROUNDS (3: the targets take turns),
+// BENCH_CONNECTIONS (20), BENCH_POOL (10), BENCH_WARMUP (3 s), BENCH_OUT (the markdown file; "-" to
+// skip writing). Uses its own schema, dropped at the end.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { cpus } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { loadConfig } from '../src/config.ts';
+import { createLogger } from '../src/log.ts';
+import { pgDb } from '../src/store/db.ts';
+import { migrate } from '../src/store/migrate.ts';
+import { startService } from '../src/main.ts';
+import { createProject } from '../src/services/tenancy.ts';
+import { startYardstick } from './yardstick.ts';
+
+const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const duration = Number(process.env.BENCH_DURATION ?? 15);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
+const poolSize = Number(process.env.BENCH_POOL ?? 10);
+const warmup = Number(process.env.BENCH_WARMUP ?? 3);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const root = fileURLToPath(new URL('..', import.meta.url));
+const out = process.env.BENCH_OUT ?? `${root}docs/performance-create-order.md`;
+
+/** A webshop's order: customer with billing address, return and webhook URLs, one card transaction. */
+const body = JSON.stringify({
+  merchant_order_id: 'shop-100042',
+  description: 'Order 100042: 2 x Mug, 1 x Teapot',
+  currency: 'EUR',
+  amount: 4985,
+  return_url: 'https://shop.example/checkout/return?order=100042',
+  webhook_url: 'https://shop.example/hooks/tender',
+  customer: {
+    merchant_customer_id: 'cust-7781',
+    email_address: 'ada@example.com',
+    first_name: 'Ada',
+    last_name: 'Lovelace',
+    address_type: 'billing',
+    address: 'Damrak 1',
+    postal_code: '1012 LG',
+    city: 'Amsterdam',
+    country: 'NL',
+    locale: 'nl-NL',
+    phone_numbers: ['+31 20 123 4567'],
+    ip_address: '203.0.113.7',
+  },
+  client: { platform_name: 'WooCommerce', platform_version: '8.2.1', plugin_name: 'tender-woocommerce', plugin_version: '1.4.0' },
+  extra: { cart_id: 'c-55ab' },
+  transactions: [{ payment_method: 'credit-card' }],
+});
+
+interface Result {
+  rps: number;
+  p50: number;
+  p99: number;
+  total: number;
+  non2xx: number;
+  errors: number;
+}
+
+/** autocannon in its own process, so the load generator does not share the server's event loop. */
+function load(target: string, headers: Record<string, string>, seconds: number): Promise<Result> {
+  const opts = { url: target, method: 'POST', connections, duration: seconds, headers: { 'content-type': 'application/json', ...headers }, body };
+  const script = `require('autocannon')(JSON.parse(process.argv[1]), (err, r) => { if (err) throw err; process.stdout.write(JSON.stringify(r)); })`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', script, JSON.stringify(opts)], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    let text = '';
+    child.stdout.on('data', (d) => (text += d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`autocannon exited ${code}`));
+      const r = JSON.parse(text);
+      resolve({ rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, total: r['2xx'], non2xx: r.non2xx, errors: r.errors + r.timeouts });
+    });
+  });
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/**
+ * The two targets take turns (rounds of duration/rounds seconds each), so a change in the
+ * machine's load during the run weighs on both alike. Throughput is over all rounds; latency
+ * percentiles are the median of the rounds'.
+ */
+async function measureBoth(targets: Array<{ name: string; url: string; headers: Record<string, string> }>) {
+  if (warmup > 0) for (const t of targets) await load(t.url, t.headers, warmup);
+  const runs = new Map<string, Result[]>(targets.map((t) => [t.name, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const t of targets) {
+      const r = await load(t.url, t.headers, duration / rounds);
+      if (r.non2xx || r.errors) throw new Error(`${t.name}: ${r.non2xx} non-2xx answers and ${r.errors} errors`);
+      console.log(`  round ${round + 1} ${t.name.padEnd(13)} ${r.rps.toFixed(0).padStart(6)} req/s   p50 ${r.p50} ms   p99 ${r.p99} ms`);
+      runs.get(t.name)!.push(r);
+    }
+  }
+  const total = (rs: Result[]) => rs.reduce((n, r) => n + r.total, 0);
+  return Object.fromEntries(
+    targets.map((t) => {
+      const rs = runs.get(t.name)!;
+      const r: Result = { rps: total(rs) / duration, p50: median(rs.map((x) => x.p50)), p99: median(rs.map((x) => x.p99)), total: total(rs), non2xx: 0, errors: 0 };
+      console.log(`${t.name.padEnd(13)} ${r.rps.toFixed(0).padStart(6)} req/s   p50 ${r.p50} ms   p99 ${r.p99} ms   (${r.total} requests)`);
+      return [t.name, r];
+    }),
+  ) as Record<string, Result>;
+}
+
+const schema = `bench_${randomBytes(5).toString('hex')}`;
+const admin = new pg.Client({ connectionString: url });
+await admin.connect();
+await admin.query(`CREATE SCHEMA ${schema}`);
+await admin.end();
+
+const db = pgDb({ url, schema, max: poolSize });
+let svc: Awaited<ReturnType<typeof startService>> | undefined;
+let yardstick: Awaited<ReturnType<typeof startYardstick>> | undefined;
+try {
+  await migrate(db);
+  const config = loadConfig(
+    { DATABASE_URL: url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0' },
+    { port: 0, masterKey: randomBytes(32).toString('hex') },
+  );
+  svc = await startService({ config, db, log: createLogger('silent') });
+  const project = await createProject(svc.ctx, { name: 'Bench shop', mode: 'test' });
+  const auth = { authorization: 'Basic ' + Buffer.from(`${project.api_key}:`).toString('base64') };
+  yardstick = await startYardstick({ databaseUrl: url, schema, poolSize });
+
+  console.log(`${duration} s each, ${connections} connections, pool ${poolSize}, PostgreSQL ${url.replace(/\/\/[^@]*@/, '//')}`);
+  const results = await measureBoth([
+    { name: 'yardstick', url: yardstick.url, headers: {} },
+    { name: 'create-order', url: `${svc.url}/v1/orders/`, headers: auth },
+  ]);
+  const ys = results.yardstick;
+  const co = results['create-order'];
+  const [{ n }] = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM orders o JOIN transactions t ON t.order_id = o.id JOIN jobs j ON j.ref_id = t.id::text");
+  if (n < co.total) throw new Error(`only ${n} complete orders stored for ${co.total} answers`);
+  const ratio = co.rps / ys.rps;
+  console.log(`ratio        ${(ratio * 100).toFixed(0)} % of the yardstick (target >= 50 %)`);
+
+  if (out !== '-') {
+    const model = /model name\s*:\s*(.+)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? cpus()[0]?.model ?? 'unknown';
+    const [{ version }] = await db.query<{ version: string }>('SHOW server_version');
+    const row = (name: string, r: Result) => `| ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.total} |`;
+    writeFileSync(
+      out,
+      `# Performance: creating an order
+
+\`bench/create-order.ts\` loads \`POST /v1/orders/\` on PostgreSQL with autocannon and, in the same
+run, a yardstick: a bare Fastify route that inserts the same JSON body as one row
+(\`bench/yardstick.ts\`), with the same pool size. Target: create-order at least 50 % of the
+yardstick's throughput.
+
+\`\`\`sh
+DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node --import tsx bench/create-order.ts
+\`\`\`
+
+Settings (environment): \`BENCH_DURATION\` (s per target), \`BENCH_ROUNDS\` (the two targets take turns
+in this many rounds, so a change in the machine's load weighs on both alike), \`BENCH_CONNECTIONS\`,
+\`BENCH_POOL\`, \`BENCH_WARMUP\` (s), \`BENCH_OUT\` (\`-\` to only print). The run uses a schema of its own
+and drops it.
+
+## Last run
+
+- Date: ${new Date().toISOString()}
+- Machine: ${cpus().length} cores (nproc), ${model}; PostgreSQL ${version} on the same machine
+- Node ${process.version}; ${duration} s per target in ${rounds} alternating rounds after a ${warmup} s warm-up,
+  ${connections} connections, pool ${poolSize}; latency percentiles are the median of the rounds'
+- Body: an order with customer, billing address, URLs, client, extra and one credit-card transaction
+  (the response carries the transaction with its setup_token and payment_url)
+
+| route | requests/s | p50 latency (ms) | p99 latency (ms) | requests |
+|---|---|---|---|---|
+${row('yardstick: insert one row', ys)}
+${row('POST /v1/orders/', co)}
+
+create-order reaches **${(ratio * 100).toFixed(0)} %** of the yardstick's throughput.
+`,
+    );
+    console.log(`wrote ${out}`);
+  }
+} finally {
+  await yardstick?.close();
+  await svc?.close();
+  await db.close();
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  await c.query(`DROP SCHEMA ${schema} CASCADE`);
+  await c.end();
+}

@@ -1,0 +1,182 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { isValidAmount } from '../../domain/money.ts';
+import { ApiError } from '../../domain/errors.ts';
+import type { Ctx } from '../../services/context.ts';
+import { captureTransaction, voidTransaction } from '../../services/captures.ts';
+import { refundOrder } from '../../services/refunds.ts';
+import { chargeback, reverseChargeback, settleOrder } from '../../services/chargebacks.ts';
+import { ErrorBody, OrderIdParams, TransactionParams } from '../../domain/schemas/common.ts';
+import { OrderView } from '../../domain/schemas/order.ts';
+import { BasicAuth } from '../auth.ts';
+
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody };
+const strict = { additionalProperties: false } as const;
+/**
+ * "No body": nothing, or an empty JSON object. Checked by hand: a body schema would make the
+ * body required, and SDKs post these without one.
+ */
+function noBody(req: FastifyRequest) {
+  const b = req.body as unknown;
+  if (b === undefined || b === null) return;
+  if (typeof b !== 'object' || Array.isArray(b)) throw new ApiError('ValidationError', 'this endpoint takes no body', 'body');
+  const extra = Object.keys(b as object)[0];
+  if (extra) throw new ApiError('ValidationError', `${extra} is not a known field`, extra);
+}
+/** An optional `{amount}` body (test endpoints): nothing, {} or a whole non-negative amount. */
+function optionalAmount(req: FastifyRequest) {
+  noBody({ body: omit(req.body, 'amount') } as FastifyRequest);
+  const amount = (req.body as { amount?: unknown } | undefined)?.amount;
+  if (amount !== undefined && !isValidAmount(amount)) throw new ApiError('ValidationError', 'amount must be an integer from 0 to 2^53-1', 'amount');
+}
+const omit = (b: unknown, k: string) => (b && typeof b === 'object' && !Array.isArray(b) ? Object.fromEntries(Object.entries(b).filter(([n]) => n !== k)) : b);
+
+const Description = Type.String({ minLength: 1, maxLength: 1024 });
+
+/**
+ * SDKs differ on "no body": some send nothing, some `Content-Type: application/json` with an
+ * empty body. Both are fine on these routes; anything else is parsed as usual.
+ */
+function tolerateEmptyJson(app: Parameters<FastifyPluginAsyncTypebox>[0]) {
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) =>
+    (body as string).trim() === '' ? done(null, undefined) : json(req, body as string, done),
+  );
+}
+
+/** Captures, voids and refunds: each answers the new order that records the movement. */
+export const moneyRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
+  tolerateEmptyJson(app);
+  const tags = ['captures, voids and refunds'];
+  const created = { 201: OrderView, ...errors };
+  const base = '/v1/orders/:order_id/transactions/:transaction_id';
+
+  app.post(
+    `${base}/captures/`,
+    {
+      schema: {
+        tags,
+        security: BasicAuth,
+        summary: 'Capture a pre-authorization',
+        description: 'Captures all that remains of the authorization (after partial voids), once. Answers the capture order.',
+        params: TransactionParams,
+        response: created,
+      },
+      preValidation: noBody,
+    },
+    async (req, reply) => reply.code(201).send(await captureTransaction(ctx, req.project, req.params.order_id, req.params.transaction_id)),
+  );
+
+  app.post(
+    `${base}/voids/`,
+    {
+      schema: {
+        tags,
+        security: BasicAuth,
+        summary: 'Void a pre-authorization',
+        description: 'Releases all that remains of the authorization. Answers the void order.',
+        params: TransactionParams,
+        response: created,
+      },
+      preValidation: noBody,
+    },
+    async (req, reply) => reply.code(201).send(await voidTransaction(ctx, req.project, req.params.order_id, req.params.transaction_id)),
+  );
+
+  app.post(
+    `${base}/voids/amount/`,
+    {
+      schema: {
+        tags,
+        security: BasicAuth,
+        summary: 'Void part of a pre-authorization',
+        description: 'Releases `amount`; the rest stays capturable. Answers the void order.',
+        params: TransactionParams,
+        body: Type.Object({ amount: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'minor units' }), description: Description }, strict),
+        response: created,
+      },
+    },
+    async (req, reply) =>
+      reply.code(201).send(await voidTransaction(ctx, req.project, req.params.order_id, req.params.transaction_id, { amount: req.body.amount, description: req.body.description })),
+  );
+
+  app.post(
+    '/v1/orders/:order_id/refunds/',
+    {
+      schema: {
+        tags,
+        security: BasicAuth,
+        summary: 'Refund captured money',
+        description: 'Refunds part or all of the captured amount not yet refunded or charged back. Answers the refund order.',
+        params: OrderIdParams,
+        body: Type.Object(
+          {
+            amount: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'minor units' }),
+            description: Type.Optional(Description),
+            order_lines: Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown()), { maxItems: 500 })),
+          },
+          strict,
+        ),
+        response: created,
+      },
+    },
+    async (req, reply) => reply.code(201).send(await refundOrder(ctx, req.project, req.params.order_id, req.body)),
+  );
+};
+
+/** Test projects simulate the issuer and the acquirer's settlement with these. */
+export const moneyTestRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
+  tolerateEmptyJson(app);
+  const tags = ['test'];
+  const created = { 201: OrderView, ...errors };
+
+  app.post(
+    '/v1/test/orders/:order_id/chargeback/',
+    {
+      schema: {
+        tags,
+        security: BasicAuth,
+        summary: 'Simulate a chargeback',
+        description: 'The issuer takes back `amount` (default: all captured money not yet refunded or charged back). Answers the chargeback order.',
+        params: OrderIdParams,
+        response: created,
+      },
+      preValidation: optionalAmount,
+    },
+    async (req, reply) => reply.code(201).send(await chargeback(ctx, req.project, req.params.order_id, (req.body as { amount?: number } | undefined)?.amount)),
+  );
+
+  app.post(
+    '/v1/test/orders/:order_id/reversal/',
+    {
+      schema: {
+        tags,
+        security: BasicAuth,
+        summary: 'Simulate a chargeback reversal',
+        description: 'The merchant won the dispute: `amount` (default: all that is charged back) is credited again. Answers the reversal order.',
+        params: OrderIdParams,
+        response: created,
+      },
+      preValidation: optionalAmount,
+    },
+    async (req, reply) => reply.code(201).send(await reverseChargeback(ctx, req.project, req.params.order_id, (req.body as { amount?: number } | undefined)?.amount)),
+  );
+
+  app.post(
+    '/v1/test/orders/:order_id/settle/',
+    {
+      schema: {
+        tags,
+        security: BasicAuth,
+        summary: 'Simulate settlement',
+        description: 'Settles the money of the order and of the orders created from it. Answers the order.',
+        params: OrderIdParams,
+        response: { 200: OrderView, ...errors },
+      },
+      preValidation: noBody,
+    },
+    async (req) => settleOrder(ctx, req.project, req.params.order_id),
+  );
+};

@@ -1,0 +1,48 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { Ctx } from '../../services/context.ts';
+import { CHALLENGE_CODE, TEST_CARDS } from '../../acquirer/simulator/cards.ts';
+import { liabilityShift } from '../../domain/card.ts';
+import { ErrorBody } from '../../domain/schemas/common.ts';
+import { BasicAuth } from '../auth.ts';
+
+const TestCardView = Type.Object({
+  pan: Type.String(),
+  brand: Type.String(),
+  brands: Type.Array(Type.String()),
+  three_ds: Type.String({ description: 'Y frictionless, C challenge, U not enrolled, R rejected' }),
+  challenge_code: Type.Optional(Type.String()),
+  result: Type.String({ description: 'accepted, declined, error or late_decline' }),
+  reason: Type.Optional(Type.String()),
+  liability_shift: Type.Boolean(),
+  description: Type.String(),
+});
+
+/** GET /v1/test/cards/: the simulator's test card table (test projects). */
+export const testCardRoutes = (_ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
+  app.get(
+    '/v1/test/cards/',
+    {
+      schema: {
+        tags: ['test'],
+        summary: "The simulated acquirer's test cards",
+        security: BasicAuth,
+        response: { 200: Type.Object({ cards: Type.Array(TestCardView), default_behaviour: Type.String() }), 403: ErrorBody },
+      },
+    },
+    async () => ({
+      cards: TEST_CARDS.map((c) => ({
+        pan: c.pan,
+        brand: c.brands[0],
+        brands: c.brands,
+        three_ds: c.three_ds,
+        ...(c.three_ds === 'C' ? { challenge_code: CHALLENGE_CODE } : {}),
+        result: c.result,
+        ...(c.reason ? { reason: c.reason } : {}),
+        liability_shift: c.three_ds === 'C' ? true : liabilityShift(c.three_ds),
+        description: c.description,
+      })),
+      default_behaviour: 'any other Luhn-valid card number of a known brand is approved with frictionless 3-D Secure (Y); an expiry date in the past declines with expired_card',
+    }),
+  );
+};

@@ -1,0 +1,106 @@
+// Wallet buttons of the hosted payment page (served as /pay/assets/wallets.js, script-src 'self').
+// A device wallet button stays hidden unless this browser can pay with that wallet. The
+// sandbox wallet sheet of test projects is a plain form and needs no script.
+(function () {
+  'use strict';
+  if (window.__tenderWallets) return;
+  window.__tenderWallets = true;
+
+  function browserInfo() {
+    return {
+      browser_info_screen_width: window.screen.width,
+      browser_info_screen_height: window.screen.height,
+      browser_info_color_depth: window.screen.colorDepth,
+      browser_info_user_agent: navigator.userAgent,
+      browser_info_time_zone_offset: new Date().getTimezoneOffset(),
+      browser_info_language: navigator.language || 'en',
+      browser_info_java_enabled: false,
+    };
+  }
+
+  function postJson(url, body) {
+    return fetch(url, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify(body),
+    }).then(function (res) {
+      return res.json().then(function (json) {
+        return { ok: res.ok, body: json };
+      });
+    });
+  }
+
+  function showError(el, text) {
+    var p = el.querySelector('[data-wallet-error]');
+    if (p) {
+      p.textContent = text;
+      p.hidden = false;
+    }
+  }
+
+  // wallet-b-pay through the browser's Payment Request API: no third-party script.
+  function setUpWalletB(el) {
+    if (typeof window.PaymentRequest !== 'function') return;
+    var cfg;
+    try {
+      cfg = JSON.parse(el.getAttribute('data-config'));
+    } catch (e) {
+      return;
+    }
+    fetch(cfg.config_url, { credentials: 'same-origin', headers: { accept: 'application/json' } })
+      .then(function (res) {
+        return res.ok ? res.json() : Promise.reject(new Error('no wallet configuration'));
+      })
+      .then(function (wallet) {
+        var methods = [{ supportedMethods: wallet.supported_methods, data: wallet.payment_data_request }];
+        var details = { total: { label: wallet.label, amount: { currency: wallet.currency, value: wallet.amount } } };
+        var newRequest = function () {
+          return new window.PaymentRequest(methods, details);
+        };
+        return newRequest()
+          .canMakePayment()
+          .then(function (can) {
+            if (!can) return;
+            el.hidden = false;
+            var button = el.querySelector('button');
+            button.addEventListener('click', function () {
+              button.disabled = true;
+              var request = newRequest();
+              request
+                .show()
+                .then(function (response) {
+                  var data = response.details || {};
+                  var token = data.paymentMethodData && data.paymentMethodData.tokenizationData && data.paymentMethodData.tokenizationData.token;
+                  var body = browserInfo();
+                  body.csrf = cfg.csrf;
+                  body.walletBPayMessage = token;
+                  if (cfg.transaction_id) body.transaction_id = cfg.transaction_id;
+                  return postJson(cfg.pay_url, body).then(function (result) {
+                    return response.complete(result.ok ? 'success' : 'fail').then(function () {
+                      if (result.body && result.body.redirect_url) window.location.assign(result.body.redirect_url);
+                      else showError(el, cfg.error_text);
+                    });
+                  });
+                })
+                .catch(function () {
+                  // the customer closed the sheet, or the wallet refused: the page stays as it is
+                })
+                .then(function () {
+                  button.disabled = false;
+                });
+            });
+          });
+      })
+      .catch(function () {
+        // no wallet on this device: the button stays hidden
+      });
+  }
+
+  function start() {
+    var els = document.querySelectorAll('[data-wallet="wallet-b-pay"]');
+    for (var i = 0; i < els.length; i++) setUpWalletB(els[i]);
+  }
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+  else start();
+})();

@@ -1,0 +1,182 @@
+import { currencyExponent, formatMinor } from '../../domain/money.ts';
+
+/** Languages of the hosted pages. The first is the fallback. */
+export const LOCALES = ['en', 'nl'] as const;
+export type Locale = (typeof LOCALES)[number];
+
+/** BCP 47 tags used for number formatting per language. */
+const REGION: Record<Locale, string> = { en: 'en-GB', nl: 'nl-NL' };
+
+const en = {
+  title: 'Payment',
+  pay_to: 'Pay to',
+  amount: 'Amount',
+  test_mode: 'Test mode: no real money is moved.',
+  test_hint: 'Use card 4111 1111 1111 1111, any name, a future expiry date and any 3-digit code.',
+  choose_method: 'How would you like to pay?',
+  no_methods: 'No payment method is available for this order. Please contact the shop.',
+  method: { 'credit-card': 'Card', 'wallet-a-pay': 'Wallet A Pay', 'wallet-b-pay': 'Wallet B Pay' } as Record<string, string>,
+  card_heading: 'Pay by card',
+  cardholder_name: 'Name on card',
+  card_number: 'Card number',
+  expiry: 'Expiry date',
+  expiry_hint: 'MM/YY',
+  cvc: 'Security code',
+  cvc_hint: '3 digits on the back',
+  pay_button: (amount: string) => `Pay ${amount}`,
+  secure_note: 'Your card details are sent encrypted and are never shown again.',
+  errors_intro: 'Please correct the fields marked below.',
+  field_error: {
+    name_required: 'Enter the name as it is on the card.',
+    name_too_long: 'The name can be at most 120 characters.',
+    pan_required: 'Enter the card number.',
+    pan_format: 'A card number has 12 to 19 digits.',
+    pan_luhn: 'This card number is not valid. Check it for typing errors.',
+    pan_brand: 'This type of card is not accepted.',
+    expiry_required: 'Enter the expiry date.',
+    expiry_format: 'Enter the expiry date as MM/YY, for example 08/29.',
+    cvc_required: 'Enter the security code.',
+    cvc_format: 'The security code is 3 digits.',
+  } as Record<string, string>,
+  form_expired: 'This form has expired or was not sent from this page. Please reload the page and try again.',
+  card_refused: 'The card could not be used. Please check the details or try another card.',
+  payment_started: 'A payment for this order has already been started.',
+  status: {
+    paid: { title: 'Payment received', text: 'Thank you. Your payment was successful.' },
+    failed: { title: 'Payment failed', text: 'The payment did not go through. No money was taken.' },
+    pending: { title: 'Payment in progress', text: 'We are waiting for the bank. This page updates by itself.' },
+    cancelled: { title: 'Payment cancelled', text: 'This payment was cancelled. No money was taken.' },
+    expired: { title: 'Payment expired', text: 'The time to pay this order has passed. No money was taken.' },
+    open: { title: 'Not paid yet', text: 'This order has not been paid yet.' },
+  } as Record<string, { title: string; text: string }>,
+  reason_label: 'Reason',
+  reason: {
+    declined: 'The bank declined the payment.',
+    insufficient_funds: 'The card has insufficient funds.',
+    expired_card: 'The card has expired.',
+    incorrect_cvc: 'The security code was incorrect.',
+    authentication_failed: 'The card holder could not be verified (3-D Secure).',
+    processing_error: 'A technical error occurred while processing the payment.',
+  } as Record<string, string>,
+  retry_hint: 'To try again, go back to the shop and pay once more, with another card if needed. Questions? Contact the shop.',
+  retry_link_hint: 'You can try again, with another card or another payment method.',
+  try_again: 'Try again',
+  pay_now: 'Pay this order',
+  continue_auth: 'Continue verification',
+  back_to_shop: 'Back to the shop',
+  order_ref: 'Order reference',
+  not_found_title: 'Page not found',
+  not_found_text: 'This payment page does not exist. Check the link you received from the shop.',
+  error_title: 'Something went wrong',
+  error_text: 'The payment page could not be shown. Please try again in a moment.',
+  forbidden_title: 'Request refused',
+};
+
+export type Strings = typeof en;
+
+const nl: Strings = {
+  title: 'Betaling',
+  pay_to: 'Betalen aan',
+  amount: 'Bedrag',
+  test_mode: 'Testmodus: er wordt geen echt geld overgemaakt.',
+  test_hint: 'Gebruik kaart 4111 1111 1111 1111, een willekeurige naam, een vervaldatum in de toekomst en een willekeurige code van 3 cijfers.',
+  choose_method: 'Hoe wilt u betalen?',
+  no_methods: 'Er is geen betaalmethode beschikbaar voor deze bestelling. Neem contact op met de winkel.',
+  method: { 'credit-card': 'Kaart', 'wallet-a-pay': 'Wallet A Pay', 'wallet-b-pay': 'Wallet B Pay' },
+  card_heading: 'Betalen met kaart',
+  cardholder_name: 'Naam op de kaart',
+  card_number: 'Kaartnummer',
+  expiry: 'Vervaldatum',
+  expiry_hint: 'MM/JJ',
+  cvc: 'CVC-code',
+  cvc_hint: '3 cijfers op de achterkant',
+  pay_button: (amount: string) => `Betaal ${amount}`,
+  secure_note: 'Uw kaartgegevens worden versleuteld verstuurd en nooit opnieuw getoond.',
+  errors_intro: 'Verbeter de velden die hieronder zijn gemarkeerd.',
+  field_error: {
+    name_required: 'Vul de naam in zoals die op de kaart staat.',
+    name_too_long: 'De naam mag hoogstens 120 tekens lang zijn.',
+    pan_required: 'Vul het kaartnummer in.',
+    pan_format: 'Een kaartnummer heeft 12 tot 19 cijfers.',
+    pan_luhn: 'Dit kaartnummer is niet geldig. Controleer het op typefouten.',
+    pan_brand: 'Dit type kaart wordt niet geaccepteerd.',
+    expiry_required: 'Vul de vervaldatum in.',
+    expiry_format: 'Vul de vervaldatum in als MM/JJ, bijvoorbeeld 08/29.',
+    cvc_required: 'Vul de CVC-code in.',
+    cvc_format: 'De CVC-code bestaat uit 3 cijfers.',
+  },
+  form_expired: 'Dit formulier is verlopen of niet vanaf deze pagina verstuurd. Laad de pagina opnieuw en probeer het nog eens.',
+  card_refused: 'De kaart kon niet worden gebruikt. Controleer de gegevens of probeer een andere kaart.',
+  payment_started: 'Er is al een betaling voor deze bestelling gestart.',
+  status: {
+    paid: { title: 'Betaling ontvangen', text: 'Bedankt. Uw betaling is geslaagd.' },
+    failed: { title: 'Betaling mislukt', text: 'De betaling is niet gelukt. Er is geen geld afgeschreven.' },
+    pending: { title: 'Betaling wordt verwerkt', text: 'We wachten op de bank. Deze pagina wordt vanzelf bijgewerkt.' },
+    cancelled: { title: 'Betaling geannuleerd', text: 'Deze betaling is geannuleerd. Er is geen geld afgeschreven.' },
+    expired: { title: 'Betaling verlopen', text: 'De tijd om deze bestelling te betalen is voorbij. Er is geen geld afgeschreven.' },
+    open: { title: 'Nog niet betaald', text: 'Deze bestelling is nog niet betaald.' },
+  },
+  reason_label: 'Reden',
+  reason: {
+    declined: 'De bank heeft de betaling geweigerd.',
+    insufficient_funds: 'Er staat onvoldoende saldo op de kaart.',
+    expired_card: 'De kaart is verlopen.',
+    incorrect_cvc: 'De CVC-code was onjuist.',
+    authentication_failed: 'De kaarthouder kon niet worden geverifieerd (3-D Secure).',
+    processing_error: 'Er is een technische fout opgetreden bij het verwerken van de betaling.',
+  },
+  retry_hint: 'Wilt u het opnieuw proberen? Ga terug naar de winkel en betaal opnieuw, eventueel met een andere kaart. Vragen? Neem contact op met de winkel.',
+  retry_link_hint: 'U kunt het opnieuw proberen, met een andere kaart of een andere betaalmethode.',
+  try_again: 'Opnieuw proberen',
+  pay_now: 'Deze bestelling betalen',
+  continue_auth: 'Verificatie voortzetten',
+  back_to_shop: 'Terug naar de winkel',
+  order_ref: 'Bestelnummer',
+  not_found_title: 'Pagina niet gevonden',
+  not_found_text: 'Deze betaalpagina bestaat niet. Controleer de link die u van de winkel heeft gekregen.',
+  error_title: 'Er ging iets mis',
+  error_text: 'De betaalpagina kon niet worden getoond. Probeer het over een ogenblik opnieuw.',
+  forbidden_title: 'Verzoek geweigerd',
+};
+
+export const STRINGS: Record<Locale, Strings> = { en, nl };
+
+/** `nl-NL`, `nl_BE`, `NL` -> nl; anything we do not speak -> undefined. */
+export function localeOf(tag: string | undefined | null): Locale | undefined {
+  const lang = tag?.trim().split(/[-_]/)[0]?.toLowerCase();
+  return (LOCALES as readonly string[]).includes(lang ?? '') ? (lang as Locale) : undefined;
+}
+
+/** The customer's language from `Accept-Language`, honouring q-values. */
+export function fromAcceptLanguage(header: string | undefined): Locale | undefined {
+  if (!header) return undefined;
+  const ranked = header
+    .split(',')
+    .map((part, i) => {
+      const [tag, ...params] = part.trim().split(';');
+      const q = params.map((p) => /^\s*q=([0-9.]+)\s*$/.exec(p)).find(Boolean);
+      return { tag, q: q ? Number(q[1]) : 1, i };
+    })
+    .filter((r) => r.tag && r.q > 0)
+    .sort((a, b) => b.q - a.q || a.i - b.i);
+  for (const r of ranked) {
+    const l = localeOf(r.tag);
+    if (l) return l;
+  }
+  return undefined;
+}
+
+/** The order's `customer.locale` wins, then the browser's Accept-Language, then English. */
+export const pickLocale = (customerLocale: string | undefined, acceptLanguage: string | undefined): Locale =>
+  localeOf(customerLocale) ?? fromAcceptLanguage(acceptLanguage) ?? LOCALES[0];
+
+/**
+ * Minor units to a localised money string with the currency's own exponent:
+ * (1995, EUR, nl) -> "€ 19,95"; (1995, JPY, en) -> "¥1,995". The decimal string keeps
+ * amounts beyond 2^53 / 100 exact.
+ */
+export function formatAmount(minor: number, currency: string, locale: Locale): string {
+  const digits = currencyExponent(currency) ?? 2;
+  const nf = new Intl.NumberFormat(REGION[locale], { style: 'currency', currency, minimumFractionDigits: digits, maximumFractionDigits: digits });
+  return nf.format(formatMinor(minor, currency) as unknown as number);
+}

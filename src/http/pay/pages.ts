@@ -1,0 +1,216 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Ctx } from '../../services/context.ts';
+import { ApiError } from '../../domain/errors.ts';
+import { returnUrlFor } from '../../services/payments.ts';
+import { linkUrl } from '../../services/links.ts';
+import {
+  checkCardForm,
+  isOpenCardTransaction,
+  loadCheckout,
+  outcomeOf,
+  payByCard,
+  transactionOf,
+  type CardCheck,
+  type Checkout,
+  type PayCtx,
+} from '../../services/checkout.ts';
+import { STRINGS, formatAmount, fromAcceptLanguage, pickLocale, type Locale, type Strings } from './i18n.ts';
+import { cardForm, cardPanel, layout, messagePage, methodsBlock, renderWallets, statusBlock, summaryBlock, STYLE_HASH } from './render.ts';
+import { checkCsrf, contentSecurityPolicy, csrfKey, issueCsrf, originAllowed, originsOf, setPageHeaders, type CspExtras, type CsrfScope } from './security.ts';
+
+/**
+ * The hosted payment pages on the API host, without an API key: bound to the order and
+ * transaction ids in the path and to a CSRF token in every form.
+ *
+ *   GET  /pay/:order_id/                                         order_url: methods, card form
+ *   POST /pay/:order_id/card/                                    pay by card (starts the transaction)
+ *   GET  /pay/:order_id/transactions/:transaction_id/            payment_url: the one transaction
+ *   POST /pay/:order_id/transactions/:transaction_id/card/       pay that transaction by card
+ *   GET  /pay/:order_id/result/                                  the service's own result page
+ */
+
+type OrderParams = { order_id: string };
+type TxnParams = { order_id: string; transaction_id: string };
+
+/** Form state carried into a re-rendered page after a failed submit. */
+interface FormState {
+  check?: Pick<CardCheck, 'errors' | 'keep'>;
+  general?: string;
+}
+
+const paths = {
+  order: (o: string) => `/pay/${o}/`,
+  orderCard: (o: string) => `/pay/${o}/card/`,
+  txn: (o: string, t: string) => `/pay/${o}/transactions/${t}/`,
+  txnCard: (o: string, t: string) => `/pay/${o}/transactions/${t}/card/`,
+  result: (o: string) => `/pay/${o}/result/`,
+  // the 3-D Secure pages of src/http/pay (payments), where a waiting challenge continues
+  threeDs: (t: string) => `/pay/3ds/${t}/`,
+};
+
+export const payPages = (ctx: Ctx) => async (app: FastifyInstance) => {
+  const key = csrfKey((ctx as PayCtx).masterKey);
+  const baseCsp = contentSecurityPolicy(STYLE_HASH);
+
+  // Every answer of these routes, errors included, carries the page headers.
+  app.addHook('onRequest', async (_req, reply) => setPageHeaders(reply, baseCsp));
+
+  app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
+    const locale = fromAcceptLanguage(req.headers['accept-language']) ?? 'en';
+    const t = STRINGS[locale];
+    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+    if (status >= 500) req.log.error({ err }, 'hosted page failed');
+    reply.code(status).type('text/html; charset=utf-8').send(messagePage(locale, t, t.error_title, t.error_text));
+  });
+
+  const send = (reply: FastifyReply, status: number, html: string, extras: CspExtras = {}) => {
+    setPageHeaders(reply, contentSecurityPolicy(STYLE_HASH, extras));
+    return reply.code(status).type('text/html; charset=utf-8').send(html);
+  };
+
+  const notFound = (req: FastifyRequest, reply: FastifyReply) => {
+    const locale = fromAcceptLanguage(req.headers['accept-language']) ?? 'en';
+    const t = STRINGS[locale];
+    return send(reply, 404, messagePage(locale, t, t.not_found_title, t.not_found_text));
+  };
+
+  const localeOf = (req: FastifyRequest, c: Checkout): Locale => pickLocale(c.order.body?.customer?.locale, req.headers['accept-language']);
+
+  const summary = (c: Checkout, locale: Locale, t: Strings) =>
+    summaryBlock(
+      {
+        merchantName: c.merchantName,
+        amount: formatAmount(c.order.amount, c.order.currency, locale),
+        currency: c.order.currency,
+        description: c.order.description,
+        reference: c.order.merchant_order_id,
+        testMode: c.project.mode === 'test',
+      },
+      t,
+    );
+
+  const csrfFor = (c: Checkout) => (action: string, transactionId?: string) => issueCsrf(key, { action, orderId: c.order.id, transactionId }, c.now);
+  /** form-action must also allow the merchant's pages the payment ends on (see security.ts). */
+  const formTargets = (c: Checkout): CspExtras => ({ 'form-action': originsOf(c.order.body?.return_url, c.order.body?.failure_url) });
+
+  /** The status page of an order that cannot be paid (any more) from this page. */
+  function statusPage(req: FastifyRequest, reply: FastifyReply, c: Checkout, code = 200, message?: string) {
+    const locale = localeOf(req, c);
+    const t = STRINGS[locale];
+    const { outcome, reason, transaction } = outcomeOf(c);
+    const failed = outcome === 'failed' || outcome === 'cancelled' || outcome === 'expired';
+    // an order from a payment link is retried from the link (a new order)
+    const retryUrl = failed && c.order.payment_link_id ? linkUrl(ctx.config, c.order.payment_link_id) : undefined;
+    const waitingForCustomer = transaction?.status === 'pending' && transaction.payment_method === 'credit-card';
+    const body =
+      summary(c, locale, t) +
+      statusBlock(t, {
+        outcome,
+        reason,
+        message,
+        shopUrl: outcome === 'open' || outcome === 'pending' || retryUrl || !hasMerchantPage(c) ? undefined : returnUrlFor(ctx.config, c.order),
+        payUrl: outcome === 'open' ? paths.order(c.order.id) : undefined,
+        retryUrl,
+        continueUrl: waitingForCustomer ? paths.threeDs(transaction.id) : undefined,
+      });
+    const refresh = outcome === 'pending' && !waitingForCustomer ? 3 : undefined;
+    return send(reply, code, layout({ locale, t, title: t.status[outcome].title, body, refresh }));
+  }
+
+  /**
+   * The page of an open order (transactionId undefined) or of one of its transactions:
+   * the card form, the wallet buttons, or the status when there is nothing left to pay.
+   */
+  function payPage(req: FastifyRequest, reply: FastifyReply, c: Checkout, transactionId: string | undefined, form: FormState = {}, code = 200) {
+    const locale = localeOf(req, c);
+    const t = STRINGS[locale];
+    const { outcome } = outcomeOf(c);
+    if (outcome !== 'open') return statusPage(req, reply, c, code === 200 ? 200 : code, form.general);
+    const csrf = csrfFor(c);
+    // The transaction this page is about: the one in the path, or the one the order already has.
+    const txn = transactionId ? transactionOf(c, transactionId) : c.transactions.at(-1);
+    const amount = formatAmount(c.order.amount, c.order.currency, locale);
+    const formOf = (action: string, txnId?: string) =>
+      cardForm({ action, csrf: csrf('card', txnId), amount, keep: form.check?.keep, errors: form.check?.errors, general: form.general }, t);
+
+    let body: string;
+    let extras: CspExtras = formTargets(c);
+    if (txn && isOpenCardTransaction(txn)) {
+      body = cardPanel(t, formOf(paths.txnCard(c.order.id, txn.id), txn.id));
+    } else if (txn) {
+      // a wallet transaction waiting for its wallet: only that wallet's buttons
+      const method = txn.payment_method as Checkout['methods'][number];
+      const wallets = renderWallets({ checkout: c, transaction: txn, locale, t, csrf }, [method]);
+      extras = merge(extras, wallets.csp);
+      body = methodsBlock(t, [method], wallets.html);
+    } else {
+      const wallets = renderWallets({ checkout: c, locale, t, csrf }, c.methods);
+      extras = merge(extras, wallets.csp);
+      const shown = c.methods.filter((m) => m === 'credit-card' || wallets.html[m]);
+      if (shown.length === 1 && shown[0] === 'credit-card') {
+        body = cardPanel(t, formOf(paths.orderCard(c.order.id)));
+      } else {
+        // several methods: the card form opens when chosen (or when it comes back with errors)
+        const card = c.methods.includes('credit-card') ? { form: formOf(paths.orderCard(c.order.id)), open: Boolean(form.general || form.check) } : undefined;
+        body = methodsBlock(t, c.methods, wallets.html, card);
+      }
+    }
+    return send(reply, code, layout({ locale, t, title: `${t.title}: ${c.merchantName}`, body: summary(c, locale, t) + body }), extras);
+  }
+
+  /** POST of the card form, on the order page (no transaction yet) or on a transaction's page. */
+  async function submitCard(req: FastifyRequest, reply: FastifyReply, orderId: string, transactionId?: string) {
+    const c = await loadCheckout(ctx, orderId);
+    if (!c || (transactionId && !transactionOf(c, transactionId))) return notFound(req, reply);
+    const t = STRINGS[localeOf(req, c)];
+    const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
+    const scope: CsrfScope = { action: 'card', orderId: c.order.id, transactionId };
+    if (!originAllowed(req.headers.origin, ctx.config.publicBaseUrl) || !checkCsrf(key, scope, body.csrf, c.now)) {
+      return payPage(req, reply, c, transactionId, { general: t.form_expired }, 403);
+    }
+    if (outcomeOf(c).outcome !== 'open') return reply.code(303).header('Location', paths.result(c.order.id)).send();
+    const check = checkCardForm(body);
+    if (!check.card) return payPage(req, reply, c, transactionId, { check }, 422);
+    try {
+      const { redirect_url } = await payByCard(ctx as PayCtx, c, check.card, transactionId);
+      return reply.code(303).header('Location', redirect_url).send();
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status >= 500) throw err;
+      req.log.info({ order_id: c.order.id, type: err.type, field: err.field }, 'hosted card payment refused');
+      // The order may have moved on (a transaction started, a concurrent submit): show it as it is now.
+      const fresh = (await loadCheckout(ctx, c.order.id)) ?? c;
+      const general = err.type === 'TransactionAlreadyStarted' ? t.payment_started : t.card_refused;
+      return payPage(req, reply, fresh, transactionId, { check: { errors: {}, keep: check.keep }, general }, err.status === 404 ? 404 : 422);
+    }
+  }
+
+  app.get<{ Params: OrderParams }>('/pay/:order_id/', { schema: { hide: true } }, async (req, reply) => {
+    const c = await loadCheckout(ctx, req.params.order_id);
+    return c ? payPage(req, reply, c, undefined) : notFound(req, reply);
+  });
+
+  app.post<{ Params: OrderParams }>('/pay/:order_id/card/', { schema: { hide: true } }, async (req, reply) => submitCard(req, reply, req.params.order_id));
+
+  app.get<{ Params: TxnParams }>('/pay/:order_id/transactions/:transaction_id/', { schema: { hide: true } }, async (req, reply) => {
+    const c = await loadCheckout(ctx, req.params.order_id);
+    if (!c || !transactionOf(c, req.params.transaction_id)) return notFound(req, reply);
+    return payPage(req, reply, c, req.params.transaction_id);
+  });
+
+  app.post<{ Params: TxnParams }>('/pay/:order_id/transactions/:transaction_id/card/', { schema: { hide: true } }, async (req, reply) =>
+    submitCard(req, reply, req.params.order_id, req.params.transaction_id),
+  );
+
+  app.get<{ Params: OrderParams }>('/pay/:order_id/result/', { schema: { hide: true } }, async (req, reply) => {
+    const c = await loadCheckout(ctx, req.params.order_id);
+    return c ? statusPage(req, reply, c) : notFound(req, reply);
+  });
+};
+
+const hasMerchantPage = (c: Checkout) => Boolean(c.order.body?.return_url || c.order.body?.failure_url);
+
+function merge(a: CspExtras, b: CspExtras): CspExtras {
+  const out: CspExtras = { ...a };
+  for (const [k, v] of Object.entries(b) as [keyof CspExtras, string[]][]) out[k] = [...(out[k] ?? []), ...v];
+  return out;
+}

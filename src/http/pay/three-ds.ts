@@ -1,0 +1,114 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import type { Ctx } from '../../services/context.ts';
+import { nowFor } from '../../services/context.ts';
+import type { KeyedCtx } from '../../services/crypto-envelope.ts';
+import { completeAuthentication, loadThreeDs, returnUrlFor, threeDsUrl, type ThreeDsView } from '../../services/payments.ts';
+import { formatMinor } from '../../domain/money.ts';
+import type { OrderRow } from '../../store/orders.ts';
+import { Enum, Uuid } from '../../domain/schemas/common.ts';
+import { checkCsrf, csrfKey, issueCsrf, originAllowed, originsOf, setPageHeaders } from './security.ts';
+
+/**
+ * The simulated 3-D Secure pages (the issuer's ACS of test cards), on the API host:
+ *   GET  /pay/3ds/{transaction_id}/  frictionless: authorize and redirect; challenge: the form
+ *   POST /pay/3ds/{transaction_id}/  the challenge answer (or cancel), then the redirect
+ * Bound to the transaction id; no API key (spec "Authentication" 6).
+ */
+
+const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** form-action must also allow where the POST redirects to: browsers check it on redirects. */
+function csp(config: Ctx['config'], view: ThreeDsView) {
+  const b = view.order.body ?? {};
+  const targets = [...new Set(["'self'", ...originsOf(config.publicBaseUrl, b.return_url, b.failure_url)])].join(' ');
+  return `default-src 'none'; style-src 'unsafe-inline'; form-action ${targets}; frame-ancestors 'none'; base-uri 'none'`;
+}
+
+const STYLE = `body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1b1f24}
+main{max-width:26rem;margin:2rem auto;padding:1.5rem;background:#fff;border-radius:12px;box-shadow:0 1px 4px #0002}
+h1{font-size:1.3rem;margin:0 0 1rem}label{display:block;font-weight:600;margin:1rem 0 .3rem}
+input{font:inherit;width:100%;box-sizing:border-box;padding:.7rem;border:1px solid #6b7280;border-radius:8px}
+input:focus,button:focus{outline:3px solid #2563eb;outline-offset:2px}
+.actions{display:flex;gap:.75rem;margin-top:1.25rem}button{font:inherit;padding:.7rem 1.2rem;border-radius:8px;border:1px solid #1d4ed8;cursor:pointer}
+.primary{background:#1d4ed8;color:#fff;flex:1}.secondary{background:#fff;color:#1d4ed8}
+.hint{background:#fff7d6;border-radius:8px;padding:.6rem .8rem;font-size:.9rem}dl{display:grid;grid-template-columns:auto 1fr;gap:.2rem 1rem}dt{color:#4b5563}dd{margin:0}`;
+
+function page(title: string, body: string) {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
+    `<title>${esc(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`;
+}
+
+function challengePage(config: Ctx['config'], view: ThreeDsView, csrf: string) {
+  const { txn, order, project } = view;
+  const merchant = String(order.body?.merchant_name ?? project.name);
+  const card = String(txn.details?.truncated_pan ?? '');
+  return page(
+    '3-D Secure verification',
+    `<h1>Confirm your payment</h1>` +
+      `<dl><dt>Merchant</dt><dd>${esc(merchant)}</dd><dt>Amount</dt><dd>${esc(txn.currency)} ${esc(formatMinor(txn.amount, txn.currency))}</dd>` +
+      `<dt>Card</dt><dd>${esc(card)}</dd></dl>` +
+      (project.mode === 'test' ? `<p class="hint">Simulated 3-D Secure of a test card: code 1234 passes, any other code fails.</p>` : '') +
+      `<form method="post" action="${esc(threeDsUrl(config, txn.id))}">` +
+      `<input type="hidden" name="csrf" value="${esc(csrf)}">` +
+      `<label for="code">Verification code</label>` +
+      `<input id="code" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="12" autofocus>` +
+      `<div class="actions"><button class="primary" type="submit" name="action" value="verify">Verify</button>` +
+      `<button class="secondary" type="submit" name="action" value="cancel">Cancel</button></div></form>`,
+  );
+}
+
+const scope = (view: ThreeDsView) => ({ action: '3ds', orderId: view.txn.order_id, transactionId: view.txn.id });
+
+function sendPage(reply: FastifyReply, status: number, csp: string, html: string) {
+  setPageHeaders(reply, csp);
+  return reply.code(status).type('text/html; charset=utf-8').send(html);
+}
+
+const notFoundPage = (reply: FastifyReply) =>
+  sendPage(reply, 404, "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'", page('Not found', '<h1>This payment page does not exist</h1>'));
+
+export const threeDsRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
+  const kctx = ctx as KeyedCtx;
+  const key = csrfKey(kctx.masterKey);
+  const params = Type.Object({ transaction_id: Uuid() });
+
+  /** After the payment: to the merchant (or our result page). */
+  const finish = async (reply: FastifyReply, view: ThreeDsView, order: OrderRow | undefined, code: 302 | 303) => {
+    setPageHeaders(reply, csp(ctx.config, view));
+    return reply.redirect(returnUrlFor(ctx.config, order ?? view.order), code);
+  };
+
+  app.get('/pay/3ds/:transaction_id/', { schema: { hide: true, params } }, async (req, reply) => {
+    const view = await loadThreeDs(kctx, req.params.transaction_id);
+    if (!view || !view.auth) return notFoundPage(reply);
+    if (view.txn.status === 'pending' && view.auth.trans_status === 'C') {
+      const token = issueCsrf(key, scope(view), nowFor(view.project));
+      return sendPage(reply, 200, csp(ctx.config, view), challengePage(ctx.config, view, token));
+    }
+    const order = view.txn.status === 'pending' ? await completeAuthentication(kctx, view, { kind: 'frictionless' }) : view.order;
+    return finish(reply, view, order, 302);
+  });
+
+  app.post(
+    '/pay/3ds/:transaction_id/',
+    {
+      schema: {
+        hide: true,
+        params,
+        body: Type.Object({ csrf: Type.String({ maxLength: 200 }), code: Type.Optional(Type.String({ maxLength: 64 })), action: Type.Optional(Enum(['verify', 'cancel'])) }),
+      },
+    },
+    async (req, reply) => {
+      const view = await loadThreeDs(kctx, req.params.transaction_id);
+      if (!view || !view.auth) return notFoundPage(reply);
+      const origin = req.headers.origin;
+      if (!originAllowed(typeof origin === 'string' ? origin : undefined, ctx.config.publicBaseUrl) || !checkCsrf(key, scope(view), req.body.csrf, nowFor(view.project)))
+        return sendPage(reply, 403, csp(ctx.config, view), page('Session expired', `<h1>This form has expired</h1><p><a href="${esc(threeDsUrl(ctx.config, view.txn.id))}">Start the verification again</a>.</p>`));
+      const step = req.body.action === 'cancel' ? ({ kind: 'cancel' } as const) : ({ kind: 'challenge', answer: req.body.code ?? '' } as const);
+      const order = view.txn.status === 'pending' ? await completeAuthentication(kctx, view, step) : view.order;
+      return finish(reply, view, order, 303);
+    },
+  );
+};

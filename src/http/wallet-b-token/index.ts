@@ -1,0 +1,58 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { Ctx } from '../../services/context.ts';
+import type { KeyedCtx } from '../../services/crypto-envelope.ts';
+import { tokenize } from '../../services/wallets.ts';
+import { ErrorBody, Uuid } from '../../domain/schemas/common.ts';
+
+/**
+ * {wallet_b_token_url}/tokens/ and /test/tokens/: the wallet-b-pay token service. No API key
+ * (spec "Authentication" 6): a request is bound to the transaction's one-use setupToken.
+ */
+
+export const TokenizeBody = Type.Object(
+  {
+    walletBPayMessage: Type.String({ minLength: 1, maxLength: 65_536, description: 'the payment token from the wallet, as a string' }),
+    setupToken: Uuid({ description: "the transaction's setup_token: one use, valid 300 s after order creation" }),
+    transactionId: Uuid(),
+  },
+  { additionalProperties: false, $id: 'WalletBTokenize' },
+);
+
+const TokenizeAnswer = Type.Object({
+  vaultToken: Uuid(),
+  cryptogram: Type.String({ description: 'empty for PAN_ONLY' }),
+  eciIndicator: Type.String({ description: 'empty for PAN_ONLY, and when the wallet gave none' }),
+});
+
+/** A refused token's error also carries `code`, the check that failed (docs/wallet-b-token.md). */
+const RefusedBody = Type.Object({
+  error: Type.Object({
+    status: Type.Integer(),
+    type: Type.String(),
+    value: Type.String(),
+    field: Type.Optional(Type.String()),
+    code: Type.Optional(Type.String()),
+  }),
+});
+
+export const walletBTokenRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
+  const kctx = ctx as KeyedCtx;
+  for (const test of [false, true]) {
+    app.post(
+      test ? '/test/tokens/' : '/tokens/',
+      {
+        schema: {
+          tags: ['wallet-b-pay'],
+          summary: test ? 'Tokenize a wallet-b-pay token of the test environment' : 'Tokenize a wallet-b-pay token',
+          description:
+            'Verifies and decrypts the token with the project\'s keys, vaults its card against the setupToken and answers the vault token. ' +
+            (test ? 'Root keys: the test set, which includes the project\'s sandbox root key. Test projects only.' : 'Root keys: the production set.'),
+          body: TokenizeBody,
+          response: { 200: TokenizeAnswer, 400: RefusedBody, 403: ErrorBody, 409: ErrorBody },
+        },
+      },
+      async (req) => tokenize(kctx, req.body, { test }),
+    );
+  }
+};

@@ -1,0 +1,154 @@
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
+import type { Ctx } from './context.ts';
+
+/**
+ * Envelope encryption of card data (DESIGN.md "Secrets and the vault").
+ *
+ * Each project has one random 256-bit data key. It is stored only wrapped (AES-256-GCM) by the
+ * master key, in `data_keys.wraps` under the master key's id. Card fields are sealed with
+ * AES-256-GCM under a key derived from the data key, with the project, record and field as
+ * associated data, so a ciphertext copied to another row or field does not open. The PAN
+ * fingerprint is an HMAC under a second derived key.
+ */
+
+/** Use cases that touch card data need the master key besides the store. */
+export type KeyedCtx = Ctx & { masterKey: Buffer };
+
+export interface DataKey {
+  id: string;
+  projectId: string;
+  sealKey: Buffer;
+  macKey: Buffer;
+}
+
+const IV = 12;
+const TAG = 16;
+
+const derive = (key: Buffer, info: string) => Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), info, 32));
+
+/** A short public id of a master key (an HMAC, so it reveals nothing of the key). */
+export const masterKeyId = (master: Buffer) => createHmac('sha256', master).update('tender/master-key-id/v1').digest('hex').slice(0, 16);
+
+export function seal(key: Buffer, plaintext: Buffer, aad: string): string {
+  const iv = randomBytes(IV);
+  const c = createCipheriv('aes-256-gcm', key, iv);
+  c.setAAD(Buffer.from(aad, 'utf8'));
+  const ct = Buffer.concat([c.update(plaintext), c.final()]);
+  return Buffer.concat([iv, c.getAuthTag(), ct]).toString('base64');
+}
+
+export function open(key: Buffer, sealed: string, aad: string): Buffer {
+  const raw = Buffer.from(sealed, 'base64');
+  if (raw.length < IV + TAG) throw new Error('ciphertext too short');
+  const d = createDecipheriv('aes-256-gcm', key, raw.subarray(0, IV));
+  d.setAAD(Buffer.from(aad, 'utf8'));
+  d.setAuthTag(raw.subarray(IV, IV + TAG));
+  return Buffer.concat([d.update(raw.subarray(IV + TAG)), d.final()]);
+}
+
+const wrapAad = (projectId: string, id: string) => `tender/data-key/v1\n${projectId}\n${id}`;
+
+function toDataKey(id: string, projectId: string, raw: Buffer): DataKey {
+  return { id, projectId, sealKey: derive(raw, 'tender/vault/seal/v1'), macKey: derive(raw, 'tender/vault/fingerprint/v1') };
+}
+
+// Unwrapped keys per master key and project. A data key never changes (rotation re-wraps it),
+// so entries stay valid for the life of the process.
+const cache = new WeakMap<Buffer, Map<string, DataKey>>();
+
+interface DataKeyRow {
+  id: string;
+  project_id: string;
+  wraps: Record<string, string>;
+}
+
+function unwrap(master: Buffer, row: DataKeyRow): Buffer {
+  const wrapped = row.wraps[masterKeyId(master)];
+  if (!wrapped) throw new Error(`the data key of project ${row.project_id} is not wrapped by the configured master key (see \`tender keys rewrap\`)`);
+  return open(master, wrapped, wrapAad(row.project_id, row.id));
+}
+
+/**
+ * The project's data key, created (and committed) on first use; safe when several requests race.
+ * Call it before opening a database transaction: it uses its own statements on ctx.db, so a
+ * rolled-back caller can never leave a cached key that the store does not have.
+ */
+export async function dataKeyFor(ctx: KeyedCtx, projectId: string): Promise<DataKey> {
+  const q = ctx.db;
+  let keys = cache.get(ctx.masterKey);
+  if (!keys) cache.set(ctx.masterKey, (keys = new Map()));
+  const hit = keys.get(projectId);
+  if (hit) return hit;
+  let row = (await q.query<DataKeyRow>('SELECT id, project_id, wraps FROM data_keys WHERE project_id = $1', [projectId]))[0];
+  if (!row) {
+    const id = randomUUID();
+    const raw = randomBytes(32);
+    const wraps = { [masterKeyId(ctx.masterKey)]: seal(ctx.masterKey, raw, wrapAad(projectId, id)) };
+    raw.fill(0);
+    await q.query('INSERT INTO data_keys (id, project_id, wraps) VALUES ($1, $2, $3) ON CONFLICT (project_id) DO NOTHING', [id, projectId, JSON.stringify(wraps)]);
+    row = (await q.query<DataKeyRow>('SELECT id, project_id, wraps FROM data_keys WHERE project_id = $1', [projectId]))[0];
+  }
+  const raw = unwrap(ctx.masterKey, row);
+  const dk = toDataKey(row.id, projectId, raw);
+  raw.fill(0);
+  keys.set(projectId, dk);
+  return dk;
+}
+
+/** Checks that a stored record was sealed by this data key (records keep the key's id). */
+export function checkDataKey(dk: DataKey, id: string) {
+  if (dk.id !== id) throw new Error(`record of project ${dk.projectId} is sealed by an unknown data key`);
+}
+
+const fieldAad = (dk: DataKey, recordId: string, field: string) => `tender/vault/v1\n${dk.projectId}\n${recordId}\n${field}`;
+
+export const sealField = (dk: DataKey, recordId: string, field: string, value: string) => seal(dk.sealKey, Buffer.from(value, 'utf8'), fieldAad(dk, recordId, field));
+export const openField = (dk: DataKey, recordId: string, field: string, sealed: string) => open(dk.sealKey, sealed, fieldAad(dk, recordId, field)).toString('utf8');
+
+/** Keyed fingerprint of a PAN for de-duplication within a project. */
+export const fingerprint = (dk: DataKey, pan: string) => createHmac('sha256', dk.macKey).update(pan).digest('base64url');
+
+export interface RewrapResult {
+  master_key_id: string;
+  new_master_key_id: string;
+  data_keys: number;
+  rewrapped: number;
+  already_wrapped: number;
+  pruned: number;
+  /** data keys the current master key cannot open (wrapped by a third key): left as they are */
+  unreadable: string[];
+}
+
+/**
+ * Key rotation without downtime: adds a wrap of every data key under the new master key,
+ * beside the current one, so nodes on the old key and nodes already on the new key both work.
+ * Once every node runs with the new key, `prune` drops the other wraps. Idempotent.
+ */
+export async function rewrapDataKeys(ctx: KeyedCtx, newMaster: Buffer, opts: { prune?: boolean } = {}): Promise<RewrapResult> {
+  const oldId = masterKeyId(ctx.masterKey);
+  const newId = masterKeyId(newMaster);
+  const result: RewrapResult = { master_key_id: oldId, new_master_key_id: newId, data_keys: 0, rewrapped: 0, already_wrapped: 0, pruned: 0, unreadable: [] };
+  await ctx.db.tx(async (q) => {
+    const rows = await q.query<DataKeyRow>('SELECT id, project_id, wraps FROM data_keys ORDER BY project_id FOR UPDATE');
+    result.data_keys = rows.length;
+    for (const row of rows) {
+      const wraps = { ...row.wraps };
+      if (wraps[newId]) {
+        result.already_wrapped++;
+      } else if (wraps[oldId]) {
+        const raw = unwrap(ctx.masterKey, row);
+        wraps[newId] = seal(newMaster, raw, wrapAad(row.project_id, row.id));
+        raw.fill(0);
+        result.rewrapped++;
+      } else {
+        result.unreadable.push(row.project_id);
+        continue;
+      }
+      if (opts.prune) {
+        for (const k of Object.keys(wraps)) if (k !== newId) delete wraps[k], result.pruned++;
+      }
+      await q.query('UPDATE data_keys SET wraps = $2, modified = now() WHERE id = $1', [row.id, JSON.stringify(wraps)]);
+    }
+  });
+  return result;
+}

@@ -1,0 +1,154 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import * as orders from '../store/orders.ts';
+import type { TransactionRow } from '../store/orders.ts';
+import { findProject, type ProjectRow } from '../store/projects.ts';
+import { nowFor } from './context.ts';
+import { dataKeyFor, type KeyedCtx } from './crypto-envelope.ts';
+import { findVaultCard, openCard } from './vault.ts';
+import { completeAuthentication, returnUrlFor, threeDsUrl } from './payments.ts';
+import { moveTransaction } from './transitions.ts';
+import { checkCryptogram, recipientKeys, sandboxRootKey, tokenClock, tokenize } from './wallets.ts';
+import { outcomeOf, transactionOf, type Checkout } from './checkout.ts';
+import { startTransaction } from './orders.ts';
+import { sealToken } from '../wallets/wallet-b-token.ts';
+import { connectorFor, type ThreeDsResult } from '../acquirer/connector.ts';
+import { eciFor } from '../domain/card.ts';
+import { ApiError, invalid, notFound } from '../domain/errors.ts';
+
+/**
+ * The pay step of a wallet-b-pay transaction (POST /pay/{order_id}/select-payment-method/
+ * wallet-b-pay/{transaction_id}/), after the token service or the merchant's own decryption
+ * vaulted the card:
+ *   cryptogram    the wallet authenticated the customer on the device: authorized at once,
+ *                 with liability shift, through the same authorization as cards
+ *   no cryptogram PAN_ONLY: 3-D Secure like a card; the customer goes to the 3-D Secure page
+ * Both run on the card tables (card_authentications) so the 3-D Secure pages, the late
+ * decline and the CVC-free authorization of payments.ts apply unchanged.
+ */
+
+export interface BrowserInfo {
+  browser_info_screen_width?: number;
+  browser_info_screen_height?: number;
+  browser_info_color_depth?: number;
+  browser_info_user_agent?: string;
+  browser_info_time_zone_offset?: number;
+  browser_info_language?: string;
+  browser_info_java_enabled?: boolean;
+}
+
+export interface WalletPayInput extends BrowserInfo {
+  vaultToken: string;
+  cryptogram?: string;
+  eciIndicator?: string;
+}
+
+export interface WalletPayResult {
+  is_successful: boolean;
+  redirect_url: string;
+  /** '' when authorized; authentication_required when the customer must pass 3-D Secure; else why it failed */
+  reason: string;
+}
+
+export const AUTHENTICATION_REQUIRED = 'authentication_required';
+
+/** Starts the transaction: decides its 3-D Secure (the device's, or the issuer's) and moves it to pending. */
+async function begin(ctx: KeyedCtx, project: ProjectRow, txn: TransactionRow, input: WalletPayInput): Promise<ThreeDsResult> {
+  const connector = connectorFor(project);
+  const dk = await dataKeyFor(ctx, project.id);
+  const cryptogram = input.cryptogram ?? '';
+  if (cryptogram) await checkCryptogram(ctx, project.id, input.vaultToken, cryptogram);
+  return ctx.db.tx(async (q) => {
+    const locked = await orders.findTransaction(q, project.id, txn.order_id, txn.id, true);
+    if (!locked) throw notFound('transaction');
+    if (locked.status !== 'new') throw new ApiError('TransactionAlreadyStarted', `transaction already started: it is ${locked.status}`);
+    const now = nowFor(project);
+    if (locked.expires_at && now >= new Date(locked.expires_at)) throw new ApiError('TransactionAlreadyStarted', 'transaction has expired');
+    const row = await findVaultCard(q, project.id, input.vaultToken, true);
+    if (!row || row.transaction_id !== locked.id) throw invalid('vaultToken', 'vaultToken is not a card stored for this transaction');
+    // The device authenticated the customer: a cryptogram stands for a successful 3-D Secure (Y).
+    const three: ThreeDsResult = cryptogram
+      ? { trans_status: 'Y', eci: input.eciIndicator || eciFor(row.brand, 'Y'), liability_shift: true }
+      : await connector.authenticate3ds({ project_id: project.id, transaction_id: locked.id, amount: locked.amount, currency: locked.currency, now, card: openCard(dk, row) });
+    await q.query(
+      'INSERT INTO card_authentications (transaction_id, project_id, vault_token, trans_status, eci, created, modified) VALUES ($1, $2, $3, $4, $5, $6, $6)',
+      [locked.id, project.id, row.id, three.trans_status, three.eci ?? null, now],
+    );
+    const details: Record<string, unknown> = { ...locked.details, truncated_pan: row.truncated_pan, card_expiry: row.expiry, vault_token: row.id };
+    if (three.trans_status !== 'C') details.liability_shift = three.liability_shift;
+    await moveTransaction(q, locked, 'pending', now, { source: 'wallet', patch: { payment_method_brand: row.brand, details } });
+    return three;
+  });
+}
+
+/** Pays a wallet-b-pay transaction with a vaulted card. Bound to the order and transaction ids and the vault token. */
+export async function payWithWalletB(ctx: KeyedCtx, orderId: string, transactionId: string, input: WalletPayInput): Promise<WalletPayResult> {
+  const txn = await orders.transactionById(ctx.db, transactionId);
+  if (!txn || txn.order_id !== orderId) throw notFound('transaction');
+  const project = await findProject(ctx.db, txn.project_id);
+  if (!project) throw notFound('transaction');
+  if (txn.payment_method !== 'wallet-b-pay') throw invalid('transaction_id', `a ${txn.payment_method} transaction is not paid with wallet-b-pay`);
+  const cryptogram = input.cryptogram ?? '';
+  if (!cryptogram && input.eciIndicator) throw invalid('eciIndicator', 'eciIndicator must be empty when cryptogram is empty (PAN_ONLY)');
+  await begin(ctx, project, txn, input);
+  if (!cryptogram) return { is_successful: true, redirect_url: threeDsUrl(ctx.config, txn.id), reason: AUTHENTICATION_REQUIRED };
+  const order = await completeAuthentication(ctx, txn.id, { kind: 'frictionless' });
+  const done = await orders.transactionById(ctx.db, txn.id);
+  if (!order || !done) throw notFound('transaction');
+  const accepted = done.status === 'accepted' || done.status === 'completed';
+  return { is_successful: accepted, redirect_url: returnUrlFor(ctx.config, order), reason: accepted ? '' : (done.reason ?? done.status) };
+}
+
+// ---- the hosted page: the device's wallet and the sandbox wallet sheet ------------------
+
+/** The wallet-b-pay transaction a hosted page pays: the one named, or one started now for the order. */
+export async function walletTransaction(ctx: KeyedCtx, c: Checkout, transactionId?: string): Promise<TransactionRow> {
+  const { outcome } = outcomeOf(c);
+  if (outcome !== 'open') throw new ApiError('TransactionAlreadyStarted', `this order is ${outcome}`);
+  if (transactionId) {
+    const txn = transactionOf(c, transactionId);
+    if (!txn) throw notFound('transaction');
+    if (txn.payment_method !== 'wallet-b-pay' || txn.status !== 'new' || txn.setup_token_used) throw new ApiError('TransactionAlreadyStarted', 'this transaction has already started');
+    return txn;
+  }
+  if (!c.methods.includes('wallet-b-pay')) throw new ApiError('Forbidden', 'wallet-b-pay is not offered for this order');
+  if (c.transactions.length) throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
+  const view = await startTransaction(ctx, c.project, c.order.id, { payment_method: 'wallet-b-pay' });
+  const txn = await orders.transactionById(ctx.db, view.transactions[0].id);
+  if (!txn) throw notFound('transaction');
+  c.transactions.push(txn);
+  return txn;
+}
+
+/** Pays from the hosted page with a token the wallet gave: the token service, then the pay step, as a merchant would. */
+export async function payOnPage(ctx: KeyedCtx, c: Checkout, transactionId: string | undefined, walletBPayMessage: string, browser: BrowserInfo = {}) {
+  const txn = await walletTransaction(ctx, c, transactionId);
+  const test = c.project.mode === 'test';
+  const token = await tokenize(ctx, { walletBPayMessage, setupToken: txn.setup_token!, transactionId: txn.id }, { test });
+  return { transaction_id: txn.id, ...(await payWithWalletB(ctx, txn.order_id, txn.id, { ...token, ...browser })) };
+}
+
+export type SandboxAuthMethod = 'CRYPTOGRAM_3DS' | 'PAN_ONLY';
+
+/**
+ * A token as the wallet would make it for a test card, signed with the project's sandbox root
+ * key and encrypted to its recipient key (ECv2), valid for an hour of the token clock.
+ */
+export async function sandboxToken(ctx: KeyedCtx, project: ProjectRow, card: { pan: string; brand: string; authMethod: SandboxAuthMethod }): Promise<string> {
+  const root = await sandboxRootKey(ctx, project);
+  const recipient = await recipientKeys(ctx, project);
+  const now = tokenClock(project);
+  const details: Record<string, unknown> = {
+    pan: card.pan,
+    expirationMonth: 12,
+    expirationYear: nowFor(project).getUTCFullYear() + 3,
+    authMethod: card.authMethod,
+  };
+  if (card.authMethod === 'CRYPTOGRAM_3DS') Object.assign(details, { cryptogram: randomBytes(20).toString('base64'), eciIndicator: eciFor(card.brand, 'Y') });
+  const payload = {
+    messageExpiration: String(now.getTime() + 60 * 60 * 1000),
+    messageId: `sandbox-${randomUUID()}`,
+    paymentMethod: 'CARD',
+    paymentMethodDetails: details,
+  };
+  return sealToken(payload, { protocolVersion: 'ECv2', rootPrivateKey: root.privateKey, recipientId: recipient.recipientId, recipientPublicKey: recipient.publicKey, now });
+}

@@ -1,0 +1,216 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { performance } from 'node:perf_hooks';
+import { Agent, request } from 'undici';
+import type { Ctx } from './context.ts';
+import { nowFor } from './context.ts';
+import type { Config } from '../config.ts';
+import { findProject, type ProjectRow } from '../store/projects.ts';
+import * as store from '../store/webhooks.ts';
+import type { DeliveryRow } from '../store/webhooks.ts';
+import type { JobRow } from '../jobs/queue.ts';
+import type { JobOptions } from '../jobs/worker.ts';
+import { signedHeaders } from '../domain/webhook-signing.ts';
+import { addressClass, isIpLiteral, isLocalName } from '../domain/ssrf.ts';
+import { signingSecrets } from './webhooks.ts';
+
+/** At most this much of a receiver's answer is read; the rest is cut off with the connection. */
+const MAX_RESPONSE_BYTES = 4096;
+/** A delivery taken for an attempt is left alone this long past the timeout; then another runner may retry it. */
+const HOLD_MARGIN_MS = 5_000;
+
+// ---- HTTP ----------------------------------------------------------------------------------
+
+export interface SendResult {
+  status?: number;
+  error?: string;
+  durationMs: number;
+}
+
+/** Resolves like dns.lookup, but fails when any address is not public: the connection uses what was checked (no DNS rebinding). */
+export function publicOnlyLookup(hostname: string, options: any, callback: (...args: any[]) => void) {
+  dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
+    if (err) return callback(err);
+    const bad = addresses.find((a) => addressClass(a.address));
+    if (bad) {
+      const refused = Object.assign(new Error(`${hostname} resolves to ${bad.address}, a ${addressClass(bad.address)} address: refused for a live project`), { code: 'ESSRF' });
+      return callback(refused);
+    }
+    if (options?.all) return callback(null, addresses);
+    callback(null, addresses[0].address, addresses[0].family);
+  });
+}
+
+const agents = new Map<string, Agent>();
+
+/** One connection pool per kind of project and timeout; live projects' pool connects to public addresses only. */
+function agentFor(live: boolean, timeoutMs: number): Agent {
+  const key = `${live}:${timeoutMs}`;
+  let agent = agents.get(key);
+  if (!agent) {
+    agent = new Agent({
+      connect: { timeout: timeoutMs, ...(live ? { lookup: publicOnlyLookup as any } : {}) },
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      keepAliveTimeout: 4_000,
+      maxResponseSize: -1,
+    });
+    agents.set(key, agent);
+  }
+  return agent;
+}
+
+function describe(err: unknown, timedOut: boolean, timeoutMs: number): string {
+  if (timedOut) return `timeout: no response within ${timeoutMs} ms`;
+  const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const code = e?.code ?? e?.cause?.code;
+  switch (code) {
+    case 'UND_ERR_HEADERS_TIMEOUT':
+      return `timeout: no response within ${timeoutMs} ms`;
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return `timeout: could not connect within ${timeoutMs} ms`;
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ECONNRESET':
+    case 'UND_ERR_SOCKET':
+      return 'connection closed by the receiver';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'host not found';
+    case 'ESSRF':
+      return e.message ?? 'address refused';
+  }
+  return `${code ? code + ': ' : ''}${e?.message ?? String(err)}`.slice(0, 300);
+}
+
+/**
+ * POSTs one message. Only the status line and headers must arrive within the timeout; at most a
+ * few KB of the body are read (within the same deadline) and the rest is cut off, so a slow or
+ * endless receiver cannot hold a worker.
+ */
+export async function send(config: Config, live: boolean, url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
+  const timeoutMs = config.webhook.timeoutMs;
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  if (live) {
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+    const c = isIpLiteral(host) ? addressClass(host) : isLocalName(host) ? 'loopback' : undefined;
+    if (c) return { error: `${host} is a ${c} address: refused for a live project`, durationMs: 0 };
+  }
+  const ac = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    ac.abort();
+  }, timeoutMs);
+  try {
+    const res = await request(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'user-agent': 'Tender-Webhooks/1', ...headers },
+      body,
+      dispatcher: agentFor(live, timeoutMs),
+      signal: ac.signal,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+    const durationMs = elapsed();
+    let read = 0;
+    try {
+      for await (const chunk of res.body) {
+        read += (chunk as Buffer).length;
+        if (read > MAX_RESPONSE_BYTES) break; // leaving the loop destroys the body and its connection
+      }
+    } catch {
+      /* the status counts; a body cut off by the deadline does not matter */
+    }
+    return { status: res.statusCode, durationMs };
+  } catch (err) {
+    return { error: describe(err, timedOut, timeoutMs), durationMs: elapsed() };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// ---- bounded concurrency -------------------------------------------------------------------
+
+class Slots {
+  private waiting: Array<() => void> = [];
+  private used = 0;
+  constructor(private readonly size: number) {}
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.used >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.used++;
+    try {
+      return await fn();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.used--;
+    }
+  }
+}
+
+const slots = new WeakMap<Config['webhook'], Slots>();
+const slotsFor = (config: Config) => {
+  let s = slots.get(config.webhook);
+  if (!s) slots.set(config.webhook, (s = new Slots(Math.max(1, config.webhook.concurrency))));
+  return s;
+};
+
+// ---- the delivery job ----------------------------------------------------------------------
+
+export const payloadOf = (d: Pick<DeliveryRow, 'event' | 'order_id' | 'project_id'>) =>
+  JSON.stringify({ event: d.event, order_id: d.order_id, project_id: d.project_id });
+
+/** One attempt of one delivery: take it, POST it, write down what happened. */
+async function attempt(ctx: Ctx, project: ProjectRow, d: DeliveryRow, secrets: string[]) {
+  const cfg = ctx.config.webhook;
+  await slotsFor(ctx.config).run(async () => {
+    const now = nowFor(project);
+    const n = await store.claimAttempt(ctx.db, d, now, new Date(now.getTime() + cfg.timeoutMs + HOLD_MARGIN_MS));
+    if (n === undefined) return; // another runner took it
+    const body = payloadOf(d);
+    // The timestamp is wall-clock time: receivers check it against their own clock.
+    const headers = signedHeaders(secrets, d.id, new Date(), body);
+    const r = await send(ctx.config, project.mode === 'live', d.url, { ...headers }, body);
+    const ok = r.status !== undefined && r.status >= 200 && r.status < 300;
+    const after = nowFor(project);
+    const done = ok || n >= cfg.maxAttempts;
+    const nextRetry = done ? null : new Date(after.getTime() + cfg.retryIntervalMs);
+    await store.recordAttempt(
+      ctx.db,
+      d,
+      { attempt: n, attempted: now, response_status: r.status ?? null, error: r.error ?? null, duration_ms: r.durationMs, next_retry: nextRetry },
+      { status: ok ? 'succeeded' : done ? 'failed' : 'pending', next_attempt_at: nextRetry, completed: done ? after : null },
+    );
+    if (!ok) ctx.log.info({ delivery: d.id, order: d.order_id, attempt: n, status: r.status, error: r.error, final: done }, 'webhook attempt failed');
+  });
+}
+
+/**
+ * Job deliver_webhook, one per order (ref_id = order id). Sends the oldest pending delivery of
+ * each of the order's URLs that is due, then sets the job to when the next one is due. A later
+ * delivery to a URL never overtakes an earlier one: it waits until that one succeeded or failed.
+ */
+export async function deliverOrderWebhooks(ctx: Ctx, job: JobRow) {
+  const project = await findProject(ctx.db, job.project_id);
+  if (!project) return;
+  const orderId = job.ref_id;
+  const now = nowFor(project);
+  const due = (await store.pendingHeads(ctx.db, project.id, orderId)).filter((d) => d.next_attempt_at && new Date(d.next_attempt_at) <= now);
+  if (due.length) {
+    const secrets = await signingSecrets(ctx, project);
+    await Promise.all(due.map((d) => attempt(ctx, project, d, secrets)));
+  }
+  const left = await store.pendingHeads(ctx.db, project.id, orderId);
+  if (!left.length) return; // done: the worker removes the job, unless a new delivery rescheduled it meanwhile
+  const next = Math.min(...left.map((d) => new Date(d.next_attempt_at ?? now).getTime()));
+  // Never leave run_at as claimed while work is left: the worker would take that for "done".
+  const claimed = new Date(job.run_at).getTime();
+  await store.rescheduleOrderJob(ctx.db, orderId, new Date(job.run_at), new Date(Math.max(next, claimed + 1)));
+}
+
+/** Delivery jobs run side by side (each keeps its own order's sequence); a lease a bit longer than a round of attempts. */
+export const deliveryJobOptions: JobOptions = {
+  concurrent: true,
+  leaseMs: (config) => 3 * config.webhook.timeoutMs + 2 * HOLD_MARGIN_MS, // 22 s by default
+};

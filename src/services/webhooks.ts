@@ -1,0 +1,259 @@
+import { randomUUID } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
+import type { Ctx } from './context.ts';
+import { nowFor } from './context.ts';
+import type { Config } from '../config.ts';
+import type { Queryable } from '../store/db.ts';
+import { findProject, setWebhookUrl, type ProjectRow } from '../store/projects.ts';
+import { findOrder, type OrderRow } from '../store/orders.ts';
+import * as store from '../store/webhooks.ts';
+import type { AttemptRow, DeliveryRow } from '../store/webhooks.ts';
+import { ApiError, invalid, notFound } from '../domain/errors.ts';
+import { newSecret } from '../domain/webhook-signing.ts';
+import { addressClass, isIpLiteral, isLocalName } from '../domain/ssrf.ts';
+import { orderStatusHooks } from './transitions.ts';
+import { projectCreatedHooks } from './tenancy.ts';
+import { dataKeyFor, openField, sealField, type KeyedCtx } from './crypto-envelope.ts';
+
+/** Where an order's status changes are sent. `target` says why (shown in the delivery log). */
+export interface WebhookTarget {
+  url: string;
+  target: string;
+}
+
+/**
+ * More receivers of an order's status changes, asked inside the status change's database
+ * transaction. Payment links are built in (orders.payment_link_id -> payment_links.webhook_url);
+ * other modules may push here. A URL is notified once per change even when named twice.
+ */
+export const extraWebhookTargets: Array<(q: Queryable, order: OrderRow) => Promise<WebhookTarget[]>> = [];
+
+const ROTATION_GRACE_MS = 24 * 3600_000;
+const iso = (d: Date | string | null | undefined) => (d ? new Date(d).toISOString().replace('Z', '+00:00') : undefined);
+
+// ---- secrets -------------------------------------------------------------------------------
+
+const CURRENT = 'webhook_secret';
+const PREVIOUS = 'webhook_previous_secret';
+
+function keyed(ctx: Ctx): KeyedCtx {
+  const masterKey = (ctx as Partial<KeyedCtx>).masterKey;
+  if (!masterKey) throw new Error('webhook secrets need the master key (ctx.masterKey)');
+  return { ...ctx, masterKey };
+}
+
+/** Makes the project's first secret. Returns it when made here, undefined when one existed. */
+export async function createWebhookSecret(ctx: Ctx, projectId: string): Promise<string | undefined> {
+  const dk = await dataKeyFor(keyed(ctx), projectId);
+  const secret = newSecret();
+  const made = await store.insertSecret(ctx.db, { project_id: projectId, data_key_id: dk.id, secret_ct: sealField(dk, projectId, CURRENT, secret) });
+  return made ? secret : undefined;
+}
+
+/**
+ * A new secret for the project, shown only here. The old one keeps signing beside it for 24 h
+ * (project clock), so receivers can switch without losing a message.
+ */
+export async function rotateWebhookSecret(ctx: Ctx, projectId: string) {
+  const project = await findProject(ctx.db, projectId);
+  if (!project) throw new ApiError('NotFound', `project ${projectId} not found`);
+  const dk = await dataKeyFor(keyed(ctx), projectId);
+  const fresh = newSecret();
+  return ctx.db.tx(async (q) => {
+    const row = await store.lockSecret(q, projectId);
+    const now = nowFor(project);
+    if (!row) {
+      await store.insertSecret(q, { project_id: projectId, data_key_id: dk.id, secret_ct: sealField(dk, projectId, CURRENT, fresh) });
+      return { project_id: projectId, webhook_secret: fresh };
+    }
+    const current = openField(dk, projectId, CURRENT, row.secret_ct);
+    const expires = new Date(now.getTime() + ROTATION_GRACE_MS);
+    await store.updateSecret(q, {
+      project_id: projectId,
+      data_key_id: dk.id,
+      secret_ct: sealField(dk, projectId, CURRENT, fresh),
+      previous_ct: sealField(dk, projectId, PREVIOUS, current),
+      previous_expires: expires,
+      rotated: now,
+    });
+    return { project_id: projectId, webhook_secret: fresh, previous_secret_expires: iso(expires) };
+  });
+}
+
+/** The secrets to sign with now: the current one, and the previous one during its 24 h. */
+export async function signingSecrets(ctx: Ctx, project: Pick<ProjectRow, 'id' | 'clock_offset_ms'>): Promise<string[]> {
+  let row = await store.findSecret(ctx.db, project.id);
+  // Projects made before webhooks existed get a secret on first use (`webhook-secret rotate` shows one).
+  if (!row) await createWebhookSecret(ctx, project.id);
+  row ??= (await store.findSecret(ctx.db, project.id))!;
+  const dk = await dataKeyFor(keyed(ctx), project.id);
+  const secrets = [openField(dk, project.id, CURRENT, row.secret_ct)];
+  if (row.previous_ct && row.previous_expires && nowFor(project) < new Date(row.previous_expires)) secrets.push(openField(dk, project.id, PREVIOUS, row.previous_ct));
+  return secrets;
+}
+
+// A new project gets its secret at once; `project create` shows it (the only time it is shown).
+projectCreatedHooks.push(async (ctx, projectId) => {
+  const secret = await createWebhookSecret(ctx, projectId);
+  return secret ? { webhook_secret: secret } : undefined;
+});
+
+// ---- outbox -> deliveries ------------------------------------------------------------------
+
+/** The receivers of an order: its own webhook_url, else the project's; plus its payment link's. */
+export async function targetsFor(q: Queryable, order: OrderRow): Promise<WebhookTarget[]> {
+  const found: WebhookTarget[] = [];
+  const own = order.body?.webhook_url;
+  if (typeof own === 'string' && own) found.push({ url: own, target: 'order' });
+  else {
+    const projectUrl = await store.projectWebhookUrl(q, order.project_id);
+    if (projectUrl) found.push({ url: projectUrl, target: 'project' });
+  }
+  if (order.payment_link_id) {
+    const linkUrl = await store.linkWebhookUrl(q, order.project_id, order.payment_link_id);
+    if (linkUrl) found.push({ url: linkUrl, target: 'payment_link' });
+  }
+  for (const extra of extraWebhookTargets) found.push(...(await extra(q, order)));
+  const seen = new Set<string>();
+  return found.filter((t) => !seen.has(t.url) && seen.add(t.url));
+}
+
+async function queueDeliveries(q: Queryable, order: OrderRow, targets: WebhookTarget[], now: Date, from: { outboxId: number | null; status: string; resend: boolean }) {
+  const made: string[] = [];
+  for (const t of targets) {
+    const id = randomUUID();
+    await store.insertDelivery(q, {
+      id, project_id: order.project_id, order_id: order.id, outbox_id: from.outboxId, order_status: from.status,
+      target: t.target, resend: from.resend, url: t.url, next_attempt_at: now, created: now,
+    });
+    made.push(id);
+  }
+  await store.scheduleOrderJob(q, order.project_id, order.id, now);
+  return made;
+}
+
+// Every order status change: its outbox row was just written; its deliveries and the order's
+// delivery job are written in the same database transaction, so a crash loses none of them.
+orderStatusHooks.push(async (q, order, _from, to, now) => {
+  const targets = await targetsFor(q, order);
+  if (!targets.length) return;
+  const outbox = await store.latestOutbox(q, order.project_id, order.id);
+  await queueDeliveries(q, order, targets, now, { outboxId: outbox?.id ?? null, status: to, resend: false });
+});
+
+// ---- URL safety (SSRF) ---------------------------------------------------------------------
+
+const DNS_TIMEOUT_MS = 2000;
+
+/** Why a URL may not be called for a live project, or undefined. Unresolvable names pass: delivery checks again. */
+export async function urlProblem(config: Config, url: string): Promise<string | undefined> {
+  if (url.startsWith(config.publicBaseUrl + '/')) return undefined; // our own pages
+  let host: string;
+  try {
+    host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return 'not a valid URL';
+  }
+  if (isLocalName(host)) return `${host} is this machine`;
+  if (isIpLiteral(host)) {
+    const c = addressClass(host);
+    return c ? `${host} is a ${c} address` : undefined;
+  }
+  let addresses: { address: string }[];
+  try {
+    addresses = await Promise.race([
+      lookup(host, { all: true, verbatim: true }),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('dns timeout')), DNS_TIMEOUT_MS).unref()),
+    ]);
+  } catch {
+    return undefined;
+  }
+  for (const a of addresses) {
+    const c = addressClass(a.address);
+    if (c) return `${host} resolves to ${a.address}, a ${c} address`;
+  }
+  return undefined;
+}
+
+/** Live projects refuse URLs that point into private networks. Throws a ValidationError naming the field. */
+export async function checkPublicUrls(ctx: Pick<Ctx, 'config'>, project: Pick<ProjectRow, 'mode'>, urls: Record<string, unknown>) {
+  if (project.mode !== 'live') return;
+  for (const [field, url] of Object.entries(urls)) {
+    if (typeof url !== 'string' || !url) continue;
+    const problem = await urlProblem(ctx.config, url);
+    if (problem) throw invalid(field, `${field} must be a public address for a live project: ${problem}`);
+  }
+}
+
+/** The order fields that name URLs the service calls or sends the customer to. */
+export const checkOrderUrls = (ctx: Pick<Ctx, 'config'>, project: Pick<ProjectRow, 'mode'>, input: { webhook_url?: unknown; return_url?: unknown; failure_url?: unknown }) =>
+  checkPublicUrls(ctx, project, { webhook_url: input.webhook_url, return_url: input.return_url, failure_url: input.failure_url });
+
+/** Sets (or, with null, clears) the project's webhook URL: the fallback for orders without their own. */
+export async function setProjectWebhookUrl(ctx: Ctx, projectId: string, url: string | null) {
+  const project = await findProject(ctx.db, projectId);
+  if (!project) throw new ApiError('NotFound', `project ${projectId} not found`);
+  if (url !== null) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(url);
+    } catch {
+      /* below */
+    }
+    if (!parsed || !/^https?:$/.test(parsed.protocol) || url.length > 2048) throw invalid('url', 'url must be an absolute http(s) URL');
+    await checkPublicUrls(ctx, project, { url });
+  }
+  await setWebhookUrl(ctx.db, projectId, url);
+  return { project_id: projectId, webhook_url: url };
+}
+
+// ---- delivery log and resend ---------------------------------------------------------------
+
+function attemptView(a: AttemptRow) {
+  return {
+    attempt: a.attempt,
+    time: iso(a.attempted)!,
+    url: a.url,
+    response_status: a.response_status ?? undefined,
+    error: a.error ?? undefined,
+    duration_ms: a.duration_ms,
+    next_retry: iso(a.next_retry),
+  };
+}
+
+function deliveryView(d: DeliveryRow, attempts: AttemptRow[]) {
+  return {
+    id: d.id,
+    event: d.event,
+    order_status: d.order_status ?? undefined,
+    url: d.url,
+    target: d.target,
+    resend: d.resend,
+    status: d.status,
+    created: iso(d.created)!,
+    completed: iso(d.completed),
+    next_attempt: d.status === 'pending' ? iso(d.next_attempt_at) : undefined,
+    attempts: attempts.filter((a) => a.delivery_id === d.id).map(attemptView),
+  };
+}
+
+/** GET /v1/orders/{id}/webhooks/: every delivery of the order, oldest first, with its attempts. */
+export async function deliveryLog(ctx: Ctx, project: ProjectRow, orderId: string) {
+  if (!(await findOrder(ctx.db, project.id, orderId))) throw notFound('order');
+  const deliveries = await store.deliveriesOf(ctx.db, project.id, orderId);
+  const attempts = await store.attemptsOf(ctx.db, project.id, deliveries.map((d) => d.id));
+  return { order_id: orderId, deliveries: deliveries.map((d) => deliveryView(d, attempts)) };
+}
+
+/** POST /v1/orders/{id}/webhooks/resend/: a new delivery to each current receiver, after any still pending. */
+export async function resendWebhooks(ctx: Ctx, project: ProjectRow, orderId: string) {
+  const ids = await ctx.db.tx(async (q) => {
+    const order = await findOrder(q, project.id, orderId, true);
+    if (!order) throw notFound('order');
+    const targets = await targetsFor(q, order);
+    if (!targets.length) throw new ApiError('Forbidden', 'no webhook URL: set webhook_url on the order, or a webhook URL on the project');
+    return queueDeliveries(q, order, targets, nowFor(project), { outboxId: null, status: order.status, resend: true });
+  });
+  const all = await store.deliveriesOf(ctx.db, project.id, orderId);
+  return { order_id: orderId, deliveries: all.filter((d) => ids.includes(d.id)).map((d) => deliveryView(d, [])) };
+}

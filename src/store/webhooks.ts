@@ -1,0 +1,175 @@
+import type { Queryable } from './db.ts';
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface DeliveryRow {
+  id: string;
+  project_id: string;
+  order_id: string;
+  outbox_id: number | null;
+  seq: number;
+  event: string;
+  order_status: string | null;
+  target: string;
+  resend: boolean;
+  url: string;
+  status: DeliveryStatus;
+  attempts: number;
+  next_attempt_at: Date | null;
+  last_response_status: number | null;
+  last_error: string | null;
+  created: Date;
+  completed: Date | null;
+}
+
+export interface AttemptRow {
+  id: number;
+  project_id: string;
+  delivery_id: string;
+  attempt: number;
+  attempted: Date;
+  url: string;
+  response_status: number | null;
+  error: string | null;
+  duration_ms: number;
+  next_retry: Date | null;
+}
+
+export interface SecretRow {
+  project_id: string;
+  data_key_id: string;
+  secret_ct: string;
+  previous_ct: string | null;
+  previous_expires: Date | null;
+  created: Date;
+  rotated: Date | null;
+}
+
+export const JOB_KIND = 'deliver_webhook';
+
+export async function insertDelivery(
+  q: Queryable,
+  d: Pick<DeliveryRow, 'id' | 'project_id' | 'order_id' | 'outbox_id' | 'order_status' | 'target' | 'resend' | 'url' | 'next_attempt_at' | 'created'>,
+) {
+  await q.query(
+    `INSERT INTO webhook_deliveries (id, project_id, order_id, outbox_id, order_status, target, resend, url, next_attempt_at, created)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`,
+    [d.id, d.project_id, d.order_id, d.outbox_id, d.order_status, d.target, d.resend, d.url, d.next_attempt_at, d.created],
+  );
+}
+
+/** The oldest pending delivery of each URL of an order: the only ones that may go out. */
+export async function pendingHeads(q: Queryable, projectId: string, orderId: string): Promise<DeliveryRow[]> {
+  return q.query<DeliveryRow>(
+    `SELECT DISTINCT ON (url) * FROM webhook_deliveries
+     WHERE project_id = $1 AND order_id = $2 AND status = 'pending' ORDER BY url, seq`,
+    [projectId, orderId],
+  );
+}
+
+/**
+ * Takes a due delivery for one attempt: counts it and moves next_attempt_at to `holdUntil`, so
+ * no other runner takes it meanwhile, and a runner that dies mid-attempt leaves it due again then.
+ * Returns the attempt number, or undefined when another runner was first.
+ */
+export async function claimAttempt(q: Queryable, d: DeliveryRow, now: Date, holdUntil: Date): Promise<number | undefined> {
+  const rows = await q.query<{ attempts: number }>(
+    `UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = $4
+     WHERE id = $1 AND status = 'pending' AND attempts = $2 AND next_attempt_at <= $3 RETURNING attempts`,
+    [d.id, d.attempts, now, holdUntil],
+  );
+  return rows[0]?.attempts;
+}
+
+/** Writes an attempt's outcome: the log row and the delivery's new state. */
+export async function recordAttempt(
+  q: Queryable,
+  d: DeliveryRow,
+  a: Omit<AttemptRow, 'id' | 'project_id' | 'delivery_id' | 'url'>,
+  next: { status: DeliveryStatus; next_attempt_at: Date | null; completed: Date | null },
+) {
+  // one statement, so the log row and the delivery's state are written together
+  await q.query(
+    `WITH logged AS (
+       INSERT INTO webhook_attempts (project_id, delivery_id, attempt, attempted, url, response_status, error, duration_ms, next_retry)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9))
+     UPDATE webhook_deliveries SET status = $10, next_attempt_at = $11, completed = $12, last_response_status = $6, last_error = $7
+     WHERE id = $2 AND status = 'pending' AND attempts = $3`,
+    [d.project_id, d.id, a.attempt, a.attempted, d.url, a.response_status, a.error, a.duration_ms, a.next_retry, next.status, next.next_attempt_at, next.completed],
+  );
+}
+
+export async function deliveriesOf(q: Queryable, projectId: string, orderId: string): Promise<DeliveryRow[]> {
+  return q.query<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE project_id = $1 AND order_id = $2 ORDER BY seq', [projectId, orderId]);
+}
+
+export async function attemptsOf(q: Queryable, projectId: string, deliveryIds: string[]): Promise<AttemptRow[]> {
+  if (!deliveryIds.length) return [];
+  return q.query<AttemptRow>('SELECT * FROM webhook_attempts WHERE project_id = $1 AND delivery_id = ANY($2::uuid[]) ORDER BY id', [projectId, deliveryIds]);
+}
+
+/** The outbox row a status change just wrote (the caller holds the order's lock). */
+export async function latestOutbox(q: Queryable, projectId: string, orderId: string): Promise<{ id: number; status: string } | undefined> {
+  return (await q.query<{ id: number; status: string }>('SELECT id, status FROM outbox WHERE project_id = $1 AND order_id = $2 ORDER BY id DESC LIMIT 1', [projectId, orderId]))[0];
+}
+
+export async function projectWebhookUrl(q: Queryable, projectId: string): Promise<string | null> {
+  return (await q.query<{ webhook_url: string | null }>('SELECT webhook_url FROM projects WHERE id = $1', [projectId]))[0]?.webhook_url ?? null;
+}
+
+/**
+ * The webhook_url of a payment link. Guarded so it works before (or without) the links
+ * migration: a failing statement would abort the caller's transaction, so ask first.
+ */
+export async function linkWebhookUrl(q: Queryable, projectId: string, linkId: string): Promise<string | null> {
+  const [present] = await q.query<{ ok: boolean }>("SELECT to_regclass('payment_links') IS NOT NULL AS ok");
+  if (!present?.ok) return null;
+  const rows = await q.query<{ url: string | null }>("SELECT to_jsonb(l) ->> 'webhook_url' AS url FROM payment_links l WHERE l.project_id = $1 AND l.id = $2", [projectId, linkId]);
+  return rows[0]?.url ?? null;
+}
+
+/**
+ * Makes the order's delivery job due at runAt. One job per order: while it runs (locked), the
+ * new run_at differs from the claimed one, so the worker keeps the job and runs it again;
+ * otherwise the earlier time wins.
+ */
+export async function scheduleOrderJob(q: Queryable, projectId: string, orderId: string, runAt: Date) {
+  await q.query(
+    `INSERT INTO jobs (project_id, kind, ref_id, run_at) VALUES ($1, '${JOB_KIND}', $2, $3)
+     ON CONFLICT (kind, ref_id) DO UPDATE SET run_at = CASE
+       WHEN jobs.locked_until IS NOT NULL AND jobs.locked_until > now() THEN GREATEST(EXCLUDED.run_at, jobs.run_at + interval '1 millisecond')
+       ELSE LEAST(jobs.run_at, EXCLUDED.run_at) END`,
+    [projectId, orderId, runAt],
+  );
+  await q.query("SELECT pg_notify('tender_jobs', '')");
+}
+
+/** Moves the running job to runAt unless something rescheduled it since it was claimed. */
+export async function rescheduleOrderJob(q: Queryable, orderId: string, claimedRunAt: Date, runAt: Date) {
+  await q.query(
+    `UPDATE jobs SET run_at = $3 WHERE kind = '${JOB_KIND}' AND ref_id = $1 AND date_trunc('milliseconds', run_at) = $2`,
+    [orderId, claimedRunAt, runAt],
+  );
+}
+
+export async function findSecret(q: Queryable, projectId: string): Promise<SecretRow | undefined> {
+  return (await q.query<SecretRow>('SELECT * FROM webhook_secrets WHERE project_id = $1', [projectId]))[0];
+}
+
+export async function lockSecret(q: Queryable, projectId: string): Promise<SecretRow | undefined> {
+  return (await q.query<SecretRow>('SELECT * FROM webhook_secrets WHERE project_id = $1 FOR UPDATE', [projectId]))[0];
+}
+
+/** Inserts the first secret of a project; false when one exists already. */
+export async function insertSecret(q: Queryable, s: Pick<SecretRow, 'project_id' | 'data_key_id' | 'secret_ct'>): Promise<boolean> {
+  const rows = await q.query('INSERT INTO webhook_secrets (project_id, data_key_id, secret_ct) VALUES ($1, $2, $3) ON CONFLICT (project_id) DO NOTHING RETURNING project_id', [
+    s.project_id, s.data_key_id, s.secret_ct,
+  ]);
+  return rows.length > 0;
+}
+
+export async function updateSecret(q: Queryable, s: Pick<SecretRow, 'project_id' | 'data_key_id' | 'secret_ct' | 'previous_ct' | 'previous_expires' | 'rotated'>) {
+  await q.query('UPDATE webhook_secrets SET data_key_id = $2, secret_ct = $3, previous_ct = $4, previous_expires = $5, rotated = $6 WHERE project_id = $1', [
+    s.project_id, s.data_key_id, s.secret_ct, s.previous_ct, s.previous_expires, s.rotated,
+  ]);
+}

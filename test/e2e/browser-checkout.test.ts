@@ -1,0 +1,151 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { startTestService, validOrder, type TestService } from '../helpers/service.ts';
+
+/**
+ * A customer in a real browser (Debian's headless Chromium) pays orders created without a
+ * transaction on the hosted page: frictionless, 3-D Secure challenge (right and wrong code)
+ * and a declined card.
+ */
+
+let t: TestService;
+let browser: Browser;
+let shop: Server;
+let shopUrl: string;
+
+before(async () => {
+  t = await startTestService();
+  // the merchant's return page
+  shop = createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(`<!doctype html><title>Shop</title><h1>Thank you for your order</h1><p id="query">${new URL(req.url ?? '/', 'http://x').search.replace(/[<>&"]/g, '')}</p>`);
+  });
+  await new Promise<void>((resolve) => shop.listen(0, '127.0.0.1', resolve));
+  const addr = shop.address();
+  shopUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  await new Promise((resolve) => shop?.close(resolve));
+  await t?.close();
+});
+
+async function createOrder(over: Record<string, unknown> = {}) {
+  const res = await t.api('POST', '/v1/orders/', validOrder({ customer: { ...validOrder().customer, locale: 'en-GB' }, ...over }));
+  assert.equal(res.status, 201, res.text);
+  assert.deepEqual(res.body.transactions, []);
+  return res.body as { id: string; order_url: string };
+}
+
+const getOrder = async (id: string) => (await t.api('GET', `/v1/orders/${id}/`)).body;
+
+async function phone(): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 375, height: 740 }, deviceScaleFactor: 2, hasTouch: true, locale: 'en-GB' });
+  return context.newPage();
+}
+
+/** Opens the order page, chooses the card (when several methods are listed) and fills the form. */
+async function fillCard(page: Page, orderUrl: string, pan: string) {
+  await page.goto(orderUrl);
+  const chooser = page.locator('li[data-method="credit-card"] details:not([open]) > summary');
+  if (await chooser.count()) await chooser.click();
+  await page.getByLabel('Card number').fill(pan);
+  await page.getByLabel('Expiry date').fill('12/34');
+  await page.getByLabel('Security code').fill('123');
+  await page.getByLabel('Name on card').fill('Ada Lovelace');
+}
+
+test('pays with 4111111111111111 and lands on the merchant return_url', { timeout: 120_000 }, async () => {
+  const order = await createOrder({ return_url: `${shopUrl}/return?cart=7` });
+  const page = await phone();
+  try {
+    await fillCard(page, order.order_url, '4111 1111 1111 1111');
+    await page.screenshot({ path: '/tmp/checkout.png', fullPage: true });
+    await page.getByRole('button', { name: /^Pay / }).click();
+    await page.waitForURL(`${shopUrl}/return**`);
+    const url = new URL(page.url());
+    assert.equal(url.searchParams.get('cart'), '7');
+    assert.equal(url.searchParams.get('order_id'), order.id);
+    assert.equal(url.searchParams.get('project_id'), t.project.project_id);
+    const o = await getOrder(order.id);
+    assert.equal(o.status, 'completed');
+    assert.equal(o.transactions[0].status, 'accepted');
+    assert.equal(o.transactions[0].payment_method_details.truncated_pan, '411111******1111');
+  } finally {
+    await page.context().close();
+  }
+});
+
+test('challenge card with the right code completes; with a wrong code it is declined', { timeout: 120_000 }, async () => {
+  const right = await createOrder({ return_url: `${shopUrl}/return` });
+  const page = await phone();
+  try {
+    await fillCard(page, right.order_url, '4000002760003184');
+    await page.getByRole('button', { name: /^Pay / }).click();
+    await page.getByLabel('Verification code').fill('1234');
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.waitForURL(`${shopUrl}/return**`);
+    const o = await getOrder(right.id);
+    assert.equal(o.status, 'completed');
+    assert.equal(o.transactions[0].status, 'accepted');
+
+    // without a return_url the customer stays on the service's result page
+    const wrong = await createOrder({ return_url: undefined });
+    await fillCard(page, wrong.order_url, '4000002760003184');
+    await page.getByRole('button', { name: /^Pay / }).click();
+    await page.getByLabel('Verification code').fill('0000');
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.waitForURL(`**/pay/${wrong.id}/result/`);
+    await page.getByRole('heading', { name: 'Payment failed' }).waitFor();
+    assert.match(await page.locator('.reason').innerText(), /could not be verified/);
+    const w = await getOrder(wrong.id);
+    assert.equal(w.status, 'error');
+    assert.equal(w.transactions[0].status, 'declined');
+    assert.equal(w.transactions[0].reason, 'authentication_failed');
+  } finally {
+    await page.context().close();
+  }
+});
+
+test('a declined card ends on the result page with the failure; a typo is shown at its field first', { timeout: 120_000 }, async () => {
+  const order = await createOrder({ return_url: undefined, customer: { ...validOrder().customer, locale: 'nl-NL' } });
+  const page = await phone();
+  try {
+    await page.goto(order.order_url);
+    const chooser = page.locator('li[data-method="credit-card"] details:not([open]) > summary');
+    if (await chooser.count()) await chooser.click();
+    await page.getByLabel('Kaartnummer').fill('4000 0000 0000 0003');
+    await page.getByLabel('Vervaldatum').fill('12/34');
+    await page.getByLabel('CVC-code').fill('123');
+    await page.getByLabel('Naam op de kaart').fill('Ada Lovelace');
+    await page.getByRole('button', { name: /^Betaal / }).click();
+    // server-side check: the error sits next to the card number, which is focused and empty again
+    await page.locator('#pan-error').waitFor();
+    assert.match(await page.locator('#pan-error').innerText(), /niet geldig/);
+    assert.equal(await page.getByLabel('Kaartnummer').inputValue(), '');
+    assert.equal(await page.getByLabel('Naam op de kaart').inputValue(), 'Ada Lovelace');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'pan');
+    assert.deepEqual((await getOrder(order.id)).transactions, []);
+
+    await page.getByLabel('Kaartnummer').fill('4000000000000002');
+    await page.getByLabel('CVC-code').fill('123');
+    await page.getByRole('button', { name: /^Betaal / }).click();
+    await page.waitForURL(`**/pay/${order.id}/result/`);
+    await page.getByRole('heading', { name: 'Betaling mislukt' }).waitFor();
+    assert.match(await page.locator('.reason').innerText(), /geweigerd/);
+    assert.match(await page.locator('.retry').innerText(), /opnieuw proberen/);
+    const o = await getOrder(order.id);
+    assert.equal(o.status, 'error');
+    assert.equal(o.transactions[0].status, 'declined');
+    assert.equal(o.transactions[0].reason, 'declined');
+  } finally {
+    await page.context().close();
+  }
+});

@@ -1,0 +1,151 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { startTestService, validOrder, type TestService } from '../helpers/service.ts';
+
+/**
+ * A customer in a real browser (Debian's headless Chromium) pays on the hosted page through
+ * the sandbox wallet sheet of a test project: a device-bound card (CRYPTOGRAM_3DS, no 3-D
+ * Secure), a card-only one through the 3-D Secure challenge (PAN_ONLY), and from a wallet
+ * transaction's payment_url.
+ */
+
+let t: TestService;
+let browser: Browser;
+let shop: Server;
+let shopUrl: string;
+
+before(async () => {
+  t = await startTestService();
+  shop = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end('<!doctype html><title>Shop</title><h1>Thank you for your order</h1>');
+  });
+  await new Promise<void>((resolve) => shop.listen(0, '127.0.0.1', resolve));
+  const addr = shop.address();
+  shopUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  await new Promise((resolve) => shop?.close(resolve));
+  await t?.close();
+});
+
+const getOrder = async (id: string) => (await t.api('GET', `/v1/orders/${id}/`)).body;
+
+/** A phone-sized page that records every Content Security Policy complaint. */
+async function phone(): Promise<{ page: Page; cspErrors: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 375, height: 740 }, deviceScaleFactor: 2, hasTouch: true, locale: 'en-GB' });
+  const page = await context.newPage();
+  const cspErrors: string[] = [];
+  page.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text());
+  });
+  return { page, cspErrors };
+}
+
+async function order(over: Record<string, unknown> = {}) {
+  const res = await t.api('POST', '/v1/orders/', validOrder({ customer: { ...validOrder().customer, locale: 'en-GB' }, return_url: `${shopUrl}/return`, ...over }));
+  assert.equal(res.status, 201, res.text);
+  return res.body;
+}
+
+test('pays an order through the sandbox wallet sheet: device-bound card, no 3-D Secure', { timeout: 120_000 }, async () => {
+  const o = await order();
+  const { page, cspErrors } = await phone();
+  try {
+    await page.goto(o.order_url);
+    // a test project pays offline: the sheet, no device wallet and no script
+    assert.equal(await page.locator('[data-wallet="wallet-b-pay"]').count(), 0);
+    assert.equal(await page.locator('script').count(), 0);
+    const sandbox = page.getByRole('button', { name: 'Wallet B Pay' });
+    assert.equal(await sandbox.count(), 1);
+    await sandbox.click();
+
+    await page.waitForURL(/\/wallet-b-pay\/[0-9a-f-]{36}\/sheet\/$/);
+    await page.getByRole('heading', { name: 'Wallet B Pay (sandbox)' }).waitFor();
+    assert.equal(await page.getByLabel(/4111 1111 1111 1111/).isChecked(), true);
+    assert.equal(await page.getByLabel(/CRYPTOGRAM_3DS/).isChecked(), true);
+    await page.screenshot({ path: '/tmp/wallet-sheet.png', fullPage: true });
+    await page.getByRole('button', { name: /^Pay / }).click();
+
+    await page.waitForURL(`${shopUrl}/return**`);
+    assert.equal(new URL(page.url()).searchParams.get('order_id'), o.id);
+    const paid = await getOrder(o.id);
+    assert.equal(paid.status, 'completed');
+    const [txn] = paid.transactions;
+    assert.equal(txn.payment_method, 'wallet-b-pay');
+    assert.equal(txn.status, 'accepted');
+    assert.equal(txn.payment_method_details.liability_shift, true);
+    assert.equal(txn.payment_method_details.truncated_pan, '411111******1111');
+    assert.deepEqual(cspErrors, []);
+  } finally {
+    await page.context().close();
+  }
+});
+
+test('a live order page: the device wallet button stays hidden in a browser without that wallet', { timeout: 120_000 }, async () => {
+  const live = await t.newProject('live');
+  const res = await t.api('POST', '/v1/orders/', validOrder({ customer: { ...validOrder().customer, locale: 'en-GB' } }), { key: live.api_key });
+  assert.equal(res.status, 201, res.text);
+  const { page, cspErrors } = await phone();
+  try {
+    await page.goto(res.body.order_url);
+    // wallets.js ran (script-src 'self'), asked the browser, and found no wallet
+    await page.waitForFunction(() => (window as unknown as { __tenderWallets?: boolean }).__tenderWallets === true);
+    await page.waitForLoadState('networkidle');
+    assert.equal(await page.locator('[data-wallet="wallet-b-pay"]').count(), 1);
+    assert.equal(await page.locator('[data-wallet="wallet-b-pay"]').isHidden(), true);
+    assert.equal(await page.getByRole('button', { name: 'Wallet B Pay' }).count(), 0);
+    assert.equal(await page.locator('[data-wallet-sandbox]').count(), 0, 'no sandbox sheet in live projects');
+    assert.deepEqual(cspErrors, []);
+  } finally {
+    await page.context().close();
+  }
+});
+
+test('a card-only wallet card (PAN_ONLY) passes the 3-D Secure challenge', { timeout: 120_000 }, async () => {
+  const o = await order();
+  const { page, cspErrors } = await phone();
+  try {
+    await page.goto(o.order_url);
+    await page.getByRole('button', { name: 'Wallet B Pay' }).click();
+    await page.getByLabel(/4000 0027 6000 3184/).check();
+    await page.getByLabel(/PAN_ONLY/).check();
+    await page.getByRole('button', { name: /^Pay / }).click();
+
+    await page.getByLabel('Verification code').fill('1234');
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.waitForURL(`${shopUrl}/return**`);
+    const paid = await getOrder(o.id);
+    assert.equal(paid.status, 'completed');
+    assert.equal(paid.transactions[0].payment_method_details.liability_shift, true);
+    assert.equal(paid.transactions[0].payment_method_details.truncated_pan, '400000******3184');
+    assert.deepEqual(cspErrors, []);
+  } finally {
+    await page.context().close();
+  }
+});
+
+test("a wallet transaction's payment_url offers the sheet; a declined card ends on the failure page", { timeout: 120_000 }, async () => {
+  const o = await order({ transactions: [{ payment_method: 'wallet-b-pay' }], failure_url: `${shopUrl}/failed` });
+  const { page } = await phone();
+  try {
+    await page.goto(o.transactions[0].payment_url);
+    await page.getByRole('link', { name: 'Wallet B Pay' }).click();
+    await page.getByLabel(/4000 0000 0000 0002/).check();
+    await page.getByRole('button', { name: /^Pay / }).click();
+    await page.waitForURL(`${shopUrl}/failed**`);
+    const failed = await getOrder(o.id);
+    assert.equal(failed.status, 'error');
+    assert.equal(failed.transactions[0].reason, 'declined');
+  } finally {
+    await page.context().close();
+  }
+});

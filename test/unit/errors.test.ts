@@ -1,0 +1,173 @@
+// Error mapping (src/http/errors.ts): every failure becomes DESIGN.md's error body; a 500 never
+// carries internals such as the message or stack of the underlying error.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { ApiError, ERROR_STATUS, invalid, notFound } from '../../src/domain/errors.ts';
+import { fieldOf, toApiError } from '../../src/http/errors.ts';
+import { buildApp } from '../../src/http/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createLogger } from '../../src/log.ts';
+import type { Db } from '../../src/store/db.ts';
+
+test('ApiError carries the status of its type and renders the error body', () => {
+  const e = new ApiError('TransactionAlreadyStarted', 'already started');
+  assert.equal(e.status, 409);
+  assert.deepEqual(e.toBody(), { error: { status: 409, type: 'TransactionAlreadyStarted', value: 'already started' } });
+  const v = invalid('customer.postal_code', 'bad postal code');
+  assert.deepEqual(v.toBody(), { error: { status: 400, type: 'ValidationError', value: 'bad postal code', field: 'customer.postal_code' } });
+  assert.deepEqual(notFound('order').toBody(), { error: { status: 404, type: 'NotFound', value: 'order not found' } });
+  assert.equal(new ApiError('IdempotencyError', 'in flight', undefined, 409).status, 409);
+});
+
+test('DESIGN.md status table', () => {
+  assert.deepEqual(ERROR_STATUS, {
+    ValidationError: 400,
+    Unauthorized: 401,
+    Forbidden: 403,
+    NotFound: 404,
+    TransactionAlreadyStarted: 409,
+    CanNotCancelTransaction: 409,
+    CanNotCaptureTransaction: 409,
+    CanNotVoidTransaction: 409,
+    RefundError: 422,
+    MissingInformationToCreateTransaction: 422,
+    IdempotencyError: 422,
+    RateLimitExceeded: 429,
+    FailedToFetchTransactionInformation: 502,
+    ServerError: 500,
+  });
+});
+
+test('toApiError: an unexpected error is a ServerError without its message or stack', () => {
+  const err = new Error('connection to db at 10.0.0.5 refused with password hunter2');
+  const api = toApiError(err);
+  assert.equal(api.status, 500);
+  assert.equal(api.type, 'ServerError');
+  const text = JSON.stringify(api.toBody());
+  assert.ok(!text.includes('hunter2') && !text.includes('10.0.0.5'), text);
+  assert.ok(!/at .*\.ts:\d+/.test(text) && !text.includes('stack'), text);
+  assert.deepEqual(Object.keys(api.toBody().error).sort(), ['status', 'type', 'value']);
+  const typeErr = toApiError(new TypeError("Cannot read properties of undefined (reading 'id')"));
+  assert.equal(typeErr.status, 500);
+  assert.ok(!JSON.stringify(typeErr.toBody()).includes('reading'));
+});
+
+test('toApiError: an ApiError passes unchanged', () => {
+  const e = new ApiError('RefundError', 'too much', 'amount');
+  assert.equal(toApiError(e), e);
+});
+
+test('toApiError: Ajv validation errors name the dotted field', () => {
+  const cases: Array<[any, string]> = [
+    [{ keyword: 'required', instancePath: '', params: { missingProperty: 'currency' } }, 'currency'],
+    [{ keyword: 'pattern', instancePath: '/customer/postal_code', params: {} }, 'customer.postal_code'],
+    [{ keyword: 'enum', instancePath: '/transactions/0/capture_mode', params: { allowedValues: ['manual', 'delayed'] } }, 'transactions[0].capture_mode'],
+    [{ keyword: 'additionalProperties', instancePath: '/customer', params: { additionalProperty: 'colour' } }, 'customer.colour'],
+    [{ keyword: 'required', instancePath: '/transactions/0', params: { missingProperty: 'payment_method' } }, 'transactions[0].payment_method'],
+    [{ keyword: 'type', instancePath: '/customer/phone_numbers/1', params: { type: 'string' } }, 'customer.phone_numbers[1]'],
+  ];
+  for (const [v, field] of cases) {
+    const api = toApiError(Object.assign(new Error('x'), { validation: [v], validationContext: 'body' }) as any);
+    assert.equal(api.status, 400);
+    assert.equal(api.type, 'ValidationError');
+    assert.equal(api.field, field);
+    assert.ok(api.message.startsWith(field), api.message);
+  }
+  assert.equal(fieldOf({ instancePath: '/order_id' }, 'params'), 'order_id');
+  assert.equal(fieldOf({ instancePath: '' }, 'body'), 'body');
+  const en = toApiError(Object.assign(new Error('x'), { validation: [cases[2][0]], validationContext: 'body' }) as any);
+  assert.match(en.message, /manual, delayed/);
+});
+
+test('toApiError: body parser errors are ValidationErrors', () => {
+  for (const code of ['FST_ERR_CTP_INVALID_JSON_BODY', 'FST_ERR_CTP_EMPTY_JSON_BODY', 'FST_ERR_CTP_INVALID_MEDIA_TYPE']) {
+    const api = toApiError(Object.assign(new Error('parser said'), { code, statusCode: 400 }) as any);
+    assert.equal(api.type, 'ValidationError', code);
+    assert.equal(api.status, 400, code);
+  }
+  const large = toApiError(Object.assign(new Error('too large'), { code: 'FST_ERR_CTP_BODY_TOO_LARGE', statusCode: 413 }) as any);
+  assert.equal(large.status, 413);
+  assert.equal(large.type, 'ValidationError');
+});
+
+// ---- the error handler on a live app ------------------------------------------------------
+
+const lines: string[] = [];
+const logStream = new Writable({
+  write(chunk, _enc, done) {
+    lines.push(String(chunk));
+    done();
+  },
+});
+const stubDb = {
+  kind: 'postgres',
+  query: async () => {
+    throw new Error('no database in this test');
+  },
+  exec: async () => {},
+  tx: async () => {
+    throw new Error('no database in this test');
+  },
+  close: async () => {},
+} as unknown as Db;
+
+const config = loadConfig({ LOG_LEVEL: 'error' }, { port: 0 });
+const app = await buildApp({ db: stubDb, config, log: createLogger('error', logStream) });
+app.get('/boom', async () => {
+  throw new Error('secret internals at /srv/tender/src/x.ts:12');
+});
+app.get('/boom-sync', () => {
+  throw Object.assign(new RangeError('weird'), { statusCode: 500 });
+});
+app.post('/echo', async (req) => req.body);
+await app.ready();
+after(() => app.close());
+
+test('a route that throws answers 500 with the error body and no stack; the log has the error', async () => {
+  for (const url of ['/boom', '/boom-sync']) {
+    const res = await app.inject({ method: 'GET', url });
+    assert.equal(res.statusCode, 500);
+    assert.match(String(res.headers['content-type']), /^application\/json/);
+    const body = res.json();
+    assert.deepEqual(body, { error: { status: 500, type: 'ServerError', value: 'internal server error' } });
+    assert.ok(!res.body.includes('secret') && !res.body.includes('.ts:') && !res.body.includes('weird'), res.body);
+  }
+  assert.ok(lines.some((l) => l.includes('secret internals')), 'the error is logged for the operator');
+});
+
+test('readyz answers 503 with the error body when the database is down; healthz stays up', async () => {
+  const ready = await app.inject({ method: 'GET', url: '/readyz' });
+  assert.equal(ready.statusCode, 503);
+  assert.equal(ready.json().error.status, 503);
+  const health = await app.inject({ method: 'GET', url: '/healthz' });
+  assert.equal(health.statusCode, 200);
+});
+
+test('an unknown route is a 404 with the error body, for every method', async () => {
+  for (const method of ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as const) {
+    const res = await app.inject({ method, url: '/v1/nothing/here' });
+    assert.equal(res.statusCode, 404);
+    assert.equal(res.json().error.type, 'NotFound');
+    assert.equal(res.json().error.status, 404);
+  }
+});
+
+test('a method the route does not have is a 404 with the error body', async () => {
+  const res = await app.inject({ method: 'PATCH', url: '/v1/orders/' });
+  assert.equal(res.statusCode, 404);
+  assert.equal(res.json().error.type, 'NotFound');
+});
+
+test('a body above the limit is refused with the error body', async () => {
+  const res = await app.inject({
+    method: 'POST',
+    url: '/echo',
+    headers: { 'content-type': 'application/json' },
+    payload: JSON.stringify({ description: 'x'.repeat(1024 * 1024 + 10) }),
+  });
+  assert.equal(res.statusCode, 413);
+  assert.deepEqual(res.json().error, { status: 413, type: 'ValidationError', value: 'request body is too large' });
+  const ok = await app.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'application/json' }, payload: '{"a":1}' });
+  assert.deepEqual(ok.json(), { a: 1 });
+});
