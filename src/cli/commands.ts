@@ -5,6 +5,7 @@ import { rotateWebhookSecret, setProjectWebhookUrl } from '../services/webhooks.
 import { rewrapDataKeys } from '../services/crypto-envelope.ts';
 import { parseKey } from '../services/master-key.ts';
 import { checkLedger } from '../services/ledger-check.ts';
+import { seedOrders } from '../services/seed.ts';
 
 /**
  * Administrative commands. The CLI runs them on the store directly, or, when a server holds
@@ -19,6 +20,7 @@ export const commands: Record<string, Command> = {
   'project set-webhook': (ctx, a) => setProjectWebhookUrl(ctx, String(a.project), a.url ? String(a.url) : null),
   'keys rewrap': async (ctx, a) => rewrapDataKeys(ctx, parseKey(String(a.new_master_key ?? '')), { prune: Boolean(a.prune) }),
   'ledger check': (ctx, a) => checkLedger(ctx.db, a.project ? String(a.project) : undefined),
+  seed: (ctx, a) => seedOrders(ctx, { projectId: String(a.project), orders: Number(a.orders), days: a.days, prefix: a.prefix, first: a.first }),
   'project list': async (ctx) =>
     (await listProjects(ctx.db)).map((p) => ({ project_id: p.id, merchant_id: p.merchant_id, name: p.name, mode: p.mode })),
 };

@@ -8,6 +8,7 @@ import { loadMasterKey } from '../services/master-key.ts';
 import { startService } from '../main.ts';
 import { ensureFirstProject } from './first-run.ts';
 import { ApiError } from '../domain/errors.ts';
+import { seedCli } from './seed.ts';
 
 const program = new Program('tender').description('Tender payment service');
 
@@ -161,6 +162,15 @@ program
   .option('--json', 'print JSON')
   .action((o) => run('webhook-secret rotate', { project: o.project }, o.json, (r) =>
     `project_id     ${r.project_id}\nwebhook_secret ${r.webhook_secret}` + (r.previous_secret_expires ? `\n(the previous secret also signs until ${r.previous_secret_expires})` : '')));
+
+program
+  .command('seed')
+  .description('create N realistic orders of every kind in a project, fast (demos, search, benchmarks)')
+  .requiredOption('--project <id>', 'project id')
+  .requiredOption('--orders <n>', 'how many payment orders (capture, void, refund and chargeback orders come on top)')
+  .option('--days <n>', 'spread them over this many days up to now', '365')
+  .option('--json', 'print JSON')
+  .action((o) => seedCli(o).catch(fail));
 
 export { program, run };
 

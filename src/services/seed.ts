@@ -26,6 +26,8 @@ export interface SeedOptions {
   days?: number;
   /** orders per database transaction (default 5,000) */
   batch?: number;
+  /** batches in flight at once on PostgreSQL (default 1; PGlite runs one at a time anyway) */
+  concurrency?: number;
   /** merchant_order_id prefix (default ORD-<random>-); with `first`, seeds in parts keep ids unique */
   prefix?: string;
   /** number of the first order (default 1): merchant_order_id is prefix + number */
@@ -318,13 +320,16 @@ export async function seedOrders(ctx: Ctx, opts: SeedOptions): Promise<SeedResul
   ];
   const first = opts.first ?? 1;
   const last = first + total - 1;
+  const batches: Array<[number, number]> = [];
+  for (let from = first; from <= last; from += batch) batches.push([from, Math.min(last, from + batch - 1)]);
   let children = 0;
-  for (let from = first; from <= last; from += batch) {
-    const to = Math.min(last, from + batch - 1);
-    params[2] = from;
-    params[3] = to;
+  let done = 0;
+  const one = async ([from, to]: [number, number]) => {
+    const p = [...params];
+    p[2] = from;
+    p[3] = to;
     children += await ctx.db.tx(async (q) => {
-      await run(q, PLAN, params);
+      await run(q, PLAN, p);
       await run(q, CHILDREN, [...rule(fees.refund), ...rule(fees.chargeback)]);
       if (withLinks) await run(q, LINKS, [project.id, project.merchant_id, isTest]);
       await run(q, ORDERS, [project.id, project.merchant_id, isTest]);
@@ -334,8 +339,21 @@ export async function seedOrders(ctx: Ctx, opts: SeedOptions): Promise<SeedResul
       await run(q, JOBS, [project.id]);
       return (await q.query<{ n: number }>('SELECT count(*)::int AS n FROM seed_c'))[0].n;
     });
-    opts.onProgress?.(to - first + 1, total);
-  }
+    done += to - from + 1;
+    opts.onProgress?.(done, total);
+  };
+  const lanes = ctx.db.kind === 'postgres' ? Math.max(1, opts.concurrency ?? 1) : 1;
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(lanes, batches.length) }, async () => {
+    while (next < batches.length) {
+      try {
+        await one(batches[next++]);
+      } catch (err) {
+        next = batches.length; // the other lanes stop after their batch
+        throw err;
+      }
+    }
+  }));
   return {
     project_id: project.id,
     orders: total,

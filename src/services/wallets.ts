@@ -302,11 +302,15 @@ export async function tokenize(ctx: KeyedCtx, input: TokenizeInput, opts: { test
   const withCryptogram = d.authMethod === 'CRYPTOGRAM_3DS';
   const cryptogram = withCryptogram ? String(d.cryptogram) : '';
   const dk = await dataKeyFor(ctx, project.id);
-  await ctx.db.query(
-    `INSERT INTO wallet_b_tokens (vault_token, project_id, transaction_id, auth_method, cryptogram_mac, message_id, created)
-     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
-    [vaulted.vault_token, project.id, txn.id, d.authMethod, withCryptogram ? cryptogramMac(dk, cryptogram) : null, messageId, nowFor(project)],
-  );
+  await store.insertToken(ctx.db, {
+    vault_token: vaulted.vault_token,
+    project_id: project.id,
+    transaction_id: txn.id,
+    auth_method: d.authMethod,
+    cryptogram_mac: withCryptogram ? cryptogramMac(dk, cryptogram) : null,
+    message_id: messageId,
+    created: nowFor(project),
+  });
   return { vaultToken: vaulted.vault_token, cryptogram, eciIndicator: withCryptogram ? (d.eciIndicator ?? '') : '' };
 }
 

@@ -161,13 +161,16 @@ const slotsFor = (config: Config) => {
 export const payloadOf = (d: Pick<DeliveryRow, 'event' | 'order_id' | 'project_id'>) =>
   JSON.stringify({ event: d.event, order_id: d.order_id, project_id: d.project_id });
 
-/** One attempt of one delivery: take it, POST it, write down what happened. */
-async function attempt(ctx: Ctx, project: ProjectRow, d: DeliveryRow, secrets: string[]) {
+/**
+ * One attempt of one delivery: take it, POST it, write down what happened. Returns when its
+ * URL's chain is due next (project clock, ms): null when nothing waits, undefined when unknown.
+ */
+async function attempt(ctx: Ctx, project: ProjectRow, d: DeliveryRow, secrets: string[]): Promise<number | null | undefined> {
   const cfg = ctx.config.webhook;
-  await slotsFor(ctx.config).run(async () => {
+  return slotsFor(ctx.config).run(async () => {
     const now = nowFor(project);
     const n = await store.claimAttempt(ctx.db, d, now, new Date(now.getTime() + cfg.timeoutMs + HOLD_MARGIN_MS));
-    if (n === undefined) return; // another runner took it
+    if (n === undefined) return undefined; // another runner took it
     const body = payloadOf(d);
     // The timestamp is wall-clock time: receivers check it against their own clock.
     const headers = signedHeaders(secrets, d.id, new Date(), body);
@@ -176,13 +179,16 @@ async function attempt(ctx: Ctx, project: ProjectRow, d: DeliveryRow, secrets: s
     const after = nowFor(project);
     const done = ok || n >= cfg.maxAttempts;
     const nextRetry = done ? null : new Date(after.getTime() + cfg.retryIntervalMs);
-    await store.recordAttempt(
+    const written = await store.recordAttempt(
       ctx.db,
       d,
       { attempt: n, attempted: now, response_status: r.status ?? null, error: r.error ?? null, duration_ms: r.durationMs, next_retry: nextRetry },
       { status: ok ? 'succeeded' : done ? 'failed' : 'pending', next_attempt_at: nextRetry, completed: done ? after : null },
     );
     if (!ok) ctx.log.info({ delivery: d.id, order: d.order_id, attempt: n, status: r.status, error: r.error, final: done }, 'webhook attempt failed');
+    if (!written) return undefined;
+    if (nextRetry) return nextRetry.getTime();
+    return written.more ? after.getTime() : null;
   });
 }
 
@@ -196,17 +202,21 @@ export async function deliverOrderWebhooks(ctx: Ctx, job: JobRow) {
   if (!project) return;
   const orderId = job.ref_id;
   const now = nowFor(project);
-  const due = (await store.pendingHeads(ctx.db, project.id, orderId)).filter((d) => d.next_attempt_at && new Date(d.next_attempt_at) <= now);
+  const heads = await store.pendingHeads(ctx.db, project.id, orderId);
+  const isDue = (d: DeliveryRow) => d.next_attempt_at !== null && new Date(d.next_attempt_at) <= now;
+  const due = heads.filter(isDue);
+  let times: Array<number | null | undefined> = heads.filter((d) => !isDue(d)).map((d) => new Date(d.next_attempt_at ?? now).getTime());
   if (due.length) {
     const secrets = await signingSecrets(ctx, project);
-    await Promise.all(due.map((d) => attempt(ctx, project, d, secrets)));
+    times.push(...(await Promise.all(due.map((d) => attempt(ctx, project, d, secrets)))));
   }
-  const left = await store.pendingHeads(ctx.db, project.id, orderId);
-  if (!left.length) return; // done: the worker removes the job, unless a new delivery rescheduled it meanwhile
-  const next = Math.min(...left.map((d) => new Date(d.next_attempt_at ?? now).getTime()));
+  if (times.includes(undefined)) times = (await store.pendingHeads(ctx.db, project.id, orderId)).map((d) => new Date(d.next_attempt_at ?? now).getTime());
+  const left = times.filter((t): t is number => typeof t === 'number');
+  // Nothing left: the worker removes the job, unless a new delivery rescheduled it meanwhile.
+  if (!left.length) return;
   // Never leave run_at as claimed while work is left: the worker would take that for "done".
   const claimed = new Date(job.run_at).getTime();
-  await store.rescheduleOrderJob(ctx.db, orderId, new Date(job.run_at), new Date(Math.max(next, claimed + 1)));
+  await store.rescheduleOrderJob(ctx.db, orderId, new Date(job.run_at), new Date(Math.max(Math.min(...left), claimed + 1)));
 }
 
 /** Delivery jobs run side by side (each keeps its own order's sequence); a lease a bit longer than a round of attempts. */

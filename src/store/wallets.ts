@@ -69,10 +69,11 @@ export async function messageSeen(q: Queryable, projectId: string, messageId: st
   return (await q.query('SELECT 1 FROM wallet_b_tokens WHERE project_id = $1 AND message_id = $2', [projectId, messageId])).length > 0;
 }
 
+/** Records a tokenized card; a messageId another request recorded first is left as it was. */
 export async function insertToken(q: Queryable, t: WalletBTokenRow) {
   await q.query(
     `INSERT INTO wallet_b_tokens (vault_token, project_id, transaction_id, auth_method, cryptogram_mac, message_id, created)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
     [t.vault_token, t.project_id, t.transaction_id, t.auth_method, t.cryptogram_mac, t.message_id, t.created],
   );
 }

@@ -81,22 +81,27 @@ export async function claimAttempt(q: Queryable, d: DeliveryRow, now: Date, hold
   return rows[0]?.attempts;
 }
 
-/** Writes an attempt's outcome: the log row and the delivery's new state. */
+/**
+ * Writes an attempt's outcome: the log row and the delivery's new state, in one statement.
+ * Returns undefined when another runner took the delivery over meanwhile; else whether more
+ * deliveries of the same order and URL wait behind this one.
+ */
 export async function recordAttempt(
   q: Queryable,
   d: DeliveryRow,
   a: Omit<AttemptRow, 'id' | 'project_id' | 'delivery_id' | 'url'>,
   next: { status: DeliveryStatus; next_attempt_at: Date | null; completed: Date | null },
-) {
-  // one statement, so the log row and the delivery's state are written together
-  await q.query(
+): Promise<{ more: boolean } | undefined> {
+  const rows = await q.query<{ more: boolean }>(
     `WITH logged AS (
        INSERT INTO webhook_attempts (project_id, delivery_id, attempt, attempted, url, response_status, error, duration_ms, next_retry)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9))
-     UPDATE webhook_deliveries SET status = $10, next_attempt_at = $11, completed = $12, last_response_status = $6, last_error = $7
-     WHERE id = $2 AND status = 'pending' AND attempts = $3`,
-    [d.project_id, d.id, a.attempt, a.attempted, d.url, a.response_status, a.error, a.duration_ms, a.next_retry, next.status, next.next_attempt_at, next.completed],
+     UPDATE webhook_deliveries d SET status = $10, next_attempt_at = $11, completed = $12, last_response_status = $6, last_error = $7
+     WHERE d.id = $2 AND d.status = 'pending' AND d.attempts = $3
+     RETURNING EXISTS (SELECT 1 FROM webhook_deliveries o WHERE o.order_id = $13 AND o.url = $5 AND o.status = 'pending' AND o.id <> $2) AS more`,
+    [d.project_id, d.id, a.attempt, a.attempted, d.url, a.response_status, a.error, a.duration_ms, a.next_retry, next.status, next.next_attempt_at, next.completed, d.order_id],
   );
+  return rows[0];
 }
 
 export async function deliveriesOf(q: Queryable, projectId: string, orderId: string): Promise<DeliveryRow[]> {
@@ -129,16 +134,17 @@ export async function linkWebhookUrl(q: Queryable, projectId: string, linkId: st
 }
 
 /**
- * Makes the order's delivery job due at runAt. One job per order: while it runs (locked), the
- * new run_at differs from the claimed one, so the worker keeps the job and runs it again;
- * otherwise the earlier time wins.
+ * Makes the order's delivery job due at runAt. One job per order. While a runner holds the job
+ * (locked_until set, even past its lease), run_at is set to a value other than the one claimed,
+ * so the worker keeps the job and it runs again; otherwise the earlier time wins.
  */
 export async function scheduleOrderJob(q: Queryable, projectId: string, orderId: string, runAt: Date) {
   await q.query(
     `INSERT INTO jobs (project_id, kind, ref_id, run_at) VALUES ($1, '${JOB_KIND}', $2, $3)
      ON CONFLICT (kind, ref_id) DO UPDATE SET run_at = CASE
-       WHEN jobs.locked_until IS NOT NULL AND jobs.locked_until > now() THEN GREATEST(EXCLUDED.run_at, jobs.run_at + interval '1 millisecond')
-       ELSE LEAST(jobs.run_at, EXCLUDED.run_at) END`,
+       WHEN jobs.locked_until IS NULL THEN LEAST(jobs.run_at, EXCLUDED.run_at)
+       WHEN date_trunc('milliseconds', jobs.run_at) = date_trunc('milliseconds', EXCLUDED.run_at) THEN EXCLUDED.run_at + interval '1 millisecond'
+       ELSE EXCLUDED.run_at END`,
     [projectId, orderId, runAt],
   );
   await q.query("SELECT pg_notify('tender_jobs', '')");

@@ -501,7 +501,7 @@ test('the database refuses a journal that does not balance', async () => {
 
 test('the ledger check names each broken invariant', async () => {
   const p = await t.newProject('test');
-  const s = await sale({ key: p.api_key });
+  const s = await preauth('manual', { key: p.api_key });
   assert.deepEqual((await checkLedger(t.db, p.project_id)).violations, []);
   // tamper: a void no order records, and a refunded_amount out of step
   await t.db.query('UPDATE transactions SET voided_amount = 5 WHERE id = $1', [s.transactions[0].id]);
@@ -510,6 +510,7 @@ test('the ledger check names each broken invariant', async () => {
   assert.equal(r.ok, false);
   assert.ok(r.violations.some((v) => v.includes(s.id) && v.includes(s.transactions[0].id) && v.includes('void orders add up to 0, voided_amount is 5')), r.violations.join('\n'));
   assert.ok(r.violations.some((v) => v.includes("refunded_amount 7")), r.violations.join('\n'));
+  assert.ok(r.violations.some((v) => v.includes('the ledger holds 1995 for it, the open authorization is 1990')), r.violations.join('\n'));
   await t.db.query('UPDATE transactions SET voided_amount = 0 WHERE id = $1', [s.transactions[0].id]);
   await t.db.query('UPDATE orders SET refunded_amount = 0 WHERE id = $1', [s.id]);
   assert.deepEqual((await checkLedger(t.db, p.project_id)).violations, []);

@@ -61,7 +61,7 @@ before(async () => {
     req.on('data', (c) => (raw += c));
     req.on('end', () => {
       const cert = (req.socket as TLSSocket).getPeerCertificate();
-      seen.push({ body: JSON.parse(raw || 'null'), contentType: req.headers['content-type'], clientSubject: cert?.subject?.CN, path: req.url });
+      seen.push({ body: JSON.parse(raw || 'null'), contentType: req.headers['content-type'], clientSubject: String(cert?.subject?.CN ?? ''), path: req.url });
       if (answer === 'hang') return; // never answers: the caller's timeout decides
       res.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));
     });

@@ -1,6 +1,6 @@
 // Webhooks end to end against a real HTTP receiver on 127.0.0.1 (test projects may call loopback).
 // Retries are 1 minute apart in the project's clock, so tests move them with run-due-jobs; the
-// timeout is 1 s so a slow receiver costs seconds, not minutes. Each test has its own project.
+// timeout is 2 s so a slow receiver costs seconds, not minutes. Each test has its own project.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
@@ -26,7 +26,7 @@ let t: TestService;
 const receivers: Array<() => Promise<void>> = [];
 
 before(async () => {
-  t = await startTestService({ env: { WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_RETRY_INTERVAL_MS: '60000', WEBHOOK_MAX_ATTEMPTS: '10' } });
+  t = await startTestService({ env: { WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_RETRY_INTERVAL_MS: '60000', WEBHOOK_MAX_ATTEMPTS: '10' } });
 });
 after(async () => {
   for (const close of receivers) await close();
@@ -141,7 +141,7 @@ test('a 500 is retried a retry interval later in the project clock, then succeed
 
 test('a receiver slower than the timeout counts as a failure', async () => {
   const p = await newProject();
-  const r = await receiver((_c, n) => (n === 1 ? { status: 200, delayMs: 3000 } : { status: 200 }));
+  const r = await receiver((_c, n) => (n === 1 ? { status: 200, delayMs: 5000 } : { status: 200 }));
   const id = await cancelledOrder(p, { webhook_url: r.url });
   const first = await waitFor('first attempt', async () => (await log(p, id)).deliveries[0]?.attempts[0]);
   assert.match(first.error, /^timeout/);

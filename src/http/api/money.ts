@@ -17,7 +17,7 @@ const strict = { additionalProperties: false } as const;
  * "No body": nothing, or an empty JSON object. Checked by hand: a body schema would make the
  * body required, and SDKs post these without one.
  */
-function noBody(req: FastifyRequest) {
+function checkNoBody(req: FastifyRequest) {
   const b = req.body as unknown;
   if (b === undefined || b === null) return;
   if (typeof b !== 'object' || Array.isArray(b)) throw new ApiError('ValidationError', 'this endpoint takes no body', 'body');
@@ -25,11 +25,13 @@ function noBody(req: FastifyRequest) {
   if (extra) throw new ApiError('ValidationError', `${extra} is not a known field`, extra);
 }
 /** An optional `{amount}` body (test endpoints): nothing, {} or a whole non-negative amount. */
-function optionalAmount(req: FastifyRequest) {
-  noBody({ body: omit(req.body, 'amount') } as FastifyRequest);
+async function optionalAmount(req: FastifyRequest) {
+  checkNoBody({ body: omit(req.body, 'amount') } as FastifyRequest);
   const amount = (req.body as { amount?: unknown } | undefined)?.amount;
   if (amount !== undefined && !isValidAmount(amount)) throw new ApiError('ValidationError', 'amount must be an integer from 0 to 2^53-1', 'amount');
 }
+/** Fastify hooks are async or call done(): these are async. */
+const noBody = async (req: FastifyRequest) => checkNoBody(req);
 const omit = (b: unknown, k: string) => (b && typeof b === 'object' && !Array.isArray(b) ? Object.fromEntries(Object.entries(b).filter(([n]) => n !== k)) : b);
 
 const Description = Type.String({ minLength: 1, maxLength: 1024 });

@@ -101,7 +101,7 @@ export const payPages = (ctx: Ctx) => async (app: FastifyInstance) => {
     const failed = outcome === 'failed' || outcome === 'cancelled' || outcome === 'expired';
     // an order from a payment link is retried from the link (a new order)
     const retryUrl = failed && c.order.payment_link_id ? linkUrl(ctx.config, c.order.payment_link_id) : undefined;
-    const waitingForCustomer = transaction?.status === 'pending' && transaction.payment_method === 'credit-card';
+    const waitingForCustomer = transaction?.status === 'pending' && (transaction.payment_method === 'credit-card' || transaction.payment_method === 'wallet-b-pay');
     const body =
       summary(c, locale, t) +
       statusBlock(t, {
