@@ -24,6 +24,14 @@ export interface Config {
   redisUrl?: string;
   walletBRootKeysFile?: string;
   walletBTestRootKeysFile?: string;
+  walletA: {
+    /** replaces the provider's default validation hosts when non-empty */
+    validationHosts: string[];
+    timeoutMs: number;
+    caFile?: string;
+    identityCertFile?: string;
+    identityKeyFile?: string;
+  };
 }
 
 export type Surface = 'api' | 'vault' | 'wallet-b-token' | 'portal';
@@ -68,6 +76,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     redisUrl: env.REDIS_URL || undefined,
     walletBRootKeysFile: env.WALLET_B_ROOT_KEYS_FILE || undefined,
     walletBTestRootKeysFile: env.WALLET_B_TEST_ROOT_KEYS_FILE || undefined,
+    walletA: {
+      validationHosts: (env.WALLET_A_VALIDATION_HOSTS ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
+      timeoutMs: int(env.WALLET_A_TIMEOUT_MS, 10_000),
+      caFile: env.WALLET_A_CA_FILE || undefined,
+      identityCertFile: env.WALLET_A_IDENTITY_CERT_FILE || undefined,
+      identityKeyFile: env.WALLET_A_IDENTITY_KEY_FILE || undefined,
+    },
   };
   return { ...cfg, ...overrides };
 }

@@ -330,7 +330,7 @@ const sandboxSigningKey = (master: Buffer) => Buffer.from(hkdfSync('sha256', mas
 
 /** POST /v1/wallet-a-pay/sessions/: the merchant session for the browser's completeMerchantValidation. */
 export async function createSession(ctx: KeyedCtx, project: ProjectRow, input: SessionRequest): Promise<{ sessionData: unknown }> {
-  const cfg = walletAConfig();
+  const cfg = walletAConfig(ctx.config.walletA);
   const url = checkSessionRequest(project.id, input, cfg.hosts);
   if (project.mode === 'test') return { sessionData: sandboxSession(input, nowFor(project), sandboxSigningKey(ctx.masterKey)) };
   const identity = (await merchantIdentity(ctx, project)) ?? cfg.identity;

@@ -1,3 +1,4 @@
+import type { Config } from '../config.ts';
 /**
  * wallet-a-pay merchant validation (the browser's onvalidatemerchant event): the rules of a
  * session request, the live call to the wallet provider over mutual TLS, and the offline
@@ -39,24 +40,15 @@ export interface MerchantIdentity {
   privateKey: string; // PEM
 }
 
-const list = (v: string | undefined) => (v ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
-
-/**
- * Settings from the environment, read per call so an operator's change needs no restart of
- * the code path (and tests can point the allow-list at a local server):
- * WALLET_A_VALIDATION_HOSTS (comma-separated, replaces the default list), WALLET_A_TIMEOUT_MS,
- * WALLET_A_CA_FILE, WALLET_A_IDENTITY_CERT_FILE + WALLET_A_IDENTITY_KEY_FILE.
- */
-export function walletAConfig(env: NodeJS.ProcessEnv = process.env): WalletAConfig {
-  const hosts = list(env.WALLET_A_VALIDATION_HOSTS);
-  const timeout = Number.parseInt(env.WALLET_A_TIMEOUT_MS ?? '', 10);
+/** The wallet-a settings of config.ts, with the certificate files read. */
+export function walletAConfig(c: Config['walletA']): WalletAConfig {
   const cfg: WalletAConfig = {
-    hosts: hosts.length ? hosts : [...WALLET_A_VALIDATION_HOSTS],
-    timeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout : 10_000,
+    hosts: c.validationHosts.length ? [...c.validationHosts] : [...WALLET_A_VALIDATION_HOSTS],
+    timeoutMs: c.timeoutMs > 0 ? c.timeoutMs : 10_000,
   };
-  if (env.WALLET_A_CA_FILE) cfg.ca = readFileSync(env.WALLET_A_CA_FILE, 'utf8');
-  if (env.WALLET_A_IDENTITY_CERT_FILE && env.WALLET_A_IDENTITY_KEY_FILE) {
-    cfg.identity = { certificate: readFileSync(env.WALLET_A_IDENTITY_CERT_FILE, 'utf8'), privateKey: readFileSync(env.WALLET_A_IDENTITY_KEY_FILE, 'utf8') };
+  if (c.caFile) cfg.ca = readFileSync(c.caFile, 'utf8');
+  if (c.identityCertFile && c.identityKeyFile) {
+    cfg.identity = { certificate: readFileSync(c.identityCertFile, 'utf8'), privateKey: readFileSync(c.identityKeyFile, 'utf8') };
   }
   return cfg;
 }

@@ -75,9 +75,6 @@ after(async () => {
   await new Promise((resolve) => provider?.close(resolve));
   await t?.close();
   rmSync(dir, { recursive: true, force: true });
-  delete process.env.WALLET_A_VALIDATION_HOSTS;
-  delete process.env.WALLET_A_CA_FILE;
-  delete process.env.WALLET_A_TIMEOUT_MS;
 });
 
 const idOf = (projectId: string) => projectId.replace(/-/g, '');
@@ -173,8 +170,8 @@ describe('live validation over mutual TLS', () => {
 
   before(async () => {
     live = await t.newProject('live');
-    process.env.WALLET_A_VALIDATION_HOSTS = `apple-pay-gateway.apple.com,${providerHost}`;
-    process.env.WALLET_A_CA_FILE = join(dir, 'ca.crt');
+    t.config.walletA.validationHosts = ['apple-pay-gateway.apple.com', providerHost];
+    t.config.walletA.caFile = join(dir, 'ca.crt');
   });
 
   test('without a merchant identity: Forbidden', async () => {
@@ -218,9 +215,9 @@ describe('live validation over mutual TLS', () => {
     assert.match(refused.body.error.value, /HTTP 400/);
 
     answer = 'hang';
-    process.env.WALLET_A_TIMEOUT_MS = '300';
+    t.config.walletA.timeoutMs = 300;
     const slow = await session(liveBody(), live.api_key);
-    delete process.env.WALLET_A_TIMEOUT_MS;
+    t.config.walletA.timeoutMs = 10_000;
     assert.equal(slow.status, 504, slow.text);
     assert.match(slow.body.error.value, /within 300 ms/);
 
