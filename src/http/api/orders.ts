@@ -9,21 +9,21 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody,
 
 export const orderRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
   const tags = ['orders'];
-  app.post('/v1/orders/', { schema: { tags, security: BasicAuth, body: OrderInput, response: { 201: OrderView, ...errors } } }, async (req, reply) =>
+  app.post('/v1/orders/', { schema: { summary: 'Create an order, with zero or one transaction', tags, security: BasicAuth, body: OrderInput, response: { 201: OrderView, ...errors } } }, async (req, reply) =>
     reply.code(201).send(await svc.createOrder(ctx, req.project, req.body)),
   );
-  app.get('/v1/orders/:order_id/', { schema: { tags, security: BasicAuth, params: OrderIdParams, response: { 200: OrderView, ...errors } } }, async (req) =>
+  app.get('/v1/orders/:order_id/', { schema: { summary: 'Retrieve an order with its transactions', tags, security: BasicAuth, params: OrderIdParams, response: { 200: OrderView, ...errors } } }, async (req) =>
     svc.getOrder(ctx, req.project, req.params.order_id),
   );
-  app.put('/v1/orders/:order_id/', { schema: { tags, security: BasicAuth, params: OrderIdParams, body: OrderUpdate, response: { 200: OrderView, ...errors } } }, async (req) =>
+  app.put('/v1/orders/:order_id/', { schema: { summary: "Update the merchant's fields of an order that is not final", tags, security: BasicAuth, params: OrderIdParams, body: OrderUpdate, response: { 200: OrderView, ...errors } } }, async (req) =>
     svc.updateOrder(ctx, req.project, req.params.order_id, req.body),
   );
-  app.delete('/v1/orders/:order_id/', { schema: { tags, security: BasicAuth, params: OrderIdParams, response: { 200: OrderView, ...errors } } }, async (req) =>
+  app.delete('/v1/orders/:order_id/', { schema: { summary: 'Cancel an order whose transaction has not been authorized', tags, security: BasicAuth, params: OrderIdParams, response: { 200: OrderView, ...errors } } }, async (req) =>
     svc.cancelOrder(ctx, req.project, req.params.order_id),
   );
   app.post(
     '/v1/orders/:order_id/transactions/',
-    { schema: { tags, security: BasicAuth, params: OrderIdParams, body: TransactionInput, response: { 201: OrderView, ...errors } } },
+    { schema: { summary: 'Start the transaction of an order created without one', tags, security: BasicAuth, params: OrderIdParams, body: TransactionInput, response: { 201: OrderView, ...errors } } },
     async (req, reply) => reply.code(201).send(await svc.startTransaction(ctx, req.project, req.params.order_id, req.body)),
   );
 };

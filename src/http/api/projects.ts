@@ -24,7 +24,7 @@ const Currencies = Type.Object({
 
 export const projectRoutes = (_ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
   const tags = ['project'];
-  app.get('/v1/merchants/self/projects/self/', { schema: { tags, security: BasicAuth, response: { 200: ProjectView, 401: ErrorBody } } }, async (req) => {
+  app.get('/v1/merchants/self/projects/self/', { schema: { summary: 'The project of the API key', tags, security: BasicAuth, response: { 200: ProjectView, 401: ErrorBody } } }, async (req) => {
     const p = req.project;
     return {
       id: p.id,
@@ -36,7 +36,7 @@ export const projectRoutes = (_ctx: Ctx): FastifyPluginAsyncTypebox => async (ap
       payment_methods: activeMethods(settingsOf(p.settings)),
     };
   });
-  app.get('/v1/merchants/self/projects/self/currencies/', { schema: { tags, security: BasicAuth, response: { 200: Currencies, 401: ErrorBody } } }, async (req) => {
+  app.get('/v1/merchants/self/projects/self/currencies/', { schema: { summary: 'Currencies per active payment method', tags, security: BasicAuth, response: { 200: Currencies, 401: ErrorBody } } }, async (req) => {
     const s = settingsOf(req.project.settings);
     const payment_methods: Record<string, { currencies: string[] }> = {};
     for (const m of activeMethods(s)) payment_methods[m] = { currencies: [...s.payment_methods[m]!.currencies] };

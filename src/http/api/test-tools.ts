@@ -21,6 +21,7 @@ export const testRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) =
     '/v1/test/clock/run-due-jobs/',
     {
       schema: {
+        summary: "Advance the test project's clock and run the jobs that became due",
         tags,
         security: BasicAuth,
         body: Type.Optional(Type.Object({ advance: Type.Optional(Duration) }, { additionalProperties: false })),
