@@ -8,8 +8,8 @@
 // skip writing). Uses its own schema, dropped at the end.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpus } from 'node:os';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { loadConfig } from '../src/config.ts';
@@ -28,9 +28,28 @@ const warmup = Number(process.env.BENCH_WARMUP ?? 3);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const root = fileURLToPath(new URL('..', import.meta.url));
 const out = process.env.BENCH_OUT ?? `${root}docs/performance-create-order.md`;
+const loadAtStart = loadavg();
+const START = '<!-- bench/create-order.ts: last run -->';
+const END = '<!-- end of last run -->';
+const HEADER = `# Performance: creating an order
+
+\`bench/create-order.ts\` loads \`POST /v1/orders/\` on PostgreSQL with autocannon and, in the same
+run, a yardstick: a bare Fastify route that inserts the same JSON body as one row
+(\`bench/yardstick.ts\`), with the same pool size. Target: create-order at least 50 % of the
+yardstick's throughput.
+
+\`\`\`sh
+DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node --import tsx bench/create-order.ts
+\`\`\`
+
+Settings (environment): \`BENCH_DURATION\` (s per target), \`BENCH_ROUNDS\` (the targets take turns
+in this many rounds, so a change in the machine's load weighs on all alike), \`BENCH_CONNECTIONS\`,
+\`BENCH_POOL\`, \`BENCH_WARMUP\` (s), \`BENCH_OUT\` (\`-\` to only print). The run uses a schema of its own
+and drops it.
+`;
 
 /** A webshop's order: customer with billing address, return and webhook URLs, one card transaction. */
-const body = JSON.stringify({
+const order = {
   merchant_order_id: 'shop-100042',
   description: 'Order 100042: 2 x Mug, 1 x Teapot',
   currency: 'EUR',
@@ -53,8 +72,11 @@ const body = JSON.stringify({
   },
   client: { platform_name: 'WooCommerce', platform_version: '8.2.1', plugin_name: 'tender-woocommerce', plugin_version: '1.4.0' },
   extra: { cart_id: 'c-55ab' },
-  transactions: [{ payment_method: 'credit-card' }],
-});
+};
+/** Server-to-server: the order with its card transaction (the answer carries setup_token and payment_url). */
+const body = JSON.stringify({ ...order, transactions: [{ payment_method: 'credit-card' }] });
+/** Hosted payment page: the same order without a transaction (the answer carries order_url). */
+const hostedBody = JSON.stringify(order);
 
 interface Result {
   rps: number;
@@ -66,8 +88,8 @@ interface Result {
 }
 
 /** autocannon in its own process, so the load generator does not share the server's event loop. */
-function load(target: string, headers: Record<string, string>, seconds: number): Promise<Result> {
-  const opts = { url: target, method: 'POST', connections, duration: seconds, headers: { 'content-type': 'application/json', ...headers }, body };
+function load(target: string, headers: Record<string, string>, seconds: number, payload = body): Promise<Result> {
+  const opts = { url: target, method: 'POST', connections, duration: seconds, headers: { 'content-type': 'application/json', ...headers }, body: payload };
   const script = `require('autocannon')(JSON.parse(process.argv[1]), (err, r) => { if (err) throw err; process.stdout.write(JSON.stringify(r)); })`;
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['-e', script, JSON.stringify(opts)], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -85,16 +107,16 @@ function load(target: string, headers: Record<string, string>, seconds: number):
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /**
- * The two targets take turns (rounds of duration/rounds seconds each), so a change in the
- * machine's load during the run weighs on both alike. Throughput is over all rounds; latency
+ * The targets take turns (rounds of duration/rounds seconds each), so a change in the
+ * machine's load during the run weighs on all alike. Throughput is over all rounds; latency
  * percentiles are the median of the rounds'.
  */
-async function measureBoth(targets: Array<{ name: string; url: string; headers: Record<string, string> }>) {
-  if (warmup > 0) for (const t of targets) await load(t.url, t.headers, warmup);
+async function measureBoth(targets: Array<{ name: string; url: string; headers: Record<string, string>; body?: string }>) {
+  if (warmup > 0) for (const t of targets) await load(t.url, t.headers, warmup, t.body);
   const runs = new Map<string, Result[]>(targets.map((t) => [t.name, []]));
   for (let round = 0; round < rounds; round++) {
     for (const t of targets) {
-      const r = await load(t.url, t.headers, duration / rounds);
+      const r = await load(t.url, t.headers, duration / rounds, t.body);
       if (r.non2xx || r.errors) throw new Error(`${t.name}: ${r.non2xx} non-2xx answers and ${r.errors} errors`);
       console.log(`  round ${round + 1} ${t.name.padEnd(13)} ${r.rps.toFixed(0).padStart(6)} req/s   p50 ${r.p50} ms   p99 ${r.p99} ms`);
       runs.get(t.name)!.push(r);
@@ -135,53 +157,48 @@ try {
   const results = await measureBoth([
     { name: 'yardstick', url: yardstick.url, headers: {} },
     { name: 'create-order', url: `${svc.url}/v1/orders/`, headers: auth },
+    { name: 'hosted-order', url: `${svc.url}/v1/orders/`, headers: auth, body: hostedBody },
   ]);
   const ys = results.yardstick;
   const co = results['create-order'];
+  const ho = results['hosted-order'];
   const [{ n }] = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM orders o JOIN transactions t ON t.order_id = o.id JOIN jobs j ON j.ref_id = t.id::text");
   if (n < co.total) throw new Error(`only ${n} complete orders stored for ${co.total} answers`);
+  const [{ stored }] = await db.query<{ stored: number }>('SELECT count(*)::int AS stored FROM orders');
+  if (stored < co.total + ho.total) throw new Error(`only ${stored} orders stored for ${co.total + ho.total} answers`);
   const ratio = co.rps / ys.rps;
-  console.log(`ratio        ${(ratio * 100).toFixed(0)} % of the yardstick (target >= 50 %)`);
+  const hostedRatio = ho.rps / ys.rps;
+  console.log(`ratio        ${(ratio * 100).toFixed(0)} % of the yardstick (target >= 50 %); without a transaction ${(hostedRatio * 100).toFixed(0)} %`);
 
   if (out !== '-') {
     const model = /model name\s*:\s*(.+)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? cpus()[0]?.model ?? 'unknown';
-    const [{ version }] = await db.query<{ version: string }>('SHOW server_version');
+    const [{ version }] = await db.query<{ version: string }>("SELECT current_setting('server_version') AS version");
     const row = (name: string, r: Result) => `| ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.total} |`;
-    writeFileSync(
-      out,
-      `# Performance: creating an order
-
-\`bench/create-order.ts\` loads \`POST /v1/orders/\` on PostgreSQL with autocannon and, in the same
-run, a yardstick: a bare Fastify route that inserts the same JSON body as one row
-(\`bench/yardstick.ts\`), with the same pool size. Target: create-order at least 50 % of the
-yardstick's throughput.
-
-\`\`\`sh
-DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node --import tsx bench/create-order.ts
-\`\`\`
-
-Settings (environment): \`BENCH_DURATION\` (s per target), \`BENCH_ROUNDS\` (the two targets take turns
-in this many rounds, so a change in the machine's load weighs on both alike), \`BENCH_CONNECTIONS\`,
-\`BENCH_POOL\`, \`BENCH_WARMUP\` (s), \`BENCH_OUT\` (\`-\` to only print). The run uses a schema of its own
-and drops it.
-
+    const lastRun = `${START}
 ## Last run
 
 - Date: ${new Date().toISOString()}
-- Machine: ${cpus().length} cores (nproc), ${model}; PostgreSQL ${version} on the same machine
+- Machine: ${cpus().length} cores (nproc), ${model}; PostgreSQL ${version} on the same machine;
+  load average ${loadAtStart.map((l) => l.toFixed(1)).join(' / ')} (1/5/15 min) when the run started
 - Node ${process.version}; ${duration} s per target in ${rounds} alternating rounds after a ${warmup} s warm-up,
   ${connections} connections, pool ${poolSize}; latency percentiles are the median of the rounds'
 - Body: an order with customer, billing address, URLs, client, extra and one credit-card transaction
-  (the response carries the transaction with its setup_token and payment_url)
+  (the answer carries the transaction with its setup_token and payment_url); the hosted-page row
+  sends the same order without a transaction (the answer carries order_url)
 
 | route | requests/s | p50 latency (ms) | p99 latency (ms) | requests |
 |---|---|---|---|---|
 ${row('yardstick: insert one row', ys)}
-${row('POST /v1/orders/', co)}
+${row('POST /v1/orders/ with a card transaction', co)}
+${row('POST /v1/orders/ for the hosted page (no transaction)', ho)}
 
-create-order reaches **${(ratio * 100).toFixed(0)} %** of the yardstick's throughput.
-`,
-    );
+Creating an order with its card transaction reaches **${(ratio * 100).toFixed(0)} %** of the yardstick's
+throughput (target 50 %); an order for the hosted page, without a transaction, ${(hostedRatio * 100).toFixed(0)} %.
+${END}`;
+    // Only the "Last run" section is rewritten: the notes around it are kept.
+    const old = existsSync(out) ? readFileSync(out, 'utf8') : '';
+    const doc = old.includes(START) && old.includes(END) ? old.slice(0, old.indexOf(START)) + lastRun + old.slice(old.indexOf(END) + END.length) : `${HEADER}\n${lastRun}\n`;
+    writeFileSync(out, doc);
     console.log(`wrote ${out}`);
   }
 } finally {

@@ -12,7 +12,7 @@ export interface JobRow {
 
 /**
  * Schedules (or reschedules) the one job of a kind for a reference. run_at is in the
- * project's clock. Wakes idle workers through NOTIFY.
+ * project's clock. Wakes idle workers through NOTIFY when it is due now.
  */
 export async function schedule(q: Queryable, job: { project_id: string; kind: string; ref_id: string; run_at: Date; payload?: Record<string, unknown> }) {
   await q.query(
@@ -20,8 +20,12 @@ export async function schedule(q: Queryable, job: { project_id: string; kind: st
      ON CONFLICT (kind, ref_id) DO UPDATE SET run_at = EXCLUDED.run_at, payload = EXCLUDED.payload, locked_until = NULL`,
     [job.project_id, job.kind, job.ref_id, job.run_at, JSON.stringify(job.payload ?? {})],
   );
-  await q.query("SELECT pg_notify('tender_jobs', '')");
+  // NOTIFY serialises commits database-wide, so only work due about now wakes the workers;
+  // later work is found by the poll.
+  if (job.run_at.getTime() <= Date.now() + WAKE_WINDOW_MS) await q.query("SELECT pg_notify('tender_jobs', '')");
 }
+
+const WAKE_WINDOW_MS = 2000;
 
 export async function cancelJob(q: Queryable, kind: string, refId: string) {
   await q.query('DELETE FROM jobs WHERE kind = $1 AND ref_id = $2', [kind, refId]);

@@ -68,7 +68,7 @@ let live: { merchant_id: string; project_id: string; api_key: string };
 
 test('project create --mode live --json prints merchant_id, project_id and a live_ key', async () => {
   live = json(await tender(['project', 'create', '--name', 'Live shop', '--mode', 'live', '--json']));
-  assert.deepEqual(Object.keys(live).sort(), ['api_key', 'merchant_id', 'project_id']);
+  for (const k of ['api_key', 'merchant_id', 'project_id']) assert.ok(k in live, k);
   assert.match(live.merchant_id, UUID);
   assert.match(live.project_id, UUID);
   assert.match(live.api_key, /^live_[A-Za-z0-9_-]{43}$/);

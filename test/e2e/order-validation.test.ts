@@ -328,6 +328,34 @@ test('AFT with receiver and complete billing address is created', async () => {
   assert.equal(txn.payment_method_details.receiver_account_number, receiver.receiver_account_number);
 });
 
+test('an unknown field is named in the error value too', async () => {
+  const res = await t.api('POST', '/v1/orders/', validOrder({ amout: 1995 }));
+  assert.equal(res.status, 400);
+  assert.match(res.body.error.value, /amout/);
+  const nested = await t.api('POST', '/v1/orders/', withCustomer({ favourite_colour: 'blue' }));
+  assert.match(nested.body.error.value, /customer\.favourite_colour/);
+});
+
+test('values: ids are UUID v4 and timestamps ISO 8601 with an offset', async () => {
+  const o = (await t.api('POST', '/v1/orders/', cardOrder())).body;
+  const v4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+  const ts = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+  const txn = o.transactions[0];
+  for (const id of [o.id, txn.id, txn.events[0].id, txn.payment_method_details.setup_token]) assert.match(id, v4);
+  for (const time of [o.created, o.modified, txn.created, txn.events[0].occurred, txn.events[0].noticed]) assert.match(time, ts);
+  assert.ok(!Number.isNaN(Date.parse(o.created)));
+});
+
+test('amounts are whole minor units in every exponent (JPY 0, EUR 2, KWD 3), up to 2^53-1', async () => {
+  for (const [currency, amount] of [['JPY', 1995], ['KWD', 1995], ['EUR', 0], ['EUR', Number.MAX_SAFE_INTEGER]] as const) {
+    const res = await t.api('POST', '/v1/orders/', cardOrder({ currency, amount }));
+    assert.equal(res.status, 201, `${currency} ${amount}: ${res.text}`);
+    assert.equal(res.body.amount, amount);
+    assert.equal(res.body.transactions[0].amount, amount);
+    assert.equal((await t.api('GET', `/v1/orders/${res.body.id}/`)).body.amount, amount, 'read back exactly');
+  }
+});
+
 // ---- Extension fields, nulls --------------------------------------------------------------
 
 test('SDK extension fields are accepted and returned', async () => {
