@@ -485,6 +485,12 @@ class Compiler {
       case 'or':
         return { sql: `(${node.items.map((n) => this.compile(n).sql).join(node.kind === 'and' ? ' AND ' : ' OR ')})`, grouped: true };
       case 'not': {
+        // NOT field:* is "the field is empty": plain IS NULL, which a partial index can serve
+        const item = node.item;
+        if (item.kind === 'term' && item.exists && item.field) {
+          const def = this.lookup(item.field);
+          if (!def.transaction && def.kind !== 'flags') return { sql: `${def.column} IS NULL`, grouped: false };
+        }
         const inner = this.compile(node.item);
         return { sql: `${inner.grouped ? inner.sql : `(${inner.sql})`} IS NOT TRUE`, grouped: false };
       }
@@ -499,7 +505,7 @@ class Compiler {
     }
   }
 
-  private lookup(ref: FieldRef): FieldDef {
+  lookup(ref: FieldRef): FieldDef {
     const def = Object.hasOwn(FIELDS, ref.name) ? FIELDS[ref.name] : undefined;
     if (!def) {
       throw new QueryError(`Unknown field "${ref.name}" at position ${ref.pos}; known fields: ${SEARCH_FIELDS.join(', ')}`, {
@@ -519,7 +525,7 @@ class Compiler {
     return new QueryError(`Invalid value for field "${name}" at position ${pos}: expected ${expected}`, { position: pos, field: name });
   }
 
-  private term(def: FieldDef, name: string, t: TermNode): Sql {
+  term(def: FieldDef, name: string, t: TermNode): Sql {
     const col = def.column;
     const atom = (sql: string): Sql => ({ sql, grouped: false });
     if (t.exists) return atom(def.kind === 'flags' ? `cardinality(${col}) > 0` : `${col} IS NOT NULL`);
@@ -609,6 +615,23 @@ export function compileQuery(query: string, firstParam: number): { where: string
   const compiler = new Compiler(firstParam);
   const { sql } = compiler.compile(tree);
   return { where: sql, params: compiler.params };
+}
+
+/**
+ * When the whole query is one transactions.* term (`transactions.payment_method_brand:visa`),
+ * that condition over `t` (transactions) alone, else null. An order matches exactly when one
+ * of its transactions does, so the orders can be counted from the transactions' own indexes
+ * instead of probing every order. Bind parameters from `$firstParam`. Throws QueryError as
+ * compileQuery does.
+ */
+export function compileTransactionTerm(query: string, firstParam: number): { where: string; params: unknown[] } | null {
+  if (typeof query !== 'string' || query.length > MAX_QUERY_LENGTH) return null;
+  const tree = simplify(new Parser(query).parse());
+  if (tree.kind !== 'term' || !tree.field) return null;
+  const compiler = new Compiler(firstParam);
+  const def = compiler.lookup(tree.field);
+  if (!def.transaction) return null;
+  return { where: compiler.term(def, tree.field.name, tree).sql, params: compiler.params };
 }
 
 // ---------------------------------------------------------------------------------------

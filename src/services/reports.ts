@@ -5,8 +5,9 @@ import type { Queryable } from '../store/db.ts';
 import type { ProjectRow } from '../store/projects.ts';
 import * as store from '../store/search.ts';
 import type { ReportRow } from '../store/search.ts';
-import { currencyExponent, formatMinor } from '../domain/money.ts';
+import { formatMinor } from '../domain/money.ts';
 import { planSearch, type SearchInput, type SearchPlan } from './search.ts';
+import type { SearchAfter } from '../domain/query.ts';
 
 /**
  * The CSV transaction report (POST /v1/search/orders/?format=csv): one row per transaction,
@@ -20,117 +21,103 @@ import { planSearch, type SearchInput, type SearchPlan } from './search.ts';
  */
 export const BATCH = 2000;
 
-type Cell = string | number | boolean | null | undefined;
-const OF_PREFIX: Record<string, string> = { capture: 'capture', void: 'void', refund: 'refund', chargeback: 'chargeback', reversal: 'reversal' };
-const ofTxn = (kind: string) => (r: ReportRow) => (r.kind === kind ? r.t_of : null);
-const ofOrder = (kind: string) => (r: ReportRow) => (r.kind === kind ? r.related_order_id : null);
-const customer = (field: string) => (r: ReportRow) => {
-  const v = r.customer?.[field];
-  return Array.isArray(v) ? v.join(',') : (v as Cell);
-};
+type Cell = string | null | undefined;
+type Getter = (r: ReportRow) => Cell;
+const cell = (name: string): Getter => (r) => r[name];
+/** the transaction this one captures, voids, refunds...: by the kind of its order */
+const ofTxn = (kind: string): Getter => (r) => (r.kind === kind ? r.t_of : null);
+const ofOrder = (kind: string): Getter => (r) => (r.kind === kind ? r.related_order_id : null);
+const OF_KINDS = ['capture', 'void', 'refund', 'chargeback', 'reversal'];
+const CUSTOMER = ['email_address', 'first_name', 'last_name', 'address_type', 'address', 'postal_code', 'city', 'state', 'country', 'locale', 'phone_numbers', 'ip_address'];
+const cells = (...names: string[]) => names.map((name) => [name, cell(name)] as const);
 
 /** Every column, in order: the spec's list first, then ours. The header line holds the names. */
-export const COLUMNS: ReadonlyArray<readonly [string, (r: ReportRow) => Cell]> = [
-  ['id', (r) => r.id],
-  ['merchant_order_id', (r) => r.merchant_order_id],
-  ['created', (r) => r.created],
-  ['completed', (r) => r.completed],
-  ['currency', (r) => r.currency],
-  ['amount', (r) => r.amount],
-  ['status', (r) => r.status],
-  ['transaction.id', (r) => r.t_id],
-  ['transaction.status', (r) => r.t_status],
-  ['transaction.payment_method', (r) => r.t_payment_method],
-  ['transaction.payment_method_brand', (r) => r.t_brand],
-  ['transaction.amount_with_decimals', (r) => (r.t_id === null ? null : decimals(r.t_amount!, r.t_currency!))],
-  ['transaction.credit_debit', (r) => r.t_credit_debit],
+export const COLUMNS: ReadonlyArray<readonly [string, Getter]> = [
+  ...cells('id', 'merchant_order_id', 'created', 'completed', 'currency', 'amount', 'status'),
+  ...cells('transaction.id', 'transaction.status', 'transaction.payment_method', 'transaction.payment_method_brand'),
+  ['transaction.amount_with_decimals', (r) => (r.t_amount === null ? null : decimals(r.t_amount, r.t_currency!))],
+  ...cells('transaction.credit_debit'),
   ['transaction.refund_of_transaction_id', ofTxn('refund')],
-  ['transaction.payment_method_details.truncated_pan', (r) => r.t_truncated_pan],
-  ['transaction.settlement_currency', (r) => r.t_settlement_currency],
-  ['transaction.settlement_amount', (r) => r.t_settlement_amount],
-  ['transaction.fee_currency', (r) => r.t_fee_currency],
-  ['transaction.fee_amount', (r) => r.t_fee_amount],
-  ['customer.merchant_customer_id', customer('merchant_customer_id')],
-  ['merchant_id', (r) => r.merchant_id],
-  ['project_id', (r) => r.project_id],
+  ...cells('transaction.payment_method_details.truncated_pan', 'transaction.settlement_currency', 'transaction.settlement_amount', 'transaction.fee_currency', 'transaction.fee_amount'),
+  ...cells('customer.merchant_customer_id', 'merchant_id', 'project_id'),
   // further columns
-  ['description', (r) => r.description],
-  ['modified', (r) => r.modified],
-  ['flags', (r) => r.flags.join(',')],
-  ['refunded_amount', (r) => (r.kind === 'payment' ? r.refunded_amount : null)],
-  ['related_order_id', (r) => r.related_order_id],
-  ...Object.values(OF_PREFIX).map((k) => [`${k}_of_order_id`, ofOrder(k)] as const),
-  ['payment_link_id', (r) => r.payment_link_id],
-  ['merchant_name', (r) => r.merchant_name],
-  ...['email_address', 'first_name', 'last_name', 'address_type', 'address', 'postal_code', 'city', 'state', 'country', 'locale', 'phone_numbers', 'ip_address'].map(
-    (f) => [`customer.${f}`, customer(f)] as const,
-  ),
-  ['transaction.created', (r) => r.t_created],
-  ['transaction.modified', (r) => r.t_modified],
-  ['transaction.currency', (r) => r.t_currency],
-  ['transaction.amount', (r) => r.t_amount],
-  ['transaction.reason', (r) => r.t_reason],
-  ['transaction.capture_mode', (r) => r.t_capture_mode],
-  ['transaction.transaction_type', (r) => r.t_transaction_type],
-  ['transaction.is_capturable', (r) => r.t_is_capturable],
-  ...['capture', 'void', 'chargeback', 'reversal'].map((k) => [`transaction.${k}_of_transaction_id`, ofTxn(k)] as const),
-  ['transaction.payment_method_details.card_expiry', (r) => r.t_card_expiry],
-  ['transaction.payment_method_details.liability_shift', (r) => r.t_liability_shift],
+  ...cells('description', 'modified', 'flags', 'refunded_amount', 'related_order_id'),
+  ...OF_KINDS.map((k) => [`${k}_of_order_id`, ofOrder(k)] as const),
+  ...cells('payment_link_id', 'merchant_name', ...CUSTOMER.map((f) => `customer.${f}`)),
+  ...cells(...['created', 'modified', 'currency', 'amount', 'reason', 'capture_mode', 'transaction_type', 'is_capturable'].map((c) => `transaction.${c}`)),
+  ...OF_KINDS.filter((k) => k !== 'refund').map((k) => [`transaction.${k}_of_transaction_id`, ofTxn(k)] as const),
+  ...cells('transaction.payment_method_details.card_expiry', 'transaction.payment_method_details.liability_shift'),
 ];
 export const COLUMN_NAMES = COLUMNS.map(([name]) => name);
+const GETTERS = COLUMNS.map(([, get]) => get);
 
 /** Minor units in the currency's main unit: JPY 1234 -> 1234, EUR 1234 -> 12.34, KWD 1234 -> 1.234. */
-const exponents = new Map<string, number | undefined>();
-function decimals(amount: number, currency: string): string {
-  if (!exponents.has(currency)) exponents.set(currency, currencyExponent(currency));
-  return exponents.get(currency) === 0 ? String(amount) : formatMinor(amount, currency);
+const decimals = (amount: number, currency: string) => formatMinor(amount, currency);
+
+/** The CSV record of a report row (an order with one of its transactions, or alone). */
+export function csvRecord(r: ReportRow): string[] {
+  const record = new Array<string>(GETTERS.length);
+  for (let i = 0; i < GETTERS.length; i++) record[i] = GETTERS[i](r) ?? '';
+  return record;
 }
 
-/** A cell as text: numbers as digits, booleans as true/false, nothing as an empty cell. */
-const text = (v: Cell): string => (v === null || v === undefined ? '' : typeof v === 'string' ? v : String(v));
+interface Batch {
+  rows: ReportRow[];
+  /** orders in the batch (rows of one order are adjacent) */
+  orders: number;
+  limit: number;
+}
 
-/** The CSV record of a report row. */
-export const csvRecord = (r: ReportRow): string[] => COLUMNS.map(([, get]) => text(get(r)));
+async function loadBatch(q: Queryable, plan: SearchPlan, after: SearchAfter | null, offset: number, limit: number): Promise<Batch> {
+  const rows = await store.reportBatch(q, plan.filter, { sort: plan.sort, after, limit, offset });
+  let orders = 0;
+  for (let i = 0; i < rows.length; i++) if (i === 0 || rows[i].id !== rows[i - 1].id) orders++;
+  return { rows, orders, limit };
+}
 
-/** The report rows of a plan, batch by batch, pulled on demand. */
-async function* reportRows(q: Queryable, plan: SearchPlan, signal?: AbortSignal): AsyncGenerator<string[][]> {
-  let after = plan.after;
-  let offset = plan.start;
+/**
+ * The report's records, batch by batch, pulled on demand. One batch ahead is read while the
+ * current one is written, so the database and the CSV encoding work side by side.
+ */
+async function* reportRecords(q: Queryable, plan: SearchPlan, signal?: AbortSignal): AsyncGenerator<string[][]> {
   let left = plan.size ?? Infinity;
-  while (left > 0 && !signal?.aborted) {
-    const limit = Math.min(BATCH, left);
-    const rows = await store.reportBatch(q, plan.filter, { sort: plan.sort, after, limit, offset });
-    if (!rows.length) return;
-    yield rows.map(csvRecord);
-    let orders = 0;
-    let prev: string | undefined;
-    for (const r of rows) if (r.id !== prev) ((prev = r.id), orders++);
-    if (orders < limit) return;
-    const last = rows.at(-1)!;
-    after = { value: last.sort_value, id: last.id };
-    offset = 0;
-    left -= orders;
+  const ahead = (after: SearchAfter | null, offset: number) => {
+    const p = loadBatch(q, plan, after, offset, Math.min(BATCH, left));
+    p.catch(() => {}); // awaited below; an abandoned report must not leave an unhandled rejection
+    return p;
+  };
+  let next: Promise<Batch> | undefined = left > 0 ? ahead(plan.after, plan.start) : undefined;
+  while (next && !signal?.aborted) {
+    const batch: Batch = await next;
+    next = undefined;
+    left -= batch.orders;
+    if (batch.orders === batch.limit && left > 0) {
+      const last = batch.rows.at(-1)!;
+      next = ahead({ value: last.sort_value, id: last.id }, 0);
+    }
+    if (batch.rows.length) yield batch.rows.map(csvRecord);
   }
+  if (next) await next.catch(() => {});
 }
 
-/** Joins the per-record strings of csv-stringify into chunks of about 64 KB: fewer, larger socket writes. */
+/** Joins csv-stringify's per-record strings into chunks of about 64 KB: fewer, larger socket writes. */
 function chunker(size = 64 * 1024): Transform {
   let parts: string[] = [];
   let length = 0;
   return new Transform({
-    transform(chunk: Buffer | string, _enc, done) {
-      const s = String(chunk);
-      parts.push(s);
-      length += s.length;
+    writableObjectMode: true,
+    transform(chunk: string, _enc, done) {
+      parts.push(chunk);
+      length += chunk.length;
       if (length >= size) {
-        this.push(parts.join(''));
+        this.push(parts.join(''), 'utf8');
         parts = [];
         length = 0;
       }
       done();
     },
     flush(done) {
-      if (length) this.push(parts.join(''));
+      if (length) this.push(parts.join(''), 'utf8');
       done();
     },
   });
@@ -152,14 +139,15 @@ export interface Report {
  */
 export function orderReport(ctx: Ctx, project: ProjectRow, input: SearchInput, now: Date): Report {
   const plan = planSearch(project.id, input, { unlimited: true });
-  const csv = stringify({ header: true, columns: COLUMN_NAMES, eof: true });
+  // records go out as strings (readableObjectMode), not one Buffer each: the chunker joins them
+  const csv = stringify({ header: true, columns: COLUMN_NAMES, eof: true, readableObjectMode: true });
   const abort = new AbortController();
   const out = csv.pipe(chunker());
   out.on('close', () => abort.abort());
   csv.on('error', (err) => out.destroy(err));
 
   const produce = async (q: Queryable) => {
-    for await (const batch of reportRows(q, plan, abort.signal)) {
+    for await (const batch of reportRecords(q, plan, abort.signal)) {
       for (const record of batch) {
         if (!csv.write(record)) await drained(csv, abort.signal);
         if (abort.signal.aborted) return;

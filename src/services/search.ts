@@ -8,6 +8,7 @@ import type { Filter, SearchRow } from '../store/search.ts';
 import { ApiError, invalid } from '../domain/errors.ts';
 import {
   compileQuery,
+  compileTransactionTerm,
   decodeSearchAfter,
   encodeSearchAfter,
   keysetCondition,
@@ -73,7 +74,7 @@ export function planSearch(projectId: string, input: SearchInput, opts: { unlimi
     if (size !== undefined && start + size > MAX_RESULT_WINDOW)
       throw invalid('start', `start + size may not exceed ${MAX_RESULT_WINDOW}: simple paging returns at most ${MAX_RESULT_WINDOW} results; ${DEEP_PAGING}`);
     if (start > MAX_RESULT_WINDOW) throw invalid('start', `start may not exceed ${MAX_RESULT_WINDOW}; ${DEEP_PAGING}`);
-    return { filter: { projectId, where, params }, sort, after, start, size };
+    return { filter: { projectId, where, params, transactions: compileTransactionTerm(input.query, 2) }, sort, after, start, size };
   } catch (err) {
     throw toValidationError(err);
   }

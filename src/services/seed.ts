@@ -54,7 +54,7 @@ const fee = (amt: string, bps: string, fixed: string) => `(CASE WHEN ${bps} IS N
  * One row per payment order of the batch, with its plan and every figure derived from it.
  * Parameters: $1 project, $2 merchant, $3..$4 n range, $5 now, $6 days, $7 prefix, $8 is-test,
  * $9 capture window, $10 expiration period, $11..$16 card / wallet-a / wallet-b fee rules,
- * $17..$20 refund / chargeback fee rules, $21 payment links exist.
+ * $17..$20 refund / chargeback fee rules, $21 payment links exist, $22 first number, $23 how many.
  */
 const PLAN = `
 CREATE TEMP TABLE seed_s ON COMMIT DROP AS
@@ -63,15 +63,17 @@ WITH g AS (
   FROM generate_series($3::int, $4::int) AS n
 ), a AS (
   SELECT g.*,
-    -- at least an hour old, so every attempt's 30-minute expiry is behind us
-    date_trunc('milliseconds', $5::timestamptz - interval '1 hour' - r6 * ($6::float8 * interval '1 day')) AS created,
+    -- in the order of n, as a shop takes them (the table ends up in created order, as real
+    -- ones do), spread evenly over the days; at least an hour old, so every attempt's
+    -- 30-minute expiry is behind us
+    date_trunc('milliseconds', $5::timestamptz - interval '1 hour' - (1 - ((n - $22::int) + r6) / $23::float8) * ($6::float8 * interval '1 day')) AS created,
     CASE WHEN r4 < 0.60 THEN 'EUR' WHEN r4 < 0.75 THEN 'USD' WHEN r4 < 0.85 THEN 'GBP' WHEN r4 < 0.90 THEN 'JPY' WHEN r4 < 0.95 THEN 'CHF' ELSE 'KWD' END AS currency,
     CASE WHEN r2 < 0.80 THEN 'credit-card' WHEN r2 < 0.90 THEN 'wallet-a-pay' ELSE 'wallet-b-pay' END AS method,
     CASE WHEN r3 < 0.45 THEN 'visa' WHEN r3 < 0.80 THEN 'mastercard' WHEN r3 < 0.88 THEN 'amex' WHEN r3 < 0.94 THEN 'maestro' ELSE 'cartes_bancaires' END AS brand,
     CASE WHEN r1 < 0.40 THEN 'sale' WHEN r1 < 0.50 THEN 'settled' WHEN r1 < 0.56 THEN 'refund' WHEN r1 < 0.58 THEN 'chargeback'
          WHEN r1 < 0.64 THEN 'preauth' WHEN r1 < 0.72 THEN 'captured' WHEN r1 < 0.75 THEN 'voided' WHEN r1 < 0.77 THEN 'partial_void'
          WHEN r1 < 0.87 THEN 'declined' WHEN r1 < 0.91 THEN 'txn_expired' WHEN r1 < 0.93 THEN 'cancelled' ELSE 'new' END AS plan0,
-    (n * 7919) % 50000 AS cid
+    ((n::bigint * 7919) % 50000)::int AS cid
   FROM g
 ), b AS (
   SELECT a.*,
@@ -116,7 +118,7 @@ SELECT c.*,
     'locale', (ARRAY['nl-NL', 'nl-NL', 'nl-NL', 'de-DE', 'fr-FR', 'nl-BE', 'es-ES'])[1 + cid % 7]
   ) AS customer,
   (ARRAY['Two mugs', 'Gift card', 'Monthly subscription', 'Running shoes', 'Coffee beans 1 kg', 'Concert tickets', 'Phone case', 'Desk lamp'])[1 + n % 8] || ' #' || n AS description,
-  $7::text || lpad(n::text, 8, '0') AS merchant_order_id
+  $7::text || lpad(n::text, GREATEST(8, length(n::text)), '0') AS merchant_order_id
 FROM c;
 ANALYZE seed_s;
 `;
@@ -317,6 +319,7 @@ export async function seedOrders(ctx: Ctx, opts: SeedOptions): Promise<SeedResul
   const params = [
     project.id, project.merchant_id, 0, 0, now, days, prefix, isTest, settings.capture_window, settings.default_expiration_period,
     ...rule(fees['credit-card']), ...rule(fees['wallet-a-pay']), ...rule(fees['wallet-b-pay']), ...rule(fees.refund), ...rule(fees.chargeback), withLinks,
+    opts.first ?? 1, total,
   ];
   const first = opts.first ?? 1;
   const last = first + total - 1;
@@ -328,7 +331,7 @@ export async function seedOrders(ctx: Ctx, opts: SeedOptions): Promise<SeedResul
     const p = [...params];
     p[2] = from;
     p[3] = to;
-    children += await ctx.db.tx(async (q) => {
+    const made = await ctx.db.tx(async (q) => {
       await run(q, PLAN, p);
       await run(q, CHILDREN, [...rule(fees.refund), ...rule(fees.chargeback)]);
       if (withLinks) await run(q, LINKS, [project.id, project.merchant_id, isTest]);
@@ -339,6 +342,7 @@ export async function seedOrders(ctx: Ctx, opts: SeedOptions): Promise<SeedResul
       await run(q, JOBS, [project.id]);
       return (await q.query<{ n: number }>('SELECT count(*)::int AS n FROM seed_c'))[0].n;
     });
+    children += made;
     done += to - from + 1;
     opts.onProgress?.(done, total);
   };
@@ -354,6 +358,9 @@ export async function seedOrders(ctx: Ctx, opts: SeedOptions): Promise<SeedResul
       }
     }
   }));
+  // fresh statistics, so the planner sees the new volume (autovacuum would, minutes later)
+  for (const table of ['orders', 'transactions', 'events', ...(withLedger ? ['ledger_entries'] : []), ...(withLinks ? ['payment_links'] : [])])
+    await ctx.db.exec(`ANALYZE ${table}`);
   return {
     project_id: project.id,
     orders: total,
@@ -371,8 +378,6 @@ async function run(q: Queryable, script: string, params: unknown[]) {
     // each statement binds exactly the parameters it mentions, renumbered in order
     const numbers = [...used].sort((a, b) => a - b);
     const sql = statement.replace(/\$(\d+)/g, (_, d) => `$${numbers.indexOf(Number(d)) + 1}`);
-    const t0 = performance.now();
     await q.query(sql, numbers.map((n) => params[n - 1]));
-    if (process.env.SEED_TRACE) process.stderr.write(`${Math.round(performance.now() - t0)}ms ${sql.slice(0, 60).replace(/\s+/g, ' ')}\n`);
   }
 }

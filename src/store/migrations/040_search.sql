@@ -4,11 +4,15 @@
 -- Sorts: (project_id, sort expression, id) is exactly ORDER BY <sort>, o.id, so a page and a
 -- search_after step are one index range scan, in either direction. The expressions must stay
 -- identical to SORTS in src/domain/query.ts. created: orders_project_created (001); id: the
--- primary key. These also serve ranges on amount, created, modified and completed.
+-- primary key. These also serve ranges on amount, created and modified.
 CREATE INDEX orders_project_modified ON orders (project_id, modified, id);
 CREATE INDEX orders_project_completed ON orders (project_id, (COALESCE(completed, '-infinity'::timestamptz)), id);
 CREATE INDEX orders_project_amount ON orders (project_id, amount, id);
 CREATE INDEX orders_project_merchant_order_sort ON orders (project_id, (COALESCE(merchant_order_id, '')), id);
+
+-- Ranges on completed: the sort index above holds COALESCE(completed, ...), which a condition
+-- on completed itself can not use.
+CREATE INDEX orders_project_completed_at ON orders (project_id, completed) WHERE completed IS NOT NULL;
 
 -- The commonest filter, by status, kept in created order for its date ranges and pages.
 CREATE INDEX orders_project_status_created ON orders (project_id, status, created, id);
@@ -18,12 +22,16 @@ CREATE INDEX orders_project_status_created ON orders (project_id, status, create
 CREATE INDEX orders_merchant_order_id ON orders (project_id, merchant_order_id text_pattern_ops);
 CREATE INDEX orders_customer_email ON orders (project_id, lower(customer_email) text_pattern_ops);
 CREATE INDEX orders_merchant_customer_id ON orders (project_id, merchant_customer_id text_pattern_ops);
+-- NOT customer.email_address:* (orders without an e-mail), in created order
+CREATE INDEX orders_without_email ON orders (project_id, created, id) WHERE customer_email IS NULL;
 -- related_payment_link_id (050_links creates the same index IF NOT EXISTS)
 CREATE INDEX IF NOT EXISTS orders_payment_link ON orders (project_id, payment_link_id) WHERE payment_link_id IS NOT NULL;
 
 -- transactions.* terms are EXISTS (...) semi-joins. Walking orders in sort order they probe
 -- transactions_order (001); for a rare value the planner starts from these instead.
-CREATE INDEX transactions_project_brand ON transactions (project_id, lower(payment_method_brand), order_id);
+-- (INCLUDE payment_method_brand: without the column itself PostgreSQL never reads an expression
+-- index alone, and counting a brand would visit every matching row of the table)
+CREATE INDEX transactions_project_brand ON transactions (project_id, lower(payment_method_brand), order_id) INCLUDE (payment_method_brand);
 CREATE INDEX transactions_project_status ON transactions (project_id, status, order_id);
 CREATE INDEX transactions_project_method ON transactions (project_id, payment_method, order_id);
 
