@@ -15,6 +15,7 @@ import pg from 'pg';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/log.ts';
 import { pgDb } from '../src/store/db.ts';
+import { validOrder } from '../test/helpers/service.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { startService } from '../src/main.ts';
 import { createProject } from '../src/services/tenancy.ts';
@@ -49,27 +50,15 @@ and drops it.
 `;
 
 /** A webshop's order: customer with billing address, return and webhook URLs, one card transaction. */
+const base = validOrder();
 const order = {
+  ...base,
   merchant_order_id: 'shop-100042',
   description: 'Order 100042: 2 x Mug, 1 x Teapot',
-  currency: 'EUR',
   amount: 4985,
   return_url: 'https://shop.example/checkout/return?order=100042',
   webhook_url: 'https://shop.example/hooks/tender',
-  customer: {
-    merchant_customer_id: 'cust-7781',
-    email_address: 'ada@example.com',
-    first_name: 'Ada',
-    last_name: 'Lovelace',
-    address_type: 'billing',
-    address: 'Damrak 1',
-    postal_code: '1012 LG',
-    city: 'Amsterdam',
-    country: 'NL',
-    locale: 'nl-NL',
-    phone_numbers: ['+31 20 123 4567'],
-    ip_address: '203.0.113.7',
-  },
+  customer: { ...base.customer, merchant_customer_id: 'cust-7781', phone_numbers: ['+31 20 123 4567'], ip_address: '203.0.113.7' },
   client: { platform_name: 'WooCommerce', platform_version: '8.2.1', plugin_name: 'tender-woocommerce', plugin_version: '1.4.0' },
   extra: { cart_id: 'c-55ab' },
 };

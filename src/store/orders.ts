@@ -61,6 +61,16 @@ export interface TransactionRow {
   modified: Date;
 }
 
+/** The money counters of a transaction that has moved no money yet. */
+export const NO_MONEY_MOVED = {
+  is_capturable: false,
+  authorized_amount: 0,
+  captured_amount: 0,
+  voided_amount: 0,
+  refunded_amount: 0,
+  charged_back_amount: 0,
+} as const;
+
 export interface EventRow {
   id: string;
   transaction_id: string;

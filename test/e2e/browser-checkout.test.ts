@@ -1,7 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { launchBrowser, startShop } from '../helpers/browser.ts';
+import type { Browser, Page } from 'playwright-core';
 import { startTestService, validOrder, type TestService } from '../helpers/service.ts';
 
 /**
@@ -12,28 +12,20 @@ import { startTestService, validOrder, type TestService } from '../helpers/servi
 
 let t: TestService;
 let browser: Browser;
-let shop: Server;
+let shop: Awaited<ReturnType<typeof startShop>>;
 let shopUrl: string;
 
 before(async () => {
   t = await startTestService();
   // the merchant's return page
-  shop = createServer((req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    res.end(`<!doctype html><title>Shop</title><h1>Thank you for your order</h1><p id="query">${new URL(req.url ?? '/', 'http://x').search.replace(/[<>&"]/g, '')}</p>`);
-  });
-  await new Promise<void>((resolve) => shop.listen(0, '127.0.0.1', resolve));
-  const addr = shop.address();
-  shopUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  shop = await startShop((req) => `<p id="query">${new URL(req.url ?? '/', 'http://x').search.replace(/[<>&"]/g, '')}</p>`);
+  shopUrl = shop.url;
+  browser = await launchBrowser();
 });
 
 after(async () => {
   await browser?.close();
-  await new Promise((resolve) => shop?.close(resolve));
+  await shop?.close();
   await t?.close();
 });
 

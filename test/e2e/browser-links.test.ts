@@ -1,16 +1,14 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchBrowser } from '../helpers/browser.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 let t: TestService;
 let browser: Browser;
 before(async () => {
   t = await startTestService();
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchBrowser();
 });
 after(async () => {
   await browser?.close();

@@ -5,62 +5,29 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { request, basic } from '../helpers/service.ts';
+import { BIN, embeddedEnv, runTender, type Run, freePort } from '../helpers/cli.ts';
 import { pgliteDb } from '../../src/store/db.ts';
 
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'tender.mjs');
 let dir: string;
 let env: NodeJS.ProcessEnv;
 
 before(() => {
   dir = mkdtempSync(join(tmpdir(), 'tender-cli-'));
-  env = { ...process.env, TENDER_DATA_DIR: dir, TENDER_MASTER_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'warn', TENDER_WORKER: 'off' };
-  delete env.DATABASE_URL;
-  delete env.PORT;
+  env = embeddedEnv(dir);
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
-function tender(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const tender = (args: string[], extraEnv: Record<string, string> = {}) => runTender(args, { ...env, ...extraEnv });
 
 const json = (r: Run) => {
   assert.equal(r.code, 0, `exit ${r.code}: ${r.stderr}`);
   return JSON.parse(r.stdout.trim());
 };
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const keys: string[] = [];

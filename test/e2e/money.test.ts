@@ -2,7 +2,6 @@
 // Idempotency-Key, black-box through the API (authorizations come from the real card flow).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +9,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { payOrder } from '../helpers/pay.ts';
+import { runTender } from '../helpers/cli.ts';
 import { checkLedger } from '../../src/services/ledger-check.ts';
 import { findProject, updateProjectSettings } from '../../src/store/projects.ts';
 import { canonicalJson } from '../../src/http/idempotency.ts';
@@ -721,22 +721,9 @@ async function cliStore(): Promise<CliStore> {
   return handle;
 }
 
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'tender.mjs');
 
-function tender(args: string[], extra: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', TENDER_WORKER: 'off', TENDER_MASTER_KEY: randomBytes(32).toString('hex'), ...extra };
-    if (!env.DATABASE_URL) delete env.DATABASE_URL;
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+function tender(args: string[], extra: Record<string, string>) {
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', TENDER_WORKER: 'off', TENDER_MASTER_KEY: randomBytes(32).toString('hex'), ...extra };
+  if (!env.DATABASE_URL) delete env.DATABASE_URL;
+  return runTender(args, env);
 }

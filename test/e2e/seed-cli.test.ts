@@ -4,53 +4,27 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { request, basic } from '../helpers/service.ts';
+import { BIN, embeddedEnv, runTender, freePort } from '../helpers/cli.ts';
 
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'tender.mjs');
 let dir: string;
 let env: NodeJS.ProcessEnv;
 
 before(() => {
   dir = mkdtempSync(join(tmpdir(), 'tender-seed-'));
-  env = { ...process.env, TENDER_DATA_DIR: dir, TENDER_MASTER_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'warn', TENDER_WORKER: 'off' };
-  delete env.DATABASE_URL;
-  delete env.PORT;
+  env = embeddedEnv(dir);
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-function tender(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const tender = (args: string[]) => runTender(args, env, 120_000);
 
 const json = (r: { code: number | null; stdout: string; stderr: string }) => {
   assert.equal(r.code, 0, `exit ${r.code}: ${r.stderr}`);
   return JSON.parse(r.stdout.trim());
 };
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 let project: { project_id: string; api_key: string };
 

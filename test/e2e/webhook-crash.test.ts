@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -17,7 +16,7 @@ import { Webhook } from 'standardwebhooks';
 import { request, basic, validOrder } from '../helpers/service.ts';
 import { pgliteDb, type Queryable } from '../../src/store/db.ts';
 
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'tender.mjs');
+import { BIN, runTender, freePort } from '../helpers/cli.ts';
 const pgUrl = process.env.DATABASE_URL;
 const dir = mkdtempSync(join(tmpdir(), 'tender-crash-'));
 const schema = `t_crash_${randomBytes(5).toString('hex')}`;
@@ -42,16 +41,6 @@ async function withPg<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -65,21 +54,7 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined | fal
   }
 }
 
-function tender(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const tender = runTender;
 
 async function serve(env: NodeJS.ProcessEnv, url: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
