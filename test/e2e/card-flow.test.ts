@@ -1,6 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestService, type TestService } from '../helpers/service.ts';
+import { startTestService, validOrder, request, type TestService } from '../helpers/service.ts';
 import { followBrowser, futureExpiry, startPayment, vault, createCardOrder, parseForm, submitForm } from '../helpers/cards.ts';
 
 // The late decline answers after LATE_DECLINE_MS of the project's clock. It is set far ahead so
@@ -161,7 +161,7 @@ test('without return_url the customer lands on the result page; without failure_
 });
 
 test('the challenge page: labelled form, strict headers, CSRF token; cancel goes to failure_url', async () => {
-  const p = await startPayment(t, '4000002760003184', { orderOver: urls });
+  const p = await startPayment(t, '4000002760003184', { orderOver: { ...urls, customer: { ...validOrder().customer, locale: 'en-GB' } } });
   const page = await fetch(p.redirect_url);
   assert.equal(page.status, 200);
   const csp = page.headers.get('content-security-policy')!;
@@ -264,4 +264,18 @@ test('the 3-D Secure page of an unknown transaction is a 404 page', async () => 
   const res = await fetch(`${t.url}/pay/3ds/3b0c4f6e-2f57-4f3f-9a55-6a5d3c1c9e11/`);
   assert.equal(res.status, 404);
   assert.match(res.headers.get('content-type')!, /text\/html/);
+});
+
+test('the challenge page speaks the customer locale (nl), then Accept-Language', async () => {
+  const nl = await startPayment(t, '4000002760003184', { orderOver: { customer: { ...validOrder().customer, locale: 'nl-NL' } } });
+  const page = await request(nl.redirect_url, 'GET');
+  assert.equal(page.status, 200);
+  assert.match(page.text, /<html lang="nl">/);
+  assert.match(page.text, /Verificatiecode/);
+  assert.match(page.text, /Bevestigen/);
+  const en = await startPayment(t, '4000002760003184', { orderOver: { customer: { ...validOrder().customer, locale: undefined } } });
+  const asked = await request(en.redirect_url, 'GET', undefined, { 'accept-language': 'nl-BE,nl;q=0.9' });
+  assert.match(asked.text, /Verificatiecode/);
+  const plain = await request(en.redirect_url, 'GET');
+  assert.match(plain.text, /Verification code/);
 });

@@ -70,6 +70,16 @@ const en = {
   error_title: 'Something went wrong',
   error_text: 'The payment page could not be shown. Please try again in a moment.',
   forbidden_title: 'Request refused',
+  three_ds: {
+    title: '3-D Secure verification',
+    heading: 'Confirm your payment',
+    merchant: 'Merchant',
+    card: 'Card',
+    test_hint: 'Simulated 3-D Secure of a test card: code 1234 passes, any other code fails.',
+    code: 'Verification code',
+    verify: 'Verify',
+    cancel: 'Cancel',
+  },
 };
 
 export type Strings = typeof en;
@@ -137,6 +147,16 @@ const nl: Strings = {
   error_title: 'Er ging iets mis',
   error_text: 'De betaalpagina kon niet worden getoond. Probeer het over een ogenblik opnieuw.',
   forbidden_title: 'Verzoek geweigerd',
+  three_ds: {
+    title: '3-D Secure-verificatie',
+    heading: 'Bevestig uw betaling',
+    merchant: 'Winkel',
+    card: 'Kaart',
+    test_hint: 'Gesimuleerde 3-D Secure van een testkaart: code 1234 slaagt, elke andere code mislukt.',
+    code: 'Verificatiecode',
+    verify: 'Bevestigen',
+    cancel: 'Annuleren',
+  },
 };
 
 export const STRINGS: Record<Locale, Strings> = { en, nl };

@@ -5,7 +5,7 @@ import type { Ctx } from '../../services/context.ts';
 import { nowFor } from '../../services/context.ts';
 import type { KeyedCtx } from '../../services/crypto-envelope.ts';
 import { completeAuthentication, loadThreeDs, returnUrlFor, threeDsUrl, type ThreeDsView } from '../../services/payments.ts';
-import { formatMinor } from '../../domain/money.ts';
+import { STRINGS, formatAmount, pickLocale, type Locale } from './i18n.ts';
 import type { OrderRow } from '../../store/orders.ts';
 import { Enum, Uuid } from '../../domain/schemas/common.ts';
 import { checkCsrf, csrfKey, issueCsrf, originAllowed, originsOf, setPageHeaders } from './security.ts';
@@ -35,27 +35,29 @@ input:focus,button:focus{outline:3px solid #2563eb;outline-offset:2px}
 .primary{background:#1d4ed8;color:#fff;flex:1}.secondary{background:#fff;color:#1d4ed8}
 .hint{background:#fff7d6;border-radius:8px;padding:.6rem .8rem;font-size:.9rem}dl{display:grid;grid-template-columns:auto 1fr;gap:.2rem 1rem}dt{color:#4b5563}dd{margin:0}`;
 
-function page(title: string, body: string) {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
+function page(title: string, body: string, locale: Locale = 'en') {
+  return `<!doctype html><html lang="${locale}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
     `<title>${esc(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`;
 }
 
-function challengePage(config: Ctx['config'], view: ThreeDsView, csrf: string) {
+function challengePage(config: Ctx['config'], view: ThreeDsView, csrf: string, locale: Locale) {
   const { txn, order, project } = view;
+  const t = STRINGS[locale].three_ds;
   const merchant = String(order.body?.merchant_name ?? project.name);
   const card = String(txn.details?.truncated_pan ?? '');
   return page(
-    '3-D Secure verification',
-    `<h1>Confirm your payment</h1>` +
-      `<dl><dt>Merchant</dt><dd>${esc(merchant)}</dd><dt>Amount</dt><dd>${esc(txn.currency)} ${esc(formatMinor(txn.amount, txn.currency))}</dd>` +
-      `<dt>Card</dt><dd>${esc(card)}</dd></dl>` +
-      (project.mode === 'test' ? `<p class="hint">Simulated 3-D Secure of a test card: code 1234 passes, any other code fails.</p>` : '') +
+    t.title,
+    `<h1>${esc(t.heading)}</h1>` +
+      `<dl><dt>${esc(t.merchant)}</dt><dd>${esc(merchant)}</dd><dt>${esc(STRINGS[locale].amount)}</dt><dd>${esc(formatAmount(txn.amount, txn.currency, locale))}</dd>` +
+      `<dt>${esc(t.card)}</dt><dd>${esc(card)}</dd></dl>` +
+      (project.mode === 'test' ? `<p class="hint">${esc(t.test_hint)}</p>` : '') +
       `<form method="post" action="${esc(threeDsUrl(config, txn.id))}">` +
       `<input type="hidden" name="csrf" value="${esc(csrf)}">` +
-      `<label for="code">Verification code</label>` +
+      `<label for="code">${esc(t.code)}</label>` +
       `<input id="code" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="12" autofocus>` +
-      `<div class="actions"><button class="primary" type="submit" name="action" value="verify">Verify</button>` +
-      `<button class="secondary" type="submit" name="action" value="cancel">Cancel</button></div></form>`,
+      `<div class="actions"><button class="primary" type="submit" name="action" value="verify">${esc(t.verify)}</button>` +
+      `<button class="secondary" type="submit" name="action" value="cancel">${esc(t.cancel)}</button></div></form>`,
+    locale,
   );
 }
 
@@ -85,7 +87,7 @@ export const threeDsRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app
     if (!view || !view.auth) return notFoundPage(reply);
     if (view.txn.status === 'pending' && view.auth.trans_status === 'C') {
       const token = issueCsrf(key, scope(view), nowFor(view.project));
-      return sendPage(reply, 200, csp(ctx.config, view), challengePage(ctx.config, view, token));
+      return sendPage(reply, 200, csp(ctx.config, view), challengePage(ctx.config, view, token, pickLocale(view.order.body?.customer?.locale, req.headers['accept-language'])));
     }
     const order = view.txn.status === 'pending' ? await completeAuthentication(kctx, view, { kind: 'frictionless' }) : view.order;
     return finish(reply, view, order, 302);
