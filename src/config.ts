@@ -21,6 +21,8 @@ export interface Config {
   defaultExpiration: string;
   lateDeclineMs: number;
   rateLimitPerMinute: number;
+  /** how long an API key's project stays cached (ms; 0: no cache); changes clear it at once */
+  apiKeyCacheMs: number;
   redisUrl?: string;
   walletBRootKeysFile?: string;
   walletBTestRootKeysFile?: string;
@@ -73,6 +75,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     defaultExpiration: env.DEFAULT_EXPIRATION_PERIOD ?? 'PT30M',
     lateDeclineMs: int(env.LATE_DECLINE_MS, 3000),
     rateLimitPerMinute: int(env.RATE_LIMIT_PER_MINUTE, 120_000),
+    apiKeyCacheMs: int(env.API_KEY_CACHE_MS, 10_000),
     redisUrl: env.REDIS_URL || undefined,
     walletBRootKeysFile: env.WALLET_B_ROOT_KEYS_FILE || undefined,
     walletBTestRootKeysFile: env.WALLET_B_TEST_ROOT_KEYS_FILE || undefined,

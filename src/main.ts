@@ -11,6 +11,7 @@ import { registerJobHandlers } from './jobs/handlers.ts';
 import { startWorker } from './jobs/worker.ts';
 import { loadMasterKey } from './services/master-key.ts';
 import type { Ctx } from './services/context.ts';
+import { KeyCache } from './services/key-cache.ts';
 import { adminRoutes } from './http/admin.ts';
 
 export interface Service {
@@ -33,9 +34,12 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
   const embedded = !opts.db && !config.databaseUrl;
   const adminToken = randomBytes(24).toString('base64url');
   if (embedded) acquireLock(config.dataDir, { pid: process.pid, url: '', token: adminToken });
+  let unlistenKeys = async () => {};
   try {
     const db = opts.db ?? (await openStore(config));
-    const ctx = { db, config, log, masterKey: loadMasterKey(config, log) };
+    const keyCache = new KeyCache(config.apiKeyCacheMs);
+    unlistenKeys = await keyCache.listen(db);
+    const ctx = { db, config, log, masterKey: loadMasterKey(config, log), keyCache };
     registerRoutes();
     registerJobHandlers();
     const app = await buildApp(ctx);
@@ -59,11 +63,13 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
         closed = true;
         await app.close(); // in-flight requests finish first
         await worker?.stop();
+        await unlistenKeys();
         if (!opts.db) await db.close();
         if (embedded) releaseLock(config.dataDir);
       },
     };
   } catch (err) {
+    await unlistenKeys();
     if (embedded) releaseLock(config.dataDir);
     throw err;
   }

@@ -44,7 +44,7 @@ export const projectCreatedHooks: Array<(ctx: Ctx, projectId: string) => Promise
 
 /** Issues a new key and revokes every older one of the project. */
 export async function rotateKey(ctx: Ctx, projectId: string): Promise<{ project_id: string; api_key: string }> {
-  return ctx.db.tx(async (q) => {
+  const rotated = await ctx.db.tx(async (q) => {
     const p = await projects.findProject(q, projectId);
     if (!p) throw new ApiError('NotFound', `project ${projectId} not found`);
     const k = newKey(p.mode);
@@ -53,6 +53,8 @@ export async function rotateKey(ctx: Ctx, projectId: string): Promise<{ project_
     await projects.revokeKeys(q, projectId, id);
     return { project_id: projectId, api_key: k.key };
   });
+  ctx.keyCache?.clear(); // the old key stops working now, not at the cache's TTL
+  return rotated;
 }
 
 /** Parses `Authorization: Basic base64(key:)` (or base64 of the bare key) to the key. */
@@ -67,7 +69,9 @@ export function keyFromAuthorization(header: string | undefined): string | undef
 
 export async function authenticate(ctx: Ctx, header: string | undefined) {
   const key = keyFromAuthorization(header);
-  const project = key ? await projects.projectByKeyHash(ctx.db, hashKey(key)) : undefined;
+  const load = (hash: string) => projects.projectByKeyHash(ctx.db, hash);
+  const hash = key && hashKey(key);
+  const project = hash ? await (ctx.keyCache ? ctx.keyCache.get(hash, () => load(hash)) : load(hash)) : undefined;
   if (!project) throw new ApiError('Unauthorized', key ? 'API key is not valid' : 'API key missing: use HTTP Basic authentication with the key as username');
   return project;
 }

@@ -215,6 +215,7 @@ export async function pinTokenClock(ctx: Ctx, project: ProjectRow, at: string | 
   if (at === null) delete settings.wallet_b_clock;
   else settings.wallet_b_clock = new Date(at).toISOString();
   await updateProjectSettings(ctx.db, project.id, settings);
+  ctx.keyCache?.clear();
   project.settings = settings;
   return { now: tokenClock(project).toISOString(), pinned: at !== null };
 }

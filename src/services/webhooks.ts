@@ -204,6 +204,7 @@ export async function setProjectWebhookUrl(ctx: Ctx, projectId: string, url: str
     await checkPublicUrls(ctx, project, { url });
   }
   await setWebhookUrl(ctx.db, projectId, url);
+  ctx.keyCache?.clear();
   return { project_id: projectId, webhook_url: url };
 }
 

@@ -12,6 +12,14 @@ export interface ProjectRow {
   created: Date;
 }
 
+/** Every change to a project or its keys is announced here, so processes drop their cached keys (services/key-cache.ts). */
+export const PROJECTS_CHANNEL = 'tender_projects';
+
+/** Delivered when the changing transaction commits. */
+async function announceChange(q: Queryable, projectId: string) {
+  await q.query(`SELECT pg_notify('${PROJECTS_CHANNEL}', $1)`, [projectId]);
+}
+
 export async function insertMerchant(q: Queryable, id: string, name: string) {
   await q.query('INSERT INTO merchants (id, name) VALUES ($1, $2)', [id, name]);
 }
@@ -36,10 +44,12 @@ export async function listProjects(q: Queryable): Promise<ProjectRow[]> {
 
 export async function updateProjectSettings(q: Queryable, id: string, settings: Partial<ProjectSettings>) {
   await q.query('UPDATE projects SET settings = $2 WHERE id = $1', [id, JSON.stringify(settings)]);
+  await announceChange(q, id);
 }
 
 export async function setWebhookUrl(q: Queryable, id: string, url: string | null) {
   await q.query('UPDATE projects SET webhook_url = $2 WHERE id = $1', [id, url]);
+  await announceChange(q, id);
 }
 
 /** Moves a project's clock forward by ms; it never goes back. Returns the new offset. */
@@ -48,6 +58,7 @@ export async function advanceClock(q: Queryable, id: string, ms: number): Promis
     'UPDATE projects SET clock_offset_ms = clock_offset_ms + $2 WHERE id = $1 RETURNING clock_offset_ms',
     [id, Math.max(0, Math.round(ms))],
   );
+  await announceChange(q, id);
   return rows[0].clock_offset_ms;
 }
 
@@ -57,6 +68,7 @@ export async function insertApiKey(q: Queryable, k: { id: string; project_id: st
 
 export async function revokeKeys(q: Queryable, projectId: string, exceptId: string) {
   await q.query('UPDATE api_keys SET revoked = now() WHERE project_id = $1 AND id <> $2 AND revoked IS NULL', [projectId, exceptId]);
+  await announceChange(q, projectId);
 }
 
 export async function projectByKeyHash(q: Queryable, hash: string): Promise<ProjectRow | undefined> {

@@ -33,6 +33,7 @@ export const testRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) =
       if (advance !== undefined) {
         if (!isPositiveDuration(advance)) throw invalid('advance', 'advance must be a positive ISO 8601 duration');
         req.project.clock_offset_ms = await advanceClock(ctx.db, req.project.id, durationMs(advance));
+        ctx.keyCache?.clear();
       }
       const jobs_run = await runDueJobs(ctx, req.project.id);
       return { clock: nowFor(req.project).toISOString().replace('Z', '+00:00'), offset_ms: req.project.clock_offset_ms, jobs_run };
