@@ -89,6 +89,14 @@ export async function insertRow(q: Queryable, table: string, row: Record<string,
   await q.query(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`, values);
 }
 
+const statementNames = new Map<string, string>();
+/** A prepared statement's name from its text (the few shapes insertRows builds, each hashed once). */
+function statementName(sql: string) {
+  let name = statementNames.get(sql);
+  if (!name) statementNames.set(sql, (name = `ins_${createHash('sha1').update(sql).digest('hex').slice(0, 20)}`));
+  return name;
+}
+
 /**
  * Several INSERTs as one statement: one round trip, atomic without BEGIN/COMMIT. The rows go in
  * as sibling CTEs; foreign keys between them hold because they are checked at the statement's end.
@@ -107,7 +115,7 @@ export async function insertRows(q: Queryable, rows: Array<[table: string, row: 
   const ctes = inserts.map((sql, i) => `i${i} AS (${sql})`);
   const sql = ctes.length ? `WITH ${ctes.join(', ')} ${last}` : last;
   // Planning this statement costs more than running it: prepared once per connection, named by its text.
-  await q.query(sql, params, { prepare: `ins_${createHash('sha1').update(sql).digest('hex').slice(0, 20)}` });
+  await q.query(sql, params, { prepare: statementName(sql) });
 }
 
 /** UPDATE ... WHERE id = $1 of the given columns. */
