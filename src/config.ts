@@ -23,6 +23,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** how long an API key's project stays cached (ms; 0: no cache); changes clear it at once */
   apiKeyCacheMs: number;
+  /** how long a stopping server lets requests in flight finish before cutting them (ms) */
+  shutdownGraceMs: number;
   redisUrl?: string;
   walletBRootKeysFile?: string;
   walletBTestRootKeysFile?: string;
@@ -76,6 +78,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     lateDeclineMs: int(env.LATE_DECLINE_MS, 3000),
     rateLimitPerMinute: int(env.RATE_LIMIT_PER_MINUTE, 120_000),
     apiKeyCacheMs: int(env.API_KEY_CACHE_MS, 10_000),
+    shutdownGraceMs: int(env.SHUTDOWN_GRACE_MS, 10_000),
     redisUrl: env.REDIS_URL || undefined,
     walletBRootKeysFile: env.WALLET_B_ROOT_KEYS_FILE || undefined,
     walletBTestRootKeysFile: env.WALLET_B_TEST_ROOT_KEYS_FILE || undefined,

@@ -13,6 +13,7 @@ import { loadMasterKey } from './services/master-key.ts';
 import type { Ctx } from './services/context.ts';
 import { KeyCache } from './services/key-cache.ts';
 import { adminRoutes } from './http/admin.ts';
+import { gracefulClose } from './http/shutdown.ts';
 
 export interface Service {
   app: FastifyInstance;
@@ -44,6 +45,7 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     registerJobHandlers();
     const app = await buildApp(ctx);
     await app.register(adminRoutes(ctx, adminToken));
+    const shutdown = gracefulClose(app.server, config.shutdownGraceMs);
     await app.listen({ port: config.port, host: config.host });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
@@ -61,7 +63,7 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
       async close() {
         if (closed) return;
         closed = true;
-        await app.close(); // in-flight requests finish first
+        await shutdown(() => app.close()); // in-flight requests get SHUTDOWN_GRACE_MS to finish
         await worker?.stop();
         await unlistenKeys();
         if (!opts.db) await db.close();

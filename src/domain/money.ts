@@ -11,6 +11,11 @@ export function currencyExponent(code: string): number | undefined {
   return c ? c.digits : undefined;
 }
 
+/** Payable currencies whose exponent is not 2 (JPY 0, KWD 3...): what SQL needs to format amounts as formatMinor does. */
+export const EXPONENTS_NOT_2: ReadonlyArray<readonly [string, number]> = cc.data
+  .filter((c) => c.digits !== 2 && currencyExponent(c.code) !== undefined)
+  .map((c) => [c.code, c.digits] as const);
+
 export const isCurrency = (code: string) => currencyExponent(code) !== undefined;
 
 export function isValidAmount(amount: unknown): amount is number {

@@ -1,11 +1,10 @@
-import { Readable, Transform } from 'node:stream';
+import { PassThrough, Readable, Transform } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import type { Ctx } from './context.ts';
 import type { Queryable } from '../store/db.ts';
 import type { ProjectRow } from '../store/projects.ts';
 import * as store from '../store/search.ts';
 import type { ReportRow } from '../store/search.ts';
-import { formatMinor } from '../domain/money.ts';
 import { planSearch, type SearchInput, type SearchPlan } from './search.ts';
 import type { SearchAfter } from '../domain/query.ts';
 
@@ -15,49 +14,39 @@ import type { SearchAfter } from '../domain/query.ts';
  * transaction columns. Capture, void, refund, chargeback and reversal results are orders of
  * their own, so each has its own row.
  *
- * Memory stays flat at any size: the orders are read in keyset batches (BATCH orders in sort
- * order, then the next BATCH after the last one), each batch only when the CSV stream asks for
- * more, so a slow client slows the reading down instead of filling memory.
+ * Memory stays flat at any size, and a slow client slows the reading down instead of filling
+ * memory: on PostgreSQL the COPY stream is paused by backpressure; on PGlite the orders are read
+ * in keyset batches (BATCH orders in sort order, then the next BATCH after the last one), each
+ * only when the CSV stream asks for more.
  */
 export const BATCH = 2000;
 
-type Cell = string | null | undefined;
-type Getter = (r: ReportRow) => Cell;
-const cell = (name: string): Getter => (r) => r[name];
-/** the transaction this one captures, voids, refunds...: by the kind of its order */
-const ofTxn = (kind: string): Getter => (r) => (r.kind === kind ? r.t_of : null);
-const ofOrder = (kind: string): Getter => (r) => (r.kind === kind ? r.related_order_id : null);
-const OF_KINDS = ['capture', 'void', 'refund', 'chargeback', 'reversal'];
 const CUSTOMER = ['email_address', 'first_name', 'last_name', 'address_type', 'address', 'postal_code', 'city', 'state', 'country', 'locale', 'phone_numbers', 'ip_address'];
-const cells = (...names: string[]) => names.map((name) => [name, cell(name)] as const);
+const OF_KINDS = ['capture', 'void', 'refund', 'chargeback', 'reversal'];
 
-/** Every column, in order: the spec's list first, then ours. The header line holds the names. */
-export const COLUMNS: ReadonlyArray<readonly [string, Getter]> = [
-  ...cells('id', 'merchant_order_id', 'created', 'completed', 'currency', 'amount', 'status'),
-  ...cells('transaction.id', 'transaction.status', 'transaction.payment_method', 'transaction.payment_method_brand'),
-  ['transaction.amount_with_decimals', (r) => (r.t_amount === null ? null : decimals(r.t_amount, r.t_currency!))],
-  ...cells('transaction.credit_debit'),
-  ['transaction.refund_of_transaction_id', ofTxn('refund')],
-  ...cells('transaction.payment_method_details.truncated_pan', 'transaction.settlement_currency', 'transaction.settlement_amount', 'transaction.fee_currency', 'transaction.fee_amount'),
-  ...cells('customer.merchant_customer_id', 'merchant_id', 'project_id'),
+/**
+ * Every column, in order: the spec's list first, then ours. The header line holds the names;
+ * the database formats every cell under the same name (store/search.ts reportSelect).
+ */
+export const COLUMN_NAMES: readonly string[] = [
+  'id', 'merchant_order_id', 'created', 'completed', 'currency', 'amount', 'status',
+  'transaction.id', 'transaction.status', 'transaction.payment_method', 'transaction.payment_method_brand',
+  'transaction.amount_with_decimals', 'transaction.credit_debit', 'transaction.refund_of_transaction_id',
+  'transaction.payment_method_details.truncated_pan', 'transaction.settlement_currency', 'transaction.settlement_amount',
+  'transaction.fee_currency', 'transaction.fee_amount', 'customer.merchant_customer_id', 'merchant_id', 'project_id',
   // further columns
-  ...cells('description', 'modified', 'flags', 'refunded_amount', 'related_order_id'),
-  ...OF_KINDS.map((k) => [`${k}_of_order_id`, ofOrder(k)] as const),
-  ...cells('payment_link_id', 'merchant_name', ...CUSTOMER.map((f) => `customer.${f}`)),
-  ...cells(...['created', 'modified', 'currency', 'amount', 'reason', 'capture_mode', 'transaction_type', 'is_capturable'].map((c) => `transaction.${c}`)),
-  ...OF_KINDS.filter((k) => k !== 'refund').map((k) => [`transaction.${k}_of_transaction_id`, ofTxn(k)] as const),
-  ...cells('transaction.payment_method_details.card_expiry', 'transaction.payment_method_details.liability_shift'),
+  'description', 'modified', 'flags', 'refunded_amount', 'related_order_id',
+  ...OF_KINDS.map((k) => `${k}_of_order_id`),
+  'payment_link_id', 'merchant_name', ...CUSTOMER.map((f) => `customer.${f}`),
+  ...['created', 'modified', 'currency', 'amount', 'reason', 'capture_mode', 'transaction_type', 'is_capturable'].map((c) => `transaction.${c}`),
+  ...OF_KINDS.filter((k) => k !== 'refund').map((k) => `transaction.${k}_of_transaction_id`),
+  'transaction.payment_method_details.card_expiry', 'transaction.payment_method_details.liability_shift',
 ];
-export const COLUMN_NAMES = COLUMNS.map(([name]) => name);
-const GETTERS = COLUMNS.map(([, get]) => get);
-
-/** Minor units in the currency's main unit: JPY 1234 -> 1234, EUR 1234 -> 12.34, KWD 1234 -> 1.234. */
-const decimals = (amount: number, currency: string) => formatMinor(amount, currency);
 
 /** The CSV record of a report row (an order with one of its transactions, or alone). */
 export function csvRecord(r: ReportRow): string[] {
-  const record = new Array<string>(GETTERS.length);
-  for (let i = 0; i < GETTERS.length; i++) record[i] = GETTERS[i](r) ?? '';
+  const record = new Array<string>(COLUMN_NAMES.length);
+  for (let i = 0; i < COLUMN_NAMES.length; i++) record[i] = r[COLUMN_NAMES[i]] ?? '';
   return record;
 }
 
@@ -133,14 +122,51 @@ export interface Report {
 /**
  * Checks the request (the same rules as the JSON search; without size, every matching order)
  * and returns the report as a stream. Validation errors throw here, before anything is sent.
- * On PostgreSQL the whole report reads one snapshot (a REPEATABLE READ, READ ONLY transaction),
- * so it is consistent however long it streams. Embedded PGlite has a single connection that a
- * long transaction would hold from every other request: there each batch reads on its own.
+ *
+ * On PostgreSQL the database writes the CSV itself (COPY of the report's SELECT, one snapshot,
+ * bytes streamed through with backpressure): Node then neither decodes rows nor encodes cells,
+ * which is what the export's speed and flat memory need. Embedded PGlite has no COPY to a
+ * stream and a single connection that a long statement would hold from every other request:
+ * there the rows are read in keyset batches and written by csv-stringify. Both paths produce
+ * the same bytes (test/e2e/search.test.ts compares them).
  */
-export function orderReport(ctx: Ctx, project: ProjectRow, input: SearchInput, now: Date): Report {
+export function orderReport(ctx: Ctx, project: ProjectRow, input: SearchInput, now: Date, opts: { copy?: boolean } = {}): Report {
   const plan = planSearch(project.id, input, { unlimited: true });
+  const filename = `orders-${now.toISOString().slice(0, 10)}.csv`;
+  const copyCsv = opts.copy === false ? undefined : ctx.db.copyCsv;
+  if (copyCsv) return { plan, filename, stream: copiedReport(ctx, plan, copyCsv) };
+  return { plan, filename, stream: streamedReport(ctx, plan) };
+}
+
+/** The header line, as csv-stringify writes it for the batch path. */
+const HEADER = `${COLUMN_NAMES.join(',')}\n`;
+
+function copiedReport(ctx: Ctx, plan: SearchPlan, copyCsv: NonNullable<Ctx['db']['copyCsv']>): Readable {
+  const out = new PassThrough();
+  out.write(HEADER);
+  const { sql, params } = store.reportCellsSql(plan.filter, { sort: plan.sort, after: plan.after, offset: plan.start, limit: plan.size ?? null }, COLUMN_NAMES);
+  copyCsv(sql, params).then(
+    (rows) => {
+      // the client went away (maybe before the COPY began): abandon it, which frees its connection
+      if (out.destroyed) return void rows.destroy();
+      out.on('close', () => rows.destroy());
+      rows.on('error', (err) => {
+        ctx.log.error({ err }, 'CSV report failed');
+        out.destroy(err);
+      });
+      rows.pipe(out);
+    },
+    (err) => {
+      ctx.log.error({ err }, 'CSV report failed');
+      out.destroy(err);
+    },
+  );
+  return out;
+}
+
+function streamedReport(ctx: Ctx, plan: SearchPlan): Readable {
   // records go out as strings (readableObjectMode), not one Buffer each: the chunker joins them
-  const csv = stringify({ header: true, columns: COLUMN_NAMES, eof: true, readableObjectMode: true });
+  const csv = stringify({ header: true, columns: [...COLUMN_NAMES], eof: true, readableObjectMode: true });
   const abort = new AbortController();
   const out = csv.pipe(chunker());
   out.on('close', () => abort.abort());
@@ -154,6 +180,7 @@ export function orderReport(ctx: Ctx, project: ProjectRow, input: SearchInput, n
       }
     }
   };
+  // PostgreSQL without COPY (the comparison test): one REPEATABLE READ snapshot for the whole report
   const run =
     ctx.db.kind === 'postgres'
       ? ctx.db.tx(async (q) => {
@@ -168,7 +195,7 @@ export function orderReport(ctx: Ctx, project: ProjectRow, input: SearchInput, n
       out.destroy(err);
     },
   );
-  return { plan, filename: `orders-${now.toISOString().slice(0, 10)}.csv`, stream: out };
+  return out;
 }
 
 /** Resolves when the stream wants more, or when the report is abandoned. */

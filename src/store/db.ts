@@ -1,6 +1,8 @@
 import pg from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
 import { PGlite } from '@electric-sql/pglite';
 import { mkdirSync } from 'node:fs';
+import type { Readable } from 'node:stream';
 
 /** The one query layer: plain parameterised SQL over `pg` or PGlite. */
 export interface Queryable {
@@ -23,7 +25,28 @@ export interface Db extends Queryable {
   tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
   /** LISTEN on a channel where the driver has it; returns a stop function. */
   listen?(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
+  /**
+   * PostgreSQL only: the rows of a SELECT as CSV written by the database (COPY ... TO STDOUT),
+   * streamed with backpressure on a connection of its own. Destroying the stream abandons the
+   * COPY and closes that connection.
+   */
+  copyCsv?(select: string, params: unknown[]): Promise<Readable>;
   close(): Promise<void>;
+}
+
+/**
+ * A statement with its $n parameters written in as literals, for COPY, which takes none. A value
+ * becomes a quoted literal of unknown type (pg's escapeLiteral), as a bind parameter is text of
+ * unknown type, so the server infers the same types. Scalars only: our statements bind no arrays.
+ */
+export function inlineParams(sql: string, params: unknown[]): string {
+  return sql.replace(/\$(\d+)/g, (_, n: string) => {
+    const v = params[Number(n) - 1];
+    if (v === null || v === undefined) return 'NULL';
+    if (v instanceof Date) return pg.escapeLiteral(v.toISOString());
+    if (typeof v === 'object') throw new Error(`parameter $${n} is not a scalar`);
+    return pg.escapeLiteral(String(v));
+  });
 }
 
 // bigint columns hold minor units that fit a JS safe integer; parse them as numbers.
@@ -73,6 +96,21 @@ export function pgDb({ url, schema, max = 10 }: PgOptions): Db {
       return async () => {
         await client.end().catch(() => {});
       };
+    },
+    async copyCsv(select, params) {
+      const client = await pool.connect();
+      const stream = client.query(copyTo(`COPY (${inlineParams(select, params)}) TO STDOUT WITH (FORMAT csv)`));
+      let released = false;
+      const release = (err?: Error) => {
+        if (released) return;
+        released = true;
+        client.release(err); // with an error the pool discards the connection
+      };
+      stream.on('end', () => release());
+      stream.on('error', (err) => release(err));
+      // abandoned mid-COPY: the protocol cannot stop a COPY TO, so the connection is discarded
+      stream.on('close', () => release(stream.readableEnded ? undefined : new Error('COPY abandoned')));
+      return stream;
     },
     close: () => pool.end(),
   };

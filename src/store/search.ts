@@ -2,6 +2,7 @@ import type { Queryable } from './db.ts';
 import type { OrderRow } from './orders.ts';
 import type { SearchAfter, SortSpec } from '../domain/query.ts';
 import { keysetCondition } from '../domain/query.ts';
+import { EXPONENTS_NOT_2 } from '../domain/money.ts';
 
 /**
  * The SQL of order search and reports. `where` is a compiled query (src/domain/query.ts) over
@@ -77,30 +78,39 @@ const CUSTOMER_FIELDS = ['merchant_customer_id', 'email_address', 'first_name', 
 
 /**
  * A row of the transaction report: an order with one of its transactions (transaction cells
- * null for an order without any), its cells as text ready for the CSV. The database formats
- * timestamps, numbers, arrays and customer fields, so the export does little per row in
- * JavaScript. Keys are the report's column names, plus what the report derives cells from.
+ * null for an order without any). Every cell is text formatted by the database, named by its
+ * report column (services/reports.ts COLUMN_NAMES), so the same SELECT feeds both the streamed
+ * CSV and PostgreSQL's COPY. `id` and `sort_value` are the keyset cursor of the batch path.
  */
 export type ReportRow = Record<string, string | null> & {
   id: string;
-  kind: string;
   sort_value: string | number | null;
-  t_amount: number | null;
-  t_currency: string | null;
-  t_of: string | null;
 };
 
+/** Kinds of order that point at the order and transaction they act on. */
+const OF_KINDS = ['capture', 'void', 'refund', 'chargeback', 'reversal'];
+
+/** The currency's exponent (JPY 0, KWD 3, else 2), as SQL over a currency column. */
+const exponentSql = (col: string) =>
+  `CASE ${col} ${EXPONENTS_NOT_2.map(([code, digits]) => `WHEN '${code}' THEN ${digits}`).join(' ')} ELSE 2 END`;
+
+/** Minor units as a decimal in the currency's exponent, as domain/money.ts formatMinor writes them. */
+const decimalsSql = (amount: string, e: string) =>
+  `CASE WHEN ${e} = 0 THEN ${amount}::text ELSE CASE WHEN ${amount} < 0 THEN '-' ELSE '' END || (abs(${amount}) / (10 ^ ${e})::bigint)::text || '.' || lpad((abs(${amount}) % (10 ^ ${e})::bigint)::text, ${e}, '0') END`;
+
 /**
- * The next `limit` matching orders in sort order, each joined to its transactions (oldest
- * first): one query, the transactions probed by order_id for each order of the batch.
+ * The report's SELECT over the window's orders, each joined to its transactions (oldest first),
+ * the transactions probed by order_id for each order. Returns the SQL and its parameters.
  */
-export async function reportBatch(q: Queryable, f: Filter, w: Window): Promise<ReportRow[]> {
+function reportSelect(f: Filter, w: Window) {
   const { where, order, params } = pageSql(f, w);
   const customer = CUSTOMER_FIELDS.map((k) => `o.body->'customer'->>'${k}' AS "customer.${k}"`).join(', ');
-  return q.query<ReportRow>(
-    `SELECT o.id, o.kind, o.merchant_order_id, ${ts('o.created')} AS created, ${ts('o.completed')} AS completed, ${ts('o.modified')} AS modified,
+  const ofOrder = OF_KINDS.map((k) => `CASE WHEN o.kind = '${k}' THEN o.related_order_id::text END AS "${k}_of_order_id"`).join(', ');
+  const ofTxn = OF_KINDS.map((k) => `CASE WHEN o.kind = '${k}' THEN t.t_of END AS "transaction.${k}_of_transaction_id"`).join(', ');
+  const sql = `SELECT o.id, o.merchant_order_id, ${ts('o.created')} AS created, ${ts('o.completed')} AS completed, ${ts('o.modified')} AS modified,
             o.currency, o.amount::text AS amount, o.status, o.description, array_to_string(o.flags, ',') AS flags,
             CASE WHEN o.kind = 'payment' THEN o.refunded_amount::text END AS refunded_amount, o.related_order_id::text AS related_order_id,
+            ${ofOrder}, ${ofTxn},
             o.payment_link_id::text AS payment_link_id, o.merchant_id::text AS merchant_id, o.project_id::text AS project_id,
             o.body->>'merchant_name' AS merchant_name, ${customer},
             (SELECT string_agg(p, ',') FROM jsonb_array_elements_text(CASE WHEN jsonb_typeof(o.body->'customer'->'phone_numbers') = 'array'
@@ -108,9 +118,10 @@ export async function reportBatch(q: Queryable, f: Filter, w: Window): Promise<R
             o.sort_value, t.*
      FROM (SELECT o.*, ${w.sort.valueSql} AS sort_value FROM orders o WHERE ${where} ${order}) o
      LEFT JOIN LATERAL (
-       SELECT t.amount AS t_amount, t.currency AS t_currency, t.of_transaction_id::text AS t_of, row_number() OVER (ORDER BY t.created, t.id) AS t_seq,
+       SELECT t.of_transaction_id::text AS t_of, row_number() OVER (ORDER BY t.created, t.id) AS t_seq,
               t.id::text AS "transaction.id", t.status AS "transaction.status",
               t.payment_method AS "transaction.payment_method", t.payment_method_brand AS "transaction.payment_method_brand",
+              ${decimalsSql('t.amount', 'x.e')} AS "transaction.amount_with_decimals",
               t.credit_debit AS "transaction.credit_debit",
               t.details->>'truncated_pan' AS "transaction.payment_method_details.truncated_pan",
               t.details->>'card_expiry' AS "transaction.payment_method_details.card_expiry",
@@ -120,10 +131,27 @@ export async function reportBatch(q: Queryable, f: Filter, w: Window): Promise<R
               ${ts('t.created')} AS "transaction.created", ${ts('t.modified')} AS "transaction.modified", t.currency AS "transaction.currency",
               t.amount::text AS "transaction.amount", t.reason AS "transaction.reason", t.capture_mode AS "transaction.capture_mode",
               t.transaction_type AS "transaction.transaction_type", t.is_capturable::text AS "transaction.is_capturable"
-       FROM transactions t WHERE t.order_id = o.id AND t.project_id = o.project_id
+       FROM transactions t CROSS JOIN LATERAL (SELECT ${exponentSql('t.currency')} AS e) x
+       WHERE t.order_id = o.id AND t.project_id = o.project_id
        OFFSET 0 -- keeps it a per-order probe of transactions_order, never a scan of all transactions
      ) t ON true
-     ORDER BY ${w.sort.orderBy}, t.t_seq`,
-    params,
-  );
+     ORDER BY ${w.sort.orderBy}, t.t_seq`;
+  return { sql, params };
+}
+
+/** The next `limit` matching orders in sort order, with their transactions: one query. */
+export async function reportBatch(q: Queryable, f: Filter, w: Window): Promise<ReportRow[]> {
+  const { sql, params } = reportSelect(f, w);
+  return q.query<ReportRow>(sql, params);
+}
+
+/**
+ * The whole report as one statement whose columns are the given cells, in order, empty text
+ * as NULL (so COPY writes an empty cell for both, as the streamed CSV does). limit null: every
+ * matching order.
+ */
+export function reportCellsSql(f: Filter, w: Omit<Window, 'limit'> & { limit: number | null }, columns: readonly string[]) {
+  const { sql, params } = reportSelect(f, { ...w, limit: w.limit as number });
+  const cells = columns.map((c) => `NULLIF(r."${c.replaceAll('"', '""')}"::text, '')`).join(', ');
+  return { sql: `SELECT ${cells} FROM (${sql}) r`, params };
 }

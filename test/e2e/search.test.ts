@@ -9,7 +9,9 @@ import { startTestService, validOrder, type TestService } from '../helpers/servi
 import { payOrder } from '../helpers/pay.ts';
 import { seedOrders, type SeedResult } from '../../src/services/seed.ts';
 import { checkLedger } from '../../src/services/ledger-check.ts';
-import { COLUMN_NAMES } from '../../src/services/reports.ts';
+import { COLUMN_NAMES, orderReport } from '../../src/services/reports.ts';
+import { findProject } from '../../src/store/projects.ts';
+import type { SearchInput } from '../../src/services/search.ts';
 
 let t: TestService;
 /** project A: a dozen orders made through the API; project B: 25,000+ seeded orders */
@@ -514,4 +516,69 @@ test('CSV of every seeded order streams complete: a row per transaction or trans
   assert.equal(jpy['transaction.amount_with_decimals'], jpy['transaction.amount']);
   const kwd = rows.find((r) => r['transaction.currency'] === 'KWD')!;
   assert.equal(kwd['transaction.amount_with_decimals'], decimals(Number(kwd['transaction.amount']), 'KWD'));
+});
+
+/** The report as the service writes it, by the chosen writer, read whole. */
+async function report(projectId: string, body: SearchInput, copy: boolean) {
+  const project = (await findProject(t.db, projectId))!;
+  const chunks: Buffer[] = [];
+  for await (const chunk of orderReport(t.svc.ctx, project, body, new Date(), { copy }).stream) chunks.push(Buffer.from(chunk));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+test('both CSV writers give the same bytes: COPY on PostgreSQL, csv-stringify in batches (PGlite), tricky text included', async () => {
+  assert.equal(Boolean(t.db.copyCsv), t.db.kind === 'postgres', 'PostgreSQL has the COPY writer, PGlite only the batch one');
+  const c = await t.newProject('test');
+  const tricky = ['comma, inside', 'say "hi"', 'line\nbreak', 'carriage\rreturn', ' padded ', 'ünïcødé € 日本', '\\.', '=1+2'];
+  for (const [i, description] of tricky.entries()) {
+    const res = await t.api('POST', '/v1/orders/', validOrder({ description, merchant_order_id: `T,${i}"`, customer: { ...validOrder().customer, first_name: 'Zoë', city: 'Den Haag' } }), { key: c.api_key });
+    assert.equal(res.status, 201, res.text);
+  }
+  const page = await search({ query: 'currency:JPY OR currency:KWD', sort: 'amount asc', size: 50 }, B.api_key);
+  const cases: Array<[string, SearchInput]> = [
+    [c.project_id, { query: '*', sort: 'created asc' }],
+    [t.project.project_id, { query: '*', sort: 'amount desc' }],
+    [B.project_id, { query: '*', sort: 'created desc' }],
+    [B.project_id, { query: 'status:completed', sort: 'modified asc', size: 500, start: 20 }],
+    [B.project_id, { query: 'currency:JPY OR currency:KWD', sort: 'amount asc', search_after: page.body.search_after }],
+  ];
+  for (const [projectId, body] of cases) {
+    const streamed = await report(projectId, body, false);
+    const copied = await report(projectId, body, true);
+    assert.ok(streamed.split('\n').length > 2, `${JSON.stringify(body)} has rows`);
+    assert.equal(copied, streamed, JSON.stringify(body));
+  }
+  const rows = parse(await report(c.project_id, { query: '*', sort: 'created asc' }, true), { columns: true }) as Record<string, string>[];
+  assert.deepEqual(rows.map((r) => r.description), tricky);
+  assert.deepEqual(rows.map((r) => r.merchant_order_id), tricky.map((_, i) => `T,${i}"`));
+  assert.ok(rows.every((r) => r['customer.first_name'] === 'Zoë' && r['transaction.id'] === ''));
+});
+
+test('a CSV download abandoned half way frees its connection: more abandoned downloads than the pool holds, then the API still answers', async () => {
+  for (let i = 0; i < 25; i++) {
+    const abort = new AbortController();
+    const res = await fetch(`${t.url}/v1/search/orders/?format=csv`, {
+      method: 'POST',
+      headers: { authorization: 'Basic ' + Buffer.from(`${B.api_key}:`).toString('base64'), 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '*' }),
+      signal: abort.signal,
+    });
+    assert.equal(res.status, 200);
+    const reader = res.body!.getReader();
+    assert.ok((await reader.read()).value!.length > 0, 'the report started');
+    abort.abort();
+    await reader.closed.catch(() => {});
+  }
+  const after = await csv({ query: 'currency:JPY', size: 5 }, B.api_key);
+  assert.equal(new Set(after.rows.map((r) => r.id)).size, 5);
+  if (t.db.kind !== 'postgres') return;
+  // and no server process is left sending an abandoned COPY (each ends when its socket is cut)
+  let copying = -1;
+  for (let i = 0; i < 50 && copying !== 0; i++) {
+    if (i) await new Promise((r) => setTimeout(r, 100));
+    [{ n: copying }] = await t.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE 'COPY (%' AND pid <> pg_backend_pid()`,
+    );
+  }
+  assert.equal(copying, 0, 'backends still running an abandoned COPY');
 });
