@@ -1,0 +1,16 @@
+import { pgDb } from './src/store/db.ts';
+import * as store from './src/store/search.ts';
+import { planSearch } from './src/services/search.ts';
+import { COLUMN_NAMES } from './src/services/reports.ts';
+const db = pgDb({ url: 'postgres://postgres@127.0.0.1:5432/tender_bench' });
+const [{ project_id }] = await db.query<any>(`SELECT project_id FROM orders LIMIT 1`);
+const plan = planSearch(project_id, { query: '*' } as any, { unlimited: true });
+const { sql, params } = store.reportCellsSql(plan.filter, { sort: plan.sort, after: plan.after, offset: plan.start, limit: null }, COLUMN_NAMES);
+let t0 = Date.now(); let bytes = 0;
+const s = await db.copyCsv!(sql, params);
+for await (const c of s) bytes += c.length;
+console.log('copy', Date.now() - t0, 'ms', bytes);
+const { inlineParams } = await import('./src/store/db.ts');
+const { writeFileSync } = await import('node:fs');
+writeFileSync('/tmp/report.sql', inlineParams(sql, params));
+await db.close();
