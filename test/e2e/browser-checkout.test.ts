@@ -1,8 +1,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchBrowser, startShop } from '../helpers/browser.ts';
+import { startBrowserSuite } from '../helpers/browser.ts';
 import type { Browser, Page } from 'playwright-core';
-import { startTestService, validOrder, type TestService } from '../helpers/service.ts';
+import { validOrder, type TestService } from '../helpers/service.ts';
 
 /**
  * A customer in a real browser (Debian's headless Chromium) pays orders created without a
@@ -12,22 +12,16 @@ import { startTestService, validOrder, type TestService } from '../helpers/servi
 
 let t: TestService;
 let browser: Browser;
-let shop: Awaited<ReturnType<typeof startShop>>;
 let shopUrl: string;
+let suite: Awaited<ReturnType<typeof startBrowserSuite>>;
 
 before(async () => {
-  t = await startTestService();
-  // the merchant's return page
-  shop = await startShop((req) => `<p id="query">${new URL(req.url ?? '/', 'http://x').search.replace(/[<>&"]/g, '')}</p>`);
-  shopUrl = shop.url;
-  browser = await launchBrowser();
+  // the merchant return page shows the query it was sent
+  suite = await startBrowserSuite((req) => `<p id="query">${new URL(req.url ?? '/', 'http://x').search.replace(/[<>&"]/g, '')}</p>`);
+  ({ t, browser } = suite);
+  shopUrl = suite.shop.url;
 });
-
-after(async () => {
-  await browser?.close();
-  await shop?.close();
-  await t?.close();
-});
+after(() => suite?.close());
 
 async function createOrder(over: Record<string, unknown> = {}) {
   const res = await t.api('POST', '/v1/orders/', validOrder({ customer: { ...validOrder().customer, locale: 'en-GB' }, ...over }));

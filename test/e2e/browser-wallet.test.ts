@@ -1,8 +1,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchBrowser, startShop } from '../helpers/browser.ts';
+import { startBrowserSuite } from '../helpers/browser.ts';
 import type { Browser, Page } from 'playwright-core';
-import { startTestService, validOrder, type TestService } from '../helpers/service.ts';
+import { validOrder, type TestService } from '../helpers/service.ts';
 
 /**
  * A customer in a real browser (Debian's headless Chromium) pays on the hosted page through
@@ -13,21 +13,15 @@ import { startTestService, validOrder, type TestService } from '../helpers/servi
 
 let t: TestService;
 let browser: Browser;
-let shop: Awaited<ReturnType<typeof startShop>>;
 let shopUrl: string;
+let suite: Awaited<ReturnType<typeof startBrowserSuite>>;
 
 before(async () => {
-  t = await startTestService();
-  shop = await startShop();
-  shopUrl = shop.url;
-  browser = await launchBrowser();
+  suite = await startBrowserSuite();
+  ({ t, browser } = suite);
+  shopUrl = suite.shop.url;
 });
-
-after(async () => {
-  await browser?.close();
-  await shop?.close();
-  await t?.close();
-});
+after(() => suite?.close());
 
 const getOrder = async (id: string) => (await t.api('GET', `/v1/orders/${id}/`)).body;
 

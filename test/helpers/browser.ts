@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
+import { startTestService } from './service.ts';
 
 /** Debian's chromium, headless, with its background networking off (this machine has no internet). */
 export const launchBrowser = (): Promise<Browser> =>
@@ -19,5 +20,22 @@ export async function startShop(body: (req: IncomingMessage) => string = () => '
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** What a browser test file shares: the service, a merchant shop and one browser. */
+export async function startBrowserSuite(shopBody?: (req: IncomingMessage) => string) {
+  const t = await startTestService();
+  const shop = await startShop(shopBody);
+  const browser = await launchBrowser();
+  return {
+    t,
+    shop,
+    browser,
+    async close() {
+      await browser.close();
+      await shop.close();
+      await t.close();
+    },
   };
 }
