@@ -91,11 +91,11 @@ export type ReportRow = Record<string, string | null> & {
 const OF_KINDS = ['capture', 'void', 'refund', 'chargeback', 'reversal'];
 
 /** The currency's exponent (JPY 0, KWD 3, else 2), as SQL over a currency column. */
-const exponentSql = (col: string) =>
+export const exponentSql = (col: string) =>
   `CASE ${col} ${EXPONENTS_NOT_2.map(([code, digits]) => `WHEN '${code}' THEN ${digits}`).join(' ')} ELSE 2 END`;
 
 /** Minor units as a decimal in the currency's exponent, as domain/money.ts formatMinor writes them. */
-const decimalsSql = (amount: string, e: string) =>
+export const decimalsSql = (amount: string, e: string) =>
   `CASE WHEN ${e} = 0 THEN ${amount}::text ELSE CASE WHEN ${amount} < 0 THEN '-' ELSE '' END || (abs(${amount}) / (10 ^ ${e})::bigint)::text || '.' || lpad((abs(${amount}) % (10 ^ ${e})::bigint)::text, ${e}, '0') END`;
 
 /**
