@@ -6,7 +6,7 @@ import type { ProjectRow } from '../store/projects.ts';
 import * as store from '../store/search.ts';
 import type { ReportRow } from '../store/search.ts';
 import { planSearch, type SearchInput, type SearchPlan } from './search.ts';
-import type { SearchAfter } from '../domain/query.ts';
+import type { SearchAfter } from '../domain/sort.ts';
 
 /**
  * The CSV transaction report (POST /v1/search/orders/?format=csv): one row per transaction,

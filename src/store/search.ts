@@ -1,7 +1,7 @@
 import type { Queryable } from './db.ts';
 import type { OrderRow } from './orders.ts';
-import type { SearchAfter, SortSpec } from '../domain/query.ts';
-import { keysetCondition } from '../domain/query.ts';
+import type { SearchAfter, SortSpec } from '../domain/sort.ts';
+import { keysetCondition } from '../domain/sort.ts';
 import { EXPONENTS_NOT_2 } from '../domain/money.ts';
 
 /**
