@@ -3,20 +3,16 @@
 // refused request answers the error body and stores nothing.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestService, validOrder, cardOrder, type TestService, type ApiResponse } from '../helpers/service.ts';
+import { validOrder, cardOrder, type TestService, type ApiResponse } from '../helpers/service.ts';
 import { rotateKey } from '../../src/services/tenancy.ts';
 import { moveTransaction } from '../../src/services/transitions.ts';
 import * as orders from '../../src/store/orders.ts';
-import { expectRejectedIn, limitedProject, type Expect } from '../helpers/rejects.ts';
+import { expectRejectedIn, limitedProject, ordersService, type Expect } from '../helpers/rejects.ts';
 
 let t: TestService;
 /** A test project whose settings deactivate wallet-a-pay and limit credit-card to EUR. */
-let limited: { project_id: string; api_key: string };
-
-before(async () => {
-  t = await startTestService();
-  limited = await limitedProject(t);
-});
+let limited: Awaited<ReturnType<typeof limitedProject>>;
+before(async () => ({ t, limited } = await ordersService()));
 after(async () => t?.close());
 
 const expectRejected = (call: () => Promise<ApiResponse>, e: Expect) => expectRejectedIn(t.db, call, e);

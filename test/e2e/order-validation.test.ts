@@ -3,17 +3,13 @@
 // "Unknown fields". Each broken rule is a 400 ValidationError naming the field, and stores nothing.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestService, validOrder, cardOrder, basic, request, type TestService, type ApiResponse } from '../helpers/service.ts';
-import { expectRejectedIn, limitedProject, stored, type Expect } from '../helpers/rejects.ts';
+import { validOrder, cardOrder, basic, request, type TestService, type ApiResponse } from '../helpers/service.ts';
+import { expectRejectedIn, limitedProject, ordersService, stored, type Expect } from '../helpers/rejects.ts';
 
 let t: TestService;
 /** A test project whose settings deactivate wallet-a-pay and limit credit-card to EUR. */
-let limited: { project_id: string; api_key: string };
-
-before(async () => {
-  t = await startTestService();
-  limited = await limitedProject(t);
-});
+let limited: Awaited<ReturnType<typeof limitedProject>>;
+before(async () => ({ t, limited } = await ordersService()));
 after(async () => t?.close());
 
 const expectRejected = (call: () => Promise<ApiResponse>, e: Expect) => expectRejectedIn(t.db, call, e);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { Db } from '../../src/store/db.ts';
-import type { ApiResponse, TestService } from './service.ts';
+import { startTestService, type ApiResponse, type TestService } from './service.ts';
 
 export interface Expect {
   status?: number;
@@ -45,4 +45,10 @@ export async function limitedProject(t: TestService) {
   settings.payment_methods['credit-card'] = { currencies: ['EUR'] };
   await t.db.query('UPDATE projects SET settings = $2 WHERE id = $1', [limited.project_id, JSON.stringify(settings)]);
   return limited;
+}
+
+/** The service of the orders API tests, with a second, limited project. */
+export async function ordersService() {
+  const t = await startTestService();
+  return { t, limited: await limitedProject(t) };
 }
