@@ -51,6 +51,16 @@ export async function claimDue(q: Queryable, limit: number, leaseMs: number, pro
   );
 }
 
+/** Due jobs of the project that a runner holds right now (claimed, lease not yet over). */
+export async function countDueInProgress(q: Queryable, projectId: string): Promise<number> {
+  const [r] = await q.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM jobs j JOIN projects p ON p.id = j.project_id
+     WHERE j.project_id = $1 AND j.run_at <= now() + (p.clock_offset_ms * interval '1 millisecond') AND j.locked_until >= now()`,
+    [projectId],
+  );
+  return r.n;
+}
+
 export async function finishJob(q: Queryable, job: JobRow) {
   // Only if untouched since the claim: a handler may have rescheduled its own job.
   await q.query("DELETE FROM jobs WHERE id = $1 AND attempts = $2 AND date_trunc('milliseconds', run_at) = $3", [job.id, job.attempts, job.run_at]);

@@ -1,0 +1,39 @@
+// run-due-jobs of the test clock: when it answers, every job due on the project's clock has run,
+// including one the background worker happened to be running at that moment.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestService, validOrder, type TestService } from '../helpers/service.ts';
+import { advanceClock } from '../../src/store/projects.ts';
+import { claimDue, finishJob } from '../../src/jobs/queue.ts';
+
+let t: TestService;
+before(async () => {
+  t = await startTestService({ env: { TENDER_WORKER: 'off' } });
+});
+after(async () => t?.close());
+
+test('run-due-jobs answers only after a due job held by another runner is done', async () => {
+  const order = await t.api('POST', '/v1/orders/', validOrder({ transactions: [{ payment_method: 'credit-card' }] }));
+  assert.equal(order.status, 201, order.text);
+  await advanceClock(t.db, t.project.project_id, 31 * 60_000); // the order's expiry job is due
+  t.svc.ctx.keyCache?.clear();
+  const held = await claimDue(t.db, 10, 60_000, t.project.project_id); // "the worker" holds it
+  assert.equal(held.length, 1);
+
+  let released = false;
+  const answered = t.api('POST', '/v1/test/clock/run-due-jobs/', {}).then((res) => ({ res, released }));
+  await new Promise((r) => setTimeout(r, 300));
+  released = true;
+  await finishJob(t.db, held[0]);
+  const { res, released: wasReleased } = await answered;
+  assert.equal(res.status, 200, res.text);
+  assert.equal(wasReleased, true, 'run-due-jobs answered while another runner still held a due job');
+});
+
+test('run-due-jobs runs what is due and answers at once when no one else holds a job', async () => {
+  const order = await t.api('POST', '/v1/orders/', validOrder({ transactions: [{ payment_method: 'credit-card' }] }));
+  const res = await t.api('POST', '/v1/test/clock/run-due-jobs/', { advance: 'PT31M' });
+  assert.equal(res.status, 200, res.text);
+  assert.ok(res.body.jobs_run >= 1);
+  assert.equal((await t.api('GET', `/v1/orders/${order.body.id}/`)).body.status, 'expired');
+});
