@@ -3,6 +3,7 @@ import { stringify } from 'csv-stringify';
 import type { Ctx } from './context.ts';
 import type { Queryable } from '../store/db.ts';
 import type { ProjectRow } from '../store/projects.ts';
+import { ACTING_KINDS } from '../store/orders.ts';
 import * as store from '../store/search.ts';
 import type { ReportRow } from '../store/search.ts';
 import { planSearch, type SearchInput, type SearchPlan } from './search.ts';
@@ -22,7 +23,6 @@ import type { SearchAfter } from '../domain/sort.ts';
 export const BATCH = 2000;
 
 const CUSTOMER = ['email_address', 'first_name', 'last_name', 'address_type', 'address', 'postal_code', 'city', 'state', 'country', 'locale', 'phone_numbers', 'ip_address'];
-const OF_KINDS = ['capture', 'void', 'refund', 'chargeback', 'reversal'];
 
 /**
  * Every column, in order: the spec's list first, then ours. The header line holds the names;
@@ -36,10 +36,10 @@ export const COLUMN_NAMES: readonly string[] = [
   'transaction.fee_currency', 'transaction.fee_amount', 'customer.merchant_customer_id', 'merchant_id', 'project_id',
   // further columns
   'description', 'modified', 'flags', 'refunded_amount', 'related_order_id',
-  ...OF_KINDS.map((k) => `${k}_of_order_id`),
+  ...ACTING_KINDS.map((k) => `${k}_of_order_id`),
   'payment_link_id', 'merchant_name', ...CUSTOMER.map((f) => `customer.${f}`),
   ...['created', 'modified', 'currency', 'amount', 'reason', 'capture_mode', 'transaction_type', 'is_capturable'].map((c) => `transaction.${c}`),
-  ...OF_KINDS.filter((k) => k !== 'refund').map((k) => `transaction.${k}_of_transaction_id`),
+  ...ACTING_KINDS.filter((k) => k !== 'refund').map((k) => `transaction.${k}_of_transaction_id`),
   'transaction.payment_method_details.card_expiry', 'transaction.payment_method_details.liability_shift',
 ];
 
@@ -128,7 +128,8 @@ export interface Report {
  * which is what the export's speed and flat memory need. Embedded PGlite has no COPY to a
  * stream and a single connection that a long statement would hold from every other request:
  * there the rows are read in keyset batches and written by csv-stringify. Both paths produce
- * the same bytes (test/e2e/search.test.ts compares them).
+ * the same bytes (test/e2e/search.test.ts compares them, forcing the batch writer on
+ * PostgreSQL with `copy: false`).
  */
 export function orderReport(ctx: Ctx, project: ProjectRow, input: SearchInput, now: Date, opts: { copy?: boolean } = {}): Report {
   const plan = planSearch(project.id, input, { unlimited: true });
@@ -180,14 +181,8 @@ function streamedReport(ctx: Ctx, plan: SearchPlan): Readable {
       }
     }
   };
-  // PostgreSQL without COPY (the comparison test): one REPEATABLE READ snapshot for the whole report
-  const run =
-    ctx.db.kind === 'postgres'
-      ? ctx.db.tx(async (q) => {
-          await q.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-          await produce(q);
-        })
-      : produce(ctx.db);
+  // each batch reads on its own: a long transaction would hold PGlite's one connection
+  const run = produce(ctx.db);
   run.then(
     () => (abort.signal.aborted ? csv.destroy() : csv.end()),
     (err) => {

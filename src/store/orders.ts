@@ -3,6 +3,8 @@ import type { Queryable } from './db.ts';
 import type { OrderStatus, TransactionStatus } from '../domain/status.ts';
 
 export type OrderKind = 'payment' | 'capture' | 'void' | 'refund' | 'chargeback' | 'reversal';
+/** Kinds of order that act on another order and its transaction (related_order_id, of_transaction_id). */
+export const ACTING_KINDS: ReadonlyArray<Exclude<OrderKind, 'payment'>> = ['capture', 'void', 'refund', 'chargeback', 'reversal'];
 
 export interface OrderRow {
   id: string;

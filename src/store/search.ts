@@ -1,5 +1,5 @@
 import type { Queryable } from './db.ts';
-import type { OrderRow } from './orders.ts';
+import { ACTING_KINDS, type OrderRow } from './orders.ts';
 import type { SearchAfter, SortSpec } from '../domain/sort.ts';
 import { keysetCondition } from '../domain/sort.ts';
 import { EXPONENTS_NOT_2 } from '../domain/money.ts';
@@ -87,9 +87,6 @@ export type ReportRow = Record<string, string | null> & {
   sort_value: string | number | null;
 };
 
-/** Kinds of order that point at the order and transaction they act on. */
-const OF_KINDS = ['capture', 'void', 'refund', 'chargeback', 'reversal'];
-
 /** The currency's exponent (JPY 0, KWD 3, else 2), as SQL over a currency column. */
 export const exponentSql = (col: string) =>
   `CASE ${col} ${EXPONENTS_NOT_2.map(([code, digits]) => `WHEN '${code}' THEN ${digits}`).join(' ')} ELSE 2 END`;
@@ -105,8 +102,8 @@ export const decimalsSql = (amount: string, e: string) =>
 function reportSelect(f: Filter, w: Window) {
   const { where, order, params } = pageSql(f, w);
   const customer = CUSTOMER_FIELDS.map((k) => `o.body->'customer'->>'${k}' AS "customer.${k}"`).join(', ');
-  const ofOrder = OF_KINDS.map((k) => `CASE WHEN o.kind = '${k}' THEN o.related_order_id::text END AS "${k}_of_order_id"`).join(', ');
-  const ofTxn = OF_KINDS.map((k) => `CASE WHEN o.kind = '${k}' THEN t.t_of END AS "transaction.${k}_of_transaction_id"`).join(', ');
+  const ofOrder = ACTING_KINDS.map((k) => `CASE WHEN o.kind = '${k}' THEN o.related_order_id::text END AS "${k}_of_order_id"`).join(', ');
+  const ofTxn = ACTING_KINDS.map((k) => `CASE WHEN o.kind = '${k}' THEN t.t_of END AS "transaction.${k}_of_transaction_id"`).join(', ');
   const sql = `SELECT o.id, o.merchant_order_id, ${ts('o.created')} AS created, ${ts('o.completed')} AS completed, ${ts('o.modified')} AS modified,
             o.currency, o.amount::text AS amount, o.status, o.description, array_to_string(o.flags, ',') AS flags,
             CASE WHEN o.kind = 'payment' THEN o.refunded_amount::text END AS refunded_amount, o.related_order_id::text AS related_order_id,
