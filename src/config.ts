@@ -35,6 +35,9 @@ export interface Config {
     caFile?: string;
     identityCertFile?: string;
     identityKeyFile?: string;
+    /** root CA certificates (PEM) payment tokens must chain to: the provider's; test projects also trust testRootCaFile */
+    rootCaFile?: string;
+    testRootCaFile?: string;
   };
 }
 
@@ -88,6 +91,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       caFile: env.WALLET_A_CA_FILE || undefined,
       identityCertFile: env.WALLET_A_IDENTITY_CERT_FILE || undefined,
       identityKeyFile: env.WALLET_A_IDENTITY_KEY_FILE || undefined,
+      rootCaFile: env.WALLET_A_ROOT_CA_FILE || undefined,
+      testRootCaFile: env.WALLET_A_TEST_ROOT_CA_FILE || undefined,
     },
   };
   return { ...cfg, ...overrides };

@@ -11,6 +11,9 @@ export function currencyExponent(code: string): number | undefined {
   return c ? c.digits : undefined;
 }
 
+/** ISO 4217 numeric code ("978" for EUR), as wallet payloads carry the currency. */
+export const currencyNumeric = (code: string): string | undefined => cc.code(code)?.number;
+
 /** Payable currencies whose exponent is not 2 (JPY 0, KWD 3...): what SQL needs to format amounts as formatMinor does. */
 export const EXPONENTS_NOT_2: ReadonlyArray<readonly [string, number]> = cc.data
   .filter((c) => c.digits !== 2 && currencyExponent(c.code) !== undefined)

@@ -5,6 +5,7 @@ import { walletBRoutes, walletBTestRoutes } from './api/wallet-b.ts';
 import { walletBTokenRoutes } from './wallet-b-token/index.ts';
 import { walletPayRoutes } from './pay/wallet-pay.ts';
 import { walletBButton, walletSheetRoutes } from './pay/wallet-sheet.ts';
+import { walletAButton, walletAPayRoutes } from './pay/wallet-a-pay.ts';
 import { projectCreatedHooks } from '../services/tenancy.ts';
 import { onProjectCreated } from '../services/wallets.ts';
 
@@ -14,7 +15,7 @@ export function registerWallets() {
   surfacePlugins['wallet-b-token'].push(walletBTokenRoutes);
   apiPlugins.authenticated.push(walletARoutes, walletBRoutes);
   apiPlugins.test.push(walletBTestRoutes);
-  apiPlugins.public.push(walletPayRoutes, walletSheetRoutes);
-  walletButtons.push(walletBButton);
+  apiPlugins.public.push(walletPayRoutes, walletAPayRoutes, walletSheetRoutes);
+  walletButtons.push(walletAButton, walletBButton);
   projectCreatedHooks.push(onProjectCreated);
 }

@@ -80,13 +80,21 @@ async function begin(ctx: KeyedCtx, project: ProjectRow, txn: TransactionRow, in
   });
 }
 
-/** Pays a wallet-b-pay transaction with a vaulted card. Bound to the order and transaction ids and the vault token. */
-export async function payWithWalletB(ctx: KeyedCtx, orderId: string, transactionId: string, input: WalletPayInput): Promise<WalletPayResult> {
+/** The wallet transaction a pay step names, of the order named and paid with `method`. */
+export async function walletTransactionOf(ctx: KeyedCtx, orderId: string, transactionId: string, method: 'wallet-a-pay' | 'wallet-b-pay') {
   const txn = await orders.transactionById(ctx.db, transactionId);
   if (!txn || txn.order_id !== orderId) throw notFound('transaction');
   const project = await findProject(ctx.db, txn.project_id);
   if (!project) throw notFound('transaction');
-  if (txn.payment_method !== 'wallet-b-pay') throw invalid('transaction_id', `a ${txn.payment_method} transaction is not paid with wallet-b-pay`);
+  if (txn.payment_method !== method) throw invalid('transaction_id', `a ${txn.payment_method} transaction is not paid with ${method}`);
+  return { txn, project };
+}
+
+/**
+ * Pays a wallet transaction with its vaulted card: with a cryptogram authorized at once, without
+ * one (PAN_ONLY) sent to 3-D Secure.
+ */
+export async function payVaulted(ctx: KeyedCtx, project: ProjectRow, txn: TransactionRow, input: WalletPayInput): Promise<WalletPayResult> {
   const cryptogram = input.cryptogram ?? '';
   if (!cryptogram && input.eciIndicator) throw invalid('eciIndicator', 'eciIndicator must be empty when cryptogram is empty (PAN_ONLY)');
   await begin(ctx, project, txn, input);
@@ -98,21 +106,29 @@ export async function payWithWalletB(ctx: KeyedCtx, orderId: string, transaction
   return { is_successful: accepted, redirect_url: returnUrlFor(ctx.config, order), reason: accepted ? '' : (done.reason ?? done.status) };
 }
 
+/** Pays a wallet-b-pay transaction with a vaulted card. Bound to the order and transaction ids and the vault token. */
+export async function payWithWalletB(ctx: KeyedCtx, orderId: string, transactionId: string, input: WalletPayInput): Promise<WalletPayResult> {
+  const { txn, project } = await walletTransactionOf(ctx, orderId, transactionId, 'wallet-b-pay');
+  return payVaulted(ctx, project, txn, input);
+}
+
 // ---- the hosted page: the device's wallet and the sandbox wallet sheet ------------------
 
-/** The wallet-b-pay transaction a hosted page pays: the one named, or one started now for the order. */
-export async function walletTransaction(ctx: KeyedCtx, c: Checkout, transactionId?: string): Promise<TransactionRow> {
+export type WalletMethod = 'wallet-a-pay' | 'wallet-b-pay';
+
+/** The wallet transaction a hosted page pays: the one named, or one started now for the order. */
+export async function walletTransaction(ctx: KeyedCtx, c: Checkout, transactionId: string | undefined, method: WalletMethod): Promise<TransactionRow> {
   const { outcome } = outcomeOf(c);
   if (outcome !== 'open') throw new ApiError('TransactionAlreadyStarted', `this order is ${outcome}`);
   if (transactionId) {
     const txn = transactionOf(c, transactionId);
     if (!txn) throw notFound('transaction');
-    if (txn.payment_method !== 'wallet-b-pay' || txn.status !== 'new' || txn.setup_token_used) throw new ApiError('TransactionAlreadyStarted', 'this transaction has already started');
+    if (txn.payment_method !== method || txn.status !== 'new' || txn.setup_token_used) throw new ApiError('TransactionAlreadyStarted', 'this transaction has already started');
     return txn;
   }
-  if (!c.methods.includes('wallet-b-pay')) throw new ApiError('Forbidden', 'wallet-b-pay is not offered for this order');
+  if (!c.methods.includes(method)) throw new ApiError('Forbidden', `${method} is not offered for this order`);
   if (c.transactions.length) throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
-  const view = await startTransaction(ctx, c.project, c.order.id, { payment_method: 'wallet-b-pay' });
+  const view = await startTransaction(ctx, c.project, c.order.id, { payment_method: method });
   const txn = await orders.transactionById(ctx.db, view.transactions[0].id);
   if (!txn) throw notFound('transaction');
   c.transactions.push(txn);
@@ -121,7 +137,7 @@ export async function walletTransaction(ctx: KeyedCtx, c: Checkout, transactionI
 
 /** Pays from the hosted page with a token the wallet gave: the token service, then the pay step, as a merchant would. */
 export async function payOnPage(ctx: KeyedCtx, c: Checkout, transactionId: string | undefined, walletBPayMessage: string, browser: BrowserInfo = {}) {
-  const txn = await walletTransaction(ctx, c, transactionId);
+  const txn = await walletTransaction(ctx, c, transactionId, 'wallet-b-pay');
   const test = c.project.mode === 'test';
   const token = await tokenize(ctx, { walletBPayMessage, setupToken: txn.setup_token!, transactionId: txn.id }, { test });
   return { transaction_id: txn.id, ...(await payWithWalletB(ctx, txn.order_id, txn.id, { ...token, ...browser })) };

@@ -9,7 +9,7 @@ import * as store from '../store/wallets.ts';
 import { ApiError, invalid } from '../domain/errors.ts';
 import { dataKeyFor, fingerprint, openField, sealField, checkDataKey, type KeyedCtx } from './crypto-envelope.ts';
 import { storeCard } from './vault.ts';
-import { generateSandboxKeys, openToken, TokenError, type DecryptedPayment, type RootKey, type TokenErrorCode } from '../wallets/wallet-b-token.ts';
+import { generateSandboxKeys, openToken, TokenError, type DecryptedPayment, type RootKey } from '../wallets/wallet-b-token.ts';
 import {
   checkSessionRequest,
   merchantIdentifierOf,
@@ -237,10 +237,11 @@ export interface TokenizeResult {
 /** A refused token: the API error body with the token check's `code` beside `value`. */
 export class TokenRefused extends ApiError {
   constructor(
-    readonly code: TokenErrorCode | 'token_already_used',
+    readonly code: string,
     message: string,
+    field = 'walletBPayMessage',
   ) {
-    super('ValidationError', message, 'walletBPayMessage');
+    super('ValidationError', message, field);
   }
   override toBody() {
     const body = super.toBody();
@@ -248,10 +249,10 @@ export class TokenRefused extends ApiError {
   }
 }
 
-/** The vault names its own fields; the token service's caller knows them by other names. */
-function renamed(err: unknown): unknown {
+/** The vault names its own fields; the token service's caller knows them by other names (the token's field for the card). */
+export function renamed(err: unknown, tokenField = 'walletBPayMessage'): unknown {
   if (!(err instanceof ApiError) || !err.field) return err;
-  const field = err.field === 'setup_token' ? 'setupToken' : err.field === 'pan' || err.field === 'expiry' ? 'walletBPayMessage' : err.field;
+  const field = err.field === 'setup_token' ? 'setupToken' : err.field === 'pan' || err.field === 'expiry' ? tokenField : err.field;
   const message = err.message.replaceAll('setup_token', 'setupToken').replace(/^(pan|expiry) /, 'the token\'s $1 ');
   return new ApiError(err.type, message, field, err.status);
 }

@@ -90,3 +90,47 @@ export async function upsertIdentity(q: Queryable, r: Omit<WalletAIdentityRow, '
     [r.project_id, r.data_key_id, r.certificate, r.private_key_ct, now],
   );
 }
+
+// ---- wallet-a-pay payment tokens (070_wallet_a_payments.sql) ---------------------------
+
+export type WalletAKeyKind = 'processing' | 'sandbox_signer';
+
+export interface WalletAKeyRow {
+  id: string;
+  project_id: string;
+  kind: WalletAKeyKind;
+  data_key_id: string;
+  private_key_ct: string;
+  public_key_hash: string | null;
+  public_pem: string;
+  created: Date;
+  retired: Date | null;
+}
+
+export async function activeWalletAKey(q: Queryable, projectId: string, kind: WalletAKeyKind): Promise<WalletAKeyRow | undefined> {
+  return (await q.query<WalletAKeyRow>('SELECT * FROM wallet_a_keys WHERE project_id = $1 AND kind = $2 AND retired IS NULL', [projectId, kind]))[0];
+}
+
+/** Inserts a key, retiring the active one of its kind when `replace`; without it a key a racing node made first wins. */
+export async function insertWalletAKey(q: Queryable, k: Omit<WalletAKeyRow, 'retired'>, replace: boolean) {
+  if (replace) await q.query('UPDATE wallet_a_keys SET retired = $3 WHERE project_id = $1 AND kind = $2 AND retired IS NULL', [k.project_id, k.kind, k.created]);
+  await q.query(
+    `INSERT INTO wallet_a_keys (id, project_id, kind, data_key_id, private_key_ct, public_key_hash, public_pem, created)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
+    [k.id, k.project_id, k.kind, k.data_key_id, k.private_key_ct, k.public_key_hash, k.public_pem, k.created],
+  );
+}
+
+export async function walletATokenSeen(q: Queryable, projectId: string, tokenId: string): Promise<boolean> {
+  return (await q.query('SELECT 1 FROM wallet_a_tokens WHERE project_id = $1 AND token_id = $2', [projectId, tokenId])).length > 0;
+}
+
+export async function insertWalletAToken(q: Queryable, t: { vault_token: string; project_id: string; transaction_id: string; token_id: string; created: Date }) {
+  await q.query('INSERT INTO wallet_a_tokens (vault_token, project_id, transaction_id, token_id, created) VALUES ($1, $2, $3, $4, $5)', [
+    t.vault_token,
+    t.project_id,
+    t.transaction_id,
+    t.token_id,
+    t.created,
+  ]);
+}

@@ -429,7 +429,7 @@ describe('hosted page', () => {
     return { status: res.status, csp: res.headers.get('content-security-policy') ?? '', html: await res.text() };
   };
   const unescape = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
-  const configOf = (html: string) => JSON.parse(unescape(/data-config="([^"]+)"/.exec(html)?.[1] ?? 'null'));
+  const configOf = (html: string) => JSON.parse(unescape(/data-wallet="wallet-b-pay" data-config="([^"]+)"/.exec(html)?.[1] ?? 'null'));
 
   test('test projects show the sandbox sheet; without a billing address or method no wallet is offered', async () => {
     const o = await t.api('POST', '/v1/orders/', validOrder());

@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
 import type { KeyedCtx } from '../../services/crypto-envelope.ts';
 import { createSession, setMerchantIdentity } from '../../services/wallets.ts';
+import { importProcessingKey, paymentProcessing } from '../../services/wallet-a-pay.ts';
 import { ErrorBody } from '../../domain/schemas/common.ts';
 import { BasicAuth } from '../auth.ts';
 
@@ -23,6 +24,17 @@ const IdentityBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+const ProcessingKeyBody = Type.Object(
+  { private_key: Type.String({ minLength: 1, maxLength: 65_536, description: 'EC P-256 private key, PEM (stored encrypted)' }) },
+  { additionalProperties: false },
+);
+
+const ProcessingAnswer = Type.Object({
+  merchant_identifier: Type.String({ description: 'the project id without hyphens: its SHA-256 is the token key derivation party V' }),
+  public_key: Type.String({ description: 'the payment processing public key, PEM: the key of the payment processing certificate' }),
+  public_key_hash: Type.String({ description: "base64 SHA-256 of the public key: tokens' header.publicKeyHash" }),
+});
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 502: ErrorBody, 504: ErrorBody };
 
@@ -61,5 +73,31 @@ export const walletARoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app
       },
     },
     async (req) => setMerchantIdentity(kctx, req.project, req.body),
+  );
+  app.get(
+    '/v1/wallet-a-pay/payment-processing/',
+    {
+      schema: {
+        tags,
+        summary: 'The payment processing key wallet-a-pay tokens are encrypted to',
+        description: 'Made with the project on first use; the private key never leaves Tender.',
+        security: BasicAuth,
+        response: { 200: ProcessingAnswer, ...errors },
+      },
+    },
+    async (req) => paymentProcessing(kctx, req.project),
+  );
+  app.put(
+    '/v1/wallet-a-pay/payment-processing/',
+    {
+      schema: {
+        tags,
+        summary: 'Import the payment processing private key (the previous key is retired)',
+        security: BasicAuth,
+        body: ProcessingKeyBody,
+        response: { 200: ProcessingAnswer, ...errors },
+      },
+    },
+    async (req) => importProcessingKey(kctx, req.project, req.body),
   );
 };

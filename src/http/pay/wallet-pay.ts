@@ -20,7 +20,7 @@ import { checkCsrf, csrfKey, originAllowed } from './security.ts';
  * No API key (spec "Authentication" 6); the page routes are bound to a CSRF token as well.
  */
 
-const BrowserInfo = {
+export const BrowserInfo = {
   browser_info_screen_width: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000, description: 'pixels' })),
   browser_info_screen_height: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000, description: 'pixels' })),
   browser_info_color_depth: Type.Optional(Type.Integer({ minimum: 1, maximum: 64, description: 'bits' })),
@@ -40,7 +40,7 @@ export const WalletPayBody = Type.Object(
   { additionalProperties: false, $id: 'WalletBPay' },
 );
 
-const WalletPayAnswer = Type.Object({
+export const WalletPayAnswer = Type.Object({
   is_successful: Type.Boolean(),
   redirect_url: Type.String({ format: 'uri' }),
   reason: Type.String({ description: "'' when authorized; authentication_required for 3-D Secure; else why it failed" }),

@@ -2,22 +2,24 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Ctx } from '../../services/context.ts';
 import type { KeyedCtx } from '../../services/crypto-envelope.ts';
 import { loadCheckout, outcomeOf, transactionOf, type Checkout } from '../../services/checkout.ts';
-import { payOnPage, sandboxToken, walletTransaction, type SandboxAuthMethod } from '../../services/wallet-pay.ts';
+import { payOnPage, sandboxToken, walletTransaction, type SandboxAuthMethod, type WalletMethod } from '../../services/wallet-pay.ts';
+import { payOnPageWithWalletA, sandboxWalletAToken } from '../../services/wallet-a-pay.ts';
 import { TEST_CARDS } from '../../acquirer/simulator/cards.ts';
 import { missingBilling } from '../../domain/customer.ts';
 import { settingsOf } from '../../domain/project.ts';
 import { ApiError } from '../../domain/errors.ts';
 import { formatAmount, pickLocale, STRINGS, type Locale, type Strings } from './i18n.ts';
-import { esc, layout, messagePage, summaryBlock, STYLE_HASH, type WalletButton } from './render.ts';
+import { esc, layout, messagePage, summaryBlock, STYLE_HASH, type WalletButton, type WalletSlot } from './render.ts';
 import { checkCsrf, contentSecurityPolicy, csrfKey, issueCsrf, originAllowed, originsOf, setPageHeaders } from './security.ts';
 import { DEVICE_CSRF_ACTION, deviceUrls, walletScriptPath } from './wallet-pay.ts';
 
 /**
- * The sandbox wallet sheet of test projects, and the wallet-b-pay button of the hosted page.
- *   POST /pay/{order_id}/wallet-b-pay/sheet/                     from the order page: starts the wallet transaction
- *   GET  /pay/{order_id}/wallet-b-pay/{transaction_id}/sheet/    the sheet: a test card and how the device holds it
- *   POST /pay/{order_id}/wallet-b-pay/{transaction_id}/sheet/    confirm: a token is sealed with the project's sandbox
- *                                                                root key and paid through the token service and pay step
+ * The sandbox wallet sheets of test projects (one per wallet), and the wallet-b-pay button of
+ * the hosted page. For {wallet} wallet-a-pay or wallet-b-pay:
+ *   POST /pay/{order_id}/{wallet}/sheet/                     from the order page: starts the wallet transaction
+ *   GET  /pay/{order_id}/{wallet}/{transaction_id}/sheet/    the sheet: a test card (and how the device holds it)
+ *   POST /pay/{order_id}/{wallet}/{transaction_id}/sheet/    confirm: a token is sealed with the project's sandbox
+ *                                                            key and paid through the same checks and pay step as a device's
  * The sheet stands in for the wallet's own payment sheet, so it needs no device support and
  * no script: a test project always shows it.
  */
@@ -25,7 +27,6 @@ import { DEVICE_CSRF_ACTION, deviceUrls, walletScriptPath } from './wallet-pay.t
 const TEXT = {
   en: {
     sandbox: 'Sandbox wallet: pick a test card in the next step. No device needed.',
-    sheet_title: 'Wallet B Pay (sandbox)',
     sheet_intro: 'This sheet stands in for the wallet on a phone. Choose a test card and confirm to pay.',
     card: 'Card in the wallet',
     auth: 'How the wallet holds it',
@@ -38,7 +39,6 @@ const TEXT = {
   },
   nl: {
     sandbox: 'Sandbox-wallet: kies in de volgende stap een testkaart. Geen toestel nodig.',
-    sheet_title: 'Wallet B Pay (sandbox)',
     sheet_intro: 'Dit scherm vervangt de wallet op een telefoon. Kies een testkaart en bevestig om te betalen.',
     card: 'Kaart in de wallet',
     auth: 'Hoe de wallet de kaart bewaart',
@@ -52,17 +52,50 @@ const TEXT = {
 } satisfies Record<Locale, unknown>;
 
 const paths = {
-  start: (o: string) => `/pay/${o}/wallet-b-pay/sheet/`,
-  sheet: (o: string, t: string) => `/pay/${o}/wallet-b-pay/${t}/sheet/`,
+  start: (o: string, m: WalletMethod) => `/pay/${o}/${m}/sheet/`,
+  sheet: (o: string, m: WalletMethod, t: string) => `/pay/${o}/${m}/${t}/sheet/`,
   order: (o: string) => `/pay/${o}/`,
   result: (o: string) => `/pay/${o}/result/`,
 };
-const START = 'wallet-b-sheet';
-const CONFIRM = 'wallet-b-sheet-confirm';
-const AUTH_METHODS: SandboxAuthMethod[] = ['CRYPTOGRAM_3DS', 'PAN_ONLY'];
+const START = (m: WalletMethod) => `${m}-sheet`;
+const CONFIRM = (m: WalletMethod) => `${m}-sheet-confirm`;
+
+type SheetCard = { pan: string; brand: string };
+
+/** How each wallet's sheet pays: the token its device would make, through the same path. */
+interface SheetWallet {
+  method: WalletMethod;
+  /** the ways the device may hold the card; none to choose when it is always on the device */
+  authMethods: SandboxAuthMethod[];
+  pay(ctx: KeyedCtx, c: Checkout, transactionId: string, card: SheetCard, authMethod: SandboxAuthMethod): Promise<{ redirect_url: string }>;
+}
+
+const SHEET_WALLETS: SheetWallet[] = [
+  {
+    method: 'wallet-b-pay',
+    authMethods: ['CRYPTOGRAM_3DS', 'PAN_ONLY'],
+    pay: async (ctx, c, txnId, card, authMethod) => payOnPage(ctx, c, txnId, await sandboxToken(ctx, c.project, { ...card, authMethod })),
+  },
+  {
+    method: 'wallet-a-pay',
+    authMethods: ['CRYPTOGRAM_3DS'],
+    pay: async (ctx, c, txnId, card) => payOnPageWithWalletA(ctx, c, txnId, await sandboxWalletAToken(ctx, c.project, transactionOf(c, txnId)!, card)),
+  },
+];
+
+/** The sandbox sheet's button on an order page (a form that starts the transaction) or a wallet transaction's payment_url. */
+export function sandboxButton({ checkout: c, transaction: txn, locale, csrf }: WalletSlot, method: WalletMethod, label: string): string {
+  const button = txn
+    ? `<a class="button" href="${esc(paths.sheet(c.order.id, method, txn.id))}" data-wallet-sandbox="${method}">${esc(label)}</a>`
+    : `<form method="post" action="${esc(paths.start(c.order.id, method))}"><input type="hidden" name="csrf" value="${esc(csrf(START(method)))}"><button type="submit" data-wallet-sandbox="${method}">${esc(label)}</button></form>`;
+  return `${button}<p class="note">${esc(TEXT[locale].sandbox)}</p>`;
+}
+
+/** What a device wallet button says when the payment did not go through. */
+export const deviceError = (locale: Locale) => TEXT[locale].device_error;
 
 /** A wallet order needs the billing address the project requires (checked again when the transaction starts). */
-const billingComplete = (c: Checkout) => !settingsOf(c.project.settings).wallet_billing_required || missingBilling(c.order.body?.customer).length === 0;
+export const billingComplete = (c: Checkout) => !settingsOf(c.project.settings).wallet_billing_required || missingBilling(c.order.body?.customer).length === 0;
 
 /**
  * The wallet-b-pay button: in test projects the sandbox sheet, always (it needs no device); in
@@ -73,26 +106,20 @@ export const walletBButton: WalletButton = {
   // the device button's script, its calls to us, and the wallet's payment method manifest,
   // which the browser fetches under the page's connect-src when the script asks canMakePayment()
   csp: { 'script-src': ["'self'"], 'connect-src': ["'self'", 'https://google.com', 'https://pay.google.com'] },
-  render({ checkout: c, transaction: txn, locale, t, csrf }) {
+  render(slot) {
+    const { checkout: c, transaction: txn, locale, t, csrf } = slot;
     if (txn && (txn.payment_method !== 'wallet-b-pay' || txn.status !== 'new')) return '';
     if (!txn && !billingComplete(c)) return '';
     const label = t.method['wallet-b-pay'] ?? 'Wallet B Pay';
     const x = TEXT[locale];
-    let sandbox = '';
-    if (c.project.mode === 'test') {
-      const button = txn
-        ? `<a class="button" href="${esc(paths.sheet(c.order.id, txn.id))}" data-wallet-sandbox>${esc(label)}</a>`
-        : `<form method="post" action="${esc(paths.start(c.order.id))}"><input type="hidden" name="csrf" value="${esc(csrf(START))}"><button type="submit" data-wallet-sandbox>${esc(label)}</button></form>`;
-      sandbox = `${button}<p class="note">${esc(x.sandbox)}</p>`;
-    }
     // Test projects pay offline through the sheet; the device's wallet is for live payments.
-    if (c.project.mode === 'test') return sandbox;
-    const config = { ...deviceUrls(c.order.id, txn?.id), csrf: csrf(DEVICE_CSRF_ACTION, txn?.id), transaction_id: txn?.id, error_text: x.device_error };
+    if (c.project.mode === 'test') return sandboxButton(slot, 'wallet-b-pay', label);
+    const config = { ...deviceUrls(c.order.id, txn?.id), csrf: csrf(DEVICE_CSRF_ACTION, txn?.id), transaction_id: txn?.id, error_text: deviceError(locale) };
     const device =
       `<div data-wallet="wallet-b-pay" data-config="${esc(JSON.stringify(config))}" hidden>` +
       `<button type="button">${esc(label)}</button><p class="field-error" data-wallet-error role="alert" hidden></p></div>` +
       `<script src="${walletScriptPath}" defer></script>`;
-    return sandbox + device;
+    return device;
   },
 };
 
@@ -115,93 +142,96 @@ export const walletSheetRoutes = (ctx: Ctx) => async (app: FastifyInstance) => {
     const t = STRINGS[locale];
     return send(reply, c, status, messagePage(locale, t, String(t[title]), String(t[text])));
   };
+  const form = (req: FastifyRequest) => (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
 
-  function sheet(req: FastifyRequest, reply: FastifyReply, c: Checkout, txnId: string, status = 200, alert?: string) {
-    const locale = localeOf(req, c);
-    const t = STRINGS[locale];
-    const x = TEXT[locale];
-    const amount = formatAmount(c.order.amount, c.order.currency, locale);
-    const summary = summaryBlock(
-      { merchantName: c.merchantName, amount, currency: c.order.currency, description: c.order.description, reference: c.order.merchant_order_id, testMode: true },
-      t,
-    );
-    const cards = SHEET_CARDS.map(
-      (card, i) =>
-        `<label><input type="radio" name="card" value="${i}"${i === 0 ? ' checked' : ''}> ${esc(groupedPan(card.pan))} <span class="hint">${esc(card.description)}</span></label>`,
-    ).join('\n');
-    const auths = AUTH_METHODS.map(
-      (m, i) => `<label><input type="radio" name="auth_method" value="${m}"${i === 0 ? ' checked' : ''}> ${esc(m === 'PAN_ONLY' ? x.pan_only : x.cryptogram)}</label>`,
-    ).join('\n');
-    const csrf = issueCsrf(key, { action: CONFIRM, orderId: c.order.id, transactionId: txnId }, c.now);
-    const body = `${summary}<section class="panel" aria-labelledby="sheet-title" data-wallet-sheet>
-<h1 id="sheet-title">${esc(x.sheet_title)}</h1>
+  for (const wallet of SHEET_WALLETS) {
+    const { method } = wallet;
+
+    function sheet(req: FastifyRequest, reply: FastifyReply, c: Checkout, txnId: string, status = 200, alert?: string) {
+      const locale = localeOf(req, c);
+      const t = STRINGS[locale];
+      const x = TEXT[locale];
+      const title = `${t.method[method] ?? method} (sandbox)`;
+      const amount = formatAmount(c.order.amount, c.order.currency, locale);
+      const summary = summaryBlock(
+        { merchantName: c.merchantName, amount, currency: c.order.currency, description: c.order.description, reference: c.order.merchant_order_id, testMode: true },
+        t,
+      );
+      const cards = SHEET_CARDS.map(
+        (card, i) =>
+          `<label><input type="radio" name="card" value="${i}"${i === 0 ? ' checked' : ''}> ${esc(groupedPan(card.pan))} <span class="hint">${esc(card.description)}</span></label>`,
+      ).join('\n');
+      const auths =
+        wallet.authMethods.length < 2
+          ? ''
+          : `<fieldset class="field"><legend>${esc(x.auth)}</legend>\n${wallet.authMethods
+              .map((m, i) => `<label><input type="radio" name="auth_method" value="${m}"${i === 0 ? ' checked' : ''}> ${esc(m === 'PAN_ONLY' ? x.pan_only : x.cryptogram)}</label>`)
+              .join('\n')}\n</fieldset>\n`;
+      const csrf = issueCsrf(key, { action: CONFIRM(method), orderId: c.order.id, transactionId: txnId }, c.now);
+      const body = `${summary}<section class="panel" aria-labelledby="sheet-title" data-wallet-sheet="${method}">
+<h1 id="sheet-title">${esc(title)}</h1>
 ${alert ? `<div class="alert" role="alert"><p>${esc(alert)}</p></div>` : ''}<p>${esc(x.sheet_intro)}</p>
-<form method="post" action="${esc(paths.sheet(c.order.id, txnId))}">
+<form method="post" action="${esc(paths.sheet(c.order.id, method, txnId))}">
 <input type="hidden" name="csrf" value="${esc(csrf)}">
 <fieldset class="field"><legend>${esc(x.card)}</legend>
 ${cards}
 </fieldset>
-<fieldset class="field"><legend>${esc(x.auth)}</legend>
-${auths}
-</fieldset>
-<button type="submit">${esc(x.confirm(amount))}</button>
+${auths}<button type="submit">${esc(x.confirm(amount))}</button>
 </form>
 <p><a class="button secondary" href="${esc(paths.order(c.order.id))}">${esc(x.cancel)}</a></p>
 </section>`;
-    return send(reply, c, status, layout({ locale, t, title: x.sheet_title, body }));
+      return send(reply, c, status, layout({ locale, t, title, body }));
+    }
+
+    /** The test order and its open wallet transaction, or the page to show instead. */
+    async function load(req: FastifyRequest, reply: FastifyReply, orderId: string, txnId: string) {
+      const c = await loadCheckout(ctx, orderId);
+      const txn = c && transactionOf(c, txnId);
+      if (!c || !txn || txn.payment_method !== method || c.project.mode !== 'test') return { page: message(req, reply, 404, 'not_found_title', 'not_found_text', c) };
+      if (outcomeOf(c).outcome !== 'open' || txn.status !== 'new' || txn.setup_token_used) return { page: reply.code(303).header('Location', paths.result(c.order.id)).send() };
+      return { c };
+    }
+
+    app.post<{ Params: { order_id: string } }>(`/pay/:order_id/${method}/sheet/`, { schema: { hide: true } }, async (req, reply) => {
+      const c = await loadCheckout(ctx, req.params.order_id);
+      if (!c || c.project.mode !== 'test') return message(req, reply, 404, 'not_found_title', 'not_found_text', c);
+      if (!originAllowed(req.headers.origin, ctx.config.publicBaseUrl) || !checkCsrf(key, { action: START(method), orderId: c.order.id }, form(req).csrf, c.now)) {
+        return message(req, reply, 403, 'forbidden_title', 'form_expired', c);
+      }
+      try {
+        const txn = await walletTransaction(kctx, c, undefined, method);
+        return reply.code(303).header('Location', paths.sheet(c.order.id, method, txn.id)).send();
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.status >= 500) throw err;
+        return reply.code(303).header('Location', paths.order(c.order.id)).send();
+      }
+    });
+
+    app.get<{ Params: { order_id: string; transaction_id: string } }>(`/pay/:order_id/${method}/:transaction_id/sheet/`, { schema: { hide: true } }, async (req, reply) => {
+      const { c, page } = await load(req, reply, req.params.order_id, req.params.transaction_id);
+      return c ? sheet(req, reply, c, req.params.transaction_id) : page;
+    });
+
+    app.post<{ Params: { order_id: string; transaction_id: string } }>(`/pay/:order_id/${method}/:transaction_id/sheet/`, { schema: { hide: true } }, async (req, reply) => {
+      const { c, page } = await load(req, reply, req.params.order_id, req.params.transaction_id);
+      if (!c) return page;
+      const txnId = req.params.transaction_id;
+      const body = form(req);
+      const x = TEXT[localeOf(req, c)];
+      if (!originAllowed(req.headers.origin, ctx.config.publicBaseUrl) || !checkCsrf(key, { action: CONFIRM(method), orderId: c.order.id, transactionId: txnId }, body.csrf, c.now)) {
+        return sheet(req, reply, c, txnId, 403, STRINGS[localeOf(req, c)].form_expired);
+      }
+      const card = SHEET_CARDS[Number(body.card)];
+      const authMethod = wallet.authMethods.length < 2 ? wallet.authMethods[0] : wallet.authMethods.find((m) => m === body.auth_method);
+      if (!card || !authMethod || !/^\d+$/.test(String(body.card))) return sheet(req, reply, c, txnId, 422, x.refused);
+      try {
+        const result = await wallet.pay(kctx, c, txnId, card, authMethod);
+        return reply.code(303).header('Location', result.redirect_url).send();
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.status >= 500) throw err;
+        req.log.info({ order_id: c.order.id, type: err.type, field: err.field }, 'sandbox wallet payment refused');
+        return sheet(req, reply, c, txnId, 422, `${x.refused} ${err.message}`);
+      }
+    });
   }
-
-  /** The test order and its open wallet transaction, or the page to show instead. */
-  async function load(req: FastifyRequest, reply: FastifyReply, orderId: string, txnId: string) {
-    const c = await loadCheckout(ctx, orderId);
-    const txn = c && transactionOf(c, txnId);
-    if (!c || !txn || txn.payment_method !== 'wallet-b-pay' || c.project.mode !== 'test') return { page: message(req, reply, 404, 'not_found_title', 'not_found_text', c) };
-    if (outcomeOf(c).outcome !== 'open' || txn.status !== 'new' || txn.setup_token_used) return { page: reply.code(303).header('Location', paths.result(c.order.id)).send() };
-    return { c };
-  }
-
-  const form = (req: FastifyRequest) => (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
-
-  app.post<{ Params: { order_id: string } }>('/pay/:order_id/wallet-b-pay/sheet/', { schema: { hide: true } }, async (req, reply) => {
-    const c = await loadCheckout(ctx, req.params.order_id);
-    if (!c || c.project.mode !== 'test') return message(req, reply, 404, 'not_found_title', 'not_found_text', c);
-    if (!originAllowed(req.headers.origin, ctx.config.publicBaseUrl) || !checkCsrf(key, { action: START, orderId: c.order.id }, form(req).csrf, c.now)) {
-      return message(req, reply, 403, 'forbidden_title', 'form_expired', c);
-    }
-    try {
-      const txn = await walletTransaction(kctx, c);
-      return reply.code(303).header('Location', paths.sheet(c.order.id, txn.id)).send();
-    } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500) throw err;
-      return reply.code(303).header('Location', paths.order(c.order.id)).send();
-    }
-  });
-
-  app.get<{ Params: { order_id: string; transaction_id: string } }>('/pay/:order_id/wallet-b-pay/:transaction_id/sheet/', { schema: { hide: true } }, async (req, reply) => {
-    const { c, page } = await load(req, reply, req.params.order_id, req.params.transaction_id);
-    return c ? sheet(req, reply, c, req.params.transaction_id) : page;
-  });
-
-  app.post<{ Params: { order_id: string; transaction_id: string } }>('/pay/:order_id/wallet-b-pay/:transaction_id/sheet/', { schema: { hide: true } }, async (req, reply) => {
-    const { c, page } = await load(req, reply, req.params.order_id, req.params.transaction_id);
-    if (!c) return page;
-    const txnId = req.params.transaction_id;
-    const body = form(req);
-    const x = TEXT[localeOf(req, c)];
-    if (!originAllowed(req.headers.origin, ctx.config.publicBaseUrl) || !checkCsrf(key, { action: CONFIRM, orderId: c.order.id, transactionId: txnId }, body.csrf, c.now)) {
-      return sheet(req, reply, c, txnId, 403, STRINGS[localeOf(req, c)].form_expired);
-    }
-    const card = SHEET_CARDS[Number(body.card)];
-    const authMethod = AUTH_METHODS.find((m) => m === body.auth_method);
-    if (!card || !authMethod || !/^\d+$/.test(String(body.card))) return sheet(req, reply, c, txnId, 422, x.refused);
-    try {
-      const token = await sandboxToken(kctx, c.project, { pan: card.pan, brand: card.brand, authMethod });
-      const result = await payOnPage(kctx, c, txnId, token);
-      return reply.code(303).header('Location', result.redirect_url).send();
-    } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500) throw err;
-      req.log.info({ order_id: c.order.id, type: err.type, field: err.field }, 'sandbox wallet payment refused');
-      return sheet(req, reply, c, txnId, 422, `${x.refused} ${err.message}`);
-    }
-  });
 };

@@ -1,6 +1,6 @@
 // Wallet buttons of the hosted payment page (served as /pay/assets/wallets.js, script-src 'self').
 // A device wallet button stays hidden unless this browser can pay with that wallet. The
-// sandbox wallet sheet of test projects is a plain form and needs no script.
+// sandbox wallet sheets of test projects are plain forms and need no script.
 (function () {
   'use strict';
   if (window.__tenderWallets) return;
@@ -97,9 +97,77 @@
       });
   }
 
+  // wallet-a-pay through the browser's own wallet session API (present only where the device
+  // can pay): merchant validation through us, then the token to our pay step.
+  function setUpWalletA(el) {
+    var Session = window.ApplePaySession;
+    if (typeof Session !== 'function') return;
+    var cfg;
+    try {
+      cfg = JSON.parse(el.getAttribute('data-config'));
+      if (!Session.supportsVersion(3) || !Session.canMakePayments()) return;
+    } catch (e) {
+      return;
+    }
+    fetch(cfg.config_url, { credentials: 'same-origin', headers: { accept: 'application/json' } })
+      .then(function (res) {
+        return res.ok ? res.json() : Promise.reject(new Error('no wallet configuration'));
+      })
+      .then(function (wallet) {
+        el.hidden = false;
+        var button = el.querySelector('button');
+        button.addEventListener('click', function () {
+          button.disabled = true;
+          // the session must be made in the click handler itself
+          var session = new Session(wallet.version, wallet.payment_request);
+          var extra = function (body) {
+            body.csrf = cfg.csrf;
+            if (cfg.transaction_id) body.transaction_id = cfg.transaction_id;
+            return body;
+          };
+          session.onvalidatemerchant = function (event) {
+            postJson(cfg.session_url, extra({ validationUrl: event.validationURL })).then(
+              function (result) {
+                if (result.ok) session.completeMerchantValidation(result.body.sessionData);
+                else session.abort();
+              },
+              function () {
+                session.abort();
+              },
+            );
+          };
+          session.onpaymentauthorized = function (event) {
+            var body = extra(browserInfo());
+            body.paymentToken = event.payment.token;
+            postJson(cfg.pay_url, body).then(
+              function (result) {
+                var paid = result.ok && result.body && result.body.is_successful;
+                session.completePayment({ status: paid ? Session.STATUS_SUCCESS : Session.STATUS_FAILURE });
+                if (result.body && result.body.redirect_url) window.location.assign(result.body.redirect_url);
+                else showError(el, cfg.error_text);
+              },
+              function () {
+                session.completePayment({ status: Session.STATUS_FAILURE });
+                showError(el, cfg.error_text);
+              },
+            );
+          };
+          session.oncancel = function () {
+            button.disabled = false;
+          };
+          session.begin();
+        });
+      })
+      .catch(function () {
+        // no wallet on this device: the button stays hidden
+      });
+  }
+
   function start() {
-    var els = document.querySelectorAll('[data-wallet="wallet-b-pay"]');
-    for (var i = 0; i < els.length; i++) setUpWalletB(els[i]);
+    var a = document.querySelectorAll('[data-wallet="wallet-a-pay"]');
+    for (var i = 0; i < a.length; i++) setUpWalletA(a[i]);
+    var b = document.querySelectorAll('[data-wallet="wallet-b-pay"]');
+    for (var j = 0; j < b.length; j++) setUpWalletB(b[j]);
   }
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
   else start();

@@ -1,0 +1,156 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { Ctx } from '../../services/context.ts';
+import type { KeyedCtx } from '../../services/crypto-envelope.ts';
+import { loadCheckout, outcomeOf, transactionOf, type Checkout } from '../../services/checkout.ts';
+import { payOnPageWithWalletA, payWithWalletA } from '../../services/wallet-a-pay.ts';
+import { createSession } from '../../services/wallets.ts';
+import { merchantIdentifierOf } from '../../wallets/wallet-a-session.ts';
+import { ApiError, notFound } from '../../domain/errors.ts';
+import { formatMinor } from '../../domain/money.ts';
+import { ErrorBody, TransactionParams, Uuid } from '../../domain/schemas/common.ts';
+import { esc, type WalletButton } from './render.ts';
+import { checkCsrf, csrfKey, originAllowed } from './security.ts';
+import { billingComplete, deviceError, sandboxButton } from './wallet-sheet.ts';
+import { BrowserInfo, WalletPayAnswer, walletScriptPath } from './wallet-pay.ts';
+
+/**
+ * wallet-a-pay payments (docs/wallets.md "wallet-a-pay payments"):
+ *   POST /pay/{order_id}/select-payment-method/wallet-a-pay/{transaction_id}/  pay step: token + setupToken
+ *   GET  /pay/{order_id}/wallet-a-pay/config/                                  the payment request of the order (device button)
+ *   POST /pay/{order_id}/wallet-a-pay/session/                                 merchant validation for the device's sheet
+ *   POST /pay/{order_id}/wallet-a-pay/device/                                  the device's token: pay step
+ * No API key: the pay step is bound to the ids and the setupToken, the page routes to a CSRF token.
+ */
+
+export const WalletAPayBody = Type.Object(
+  {
+    paymentToken: Type.Object({}, { additionalProperties: true, description: "the wallet's payment token (event.payment.token), or its paymentData" }),
+    setupToken: Uuid({ description: "the transaction's setup_token: one use" }),
+    ...BrowserInfo,
+  },
+  { additionalProperties: false, $id: 'WalletAPay' },
+);
+
+const DeviceBody = Type.Object(
+  {
+    csrf: Type.String({ maxLength: 200 }),
+    paymentToken: Type.Object({}, { additionalProperties: true }),
+    transaction_id: Type.Optional(Uuid()),
+    ...BrowserInfo,
+  },
+  { additionalProperties: false },
+);
+
+const SessionBody = Type.Object(
+  { csrf: Type.String({ maxLength: 200 }), validationUrl: Type.String({ format: 'uri', maxLength: 2048 }), transaction_id: Type.Optional(Uuid()) },
+  { additionalProperties: false },
+);
+
+const DEVICE = 'wallet-a-device';
+const NETWORKS = ['amex', 'masterCard', 'visa'];
+
+/** The wallet's payment request for an order: 3-D Secure capable cards, the order's total. */
+function paymentRequestOf(c: Checkout) {
+  const country = typeof c.project.settings?.merchant_country === 'string' ? c.project.settings.merchant_country : 'NL';
+  return {
+    countryCode: country,
+    currencyCode: c.order.currency,
+    merchantCapabilities: ['supports3DS'],
+    supportedNetworks: NETWORKS,
+    total: { label: c.merchantName, amount: formatMinor(c.order.amount, c.order.currency), type: 'final' },
+  };
+}
+
+/** An order the hosted page can still pay with wallet-a-pay (the named transaction, or a new one). */
+function payable(c: Checkout | undefined, transactionId?: string): Checkout {
+  if (!c) throw notFound('order');
+  if (transactionId && transactionOf(c, transactionId)?.payment_method !== 'wallet-a-pay') throw notFound('transaction');
+  if (!transactionId && !c.methods.includes('wallet-a-pay')) throw new ApiError('Forbidden', 'wallet-a-pay is not offered for this order');
+  const { outcome } = outcomeOf(c);
+  if (outcome !== 'open') throw new ApiError('TransactionAlreadyStarted', `this order is ${outcome}`);
+  return c;
+}
+
+/**
+ * The wallet-a-pay button: in test projects the sandbox sheet; in live projects the device's
+ * wallet, hidden until wallets.js finds the browser can pay with it.
+ */
+export const walletAButton: WalletButton = {
+  method: 'wallet-a-pay',
+  csp: { 'script-src': ["'self'"], 'connect-src': ["'self'"] },
+  render(slot) {
+    const { checkout: c, transaction: txn, t, csrf } = slot;
+    if (txn && (txn.payment_method !== 'wallet-a-pay' || txn.status !== 'new')) return '';
+    if (!txn && !billingComplete(c)) return '';
+    const label = t.method['wallet-a-pay'] ?? 'Wallet A Pay';
+    if (c.project.mode === 'test') return sandboxButton(slot, 'wallet-a-pay', label);
+    const q = txn ? `?transaction_id=${txn.id}` : '';
+    const config = {
+      config_url: `/pay/${c.order.id}/wallet-a-pay/config/${q}`,
+      session_url: `/pay/${c.order.id}/wallet-a-pay/session/`,
+      pay_url: `/pay/${c.order.id}/wallet-a-pay/device/`,
+      csrf: csrf(DEVICE, txn?.id),
+      transaction_id: txn?.id,
+      error_text: deviceError(slot.locale),
+    };
+    return (
+      `<div data-wallet="wallet-a-pay" data-config="${esc(JSON.stringify(config))}" hidden>` +
+      `<button type="button">${esc(label)}</button><p class="field-error" data-wallet-error role="alert" hidden></p></div>` +
+      `<script src="${walletScriptPath}" defer></script>`
+    );
+  },
+};
+
+export const walletAPayRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
+  const kctx = ctx as KeyedCtx;
+  const key = csrfKey(kctx.masterKey);
+  const guard = (origin: string | undefined, c: Checkout, csrf: string, transactionId?: string) => {
+    if (!originAllowed(origin, ctx.config.publicBaseUrl) || !checkCsrf(key, { action: DEVICE, orderId: c.order.id, transactionId }, csrf, c.now)) {
+      throw new ApiError('Forbidden', 'this page has expired: reload it and try again');
+    }
+  };
+
+  app.post(
+    '/pay/:order_id/select-payment-method/wallet-a-pay/:transaction_id/',
+    {
+      schema: {
+        tags: ['wallet-a-pay'],
+        summary: 'Pay a wallet-a-pay transaction with the wallet’s payment token',
+        description:
+          'The token (EC_v1) is verified (signature chain to the provider’s root), decrypted with the project’s payment processing key, ' +
+          'checked against the transaction’s amount and currency, vaulted with the one-use setupToken and authorized with its cryptogram ' +
+          '(liability shift). Refusals are a ValidationError on paymentToken with a `code`. No API key: bound to the ids and the setupToken.',
+        params: TransactionParams,
+        body: WalletAPayBody,
+        response: { 200: WalletPayAnswer, 400: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 503: ErrorBody },
+      },
+    },
+    async (req) => payWithWalletA(kctx, req.params.order_id, req.params.transaction_id, req.body),
+  );
+
+  app.get<{ Params: { order_id: string }; Querystring: { transaction_id?: string } }>('/pay/:order_id/wallet-a-pay/config/', { schema: { hide: true } }, async (req, reply) => {
+    const c = payable(await loadCheckout(ctx, req.params.order_id), req.query.transaction_id);
+    return reply.header('Cache-Control', 'no-store').send({ version: 3, payment_request: paymentRequestOf(c) });
+  });
+
+  app.post<{ Params: { order_id: string } }>('/pay/:order_id/wallet-a-pay/session/', { schema: { hide: true, body: SessionBody } }, async (req, reply) => {
+    const body = req.body as typeof SessionBody.static;
+    const c = payable(await loadCheckout(ctx, req.params.order_id), body.transaction_id);
+    guard(req.headers.origin, c, body.csrf, body.transaction_id);
+    const session = await createSession(kctx, c.project, {
+      validationUrl: body.validationUrl,
+      merchantIdentifier: merchantIdentifierOf(c.project.id),
+      displayName: c.merchantName.slice(0, 64),
+      initiativeContext: new URL(ctx.config.publicBaseUrl).hostname,
+    });
+    return reply.header('Cache-Control', 'no-store').send(session);
+  });
+
+  app.post<{ Params: { order_id: string } }>('/pay/:order_id/wallet-a-pay/device/', { schema: { hide: true, body: DeviceBody } }, async (req, reply) => {
+    const { csrf, paymentToken, transaction_id, ...browser } = req.body as typeof DeviceBody.static;
+    const c = payable(await loadCheckout(ctx, req.params.order_id), transaction_id);
+    guard(req.headers.origin, c, csrf, transaction_id);
+    return reply.header('Cache-Control', 'no-store').send(await payOnPageWithWalletA(kctx, c, transaction_id, paymentToken, browser));
+  });
+};
