@@ -178,7 +178,9 @@ export async function payWithWalletA(ctx: KeyedCtx, orderId: string, transaction
   } catch (err) {
     throw renamed(err, TOKEN_FIELD);
   }
-  await store.insertWalletAToken(ctx.db, { vault_token: vaulted.vault_token, project_id: project.id, transaction_id: txn.id, token_id: payment.tokenId, created: nowFor(project) });
+  const first = await store.insertWalletAToken(ctx.db, { vault_token: vaulted.vault_token, project_id: project.id, transaction_id: txn.id, token_id: payment.tokenId, created: nowFor(project) });
+  // a request racing with the same token got there first: this one must not pay too
+  if (!first) throw new TokenRefused('token_already_used', 'paymentToken refused: this token (header.transactionId) has already been used', TOKEN_FIELD);
   const { paymentToken: _token, setupToken: _setup, ...browser } = input;
   return payVaulted(ctx, project, txn, { ...browser, vaultToken: vaulted.vault_token, cryptogram: payment.cryptogram, eciIndicator: payment.eci });
 }

@@ -125,12 +125,14 @@ export async function walletATokenSeen(q: Queryable, projectId: string, tokenId:
   return (await q.query('SELECT 1 FROM wallet_a_tokens WHERE project_id = $1 AND token_id = $2', [projectId, tokenId])).length > 0;
 }
 
-export async function insertWalletAToken(q: Queryable, t: { vault_token: string; project_id: string; transaction_id: string; token_id: string; created: Date }) {
-  await q.query('INSERT INTO wallet_a_tokens (vault_token, project_id, transaction_id, token_id, created) VALUES ($1, $2, $3, $4, $5)', [
+/** Records a token's card; false when another request recorded the same token first. */
+export async function insertWalletAToken(q: Queryable, t: { vault_token: string; project_id: string; transaction_id: string; token_id: string; created: Date }): Promise<boolean> {
+  const rows = await q.query('INSERT INTO wallet_a_tokens (vault_token, project_id, transaction_id, token_id, created) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING vault_token', [
     t.vault_token,
     t.project_id,
     t.transaction_id,
     t.token_id,
     t.created,
   ]);
+  return rows.length === 1;
 }
