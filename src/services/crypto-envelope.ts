@@ -106,6 +106,13 @@ export const sealField = (dk: DataKey, recordId: string, field: string, value: s
 export const openField = (dk: DataKey, recordId: string, field: string, sealed: string) => open(dk.sealKey, sealed, fieldAad(dk, recordId, field)).toString('utf8');
 
 /** Keyed fingerprint of a PAN for de-duplication within a project. */
+/** A new record's id with a secret sealed to it under the project's data key: the columns of a sealed key row. */
+export async function sealedRecord(ctx: KeyedCtx, projectId: string, field: string, secret: string) {
+  const dk = await dataKeyFor(ctx, projectId);
+  const id = randomUUID();
+  return { id, project_id: projectId, data_key_id: dk.id, private_key_ct: sealField(dk, id, field, secret) };
+}
+
 export const fingerprint = (dk: DataKey, pan: string) => createHmac('sha256', dk.macKey).update(pan).digest('base64url');
 
 export interface RewrapResult {

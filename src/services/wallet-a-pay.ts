@@ -1,10 +1,10 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, randomUUID, X509Certificate } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import type { ProjectRow } from '../store/projects.ts';
 import type { TransactionRow } from '../store/orders.ts';
 import * as store from '../store/wallets.ts';
 import { nowFor } from './context.ts';
-import { checkDataKey, dataKeyFor, openField, sealField, type KeyedCtx } from './crypto-envelope.ts';
+import { checkDataKey, dataKeyFor, openField, sealedRecord, type KeyedCtx } from './crypto-envelope.ts';
 import { storeCard } from './vault.ts';
 import { renamed, tokenClock, TokenRefused } from './wallets.ts';
 import { payVaulted, walletTransaction, walletTransactionOf, type BrowserInfo, type WalletPayResult } from './wallet-pay.ts';
@@ -63,18 +63,7 @@ function newSandboxSigner(project: Pick<ProjectRow, 'id' | 'mode'>): NewKey {
 }
 
 async function insertKey(ctx: KeyedCtx, project: Pick<ProjectRow, 'id'>, kind: store.WalletAKeyKind, key: NewKey, replace: boolean) {
-  const dk = await dataKeyFor(ctx, project.id);
-  const id = randomUUID();
-  const row = {
-    id,
-    project_id: project.id,
-    kind,
-    data_key_id: dk.id,
-    private_key_ct: sealField(dk, id, `wallet-a/${kind}`, key.privateKey),
-    public_key_hash: key.publicKeyHash,
-    public_pem: key.publicPem,
-    created: new Date(),
-  };
+  const row = { ...(await sealedRecord(ctx, project.id, `wallet-a/${kind}`, key.privateKey)), kind, public_key_hash: key.publicKeyHash, public_pem: key.publicPem, created: new Date() };
   await ctx.db.tx((q) => store.insertWalletAKey(q, row, replace));
 }
 

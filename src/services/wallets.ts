@@ -1,4 +1,4 @@
-import { createPrivateKey, createPublicKey, hkdfSync, randomUUID, X509Certificate } from 'node:crypto';
+import { createPrivateKey, createPublicKey, hkdfSync, X509Certificate } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import type { Ctx } from './context.ts';
 import { nowFor } from './context.ts';
@@ -7,7 +7,7 @@ import { findProject, updateProjectSettings } from '../store/projects.ts';
 import * as orders from '../store/orders.ts';
 import * as store from '../store/wallets.ts';
 import { ApiError, invalid } from '../domain/errors.ts';
-import { dataKeyFor, fingerprint, openField, sealField, checkDataKey, type KeyedCtx } from './crypto-envelope.ts';
+import { dataKeyFor, fingerprint, openField, sealField, sealedRecord, checkDataKey, type KeyedCtx } from './crypto-envelope.ts';
 import { storeCard } from './vault.ts';
 import { generateSandboxKeys, openToken, TokenError, type DecryptedPayment, type RootKey } from '../wallets/wallet-b-token.ts';
 import {
@@ -38,20 +38,9 @@ const SANDBOX_ROOT_EXPIRATION = '4102444800000';
 const VERSIONS = ['ECv1', 'ECv2', 'ECv2SigningOnly'] as const;
 
 async function insertKey(ctx: KeyedCtx, project: Pick<ProjectRow, 'id'>, kind: store.WalletBKeyKind, key: { privateKey: string; publicKey: string; recipientId?: string }, now: Date, replace = false) {
-  const dk = await dataKeyFor(ctx, project.id);
-  const id = randomUUID();
-  const row = {
-    id,
-    project_id: project.id,
-    kind,
-    recipient_id: key.recipientId ?? null,
-    data_key_id: dk.id,
-    private_key_ct: sealField(dk, id, `wallet-b/${kind}`, key.privateKey),
-    public_key: key.publicKey,
-    created: now,
-  };
+  const row = { ...(await sealedRecord(ctx, project.id, `wallet-b/${kind}`, key.privateKey)), kind, recipient_id: key.recipientId ?? null, public_key: key.publicKey, created: now };
   await ctx.db.tx(async (q) => {
-    if (replace) await store.retireKeys(q, project.id, kind, id, now);
+    if (replace) await store.retireKeys(q, project.id, kind, row.id, now);
     await store.insertKey(q, row);
   });
 }

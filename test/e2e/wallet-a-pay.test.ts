@@ -4,6 +4,7 @@ import { createHash, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { walletOrder as walletOrderOf, hostedPage, deviceConfig } from '../helpers/wallets.ts';
 import { startTestService, validOrder, request, type TestService } from '../helpers/service.ts';
 import { makeSandboxChain, type SandboxChain } from '../../src/wallets/wallet-a-pki.ts';
 import { sealPaymentToken } from '../../src/wallets/wallet-a-token.ts';
@@ -41,12 +42,7 @@ const payUrl = (o: string, txn: string) => `${t.url}/pay/${o}/select-payment-met
 const pay = (o: string, txn: string, body: Record<string, unknown>) => request(payUrl(o, txn), 'POST', body);
 const vaultRows = async (txnId: string) => (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM vault_cards WHERE transaction_id = $1', [txnId]))[0].n;
 
-async function walletOrder(key = t.project.api_key, over: Record<string, unknown> = {}) {
-  const res = await t.api('POST', '/v1/orders/', validOrder({ transactions: [{ payment_method: 'wallet-a-pay' }], ...over }), { key });
-  assert.equal(res.status, 201, res.text);
-  const [txn] = res.body.transactions;
-  return { order: res.body, txn, setupToken: txn.payment_method_details.setup_token as string };
-}
+const walletOrder = (key = t.project.api_key, over: Record<string, unknown> = {}) => walletOrderOf(t, 'wallet-a-pay', key, over);
 
 async function processingOf(key = t.project.api_key) {
   const res = await t.api('GET', '/v1/wallet-a-pay/payment-processing/', undefined, { key });
@@ -262,12 +258,8 @@ describe('pay step', () => {
 });
 
 describe('hosted page', () => {
-  const page = async (path: string) => {
-    const res = await fetch(`${t.url}${path}`, { redirect: 'manual' });
-    return { status: res.status, location: res.headers.get('location'), csp: res.headers.get('content-security-policy') ?? '', html: await res.text() };
-  };
-  const unescape = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
-  const configOf = (html: string) => JSON.parse(unescape(/data-wallet="wallet-a-pay" data-config="([^"]+)"/.exec(html)?.[1] ?? 'null'));
+  const page = (path: string) => hostedPage(t, path);
+  const configOf = (html: string) => deviceConfig(html, 'wallet-a-pay');
   const form = (url: string, fields: Record<string, string>) =>
     fetch(url, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
   const csrfIn = (html: string) => /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';

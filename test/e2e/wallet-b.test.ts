@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { walletOrder as walletOrderOf, hostedPage, deviceConfig } from '../helpers/wallets.ts';
 import { startTestService, validOrder, request, basic, type TestService } from '../helpers/service.ts';
 import { generateSandboxKeys, sealToken, type ProtocolVersion } from '../../src/wallets/wallet-b-token.ts';
 import { findProject, updateProjectSettings } from '../../src/store/projects.ts';
@@ -60,12 +61,7 @@ const BROWSER = {
   browser_info_java_enabled: false,
 };
 
-async function walletOrder(key = t.project.api_key, over: Record<string, unknown> = {}) {
-  const res = await t.api('POST', '/v1/orders/', validOrder({ transactions: [{ payment_method: 'wallet-b-pay' }], ...over }), { key });
-  assert.equal(res.status, 201, res.text);
-  const [txn] = res.body.transactions;
-  return { order: res.body, txn, setupToken: txn.payment_method_details.setup_token as string };
-}
+const walletOrder = (key = t.project.api_key, over: Record<string, unknown> = {}) => walletOrderOf(t, 'wallet-b-pay', key, over);
 
 /** The project's tokenization parameters, as a merchant reads them. */
 async function recipientOf(key = t.project.api_key) {
@@ -424,12 +420,8 @@ describe('billing address of wallet orders', () => {
 });
 
 describe('hosted page', () => {
-  const page = async (path: string) => {
-    const res = await fetch(`${t.url}${path}`, { redirect: 'manual' });
-    return { status: res.status, csp: res.headers.get('content-security-policy') ?? '', html: await res.text() };
-  };
-  const unescape = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
-  const configOf = (html: string) => JSON.parse(unescape(/data-wallet="wallet-b-pay" data-config="([^"]+)"/.exec(html)?.[1] ?? 'null'));
+  const page = (path: string) => hostedPage(t, path);
+  const configOf = (html: string) => deviceConfig(html, 'wallet-b-pay');
 
   test('test projects show the sandbox sheet; without a billing address or method no wallet is offered', async () => {
     const o = await t.api('POST', '/v1/orders/', validOrder());

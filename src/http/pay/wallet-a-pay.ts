@@ -2,17 +2,17 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
 import type { KeyedCtx } from '../../services/crypto-envelope.ts';
-import { loadCheckout, outcomeOf, transactionOf, type Checkout } from '../../services/checkout.ts';
+import { loadCheckout, type Checkout } from '../../services/checkout.ts';
 import { payOnPageWithWalletA, payWithWalletA } from '../../services/wallet-a-pay.ts';
 import { createSession } from '../../services/wallets.ts';
 import { merchantIdentifierOf } from '../../wallets/wallet-a-session.ts';
-import { ApiError, notFound } from '../../domain/errors.ts';
+import { ApiError } from '../../domain/errors.ts';
 import { formatMinor } from '../../domain/money.ts';
 import { ErrorBody, TransactionParams, Uuid } from '../../domain/schemas/common.ts';
 import { esc, type WalletButton } from './render.ts';
 import { checkCsrf, csrfKey, originAllowed } from './security.ts';
 import { billingComplete, deviceError, sandboxButton } from './wallet-sheet.ts';
-import { BrowserInfo, WalletPayAnswer, walletScriptPath } from './wallet-pay.ts';
+import { BrowserInfo, payable, WalletPayAnswer, walletScriptPath } from './wallet-pay.ts';
 
 /**
  * wallet-a-pay payments (docs/wallets.md "wallet-a-pay payments"):
@@ -62,15 +62,6 @@ function paymentRequestOf(c: Checkout) {
   };
 }
 
-/** An order the hosted page can still pay with wallet-a-pay (the named transaction, or a new one). */
-function payable(c: Checkout | undefined, transactionId?: string): Checkout {
-  if (!c) throw notFound('order');
-  if (transactionId && transactionOf(c, transactionId)?.payment_method !== 'wallet-a-pay') throw notFound('transaction');
-  if (!transactionId && !c.methods.includes('wallet-a-pay')) throw new ApiError('Forbidden', 'wallet-a-pay is not offered for this order');
-  const { outcome } = outcomeOf(c);
-  if (outcome !== 'open') throw new ApiError('TransactionAlreadyStarted', `this order is ${outcome}`);
-  return c;
-}
 
 /**
  * The wallet-a-pay button: in test projects the sandbox sheet; in live projects the device's
@@ -130,13 +121,13 @@ export const walletAPayRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (
   );
 
   app.get<{ Params: { order_id: string }; Querystring: { transaction_id?: string } }>('/pay/:order_id/wallet-a-pay/config/', { schema: { hide: true } }, async (req, reply) => {
-    const c = payable(await loadCheckout(ctx, req.params.order_id), req.query.transaction_id);
+    const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-a-pay', req.query.transaction_id);
     return reply.header('Cache-Control', 'no-store').send({ version: 3, payment_request: paymentRequestOf(c) });
   });
 
   app.post<{ Params: { order_id: string } }>('/pay/:order_id/wallet-a-pay/session/', { schema: { hide: true, body: SessionBody } }, async (req, reply) => {
     const body = req.body as typeof SessionBody.static;
-    const c = payable(await loadCheckout(ctx, req.params.order_id), body.transaction_id);
+    const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-a-pay', body.transaction_id);
     guard(req.headers.origin, c, body.csrf, body.transaction_id);
     const session = await createSession(kctx, c.project, {
       validationUrl: body.validationUrl,
@@ -149,7 +140,7 @@ export const walletAPayRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (
 
   app.post<{ Params: { order_id: string } }>('/pay/:order_id/wallet-a-pay/device/', { schema: { hide: true, body: DeviceBody } }, async (req, reply) => {
     const { csrf, paymentToken, transaction_id, ...browser } = req.body as typeof DeviceBody.static;
-    const c = payable(await loadCheckout(ctx, req.params.order_id), transaction_id);
+    const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-a-pay', transaction_id);
     guard(req.headers.origin, c, csrf, transaction_id);
     return reply.header('Cache-Control', 'no-store').send(await payOnPageWithWalletA(kctx, c, transaction_id, paymentToken, browser));
   });

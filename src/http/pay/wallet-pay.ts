@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
 import type { KeyedCtx } from '../../services/crypto-envelope.ts';
 import { loadCheckout, outcomeOf, transactionOf, type Checkout } from '../../services/checkout.ts';
-import { payOnPage, payWithWalletB } from '../../services/wallet-pay.ts';
+import { payOnPage, payWithWalletB, type WalletMethod } from '../../services/wallet-pay.ts';
 import { recipientKeys } from '../../services/wallets.ts';
 import { ApiError, notFound } from '../../domain/errors.ts';
 import { formatMinor } from '../../domain/money.ts';
@@ -85,11 +85,11 @@ async function paymentRequestOf(ctx: KeyedCtx, c: Checkout) {
   };
 }
 
-/** An order the hosted page can still pay with wallet-b-pay (the named transaction, or a new one). */
-function payable(c: Checkout | undefined, transactionId?: string): Checkout {
+/** An order the hosted page can still pay with the wallet (the named transaction, or a new one). */
+export function payable(c: Checkout | undefined, method: WalletMethod, transactionId?: string): Checkout {
   if (!c) throw notFound('order');
-  if (transactionId && transactionOf(c, transactionId)?.payment_method !== 'wallet-b-pay') throw notFound('transaction');
-  if (!transactionId && !c.methods.includes('wallet-b-pay')) throw new ApiError('Forbidden', 'wallet-b-pay is not offered for this order');
+  if (transactionId && transactionOf(c, transactionId)?.payment_method !== method) throw notFound('transaction');
+  if (!transactionId && !c.methods.includes(method)) throw new ApiError('Forbidden', `${method} is not offered for this order`);
   const { outcome } = outcomeOf(c);
   if (outcome !== 'open') throw new ApiError('TransactionAlreadyStarted', `this order is ${outcome}`);
   return c;
@@ -128,7 +128,7 @@ export const walletPayRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (a
     '/pay/:order_id/wallet-b-pay/config/',
     { schema: { hide: true } },
     async (req, reply) => {
-      const c = payable(await loadCheckout(ctx, req.params.order_id), req.query.transaction_id);
+      const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-b-pay', req.query.transaction_id);
       return reply.header('Cache-Control', 'no-store').send(await paymentRequestOf(kctx, c));
     },
   );
@@ -139,7 +139,7 @@ export const walletPayRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (a
     async (req, reply) => {
       const body = req.body as typeof DeviceBody.static;
       const { csrf, walletBPayMessage, transaction_id, ...browser } = body;
-      const c = payable(await loadCheckout(ctx, req.params.order_id), transaction_id);
+      const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-b-pay', transaction_id);
       const scope = { action: 'wallet-b-device', orderId: c.order.id, transactionId: transaction_id };
       if (!originAllowed(req.headers.origin, ctx.config.publicBaseUrl) || !checkCsrf(key, scope, csrf, c.now)) {
         throw new ApiError('Forbidden', 'this page has expired: reload it and try again');

@@ -39,19 +39,26 @@
     }
   }
 
+  function readConfig(el) {
+    try {
+      return JSON.parse(el.getAttribute('data-config'));
+    } catch (e) {
+      return null;
+    }
+  }
+
+  // the order's data for the wallet's sheet
+  function fetchWallet(cfg) {
+    return fetch(cfg.config_url, { credentials: 'same-origin', headers: { accept: 'application/json' } }).then(function (res) {
+      return res.ok ? res.json() : Promise.reject(new Error('no wallet configuration'));
+    });
+  }
+
   // wallet-b-pay through the browser's Payment Request API: no third-party script.
   function setUpWalletB(el) {
-    if (typeof window.PaymentRequest !== 'function') return;
-    var cfg;
-    try {
-      cfg = JSON.parse(el.getAttribute('data-config'));
-    } catch (e) {
-      return;
-    }
-    fetch(cfg.config_url, { credentials: 'same-origin', headers: { accept: 'application/json' } })
-      .then(function (res) {
-        return res.ok ? res.json() : Promise.reject(new Error('no wallet configuration'));
-      })
+    var cfg = readConfig(el);
+    if (typeof window.PaymentRequest !== 'function' || !cfg) return;
+    fetchWallet(cfg)
       .then(function (wallet) {
         var methods = [{ supportedMethods: wallet.supported_methods, data: wallet.payment_data_request }];
         var details = { total: { label: wallet.label, amount: { currency: wallet.currency, value: wallet.amount } } };
@@ -101,18 +108,14 @@
   // can pay): merchant validation through us, then the token to our pay step.
   function setUpWalletA(el) {
     var Session = window.ApplePaySession;
-    if (typeof Session !== 'function') return;
-    var cfg;
+    var cfg = readConfig(el);
+    if (typeof Session !== 'function' || !cfg) return;
     try {
-      cfg = JSON.parse(el.getAttribute('data-config'));
       if (!Session.supportsVersion(3) || !Session.canMakePayments()) return;
     } catch (e) {
       return;
     }
-    fetch(cfg.config_url, { credentials: 'same-origin', headers: { accept: 'application/json' } })
-      .then(function (res) {
-        return res.ok ? res.json() : Promise.reject(new Error('no wallet configuration'));
-      })
+    fetchWallet(cfg)
       .then(function (wallet) {
         el.hidden = false;
         var button = el.querySelector('button');

@@ -1,0 +1,22 @@
+import assert from 'node:assert/strict';
+import { validOrder, type TestService } from './service.ts';
+
+/** An order with one wallet transaction, and what the pay steps need of it. */
+export async function walletOrder(t: TestService, method: 'wallet-a-pay' | 'wallet-b-pay', key = t.project.api_key, over: Record<string, unknown> = {}) {
+  const res = await t.api('POST', '/v1/orders/', validOrder({ transactions: [{ payment_method: method }], ...over }), { key });
+  assert.equal(res.status, 201, res.text);
+  const [txn] = res.body.transactions;
+  return { order: res.body, txn, setupToken: txn.payment_method_details.setup_token as string };
+}
+
+/** A hosted page as the browser gets it, without following redirects. */
+export async function hostedPage(t: TestService, path: string) {
+  const res = await fetch(`${t.url}${path}`, { redirect: 'manual' });
+  return { status: res.status, location: res.headers.get('location'), csp: res.headers.get('content-security-policy') ?? '', html: await res.text() };
+}
+
+const unescape = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+
+/** The data-config of a wallet's device button on a page. */
+export const deviceConfig = (html: string, method: 'wallet-a-pay' | 'wallet-b-pay') =>
+  JSON.parse(unescape(new RegExp(`data-wallet="${method}" data-config="([^"]+)"`).exec(html)?.[1] ?? 'null'));
