@@ -1,0 +1,255 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { launchBrowser, startShop } from '../helpers/browser.ts';
+import { startTestService, validOrder, type TestService } from '../helpers/service.ts';
+import { makeSandboxChain } from '../../src/wallets/wallet-a-pki.ts';
+import { sealPaymentToken } from '../../src/wallets/wallet-a-token.ts';
+import { liveConnectors } from '../../src/acquirer/connector.ts';
+import { simulator } from '../../src/acquirer/simulator/index.ts';
+
+/**
+ * A customer in a real browser (Debian's headless Chromium) pays with wallet-a-pay on the
+ * hosted page: through the sandbox sheet of a test project, and in a live project through the
+ * device button of wallets.js, hidden in a plain browser and driven by a stand-in for the
+ * browser's wallet session API (window.ApplePaySession). Merchant validation goes over mutual
+ * TLS to a local HTTPS "provider" (a throwaway CA made with the openssl CLI); the device's
+ * token is sealed here under a production root the service is configured to trust.
+ */
+
+const prodChain = makeSandboxChain('wallet-a production', new Date('2020-01-01T00:00:00Z'), new Date('2090-01-01T00:00:00Z'));
+
+let t: TestService;
+let browser: Browser;
+let shop: Awaited<ReturnType<typeof startShop>>;
+let dir: string;
+let provider: Server;
+let providerHost: string;
+const providerSession = { epochTimestamp: 1, expiresAt: 2, merchantSessionIdentifier: 'SSH-from-provider', nonce: 'abc', signature: '3080', extra: { kept: true } };
+const seen: { body: any; path?: string; clientSubject: string }[] = [];
+
+const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+const pem = (name: string) => readFileSync(join(dir, name), 'utf8');
+
+/** A key and a certificate signed by the throwaway CA. */
+function issue(name: string, subject: string, ext: string) {
+  openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject);
+  writeFileSync(join(dir, `${name}.ext`), ext);
+  openssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, '-days', '2', '-extfile', `${name}.ext`);
+}
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'tender-browser-wallet-a-'));
+  openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-subj', '/CN=Tender test CA', '-days', '2');
+  issue('server', '/CN=localhost', 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
+  issue('merchant', '/CN=merchant.test-shop', 'extendedKeyUsage=clientAuth\n');
+  writeFileSync(join(dir, 'roots.pem'), prodChain.root);
+
+  provider = createServer({ key: pem('server.key'), cert: pem('server.crt'), ca: pem('ca.crt'), requestCert: true, rejectUnauthorized: true }, (req, res) => {
+    let raw = '';
+    req.on('data', (c) => (raw += c));
+    req.on('end', () => {
+      seen.push({ body: JSON.parse(raw || 'null'), path: req.url, clientSubject: String((req.socket as TLSSocket).getPeerCertificate()?.subject?.CN ?? '') });
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(providerSession));
+    });
+  });
+  await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
+  providerHost = `localhost:${(provider.address() as AddressInfo).port}`;
+
+  t = await startTestService({
+    config: { walletA: { validationHosts: [providerHost], timeoutMs: 10_000, caFile: join(dir, 'ca.crt'), rootCaFile: join(dir, 'roots.pem') } },
+  });
+  shop = await startShop();
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await shop?.close();
+  provider?.closeAllConnections();
+  await new Promise((resolve) => (provider ? provider.close(resolve) : resolve(undefined)));
+  await t?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A phone-sized page that records every Content Security Policy complaint and script error. */
+async function phone(): Promise<{ page: Page; cspErrors: string[]; pageErrors: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 375, height: 740 }, deviceScaleFactor: 2, hasTouch: true, locale: 'en-GB' });
+  const page = await context.newPage();
+  const cspErrors: string[] = [];
+  const pageErrors: string[] = [];
+  page.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text());
+  });
+  page.on('pageerror', (e) => pageErrors.push(String(e)));
+  return { page, cspErrors, pageErrors };
+}
+
+/** Live projects take public return URLs only: theirs is shop.example, answered by the browser context (see liveShop). */
+const LIVE_SHOP = 'https://shop.example';
+async function order(key = t.project.api_key, returnBase = shop.url) {
+  const res = await t.api('POST', '/v1/orders/', validOrder({ customer: { ...validOrder().customer, locale: 'en-GB' }, return_url: `${returnBase}/return` }), { key });
+  assert.equal(res.status, 201, res.text);
+  return res.body;
+}
+const getOrder = async (id: string, key = t.project.api_key) => (await t.api('GET', `/v1/orders/${id}/`, undefined, { key })).body;
+
+test('a test project pays through the wallet-a sandbox sheet by clicking', { timeout: 120_000 }, async () => {
+  const o = await order();
+  const { page, cspErrors } = await phone();
+  try {
+    await page.goto(o.order_url);
+    assert.equal(await page.locator('[data-wallet="wallet-a-pay"]').count(), 0, 'no device button in test projects');
+    assert.equal(await page.locator('script').count(), 0, 'the sandbox needs no script');
+    const sandbox = page.getByRole('button', { name: 'Wallet A Pay', exact: true });
+    assert.equal(await sandbox.count(), 1);
+    await sandbox.click();
+
+    await page.waitForURL(new RegExp(`/pay/${o.id}/wallet-a-pay/[0-9a-f-]{36}/sheet/$`));
+    await page.getByRole('heading', { name: 'Wallet A Pay (sandbox)' }).waitFor();
+    const cards = page.locator('input[type="radio"][name="card"]');
+    assert.ok((await cards.count()) > 1);
+    assert.equal(await cards.first().isChecked(), true, 'the first card is preselected');
+    assert.equal(await page.getByLabel(/4111 1111 1111 1111/).isChecked(), true);
+    assert.equal(await page.locator('input[name="auth_method"]').count(), 0, 'always on the device: nothing to choose');
+    await page.getByRole('button', { name: /^Pay / }).click();
+
+    await page.waitForURL(`${shop.url}/return**`);
+    assert.equal(new URL(page.url()).searchParams.get('order_id'), o.id);
+    const paid = await getOrder(o.id);
+    assert.equal(paid.status, 'completed');
+    const [txn] = paid.transactions;
+    assert.equal(txn.payment_method, 'wallet-a-pay');
+    assert.equal(txn.status, 'accepted');
+    assert.equal(txn.payment_method_details.liability_shift, true);
+    assert.deepEqual(cspErrors, []);
+  } finally {
+    await page.context().close();
+  }
+});
+
+test('a live order page in a browser without the wallet: the wallet-a device button stays hidden', { timeout: 120_000 }, async () => {
+  const live = await t.newProject('live');
+  const o = await order(live.api_key, LIVE_SHOP);
+  const { page, cspErrors } = await phone();
+  try {
+    const script = page.waitForResponse((r) => new URL(r.url()).pathname === '/pay/assets/wallets.js');
+    await page.goto(o.order_url);
+    assert.equal((await script).status(), 200);
+    await page.waitForFunction(() => (window as unknown as { __tenderWallets?: boolean }).__tenderWallets === true);
+    await page.waitForLoadState('networkidle');
+    assert.equal(await page.evaluate(() => 'ApplePaySession' in window), false);
+    const device = page.locator('[data-wallet="wallet-a-pay"]');
+    assert.equal(await device.count(), 1);
+    assert.equal(await device.isHidden(), true);
+    assert.equal(await page.getByRole('button', { name: 'Wallet A Pay' }).count(), 0);
+    assert.equal(await page.locator('[data-wallet-sandbox]').count(), 0, 'no sandbox sheet in live projects');
+    assert.deepEqual(cspErrors, []);
+  } finally {
+    await page.context().close();
+  }
+});
+
+/** The browser's wallet session API as a device that can pay would offer it; it reports to window.__walletA. */
+const standIn = (token: unknown, validationURL: string) => `(() => {
+  const token = ${JSON.stringify(token)};
+  class ApplePaySession {
+    static STATUS_SUCCESS = 0;
+    static STATUS_FAILURE = 1;
+    static supportsVersion(v) { return v === 3; }
+    static canMakePayments() { return true; }
+    constructor(version, request) { window.__walletA('created', { version, request }); }
+    begin() { this.onvalidatemerchant({ validationURL: ${JSON.stringify(validationURL)} }); }
+    completeMerchantValidation(session) {
+      window.__walletA('session', session);
+      this.onpaymentauthorized({ payment: { token } });
+    }
+    completePayment(result) { window.__walletA('completed', result); }
+    abort() { window.__walletA('aborted', null); }
+  }
+  window.ApplePaySession = ApplePaySession;
+})();`;
+
+test('a live order paid with a device: merchant validation over mutual TLS, the token to the pay step', { timeout: 120_000 }, async () => {
+  const live = await t.newProject('live');
+  const identity = await t.api('PUT', '/v1/wallet-a-pay/merchant-identity/', { certificate: pem('merchant.crt'), private_key: pem('merchant.key') }, { key: live.api_key });
+  assert.equal(identity.status, 200, identity.text);
+  const o = await order(live.api_key, LIVE_SHOP);
+
+  const proc = await t.api('GET', '/v1/wallet-a-pay/payment-processing/', undefined, { key: live.api_key });
+  assert.equal(proc.status, 200, proc.text);
+  const paymentData = sealPaymentToken(
+    {
+      applicationPrimaryAccountNumber: '4111111111111111',
+      applicationExpirationDate: '311231',
+      currencyCode: '978',
+      transactionAmount: o.amount,
+      deviceManufacturerIdentifier: '040010030273',
+      paymentDataType: '3DSecure',
+      paymentData: { onlinePaymentCryptogram: 'AgAAAAAABk4DWZ4C28yUQAAAAAA=', eciIndicator: '5' },
+    },
+    {
+      signer: { leaf: prodChain.leaf, intermediate: prodChain.intermediate, privateKey: prodChain.leafKey },
+      recipient: proc.body.public_key,
+      merchantIdentifier: proc.body.merchant_identifier,
+      signingTime: new Date(),
+    },
+  );
+  const token = { paymentData, paymentMethod: { displayName: 'Visa 1111', network: 'Visa', type: 'debit' }, transactionIdentifier: paymentData.header.transactionId.toUpperCase() };
+
+  seen.length = 0;
+  const events: [string, any][] = [];
+  const { page, cspErrors, pageErrors } = await phone();
+  liveConnectors.forProject = (project) => (project.id === live.project_id ? simulator : undefined);
+  try {
+    await page.route(`${LIVE_SHOP}/**`, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>Shop</title><h1>Thank you for your order</h1>' }));
+    await page.exposeFunction('__walletA', (kind: string, value: unknown) => void events.push([kind, value]));
+    await page.addInitScript(standIn(token, `https://${providerHost}/paymentservices/paymentSession`));
+    await page.goto(o.order_url);
+    const button = page.locator('[data-wallet="wallet-a-pay"] button');
+    await button.waitFor({ state: 'visible' });
+    assert.equal(await button.textContent(), 'Wallet A Pay');
+    await button.click();
+
+    await page.waitForURL(`${LIVE_SHOP}/return**`);
+    assert.equal(new URL(page.url()).searchParams.get('order_id'), o.id);
+    await page.getByRole('heading', { name: 'Thank you for your order' }).waitFor();
+    assert.deepEqual(pageErrors, []);
+    assert.deepEqual(
+      events.map(([kind]) => kind),
+      ['created', 'session', 'completed'],
+    );
+    const [created, session, completed] = events.map(([, value]) => value);
+    assert.equal(created.version, 3);
+    assert.deepEqual(created.request.total, { label: 'Shop live', amount: '19.95', type: 'final' });
+    assert.deepEqual(session, providerSession, 'the provider’s session, unchanged');
+    assert.deepEqual(completed, { status: 0 }, 'STATUS_SUCCESS');
+
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0].path, '/paymentservices/paymentSession');
+    assert.equal(seen[0].clientSubject, 'merchant.test-shop');
+    assert.deepEqual(seen[0].body, {
+      merchantIdentifier: live.project_id.replace(/-/g, ''),
+      displayName: 'Shop live',
+      initiative: 'web',
+      initiativeContext: new URL(t.config.publicBaseUrl).hostname,
+    });
+
+    const paid = await getOrder(o.id, live.api_key);
+    assert.equal(paid.status, 'completed');
+    assert.equal(paid.transactions.length, 1);
+    assert.equal(paid.transactions[0].payment_method, 'wallet-a-pay');
+    assert.equal(paid.transactions[0].status, 'accepted');
+    assert.equal(paid.transactions[0].payment_method_details.liability_shift, true);
+    assert.deepEqual(cspErrors, []);
+  } finally {
+    delete liveConnectors.forProject;
+    await page.context().close();
+  }
+});
