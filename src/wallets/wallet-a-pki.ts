@@ -63,7 +63,7 @@ export function readDetachedSignature(der: Buffer): DetachedSignature {
   if (!(sid instanceof pkijs.IssuerAndSerialNumber)) throw new Error('signer is not named by issuer and serial number');
   return {
     certificates,
-    signerSerial: bytes(sid.serialNumber.valueBlock.valueHexView).toString('hex').toUpperCase(),
+    signerSerial: normalSerial(bytes(sid.serialNumber.valueBlock.valueHexView).toString('hex')),
     digestAlgorithm: signer.digestAlgorithm.algorithmId,
     signatureAlgorithm: signer.signatureAlgorithm.algorithmId,
     messageDigest: digest instanceof asn1js.OctetString ? bytes(digest.valueBlock.valueHexView) : undefined,
@@ -73,8 +73,10 @@ export function readDetachedSignature(der: Buffer): DetachedSignature {
   };
 }
 
-/** node:crypto's X509Certificate serial, as readDetachedSignature gives the signer's (no leading zeros). */
-export const serialOf = (cert: X509Certificate) => cert.serialNumber.toUpperCase().replace(/^(00)+(?=.)/, '');
+/** A serial in capital hex without the leading zero bytes DER adds to keep a high-bit INTEGER positive. */
+const normalSerial = (hex: string) => hex.toUpperCase().replace(/^(00)+(?=.)/, '');
+/** node:crypto's X509Certificate serial, comparable with readDetachedSignature's signerSerial. */
+export const serialOf = (cert: X509Certificate) => normalSerial(cert.serialNumber);
 
 // ---- writing: the sandbox -------------------------------------------------------------
 

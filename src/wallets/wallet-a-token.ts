@@ -80,7 +80,9 @@ export interface WalletAPayment {
 
 export const DEFAULT_MAX_AGE_MS = 5 * 60_000;
 const B64 = /^[A-Za-z0-9+/]+={0,2}$/;
-const HEX = /^[0-9a-fA-F]*$/;
+// whole bytes only: Buffer.from(hex) drops a trailing half byte, which the signature would then not cover
+const HEX = /^(?:[0-9a-fA-F]{2})*$/;
+const TOKEN_ID = /^(?:[0-9a-fA-F]{2}){1,64}$/;
 
 /** The provider's token (`{paymentData, paymentMethod, transactionIdentifier}`), its paymentData, or either as JSON text. */
 export function paymentDataOf(token: unknown): PaymentData {
@@ -101,7 +103,7 @@ export function paymentDataOf(token: unknown): PaymentData {
   for (const [k, v] of [['data', pd.data], ['signature', pd.signature], ['header.ephemeralPublicKey', header.ephemeralPublicKey], ['header.publicKeyHash', header.publicKeyHash]] as const) {
     if (typeof v !== 'string' || !B64.test(v)) fail('invalid_format', `paymentData.${k} must be base64`);
   }
-  if (typeof header.transactionId !== 'string' || !/^[0-9a-fA-F]{2,128}$/.test(header.transactionId)) fail('invalid_format', 'paymentData.header.transactionId must be hex');
+  if (typeof header.transactionId !== 'string' || !TOKEN_ID.test(header.transactionId)) fail('invalid_format', 'paymentData.header.transactionId must be hex');
   if (header.applicationData !== undefined && (typeof header.applicationData !== 'string' || !HEX.test(header.applicationData))) {
     fail('invalid_format', 'paymentData.header.applicationData must be hex');
   }
