@@ -16,9 +16,9 @@ import { eciFor } from '../domain/card.ts';
 import { ApiError, invalid, notFound } from '../domain/errors.ts';
 
 /**
- * The pay step of a wallet-b-pay transaction (POST /pay/{order_id}/select-payment-method/
- * wallet-b-pay/{transaction_id}/), after the token service or the merchant's own decryption
- * vaulted the card:
+ * The pay step of a wallet transaction once its card is vaulted: for wallet-b-pay (POST
+ * /pay/{order_id}/select-payment-method/wallet-b-pay/{transaction_id}/) by the token service or
+ * the merchant's own decryption, for wallet-a-pay by wallet-a-pay.ts from the token:
  *   cryptogram    the wallet authenticated the customer on the device: authorized at once,
  *                 with liability shift, through the same authorization as cards
  *   no cryptogram PAN_ONLY: 3-D Secure like a card; the customer goes to the 3-D Secure page
@@ -51,6 +51,8 @@ export interface WalletPayResult {
 
 export const AUTHENTICATION_REQUIRED = 'authentication_required';
 
+export type WalletMethod = 'wallet-a-pay' | 'wallet-b-pay';
+
 /** Starts the transaction: decides its 3-D Secure (the device's, or the issuer's) and moves it to pending. */
 async function begin(ctx: KeyedCtx, project: ProjectRow, txn: TransactionRow, input: WalletPayInput): Promise<ThreeDsResult> {
   const connector = connectorFor(project);
@@ -81,7 +83,7 @@ async function begin(ctx: KeyedCtx, project: ProjectRow, txn: TransactionRow, in
 }
 
 /** The wallet transaction a pay step names, of the order named and paid with `method`. */
-export async function walletTransactionOf(ctx: KeyedCtx, orderId: string, transactionId: string, method: 'wallet-a-pay' | 'wallet-b-pay') {
+export async function walletTransactionOf(ctx: KeyedCtx, orderId: string, transactionId: string, method: WalletMethod) {
   const txn = await orders.transactionById(ctx.db, transactionId);
   if (!txn || txn.order_id !== orderId) throw notFound('transaction');
   const project = await findProject(ctx.db, txn.project_id);
@@ -113,8 +115,6 @@ export async function payWithWalletB(ctx: KeyedCtx, orderId: string, transaction
 }
 
 // ---- the hosted page: the device's wallet and the sandbox wallet sheet ------------------
-
-export type WalletMethod = 'wallet-a-pay' | 'wallet-b-pay';
 
 /** The wallet transaction a hosted page pays: the one named, or one started now for the order. */
 export async function walletTransaction(ctx: KeyedCtx, c: Checkout, transactionId: string | undefined, method: WalletMethod): Promise<TransactionRow> {
