@@ -253,3 +253,31 @@ test('a live order paid with a device: merchant validation over mutual TLS, the 
     await page.context().close();
   }
 });
+
+test('merchant validation refused (no merchant identity): the sheet is aborted, the page says so, nothing starts', { timeout: 120_000 }, async () => {
+  const live = await t.newProject('live');
+  const o = await order(live.api_key, LIVE_SHOP);
+  const events: [string, any][] = [];
+  const { page, cspErrors, pageErrors } = await phone();
+  try {
+    await page.exposeFunction('__walletA', (kind: string, value: unknown) => void events.push([kind, value]));
+    await page.addInitScript(standIn({}, `https://${providerHost}/paymentservices/paymentSession`));
+    await page.goto(o.order_url);
+    const button = page.locator('[data-wallet="wallet-a-pay"] button');
+    await button.waitFor({ state: 'visible' });
+    await button.click();
+    const alert = page.locator('[data-wallet="wallet-a-pay"] [data-wallet-error]');
+    await alert.waitFor({ state: 'visible' });
+    assert.match((await alert.textContent()) ?? '', /did not go through/);
+    assert.equal(await button.isEnabled(), true, 'the customer can try again or pick another method');
+    assert.deepEqual(
+      events.map(([kind]) => kind),
+      ['created', 'aborted'],
+    );
+    assert.deepEqual(pageErrors, []);
+    assert.deepEqual(cspErrors, []);
+    assert.equal((await getOrder(o.id, live.api_key)).transactions.length, 0);
+  } finally {
+    await page.context().close();
+  }
+});

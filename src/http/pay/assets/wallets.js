@@ -128,16 +128,16 @@
             if (cfg.transaction_id) body.transaction_id = cfg.transaction_id;
             return body;
           };
+          var abort = function () {
+            session.abort();
+            button.disabled = false;
+            showError(el, cfg.error_text);
+          };
           session.onvalidatemerchant = function (event) {
-            postJson(cfg.session_url, extra({ validationUrl: event.validationURL })).then(
-              function (result) {
-                if (result.ok) session.completeMerchantValidation(result.body.sessionData);
-                else session.abort();
-              },
-              function () {
-                session.abort();
-              },
-            );
+            postJson(cfg.session_url, extra({ validationUrl: event.validationURL })).then(function (result) {
+              if (result.ok) session.completeMerchantValidation(result.body.sessionData);
+              else abort();
+            }, abort);
           };
           session.onpaymentauthorized = function (event) {
             var body = extra(browserInfo());
