@@ -7,8 +7,8 @@ import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, startShop } from '../helpers/browser.ts';
+import type { Browser } from 'playwright-core';
+import { launchBrowser, startShop, phonePage } from '../helpers/browser.ts';
 import { startTestService, validOrder, type TestService } from '../helpers/service.ts';
 import { makeSandboxChain } from '../../src/wallets/wallet-a-pki.ts';
 import { sealPaymentToken } from '../../src/wallets/wallet-a-token.ts';
@@ -78,18 +78,7 @@ after(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-/** A phone-sized page that records every Content Security Policy complaint and script error. */
-async function phone(): Promise<{ page: Page; cspErrors: string[]; pageErrors: string[] }> {
-  const context = await browser.newContext({ viewport: { width: 375, height: 740 }, deviceScaleFactor: 2, hasTouch: true, locale: 'en-GB' });
-  const page = await context.newPage();
-  const cspErrors: string[] = [];
-  const pageErrors: string[] = [];
-  page.on('console', (m) => {
-    if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text());
-  });
-  page.on('pageerror', (e) => pageErrors.push(String(e)));
-  return { page, cspErrors, pageErrors };
-}
+const phone = () => phonePage(browser);
 
 /** Live projects take public return URLs only: theirs is shop.example, answered by the browser context (see liveShop). */
 const LIVE_SHOP = 'https://shop.example';

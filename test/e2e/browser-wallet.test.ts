@@ -1,7 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startBrowserSuite } from '../helpers/browser.ts';
-import type { Browser, Page } from 'playwright-core';
+import { startBrowserSuite, phonePage } from '../helpers/browser.ts';
+import type { Browser } from 'playwright-core';
 import { validOrder, type TestService } from '../helpers/service.ts';
 
 /**
@@ -25,16 +25,7 @@ after(() => suite?.close());
 
 const getOrder = async (id: string) => (await t.api('GET', `/v1/orders/${id}/`)).body;
 
-/** A phone-sized page that records every Content Security Policy complaint. */
-async function phone(): Promise<{ page: Page; cspErrors: string[] }> {
-  const context = await browser.newContext({ viewport: { width: 375, height: 740 }, deviceScaleFactor: 2, hasTouch: true, locale: 'en-GB' });
-  const page = await context.newPage();
-  const cspErrors: string[] = [];
-  page.on('console', (m) => {
-    if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text());
-  });
-  return { page, cspErrors };
-}
+const phone = () => phonePage(browser);
 
 async function order(over: Record<string, unknown> = {}) {
   const res = await t.api('POST', '/v1/orders/', validOrder({ customer: { ...validOrder().customer, locale: 'en-GB' }, return_url: `${shopUrl}/return`, ...over }));

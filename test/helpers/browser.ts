@@ -1,7 +1,20 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { startTestService } from './service.ts';
+
+/** A phone-sized page that records every Content Security Policy complaint and script error. */
+export async function phonePage(browser: Browser): Promise<{ page: Page; cspErrors: string[]; pageErrors: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 375, height: 740 }, deviceScaleFactor: 2, hasTouch: true, locale: 'en-GB' });
+  const page = await context.newPage();
+  const cspErrors: string[] = [];
+  const pageErrors: string[] = [];
+  page.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text());
+  });
+  page.on('pageerror', (e) => pageErrors.push(String(e)));
+  return { page, cspErrors, pageErrors };
+}
 
 /** Debian's chromium, headless, with its background networking off (this machine has no internet). */
 export const launchBrowser = (): Promise<Browser> =>
