@@ -17,6 +17,8 @@ export interface ProjectSettings {
   capture_window: string;
   /** wallet orders need a complete billing address (acquirer requirement) */
   wallet_billing_required: boolean;
+  /** ISO 3166-1 alpha-2 country of the merchant, as a wallet's payment request names it (default NL) */
+  merchant_country?: string;
   [k: string]: unknown;
 }
 

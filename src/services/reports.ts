@@ -146,22 +146,17 @@ function copiedReport(ctx: Ctx, plan: SearchPlan, copyCsv: NonNullable<Ctx['db']
   const out = new PassThrough();
   out.write(HEADER);
   const { sql, params } = store.reportCellsSql(plan.filter, { sort: plan.sort, after: plan.after, offset: plan.start, limit: plan.size ?? null }, COLUMN_NAMES);
-  copyCsv(sql, params).then(
-    (rows) => {
-      // the client went away (maybe before the COPY began): abandon it, which frees its connection
-      if (out.destroyed) return void rows.destroy();
-      out.on('close', () => rows.destroy());
-      rows.on('error', (err) => {
-        ctx.log.error({ err }, 'CSV report failed');
-        out.destroy(err);
-      });
-      rows.pipe(out);
-    },
-    (err) => {
-      ctx.log.error({ err }, 'CSV report failed');
-      out.destroy(err);
-    },
-  );
+  const fail = (err: Error) => {
+    ctx.log.error({ err }, 'CSV report failed');
+    out.destroy(err);
+  };
+  copyCsv(sql, params).then((rows) => {
+    // the client went away (maybe before the COPY began): abandon it, which frees its connection
+    if (out.destroyed) return void rows.destroy();
+    out.on('close', () => rows.destroy());
+    rows.on('error', fail);
+    rows.pipe(out);
+  }, fail);
   return out;
 }
 

@@ -27,17 +27,26 @@ const TOKEN_FIELD = 'paymentToken';
 
 // ---- keys -----------------------------------------------------------------------------
 
-async function sealedKey(ctx: KeyedCtx, project: Pick<ProjectRow, 'id' | 'mode'>, kind: store.WalletAKeyKind) {
+/** The project's active key row of a kind (public halves only), made on first use. */
+async function keyRow(ctx: KeyedCtx, project: Pick<ProjectRow, 'id' | 'mode'>, kind: store.WalletAKeyKind): Promise<store.WalletAKeyRow> {
   let row = await store.activeWalletAKey(ctx.db, project.id, kind);
   if (!row) {
     await insertKey(ctx, project, kind, kind === 'processing' ? newProcessingKey() : newSandboxSigner(project), false);
     row = await store.activeWalletAKey(ctx.db, project.id, kind);
   }
   if (!row) throw new ApiError('ServerError', `the project has no wallet-a-pay ${kind} key`);
-  const dk = await dataKeyFor(ctx, project.id);
-  checkDataKey(dk, row.data_key_id);
-  return { row, privateKey: openField(dk, row.id, `wallet-a/${kind}`, row.private_key_ct) };
+  return row;
 }
+
+/** A key row's private key (PKCS#8 PEM): opened only where it signs or decrypts. */
+async function openKey(ctx: KeyedCtx, row: store.WalletAKeyRow): Promise<string> {
+  const dk = await dataKeyFor(ctx, row.project_id);
+  checkDataKey(dk, row.data_key_id);
+  return openField(dk, row.id, `wallet-a/${row.kind}`, row.private_key_ct);
+}
+
+const CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/g;
+const certificatesIn = (pem: string) => pem.match(CERTIFICATE) ?? [];
 
 interface NewKey {
   privateKey: string; // PKCS#8 PEM
@@ -69,7 +78,7 @@ async function insertKey(ctx: KeyedCtx, project: Pick<ProjectRow, 'id'>, kind: s
 
 /** What a merchant needs to get the provider's payment processing certificate for the project's key. */
 export async function paymentProcessing(ctx: KeyedCtx, project: ProjectRow) {
-  const { row } = await sealedKey(ctx, project, 'processing');
+  const row = await keyRow(ctx, project, 'processing');
   return { merchant_identifier: merchantIdentifierOf(project.id), public_key: row.public_pem, public_key_hash: row.public_key_hash! };
 }
 
@@ -86,13 +95,13 @@ export async function importProcessingKey(ctx: KeyedCtx, project: ProjectRow, in
   return paymentProcessing(ctx, project);
 }
 
-/** A test project's sandbox signing certificate, its chain and key. */
-async function sandboxSigner(ctx: KeyedCtx, project: ProjectRow): Promise<{ signer: Signer; root: string }> {
+/** A test project's sandbox chain: leaf, intermediate and root certificates (PEM). */
+async function sandboxChain(ctx: KeyedCtx, project: ProjectRow) {
   if (project.mode !== 'test') throw new ApiError('Forbidden', 'the sandbox wallet is available to test projects only');
-  const { row, privateKey } = await sealedKey(ctx, project, 'sandbox_signer');
-  const [leaf, intermediate, root] = row.public_pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/g) ?? [];
+  const row = await keyRow(ctx, project, 'sandbox_signer');
+  const [leaf, intermediate, root] = certificatesIn(row.public_pem);
   if (!leaf || !intermediate || !root) throw new ApiError('ServerError', 'the sandbox wallet-a chain of this project is unreadable');
-  return { signer: { leaf, intermediate, privateKey }, root };
+  return { row, leaf, intermediate, root };
 }
 
 // ---- trusted roots --------------------------------------------------------------------
@@ -106,7 +115,7 @@ export function readCaFile(path: string | undefined): X509Certificate[] {
     const { mtimeMs } = statSync(path);
     const hit = caCache.get(path);
     if (hit?.mtimeMs === mtimeMs) return hit.certs;
-    const certs = (readFileSync(path, 'utf8').match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []).map((pem) => new X509Certificate(pem));
+    const certs = certificatesIn(readFileSync(path, 'utf8')).map((pem) => new X509Certificate(pem));
     caCache.set(path, { mtimeMs, certs });
     return certs;
   } catch (err) {
@@ -118,7 +127,7 @@ export function readCaFile(path: string | undefined): X509Certificate[] {
 export async function trustedRoots(ctx: KeyedCtx, project: ProjectRow): Promise<X509Certificate[]> {
   const roots = readCaFile(ctx.config.walletA.rootCaFile);
   if (project.mode !== 'test') return roots;
-  const { root } = await sandboxSigner(ctx, project);
+  const { root } = await sandboxChain(ctx, project);
   return [...roots, ...readCaFile(ctx.config.walletA.testRootCaFile), new X509Certificate(root)];
 }
 
@@ -130,11 +139,14 @@ export interface WalletAPayInput extends BrowserInfo {
   setupToken: string;
 }
 
+const alreadyUsed = () => new TokenRefused('token_already_used', 'paymentToken refused: this token (header.transactionId) has already been used', TOKEN_FIELD);
+
 /** Verifies and decrypts a token for the transaction: signature chain, key, amount and currency, one use. */
 async function openFor(ctx: KeyedCtx, project: ProjectRow, txn: TransactionRow, token: unknown): Promise<WalletAPayment> {
   const roots = await trustedRoots(ctx, project);
   if (!roots.length) throw new ApiError('ServerError', 'no wallet-a-pay root certificates are configured (WALLET_A_ROOT_CA_FILE)', undefined, 503);
-  const { row, privateKey } = await sealedKey(ctx, project, 'processing');
+  const row = await keyRow(ctx, project, 'processing');
+  const privateKey = await openKey(ctx, row);
   let payment: WalletAPayment;
   try {
     payment = openPaymentToken(token, { roots, keys: [{ privateKey, publicKeyHash: row.public_key_hash! }], merchantIdentifier: merchantIdentifierOf(project.id), now: tokenClock(project) });
@@ -146,7 +158,7 @@ async function openFor(ctx: KeyedCtx, project: ProjectRow, txn: TransactionRow, 
     throw new TokenRefused('amount_mismatch', `paymentToken refused: it pays ${payment.amount} in currency ${payment.currencyNumeric}, the transaction is ${txn.amount} ${txn.currency}`, TOKEN_FIELD);
   }
   if (await store.walletATokenSeen(ctx.db, project.id, payment.tokenId)) {
-    throw new TokenRefused('token_already_used', 'paymentToken refused: this token (header.transactionId) has already been used', TOKEN_FIELD);
+    throw alreadyUsed();
   }
   return payment;
 }
@@ -159,6 +171,11 @@ async function openFor(ctx: KeyedCtx, project: ProjectRow, txn: TransactionRow, 
  */
 export async function payWithWalletA(ctx: KeyedCtx, orderId: string, transactionId: string, input: WalletAPayInput): Promise<WalletPayResult> {
   const { txn, project } = await walletTransactionOf(ctx, orderId, transactionId, 'wallet-a-pay');
+  return payToken(ctx, project, txn, input);
+}
+
+/** The pay step once the transaction and its project are known (the hosted page has them already). */
+async function payToken(ctx: KeyedCtx, project: ProjectRow, txn: TransactionRow, input: WalletAPayInput): Promise<WalletPayResult> {
   if (txn.setup_token !== input.setupToken) throw invalid('setupToken', `setupToken does not belong to transaction ${txn.id}`);
   const payment = await openFor(ctx, project, txn, input.paymentToken);
   let vaulted;
@@ -169,7 +186,7 @@ export async function payWithWalletA(ctx: KeyedCtx, orderId: string, transaction
   }
   const first = await store.insertWalletAToken(ctx.db, { vault_token: vaulted.vault_token, project_id: project.id, transaction_id: txn.id, token_id: payment.tokenId, created: nowFor(project) });
   // a request racing with the same token got there first: this one must not pay too
-  if (!first) throw new TokenRefused('token_already_used', 'paymentToken refused: this token (header.transactionId) has already been used', TOKEN_FIELD);
+  if (!first) throw alreadyUsed();
   const { paymentToken: _token, setupToken: _setup, ...browser } = input;
   return payVaulted(ctx, project, txn, { ...browser, vaultToken: vaulted.vault_token, cryptogram: payment.cryptogram, eciIndicator: payment.eci });
 }
@@ -177,13 +194,14 @@ export async function payWithWalletA(ctx: KeyedCtx, orderId: string, transaction
 /** Pays from the hosted page with the device's token (or the sandbox's), as a merchant's server would. */
 export async function payOnPageWithWalletA(ctx: KeyedCtx, c: Checkout, transactionId: string | undefined, paymentToken: unknown, browser: BrowserInfo = {}) {
   const txn = await walletTransaction(ctx, c, transactionId, 'wallet-a-pay');
-  return { transaction_id: txn.id, ...(await payWithWalletA(ctx, txn.order_id, txn.id, { ...browser, paymentToken, setupToken: txn.setup_token! })) };
+  return { transaction_id: txn.id, ...(await payToken(ctx, c.project, txn, { ...browser, paymentToken, setupToken: txn.setup_token! })) };
 }
 
 /** A token as the wallet would make it for a test card, for the transaction's amount, signed by the project's sandbox chain. */
 export async function sandboxWalletAToken(ctx: KeyedCtx, project: ProjectRow, txn: Pick<TransactionRow, 'amount' | 'currency'>, card: { pan: string; brand: string }) {
-  const { signer } = await sandboxSigner(ctx, project);
-  const { row } = await sealedKey(ctx, project, 'processing');
+  const chain = await sandboxChain(ctx, project);
+  const signer: Signer = { leaf: chain.leaf, intermediate: chain.intermediate, privateKey: await openKey(ctx, chain.row) };
+  const processing = await keyRow(ctx, project, 'processing');
   const now = tokenClock(project);
   const expires = `${String(now.getUTCFullYear() + 3).slice(2)}1231`;
   const payload = {
@@ -195,6 +213,6 @@ export async function sandboxWalletAToken(ctx: KeyedCtx, project: ProjectRow, tx
     paymentDataType: '3DSecure',
     paymentData: { onlinePaymentCryptogram: randomBytes(20).toString('base64'), eciIndicator: eciFor(card.brand, 'Y') },
   };
-  const paymentData = sealPaymentToken(payload, { signer, recipient: row.public_pem, merchantIdentifier: merchantIdentifierOf(project.id), signingTime: now });
+  const paymentData = sealPaymentToken(payload, { signer, recipient: processing.public_pem, merchantIdentifier: merchantIdentifierOf(project.id), signingTime: now });
   return { paymentData, paymentMethod: { displayName: `${card.brand} ${card.pan.slice(-4)}`, network: card.brand, type: 'debit' }, transactionIdentifier: paymentData.header.transactionId.toUpperCase() };
 }

@@ -215,6 +215,19 @@ describe('pay step', () => {
     assert.equal(await vaultRows(a.txn.id), 1);
   });
 
+  test('a setupToken past its 300 seconds is refused and vaults nothing', async () => {
+    const p = await t.newProject('test');
+    const o = await walletOrder(p.api_key);
+    await t.api('POST', '/v1/test/clock/run-due-jobs/', { advance: 'PT6M' }, { key: p.api_key });
+    // signed at the project's (advanced) clock, so only the setupToken is out of date
+    const paymentToken = await sealed({ key: p.api_key, signingTime: new Date(Date.now() + 6 * 60_000) });
+    const res = await pay(o.order.id, o.txn.id, { paymentToken, setupToken: o.setupToken });
+    assert.equal(res.status, 400, res.text);
+    assert.equal(res.body.error.field, 'setupToken');
+    assert.match(res.body.error.value, /setupToken expired/);
+    assert.equal(await vaultRows(o.txn.id), 0);
+  });
+
   test('the body is strict; the transaction must be a wallet-a-pay one of the order', async () => {
     const { order, txn, setupToken } = await walletOrder();
     const token = await sealed();

@@ -1,5 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { thrownWithCode } from '../helpers/throws.ts';
 import { spawnSync } from 'node:child_process';
 import { createHash, createPublicKey, generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -55,17 +56,7 @@ const opts = (over: Partial<OpenOptions> = {}): OpenOptions => ({
 });
 const open = (token: unknown, over: Partial<OpenOptions> = {}) => openPaymentToken(token, opts(over));
 
-function refused(fn: () => unknown, code: WalletATokenErrorCode): WalletATokenError {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (err) {
-    caught = err;
-  }
-  assert.ok(caught instanceof WalletATokenError, `expected WalletATokenError ${code}, got ${String(caught)}`);
-  assert.equal(caught.code, code, caught.message);
-  return caught;
-}
+const refused = (fn: () => unknown, code: WalletATokenErrorCode) => thrownWithCode(fn, WalletATokenError, code);
 
 /** The bytes the signature covers, per the format: ephemeralPublicKey ‖ data ‖ transactionId ‖ applicationData. */
 const signedBytes = (pd: PaymentData) =>

@@ -1,5 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { thrownWithCode } from '../helpers/throws.ts';
 import { readFileSync } from 'node:fs';
 import {
   openToken,
@@ -22,17 +23,7 @@ const vectors = JSON.parse(
 const NOW = new Date('2025-06-01T12:00:00Z');
 const HOUR = 3_600_000;
 
-function refused(fn: () => unknown, code: TokenErrorCode): TokenError {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (err) {
-    caught = err;
-  }
-  assert.ok(caught instanceof TokenError, `expected TokenError ${code}, got ${String(caught)}`);
-  assert.equal(caught.code, code, caught.message);
-  return caught;
-}
+const refused = (fn: () => unknown, code: TokenErrorCode) => thrownWithCode(fn, TokenError, code);
 
 describe('shared Tink test vectors', () => {
   const vectorOpts = (over: Partial<OpenOptions> = {}): OpenOptions => ({

@@ -8,11 +8,12 @@ import { createSession } from '../../services/wallets.ts';
 import { merchantIdentifierOf } from '../../wallets/wallet-a-session.ts';
 import { ApiError } from '../../domain/errors.ts';
 import { formatMinor } from '../../domain/money.ts';
+import { settingsOf } from '../../domain/project.ts';
 import { ErrorBody, TransactionParams, Uuid } from '../../domain/schemas/common.ts';
-import { esc, type WalletButton } from './render.ts';
+import type { WalletButton } from './render.ts';
 import { checkCsrf, csrfKey, originAllowed } from './security.ts';
-import { billingComplete, deviceError, sandboxButton } from './wallet-sheet.ts';
-import { BrowserInfo, payable, WalletPayAnswer, walletScriptPath } from './wallet-pay.ts';
+import { renderWallet } from './wallet-sheet.ts';
+import { BrowserInfo, payable, WalletPayAnswer } from './wallet-pay.ts';
 
 /**
  * wallet-a-pay payments (docs/wallets.md "wallet-a-pay payments"):
@@ -52,9 +53,8 @@ const NETWORKS = ['amex', 'masterCard', 'visa'];
 
 /** The wallet's payment request for an order: 3-D Secure capable cards, the order's total. */
 function paymentRequestOf(c: Checkout) {
-  const country = typeof c.project.settings?.merchant_country === 'string' ? c.project.settings.merchant_country : 'NL';
   return {
-    countryCode: country,
+    countryCode: settingsOf(c.project.settings).merchant_country ?? 'NL',
     currencyCode: c.order.currency,
     merchantCapabilities: ['supports3DS'],
     supportedNetworks: NETWORKS,
@@ -62,34 +62,19 @@ function paymentRequestOf(c: Checkout) {
   };
 }
 
-
-/**
- * The wallet-a-pay button: in test projects the sandbox sheet; in live projects the device's
- * wallet, hidden until wallets.js finds the browser can pay with it.
- */
+/** The wallet-a-pay button (renderWallet): the device's script needs only our origin. */
 export const walletAButton: WalletButton = {
   method: 'wallet-a-pay',
   csp: { 'script-src': ["'self'"], 'connect-src': ["'self'"] },
   render(slot) {
-    const { checkout: c, transaction: txn, t, csrf } = slot;
-    if (txn && (txn.payment_method !== 'wallet-a-pay' || txn.status !== 'new')) return '';
-    if (!txn && !billingComplete(c)) return '';
-    const label = t.method['wallet-a-pay'] ?? 'Wallet A Pay';
-    if (c.project.mode === 'test') return sandboxButton(slot, 'wallet-a-pay', label);
-    const q = txn ? `?transaction_id=${txn.id}` : '';
-    const config = {
-      config_url: `/pay/${c.order.id}/wallet-a-pay/config/${q}`,
-      session_url: `/pay/${c.order.id}/wallet-a-pay/session/`,
-      pay_url: `/pay/${c.order.id}/wallet-a-pay/device/`,
-      csrf: csrf(DEVICE, txn?.id),
-      transaction_id: txn?.id,
-      error_text: deviceError(slot.locale),
-    };
-    return (
-      `<div data-wallet="wallet-a-pay" data-config="${esc(JSON.stringify(config))}" hidden>` +
-      `<button type="button">${esc(label)}</button><p class="field-error" data-wallet-error role="alert" hidden></p></div>` +
-      `<script src="${walletScriptPath}" defer></script>`
-    );
+    const o = slot.checkout.order.id;
+    const txn = slot.transaction;
+    return renderWallet(slot, 'wallet-a-pay', () => ({
+      config_url: `/pay/${o}/wallet-a-pay/config/${txn ? `?transaction_id=${txn.id}` : ''}`,
+      session_url: `/pay/${o}/wallet-a-pay/session/`,
+      pay_url: `/pay/${o}/wallet-a-pay/device/`,
+      csrf: slot.csrf(DEVICE, txn?.id),
+    }));
   },
 };
 

@@ -14,8 +14,8 @@ import { checkCsrf, contentSecurityPolicy, csrfKey, issueCsrf, originAllowed, or
 import { DEVICE_CSRF_ACTION, deviceUrls, walletScriptPath } from './wallet-pay.ts';
 
 /**
- * The sandbox wallet sheets of test projects (one per wallet), and the wallet-b-pay button of
- * the hosted page. For {wallet} wallet-a-pay or wallet-b-pay:
+ * The sandbox wallet sheets of test projects (one per wallet), the rendering both wallets'
+ * buttons share (renderWallet), and the wallet-b-pay button. For {wallet} wallet-a-pay or wallet-b-pay:
  *   POST /pay/{order_id}/{wallet}/sheet/                     from the order page: starts the wallet transaction
  *   GET  /pay/{order_id}/{wallet}/{transaction_id}/sheet/    the sheet: a test card (and how the device holds it)
  *   POST /pay/{order_id}/{wallet}/{transaction_id}/sheet/    confirm: a token is sealed with the project's sandbox
@@ -83,6 +83,10 @@ const SHEET_WALLETS: SheetWallet[] = [
   },
 ];
 
+
+/** A wallet order needs the billing address the project requires (checked again when the transaction starts). */
+const billingComplete = (c: Checkout) => !settingsOf(c.project.settings).wallet_billing_required || missingBilling(c.order.body?.customer).length === 0;
+
 /** The sandbox sheet's button on an order page (a form that starts the transaction) or a wallet transaction's payment_url. */
 export function sandboxButton({ checkout: c, transaction: txn, locale, csrf }: WalletSlot, method: WalletMethod, label: string): string {
   const button = txn
@@ -91,36 +95,32 @@ export function sandboxButton({ checkout: c, transaction: txn, locale, csrf }: W
   return `${button}<p class="note">${esc(TEXT[locale].sandbox)}</p>`;
 }
 
-/** What a device wallet button says when the payment did not go through. */
-export const deviceError = (locale: Locale) => TEXT[locale].device_error;
-
-/** A wallet order needs the billing address the project requires (checked again when the transaction starts). */
-export const billingComplete = (c: Checkout) => !settingsOf(c.project.settings).wallet_billing_required || missingBilling(c.order.body?.customer).length === 0;
-
 /**
- * The wallet-b-pay button: in test projects the sandbox sheet, always (it needs no device); in
- * live projects the device's wallet, hidden until wallets.js finds the browser can pay with it.
+ * A wallet's button, or '' where it cannot be offered (a transaction of another method or
+ * already started; a billing address the project requires is missing). Test projects get the
+ * sandbox sheet (offline, no script); live projects the device's wallet, hidden until
+ * wallets.js finds the browser can pay with it. `device` gives the script its URLs and CSRF token.
  */
+export function renderWallet(slot: WalletSlot, method: WalletMethod, device: () => Record<string, unknown>): string {
+  const { checkout: c, transaction: txn, t } = slot;
+  if (txn && (txn.payment_method !== method || txn.status !== 'new')) return '';
+  if (!txn && !billingComplete(c)) return '';
+  const label = t.method[method] ?? method;
+  if (c.project.mode === 'test') return sandboxButton(slot, method, label);
+  const config = { ...device(), transaction_id: txn?.id, error_text: TEXT[slot.locale].device_error };
+  return (
+    `<div data-wallet="${method}" data-config="${esc(JSON.stringify(config))}" hidden>` +
+    `<button type="button">${esc(label)}</button><p class="field-error" data-wallet-error role="alert" hidden></p></div>` +
+    `<script src="${walletScriptPath}" defer></script>`
+  );
+}
+
 export const walletBButton: WalletButton = {
   method: 'wallet-b-pay',
   // the device button's script, its calls to us, and the wallet's payment method manifest,
   // which the browser fetches under the page's connect-src when the script asks canMakePayment()
   csp: { 'script-src': ["'self'"], 'connect-src': ["'self'", 'https://google.com', 'https://pay.google.com'] },
-  render(slot) {
-    const { checkout: c, transaction: txn, locale, t, csrf } = slot;
-    if (txn && (txn.payment_method !== 'wallet-b-pay' || txn.status !== 'new')) return '';
-    if (!txn && !billingComplete(c)) return '';
-    const label = t.method['wallet-b-pay'] ?? 'Wallet B Pay';
-    const x = TEXT[locale];
-    // Test projects pay offline through the sheet; the device's wallet is for live payments.
-    if (c.project.mode === 'test') return sandboxButton(slot, 'wallet-b-pay', label);
-    const config = { ...deviceUrls(c.order.id, txn?.id), csrf: csrf(DEVICE_CSRF_ACTION, txn?.id), transaction_id: txn?.id, error_text: deviceError(locale) };
-    const device =
-      `<div data-wallet="wallet-b-pay" data-config="${esc(JSON.stringify(config))}" hidden>` +
-      `<button type="button">${esc(label)}</button><p class="field-error" data-wallet-error role="alert" hidden></p></div>` +
-      `<script src="${walletScriptPath}" defer></script>`;
-    return device;
-  },
+  render: (slot) => renderWallet(slot, 'wallet-b-pay', () => ({ ...deviceUrls(slot.checkout.order.id, slot.transaction?.id), csrf: slot.csrf(DEVICE_CSRF_ACTION, slot.transaction?.id) })),
 };
 
 /** The sandbox cards on offer: the simulator's table (the late decline too: it shows the webhook path). */
