@@ -111,10 +111,8 @@ export interface CreateOrderExtras {
   paymentLinkId?: string;
 }
 
-export async function createOrder(ctx: Ctx, project: ProjectRow, input: OrderInput, extras: CreateOrderExtras = {}) {
-  checkOrderInput(project, input);
-  await checkOrderUrls(ctx, project, input); // live projects: no webhook or return URL into private networks
-  const now = nowFor(project);
+/** The rows of a new order, as one NewOrder: the order and, when one was sent, its transaction with the `new` event and the expiry job. */
+export function newOrderRows(project: ProjectRow, input: OrderInput, now: Date, extras: CreateOrderExtras = {}): orders.NewOrder {
   const { currency, amount, merchant_order_id, description, transactions, customer, ...rest } = input;
   const order: OrderRow = {
     id: randomUUID(),
@@ -137,19 +135,27 @@ export async function createOrder(ctx: Ctx, project: ProjectRow, input: OrderInp
     modified: now,
     completed: null,
   };
-  // The hot path: the order, its transaction, the `new` event and the expiry job go in as one
-  // statement (one round trip, atomic on its own), and the answer is rendered from those rows.
-  // The expiry job sends no NOTIFY: it is due a whole expiration_period ahead, found by the
-  // workers' poll, and PostgreSQL serialises the commits of all transactions that notify.
-  const txn = transactions?.[0] ? newTransactionRow(project, order, transactions[0], now) : undefined;
-  const event = txn ? { id: randomUUID(), project_id: project.id, transaction_id: txn.id, event: 'new', source: 'set_status', occurred: now, noticed: new Date() } : undefined;
-  const rows: Array<[string, Record<string, unknown>]> = [['orders', { ...order }]];
-  if (txn && event) {
-    rows.push(['transactions', { ...txn }], ['events', event]);
-    rows.push(['jobs', { project_id: project.id, kind: 'expire_transaction', ref_id: txn.id, run_at: txn.expires_at, payload: {} }]);
-  }
-  await orders.insertRows(ctx.db, rows);
-  return renderOrder(ctx.config, order, txn ? [txn] : [], event ? [event] : [], [], { withSetupToken: true });
+  if (!transactions?.[0]) return { order };
+  const transaction = newTransactionRow(project, order, transactions[0], now);
+  return {
+    order,
+    transaction,
+    event: { id: randomUUID(), project_id: project.id, transaction_id: transaction.id, event: 'new', source: 'set_status', occurred: now, noticed: new Date() },
+    // No NOTIFY for this job: it is due a whole expiration_period ahead, found by the workers'
+    // poll, and PostgreSQL serialises the commits of all transactions that notify.
+    job: { project_id: project.id, kind: 'expire_transaction', ref_id: transaction.id, run_at: transaction.expires_at!, payload: {} },
+  };
+}
+
+export async function createOrder(ctx: Ctx, project: ProjectRow, input: OrderInput, extras: CreateOrderExtras = {}) {
+  checkOrderInput(project, input);
+  await checkOrderUrls(ctx, project, input); // live projects: no webhook or return URL into private networks
+  // The hot path: one statement for all the rows (grouped with other requests' new orders under
+  // load), and the answer rendered from those rows, not read back.
+  const rows = newOrderRows(project, input, nowFor(project), extras);
+  await orders.insertNewOrder(ctx.db, rows);
+  const { order, transaction, event } = rows;
+  return renderOrder(ctx.config, order, transaction ? [transaction] : [], event ? [event] : [], [], { withSetupToken: true });
 }
 
 export async function getOrder(ctx: Ctx, project: ProjectRow, orderId: string) {

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import type { Queryable } from './db.ts';
+import type { Db, Queryable } from './db.ts';
+import { coalescer } from './coalesce.ts';
 import type { OrderStatus, TransactionStatus } from '../domain/status.ts';
 
 export type OrderKind = 'payment' | 'capture' | 'void' | 'refund' | 'chargeback' | 'reversal';
@@ -91,33 +91,58 @@ export async function insertRow(q: Queryable, table: string, row: Record<string,
   await q.query(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`, values);
 }
 
-const statementNames = new Map<string, string>();
-/** A prepared statement's name from its text (the few shapes insertRows builds, each hashed once). */
-function statementName(sql: string) {
-  let name = statementNames.get(sql);
-  if (!name) statementNames.set(sql, (name = `ins_${createHash('sha1').update(sql).digest('hex').slice(0, 20)}`));
-  return name;
+/** A new order as written at creation: with its transaction, that transaction's `new` event and its expiry job. */
+export interface NewOrder {
+  order: OrderRow;
+  transaction?: TransactionRow;
+  event?: EventRow & { project_id: string };
+  job?: { project_id: string; kind: string; ref_id: string; run_at: Date; payload: Record<string, unknown> };
 }
 
+/** The columns each table of a NewOrder is written with; the others keep their defaults. */
+const NEW_ORDER_COLUMNS = {
+  orders: ['id', 'project_id', 'merchant_id', 'kind', 'status', 'merchant_order_id', 'description', 'currency', 'amount', 'flags', 'customer_email',
+    'merchant_customer_id', 'related_order_id', 'payment_link_id', 'refunded_amount', 'body', 'created', 'modified', 'completed'],
+  transactions: ['id', 'project_id', 'order_id', 'status', 'payment_method', 'payment_method_brand', 'currency', 'amount', 'credit_debit', 'capture_mode',
+    'transaction_type', 'expiration_period', 'expires_at', 'is_capturable', 'authorized_amount', 'captured_amount', 'voided_amount', 'refunded_amount',
+    'charged_back_amount', 'reason', 'of_transaction_id', 'setup_token', 'setup_token_used', 'details', 'outcomes', 'fee_currency', 'fee_amount',
+    'settlement_currency', 'settlement_amount', 'settled', 'created', 'modified'],
+  events: ['id', 'project_id', 'transaction_id', 'event', 'source', 'occurred', 'noticed'],
+  jobs: ['project_id', 'kind', 'ref_id', 'run_at', 'payload'],
+} satisfies Record<string, string[]>;
+
 /**
- * Several INSERTs as one statement: one round trip, atomic without BEGIN/COMMIT. The rows go in
- * as sibling CTEs; foreign keys between them hold because they are checked at the statement's end.
+ * One statement for any number of new orders: each table's rows go in as one JSON array
+ * (jsonb_populate_recordset types each field by the table's own column), as sibling CTEs, so
+ * the statement's text is fixed and prepared once per connection. Foreign keys between the
+ * CTEs hold: they are checked at the statement's end.
  */
-export async function insertRows(q: Queryable, rows: Array<[table: string, row: Record<string, unknown>]>) {
-  const params: unknown[] = [];
-  const inserts = rows.map(([table, row]) => {
-    const cols = Object.keys(row).filter((k) => row[k] !== undefined);
-    const slots = cols.map((c) => {
-      params.push(JSON_COLUMNS.has(c) && row[c] !== null ? JSON.stringify(row[c]) : row[c]);
-      return `$${params.length}`;
-    });
-    return `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${slots.join(', ')})`;
-  });
-  const last = inserts.pop()!;
-  const ctes = inserts.map((sql, i) => `i${i} AS (${sql})`);
-  const sql = ctes.length ? `WITH ${ctes.join(', ')} ${last}` : last;
-  // Planning this statement costs more than running it: prepared once per connection, named by its text.
-  await q.query(sql, params, { prepare: statementName(sql) });
+const INSERT_NEW_ORDERS = (() => {
+  const insert = (table: keyof typeof NEW_ORDER_COLUMNS, param: number) => {
+    const cols = NEW_ORDER_COLUMNS[table].join(', ');
+    return `INSERT INTO ${table} (${cols}) SELECT ${cols} FROM jsonb_populate_recordset(NULL::${table}, $${param}::jsonb)`;
+  };
+  return `WITH o AS (${insert('orders', 1)}), t AS (${insert('transactions', 2)}), e AS (${insert('events', 3)}) ${insert('jobs', 4)}`;
+})();
+
+/** Inserts new orders, all or none. */
+export async function insertNewOrders(q: Queryable, batch: NewOrder[]) {
+  const rows = (pick: (n: NewOrder) => object | undefined) => JSON.stringify(batch.flatMap((n) => pick(n) ?? []));
+  const params = [rows((n) => n.order), rows((n) => n.transaction), rows((n) => n.event), rows((n) => n.job)];
+  // Planning this statement costs more than running it: prepared once per connection.
+  await q.query(INSERT_NEW_ORDERS, params, { prepare: 'insert_new_orders' });
+}
+
+const writers = new WeakMap<Db, (n: NewOrder) => Promise<void>>();
+
+/**
+ * Inserts a new order; concurrent calls on one store are grouped into one statement (coalesce.ts).
+ * Two batches at most run at once, so order creation leaves the rest of the pool to other work.
+ */
+export function insertNewOrder(db: Db, n: NewOrder): Promise<void> {
+  let write = writers.get(db);
+  if (!write) writers.set(db, (write = coalescer((batch: NewOrder[]) => insertNewOrders(db, batch), { maxInFlight: 2, maxBatch: 64 })));
+  return write(n);
 }
 
 /** UPDATE ... WHERE id = $1 of the given columns. */

@@ -1,0 +1,44 @@
+/**
+ * Group writes: items run in batches, one statement each, with at most `maxInFlight` batches
+ * running at once. An item that arrives while that many run waits, and goes with whatever else
+ * queued meanwhile. With light load every item runs alone at once, so nothing waits on a timer;
+ * under load the per-statement cost (executor start, triggers, commit and its WAL flush, one round
+ * trip) is shared by the batch.
+ *
+ * A batch is one statement, so it commits or fails whole. When a batch of several fails, each of
+ * its items is run again alone, one after another: a bad item fails only its own caller.
+ */
+export interface CoalesceOptions {
+  maxInFlight: number;
+  maxBatch: number;
+}
+
+export function coalescer<T>(run: (items: T[]) => Promise<void>, { maxInFlight, maxBatch }: CoalesceOptions): (item: T) => Promise<void> {
+  const queue: Array<{ item: T; resolve: () => void; reject: (err: unknown) => void }> = [];
+  let inFlight = 0;
+
+  const pump = () => {
+    while (inFlight < maxInFlight && queue.length) {
+      const batch = queue.splice(0, maxBatch);
+      inFlight++;
+      run(batch.map((b) => b.item))
+        .then(
+          () => batch.forEach((b) => b.resolve()),
+          async (err) => {
+            if (batch.length === 1) return batch[0].reject(err);
+            for (const b of batch) await run([b.item]).then(b.resolve, b.reject);
+          },
+        )
+        .finally(() => {
+          inFlight--;
+          pump();
+        });
+    }
+  };
+
+  return (item) =>
+    new Promise<void>((resolve, reject) => {
+      queue.push({ item, resolve, reject });
+      pump();
+    });
+}

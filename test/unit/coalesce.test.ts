@@ -1,0 +1,82 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { coalescer } from '../../src/store/coalesce.ts';
+
+/** A run() whose batches finish only when told, recording each batch and the peak running at once. */
+function gated(fail: (item: number) => boolean = () => false) {
+  const batches: number[][] = [];
+  const gates: Array<() => void> = [];
+  let running = 0;
+  let peak = 0;
+  const run = (items: number[]) => {
+    batches.push(items);
+    running++;
+    peak = Math.max(peak, running);
+    return new Promise<void>((resolve, reject) =>
+      gates.push(() => {
+        running--;
+        if (items.some(fail)) reject(new Error(`bad ${items.filter(fail).join(',')}`));
+        else resolve();
+      }),
+    );
+  };
+  /** Lets every batch started so far finish, then lets the follow-ups start. */
+  const release = async () => {
+    gates.splice(0).forEach((g) => g());
+    await new Promise((r) => setImmediate(r));
+  };
+  return { run, batches, release, peak: () => peak };
+}
+
+test('a lone item runs at once, alone', async () => {
+  const g = gated();
+  const write = coalescer(g.run, { maxInFlight: 2, maxBatch: 10 });
+  const done = write(1);
+  assert.deepEqual(g.batches, [[1]]);
+  await g.release();
+  await done;
+});
+
+test('items arriving while the batches in flight run go together, in arrival order', async () => {
+  const g = gated();
+  const write = coalescer(g.run, { maxInFlight: 2, maxBatch: 10 });
+  const all = [1, 2, 3, 4, 5, 6].map((i) => write(i));
+  assert.deepEqual(g.batches, [[1], [2]]);
+  await g.release();
+  assert.deepEqual(g.batches, [[1], [2], [3, 4, 5, 6]]);
+  await g.release();
+  await Promise.all(all);
+  assert.equal(g.peak(), 2);
+});
+
+test('a batch holds at most maxBatch items; never more than maxInFlight batches run', async () => {
+  const g = gated();
+  const write = coalescer(g.run, { maxInFlight: 1, maxBatch: 3 });
+  const all = [1, 2, 3, 4, 5, 6, 7, 8].map((i) => write(i));
+  for (let i = 0; i < 4; i++) await g.release();
+  await Promise.all(all);
+  assert.deepEqual(g.batches, [[1], [2, 3, 4], [5, 6, 7], [8]]);
+  assert.equal(g.peak(), 1);
+});
+
+test('when a batch fails, its items run again alone: only the bad one fails', async () => {
+  const g = gated((i) => i === 4);
+  const write = coalescer(g.run, { maxInFlight: 1, maxBatch: 10 });
+  const results = [1, 2, 3, 4, 5].map((i) => write(i).then(() => 'ok', (e: Error) => e.message));
+  for (let i = 0; i < 6; i++) await g.release(); // [1]; [2,3,4,5] fails; [2], [3], [4], [5] alone
+  assert.deepEqual(await Promise.all(results), ['ok', 'ok', 'ok', 'bad 4', 'ok']);
+  assert.deepEqual(g.batches, [[1], [2, 3, 4, 5], [2], [3], [4], [5]]);
+  assert.equal(g.peak(), 1);
+});
+
+test('a failing item alone gets its own error, and the queue goes on', async () => {
+  const g = gated((i) => i === 1);
+  const write = coalescer(g.run, { maxInFlight: 1, maxBatch: 10 });
+  const first = write(1).then(() => 'ok', (e: Error) => e.message);
+  const second = write(2);
+  await g.release();
+  assert.equal(await first, 'bad 1');
+  await g.release();
+  await second;
+  assert.deepEqual(g.batches, [[1], [2]]);
+});
