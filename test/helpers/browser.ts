@@ -40,7 +40,12 @@ export async function startShop(body: (req: IncomingMessage) => string = () => '
 export async function startBrowserSuite(shopBody?: (req: IncomingMessage) => string) {
   const t = await startTestService();
   const shop = await startShop(shopBody);
-  const browser = await launchBrowser();
+  // Without a browser (chromium missing) the file must fail, not hang on the open service and shop.
+  const browser = await launchBrowser().catch(async (err) => {
+    await shop.close();
+    await t.close();
+    throw err;
+  });
   return {
     t,
     shop,
