@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Ctx } from './context.ts';
 import { nowFor } from './context.ts';
 import type { Config } from '../config.ts';
@@ -16,6 +15,7 @@ import { checkOrderInput, createOrder } from './orders.ts';
 import { orderStatusHooks } from './transitions.ts';
 import { checkPublicUrls } from './webhooks.ts';
 import { schedule } from '../jobs/queue.ts';
+import { newId } from '../domain/ids.ts';
 
 export const DEFAULT_LINK_EXPIRATION = 'P30D';
 
@@ -80,7 +80,7 @@ export async function createLink(ctx: Ctx, project: ProjectRow, input: LinkInput
   await checkPublicUrls(ctx, project, { webhook_url: input.webhook_url, return_url: input.return_url });
   const now = nowFor(project);
   const link: LinkRow = {
-    id: randomUUID(),
+    id: newId(),
     project_id: project.id,
     merchant_id: project.merchant_id,
     merchant_order_id: input.merchant_order_id,

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../store/db.ts';
 import type { ProjectRow } from '../store/projects.ts';
 import * as orders from '../store/orders.ts';
@@ -12,6 +11,7 @@ import type { TransactionStatus } from '../domain/status.ts';
 import { appendEvent, moveTransaction } from './transitions.ts';
 import { schedule } from '../jobs/queue.ts';
 import { connectorFor } from '../acquirer/connector.ts';
+import { newId } from '../domain/ids.ts';
 
 /** A transaction row with the columns migration 020 adds. */
 export type MoneyTransaction = TransactionRow & { authorized: Date | null; capture_before: Date | null };
@@ -141,7 +141,7 @@ export interface ChildSpec {
 export async function createChildOrder(q: Queryable, project: ProjectRow, parent: OrderRow, original: TransactionRow, spec: ChildSpec, now: Date) {
   const b = parent.body ?? {};
   const order: OrderRow = {
-    id: randomUUID(),
+    id: newId(),
     project_id: project.id,
     merchant_id: parent.merchant_id,
     kind: spec.kind,
@@ -165,7 +165,7 @@ export async function createChildOrder(q: Queryable, project: ProjectRow, parent
   const details: Record<string, unknown> = {};
   for (const k of ['truncated_pan', 'card_expiry', 'cardholder_name']) if (original.details?.[k] !== undefined) details[k] = original.details[k];
   const txn: TransactionRow = {
-    id: randomUUID(),
+    id: newId(),
     project_id: project.id,
     order_id: order.id,
     status: 'new',

@@ -15,6 +15,7 @@ import { loadOrderView, renderOrder } from './order-view.ts';
 import { appendEvent, moveTransaction, setOrderStatus } from './transitions.ts';
 import { schedule } from '../jobs/queue.ts';
 import { checkOrderUrls } from './webhooks.ts';
+import { newId } from '../domain/ids.ts';
 
 /** Rules of an order body that its schema cannot express. Throws the first one broken. */
 export function checkOrderInput(project: ProjectRow, input: OrderInput) {
@@ -66,7 +67,7 @@ export function newTransactionRow(project: ProjectRow, order: OrderRow, t: Trans
   if (t.payment_method_details?.receiver_account_number) details.receiver_account_number = t.payment_method_details.receiver_account_number;
   if (t.payment_method_details?.receiver_account_number_type) details.receiver_account_number_type = t.payment_method_details.receiver_account_number_type;
   return {
-    id: randomUUID(),
+    id: newId(),
     project_id: project.id,
     order_id: order.id,
     status: 'new',
@@ -115,7 +116,7 @@ export interface CreateOrderExtras {
 export function newOrderRows(project: ProjectRow, input: OrderInput, now: Date, extras: CreateOrderExtras = {}): orders.NewOrder {
   const { currency, amount, merchant_order_id, description, transactions, customer, ...rest } = input;
   const order: OrderRow = {
-    id: randomUUID(),
+    id: newId(),
     project_id: project.id,
     merchant_id: project.merchant_id,
     kind: 'payment',
@@ -140,7 +141,7 @@ export function newOrderRows(project: ProjectRow, input: OrderInput, now: Date, 
   return {
     order,
     transaction,
-    event: { id: randomUUID(), project_id: project.id, transaction_id: transaction.id, event: 'new', source: 'set_status', occurred: now, noticed: new Date() },
+    event: { id: newId(), project_id: project.id, transaction_id: transaction.id, event: 'new', source: 'set_status', occurred: now, noticed: new Date() },
     // No NOTIFY for this job: it is due a whole expiration_period ahead, found by the workers'
     // poll, and PostgreSQL serialises the commits of all transactions that notify.
     job: { project_id: project.id, kind: 'expire_transaction', ref_id: transaction.id, run_at: transaction.expires_at!, payload: {} },

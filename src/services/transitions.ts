@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../store/db.ts';
 import * as orders from '../store/orders.ts';
 import type { OrderRow, TransactionRow } from '../store/orders.ts';
 import { canMove, deriveOrderStatus, isFinalOrder, type OrderStatus, type TransactionStatus } from '../domain/status.ts';
+import { newId } from '../domain/ids.ts';
 
 export interface StatusChange {
   reason?: string | null;
@@ -30,7 +30,7 @@ export async function moveTransaction(q: Queryable, txn: TransactionRow, to: Tra
 }
 
 export async function appendEvent(q: Queryable, txn: Pick<TransactionRow, 'id' | 'project_id'>, event: string, now: Date, source = 'set_status') {
-  await orders.insertEvent(q, { id: randomUUID(), project_id: txn.project_id, transaction_id: txn.id, event, source, occurred: now, noticed: new Date() });
+  await orders.insertEvent(q, { id: newId(), project_id: txn.project_id, transaction_id: txn.id, event, source, occurred: now, noticed: new Date() });
 }
 
 /** Recomputes an order's status from its transactions; writes the outbox row when it changes. */

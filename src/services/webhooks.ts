@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import type { Ctx } from './context.ts';
 import { nowFor } from './context.ts';
@@ -14,6 +13,7 @@ import { addressClass, isIpLiteral, isLocalName } from '../domain/ssrf.ts';
 import { orderStatusHooks } from './transitions.ts';
 import { projectCreatedHooks } from './tenancy.ts';
 import { dataKeyFor, openField, sealField, type KeyedCtx } from './crypto-envelope.ts';
+import { newId } from '../domain/ids.ts';
 
 /** Where an order's status changes are sent. `target` says why (shown in the delivery log). */
 export interface WebhookTarget {
@@ -121,7 +121,7 @@ export async function targetsFor(q: Queryable, order: OrderRow): Promise<Webhook
 async function queueDeliveries(q: Queryable, order: OrderRow, targets: WebhookTarget[], now: Date, from: { outboxId: number | null; status: string; resend: boolean }) {
   const made: string[] = [];
   for (const t of targets) {
-    const id = randomUUID();
+    const id = newId();
     await store.insertDelivery(q, {
       id, project_id: order.project_id, order_id: order.id, outbox_id: from.outboxId, order_status: from.status,
       target: t.target, resend: from.resend, url: t.url, next_attempt_at: now, created: now,

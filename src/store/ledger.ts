@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { Queryable } from './db.ts';
 import type { Leg } from '../domain/ledger.ts';
+import { newId } from '../domain/ids.ts';
 
 export interface JournalHead {
   project_id: string;
@@ -22,7 +22,7 @@ export interface EntryRow extends JournalHead {
 /** Writes one journal (all legs in one statement). Returns its id, or undefined when there is nothing to book. */
 export async function insertJournal(q: Queryable, head: JournalHead, legs: Leg[]): Promise<string | undefined> {
   if (!legs.length) return undefined;
-  const journalId = randomUUID();
+  const journalId = newId();
   const params: unknown[] = [head.project_id, journalId, head.order_id, head.transaction_id, head.payment_transaction_id, head.currency, head.created];
   const rows = legs.map((l) => {
     params.push(l.account, l.amount, l.kind);

@@ -293,12 +293,13 @@ test('an unknown field is named in the error value too', async () => {
   assert.match(nested.body.error.value, /customer\.favourite_colour/);
 });
 
-test('values: ids are UUID v4 and timestamps ISO 8601 with an offset', async () => {
+test('values: row ids are time-ordered UUIDs (v7), the setup_token a random one (v4), timestamps ISO 8601 with an offset', async () => {
   const o = (await t.api('POST', '/v1/orders/', cardOrder())).body;
-  const v4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+  const uuid = (version: number) => new RegExp(`^[0-9a-f]{8}-[0-9a-f]{4}-${version}[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`);
   const ts = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
   const txn = o.transactions[0];
-  for (const id of [o.id, txn.id, txn.events[0].id, txn.payment_method_details.setup_token]) assert.match(id, v4);
+  for (const id of [o.id, txn.id, txn.events[0].id]) assert.match(id, uuid(7));
+  assert.match(txn.payment_method_details.setup_token, uuid(4));
   for (const time of [o.created, o.modified, txn.created, txn.events[0].occurred, txn.events[0].noticed]) assert.match(time, ts);
   assert.ok(!Number.isNaN(Date.parse(o.created)));
 });

@@ -6,6 +6,7 @@ import { startTestService, cardOrder, validOrder, type TestService } from '../he
 import { newOrderRows } from '../../src/services/orders.ts';
 import { insertNewOrder } from '../../src/store/orders.ts';
 import { findProject } from '../../src/store/projects.ts';
+import type { OrderInput } from '../../src/domain/schemas/order.ts';
 
 let t: TestService;
 before(async () => {
@@ -43,7 +44,7 @@ test('orders created at once are each stored whole and read back as they were an
 
 test('a new order that breaks a database rule fails alone; the ones written with it are stored', async () => {
   const project = (await findProject(t.db, t.project.project_id))!;
-  const rows = Array.from({ length: 10 }, (_, i) => newOrderRows(project, cardOrder({ merchant_order_id: `group-${i}` }), new Date()));
+  const rows = Array.from({ length: 10 }, (_, i) => newOrderRows(project, cardOrder({ merchant_order_id: `group-${i}` }) as OrderInput, new Date()));
   const bad = rows[9];
   bad.order.amount = -1; // past validation, only the database's CHECK (amount >= 0) stops it
   // All ten are handed over in one tick: the first two run alone, the other eight queue as one group.

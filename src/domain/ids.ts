@@ -1,0 +1,15 @@
+import { randomUUID } from 'node:crypto';
+
+/**
+ * A new row's id: a time-ordered UUID (RFC 9562 version 7: 48 bits of Unix milliseconds, then
+ * 74 random bits). Rows made one after another land next to each other at the end of their
+ * primary-key and foreign-key indexes instead of on random pages, which cut PostgreSQL's time per
+ * created order by about a sixth under load (docs/performance-create-order.md). The 74 random
+ * bits keep the ids that appear in hosted-page URLs unguessable. Credentials (setup tokens, vault
+ * tokens) stay randomUUID(): 122 random bits, nothing about time.
+ */
+export function newId(now = Date.now()): string {
+  const random = randomUUID(); // xxxxxxxx-xxxx-4xxx-Vxxx-xxxxxxxxxxxx, V the RFC variant 10xx
+  const ms = now.toString(16).padStart(12, '0');
+  return `${ms.slice(0, 8)}-${ms.slice(8)}-7${random.slice(15)}`;
+}
