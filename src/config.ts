@@ -9,6 +9,8 @@ export interface Config {
   walletBTokenUrl: string;
   portalUrl: string;
   databaseUrl?: string;
+  /** PostgreSQL connections per process: for the API, hosted pages and workers; and, apart, for CSV reports */
+  databasePool: { size: number; reportSize: number };
   dataDir: string;
   masterKey?: string;
   logLevel: string;
@@ -60,6 +62,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     walletBTokenUrl: trim(env.WALLET_B_TOKEN_URL ?? `${base}/wallet-b-token`),
     portalUrl: trim(env.PORTAL_URL ?? `${base}/portal`),
     databaseUrl: env.DATABASE_URL || undefined,
+    databasePool: { size: int(env.DATABASE_POOL_SIZE, 10), reportSize: int(env.REPORT_CONNECTIONS, 2) },
     dataDir: resolve(env.TENDER_DATA_DIR ?? '.tender'),
     masterKey: env.TENDER_MASTER_KEY || undefined,
     logLevel: env.LOG_LEVEL ?? 'info',

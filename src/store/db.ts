@@ -27,8 +27,10 @@ export interface Db extends Queryable {
   listen?(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   /**
    * PostgreSQL only: the rows of a SELECT as CSV written by the database (COPY ... TO STDOUT),
-   * streamed with backpressure on a connection of its own. Destroying the stream abandons the
-   * COPY and closes that connection.
+   * streamed with backpressure on a connection of the report pool, apart from the one queries
+   * use: a download lasts as long as its client reads, and downloads must never take the
+   * connections payments need. When every report connection is busy, the next download waits
+   * for one. Destroying the stream abandons the COPY and closes that connection.
    */
   copyCsv?(select: string, params: unknown[]): Promise<Readable>;
   close(): Promise<void>;
@@ -55,13 +57,22 @@ pg.types.setTypeParser(20, (v) => Number(v));
 export interface PgOptions {
   url: string;
   schema?: string;
+  /** connections for queries */
   max?: number;
+  /** connections for CSV reports (copyCsv), opened on the first report */
+  reportMax?: number;
 }
 
-export function pgDb({ url, schema, max = 10 }: PgOptions): Db {
+export function pgDb({ url, schema, max = 10, reportMax = 2 }: PgOptions): Db {
   const options = schema ? `-c search_path=${schema}` : undefined;
-  const pool = new pg.Pool({ connectionString: url, max, options });
-  pool.on('error', () => {}); // an idle client's error must not kill the process
+  // named for pg_stat_activity: tender / tender-report, with the schema when there is one
+  const newPool = (size: number, name: string) => {
+    const p = new pg.Pool({ connectionString: url, max: size, options, application_name: schema ? `${name} ${schema}` : name });
+    p.on('error', () => {}); // an idle client's error must not kill the process
+    return p;
+  };
+  const pool = newPool(max, 'tender');
+  let reportPool: pg.Pool | undefined;
   const run = async (c: pg.Pool | pg.PoolClient, sql: string, params?: unknown[], opts?: QueryOptions) =>
     (opts?.prepare ? await c.query({ name: opts.prepare, text: sql, values: params as any[] }) : await c.query(sql, params as any[])).rows;
   return {
@@ -98,7 +109,7 @@ export function pgDb({ url, schema, max = 10 }: PgOptions): Db {
       };
     },
     async copyCsv(select, params) {
-      const client = await pool.connect();
+      const client = await (reportPool ??= newPool(reportMax, 'tender-report')).connect();
       const stream = client.query(copyTo(`COPY (${inlineParams(select, params)}) TO STDOUT WITH (FORMAT csv)`));
       let released = false;
       const release = (err?: Error) => {
@@ -112,7 +123,9 @@ export function pgDb({ url, schema, max = 10 }: PgOptions): Db {
       stream.on('close', () => release(stream.readableEnded ? undefined : new Error('COPY abandoned')));
       return stream;
     },
-    close: () => pool.end(),
+    async close() {
+      await Promise.all([pool.end(), reportPool?.end()]);
+    },
   };
 }
 

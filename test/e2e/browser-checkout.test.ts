@@ -1,6 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startBrowserSuite } from '../helpers/browser.ts';
+import { phonePage, startBrowserSuite } from '../helpers/browser.ts';
 import type { Browser, Page } from 'playwright-core';
 import { validOrder, type TestService } from '../helpers/service.ts';
 
@@ -32,10 +32,7 @@ async function createOrder(over: Record<string, unknown> = {}) {
 
 const getOrder = async (id: string) => (await t.api('GET', `/v1/orders/${id}/`)).body;
 
-async function phone(): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 375, height: 740 }, deviceScaleFactor: 2, hasTouch: true, locale: 'en-GB' });
-  return context.newPage();
-}
+const phone = async (): Promise<Page> => (await phonePage(browser)).page;
 
 /** Opens the order page, chooses the card (when several methods are listed) and fills the form. */
 async function fillCard(page: Page, orderUrl: string, pan: string) {

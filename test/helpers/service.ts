@@ -12,7 +12,7 @@ import { createProject } from '../../src/services/tenancy.ts';
 import type pino from 'pino';
 
 /** A fresh, empty store of its own: a PostgreSQL schema when DATABASE_URL is set, else in-memory PGlite. */
-export async function freshStore(): Promise<{ db: Db; drop(): Promise<void> }> {
+export async function freshStore(pool: { size?: number; reportSize?: number } = {}): Promise<{ db: Db; drop(): Promise<void> }> {
   const url = process.env.DATABASE_URL;
   if (!url) {
     const db = await pgliteDb('memory://');
@@ -24,7 +24,7 @@ export async function freshStore(): Promise<{ db: Db; drop(): Promise<void> }> {
   await admin.connect();
   await admin.query(`CREATE SCHEMA ${schema}`);
   await admin.end();
-  const db = pgDb({ url, schema, max: 20 });
+  const db = pgDb({ url, schema, max: pool.size ?? 20, reportMax: pool.reportSize });
   await migrate(db);
   return {
     db,
@@ -80,8 +80,10 @@ export async function request<T = any>(url: string, method: string, body?: unkno
 }
 
 /** Starts the whole service on a random port with its own store and a test project. */
-export async function startTestService(opts: { config?: Partial<Config>; env?: Record<string, string>; logStream?: pino.DestinationStream } = {}): Promise<TestService> {
-  const store = await freshStore();
+export async function startTestService(
+  opts: { config?: Partial<Config>; env?: Record<string, string>; logStream?: pino.DestinationStream; pool?: { size?: number; reportSize?: number } } = {},
+): Promise<TestService> {
+  const store = await freshStore(opts.pool);
   const dataDir = mkdtempSync(join(tmpdir(), 'tender-test-'));
   const config = loadConfig(
     { TENDER_DATA_DIR: dataDir, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', TENDER_WORKER_POLL_MS: '200', ...opts.env },

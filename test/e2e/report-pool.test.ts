@@ -1,0 +1,85 @@
+// CSV downloads last as long as their clients read. On PostgreSQL they run on connections of their
+// own (REPORT_CONNECTIONS), so downloads held open can never take the connections payments need.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { parse } from 'csv-parse/sync';
+import { basic, cardOrder, startTestService, type ApiResponse, type TestService } from '../helpers/service.ts';
+import { seedOrders } from '../../src/services/seed.ts';
+
+let t: TestService;
+before(async () => {
+  // two connections for queries, one for reports: two held downloads would take every query connection if they shared them
+  t = await startTestService({ pool: { size: 2, reportSize: 1 } });
+  // a report far larger than the socket buffers between server and client, so an unread download stays in its COPY
+  await seedOrders(t.svc.ctx, { projectId: t.project.project_id, orders: 30_000, batch: 10_000 });
+});
+after(async () => t?.close());
+
+const download = () =>
+  fetch(`${t.url}/v1/search/orders/?format=csv`, {
+    method: 'POST',
+    headers: { authorization: basic(t.project.api_key), 'content-type': 'application/json' },
+    body: JSON.stringify({ query: '*', sort: 'created asc' }),
+  });
+
+/** The call's answer, or a failure naming it when it does not come within 10 s (a starved pool hangs). */
+async function within10s<T>(what: string, call: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within 10 s`)), 10_000)));
+  try {
+    return await Promise.race([call, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+test('downloads held open, more than the report connections, leave the API answering; each then completes', async () => {
+  const held = await Promise.all([download(), download(), download()]);
+  for (const res of held) assert.equal(res.status, 200);
+  const readers = held.map((res) => res.body!.getReader());
+  const texts = ['', '', ''];
+  const decoder = new TextDecoder();
+  /** Reads one chunk of download i; false at its end. */
+  const readChunk = async (i: number) => {
+    const c = await readers[i].read();
+    if (!c.done) texts[i] += decoder.decode(c.value, { stream: true });
+    return !c.done;
+  };
+  let created: ApiResponse | undefined;
+  try {
+    for (const i of [0, 1, 2]) assert.ok(await readChunk(i), 'the header comes at once');
+    assert.ok(await readChunk(0), 'the first download is under way');
+
+    if (t.db.kind === 'postgres') {
+      // (a parallel plan's workers show the same query: only client backends count)
+      const [{ n }] = await within10s(
+        'a query',
+        t.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND query LIKE 'COPY (%' AND state = 'active'
+             AND application_name = 'tender-report ' || current_schema()`,
+        ),
+      );
+      assert.equal(n, 1, `one COPY runs, held by its unread client; the others wait for the one report connection (${n} running)`);
+    }
+    created = await within10s('create order', t.api('POST', '/v1/orders/', cardOrder()));
+    assert.equal(created.status, 201, created.text);
+    const read = await within10s('get order', t.api('GET', `/v1/orders/${created.body.id}/`));
+    assert.equal(read.status, 200);
+    const page = await within10s('search', t.api('POST', '/v1/search/orders/', { query: `id:${created.body.id}` }));
+    assert.deepEqual(page.body.orders.map((o: { id: string }) => o.id), [created.body.id]);
+  } catch (err) {
+    // a failure here must not leave the held downloads (and so the service's stop) hanging
+    await Promise.all(readers.map((r) => r.cancel().catch(() => {})));
+    throw err;
+  }
+
+  // then every held download runs to its end, complete and the same
+  await Promise.all([0, 1, 2].map(async (i) => { while (await readChunk(i)); }));
+  const rows = texts.map((text) => parse(text, { columns: true }) as Array<{ id: string }>);
+  assert.ok(rows[0].length >= 30_000, `a row per transaction or transaction-less order: ${rows[0].length}`);
+  // the same report, but for the order made meanwhile, which those that began after it hold
+  const seeded = rows.map((r) => r.filter((x) => x.id !== created!.body.id).map((x) => x.id).join());
+  assert.equal(seeded[1], seeded[0]);
+  assert.equal(seeded[2], seeded[0]);
+  for (const later of [rows[1], rows[2]]) assert.equal(later.at(-1)!.id, created!.body.id);
+});
