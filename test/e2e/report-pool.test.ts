@@ -7,11 +7,14 @@ import { basic, cardOrder, startTestService, type ApiResponse, type TestService 
 import { seedOrders } from '../../src/services/seed.ts';
 
 let t: TestService;
+const SEEDED = process.env.DATABASE_URL ? 30_000 : 3_000;
 before(async () => {
   // two connections for queries, one for reports: two held downloads would take every query connection if they shared them
   t = await startTestService({ pool: { size: 2, reportSize: 1 } });
-  // a report far larger than the socket buffers between server and client, so an unread download stays in its COPY
-  await seedOrders(t.svc.ctx, { projectId: t.project.project_id, orders: 30_000, batch: 10_000 });
+  // On PostgreSQL a report far larger than the socket buffers between server and client, so an
+  // unread download stays in its COPY. PGlite reads reports in batches between other queries and
+  // holds nothing: there a smaller one shows the same answers and complete downloads.
+  await seedOrders(t.svc.ctx, { projectId: t.project.project_id, orders: SEEDED, batch: 10_000 });
 });
 after(async () => t?.close());
 
@@ -76,10 +79,11 @@ test('downloads held open, more than the report connections, leave the API answe
   // then every held download runs to its end, complete and the same
   await Promise.all([0, 1, 2].map(async (i) => { while (await readChunk(i)); }));
   const rows = texts.map((text) => parse(text, { columns: true }) as Array<{ id: string }>);
-  assert.ok(rows[0].length >= 30_000, `a row per transaction or transaction-less order: ${rows[0].length}`);
-  // the same report, but for the order made meanwhile, which those that began after it hold
+  assert.ok(rows[0].length >= SEEDED, `a row per transaction or transaction-less order: ${rows[0].length}`);
+  // the same report, but for the order made meanwhile
   const seeded = rows.map((r) => r.filter((x) => x.id !== created!.body.id).map((x) => x.id).join());
   assert.equal(seeded[1], seeded[0]);
   assert.equal(seeded[2], seeded[0]);
-  for (const later of [rows[1], rows[2]]) assert.equal(later.at(-1)!.id, created!.body.id);
+  // on PostgreSQL the two that waited for the report connection began after it, so they hold it
+  if (t.db.kind === 'postgres') for (const later of [rows[1], rows[2]]) assert.equal(later.at(-1)!.id, created!.body.id);
 });
