@@ -100,7 +100,12 @@ export interface NewOrder {
 }
 
 /** The columns each table of a NewOrder is written with; the others keep their defaults. */
-const NEW_ORDER_COLUMNS = {
+const NEW_ORDER_COLUMNS: {
+  orders: Array<keyof OrderRow>;
+  transactions: Array<keyof TransactionRow>;
+  events: Array<keyof NonNullable<NewOrder['event']>>;
+  jobs: Array<keyof NonNullable<NewOrder['job']>>;
+} = {
   orders: ['id', 'project_id', 'merchant_id', 'kind', 'status', 'merchant_order_id', 'description', 'currency', 'amount', 'flags', 'customer_email',
     'merchant_customer_id', 'related_order_id', 'payment_link_id', 'refunded_amount', 'body', 'created', 'modified', 'completed'],
   transactions: ['id', 'project_id', 'order_id', 'status', 'payment_method', 'payment_method_brand', 'currency', 'amount', 'credit_debit', 'capture_mode',
@@ -109,7 +114,7 @@ const NEW_ORDER_COLUMNS = {
     'settlement_currency', 'settlement_amount', 'settled', 'created', 'modified'],
   events: ['id', 'project_id', 'transaction_id', 'event', 'source', 'occurred', 'noticed'],
   jobs: ['project_id', 'kind', 'ref_id', 'run_at', 'payload'],
-} satisfies Record<string, string[]>;
+};
 
 /**
  * One statement for any number of new orders: each table's rows go in as one JSON array
