@@ -15,7 +15,9 @@ function find(dir) {
 const args = process.argv.slice(2);
 const files = args.length ? args : find('test').sort();
 const concurrency = process.env.TEST_CONCURRENCY ?? '2';
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files], {
+// A file that hangs (a server left open, a starved pool) fails after this instead of stalling the run.
+const fileTimeoutMs = process.env.TEST_FILE_TIMEOUT_MS ?? '300000';
+const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, `--test-timeout=${fileTimeoutMs}`, '--test-reporter=spec', ...files], {
   stdio: 'inherit',
   env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', NODE_ENV: 'test' },
 });
