@@ -124,14 +124,12 @@ function load(target: string, headers: Record<string, string>, seconds: number, 
   });
 }
 
-/** Each target's result in every round, for the per-round ratios. */
-let perRound = new Map<string, Result[]>();
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /**
  * The targets take turns (rounds of duration/rounds seconds each), so a change in the
  * machine's load during the run weighs on all alike. Throughput is over all rounds; latency
- * percentiles are the median of the rounds'.
+ * percentiles and CPU times are the median of the rounds'. Also returns every round's results.
  */
 async function measureBoth(targets: Array<{ name: string; url: string; headers: Record<string, string>; body?: string }>) {
   if (warmup > 0) for (const t of targets) await load(t.url, t.headers, warmup, t.body);
@@ -145,8 +143,7 @@ async function measureBoth(targets: Array<{ name: string; url: string; headers: 
     }
   }
   const total = (rs: Result[]) => rs.reduce((n, r) => n + r.total, 0);
-  perRound = runs;
-  return Object.fromEntries(
+  const results = Object.fromEntries(
     targets.map((t) => {
       const rs = runs.get(t.name)!;
       const r: Result = {
@@ -157,6 +154,7 @@ async function measureBoth(targets: Array<{ name: string; url: string; headers: 
       return [t.name, r];
     }),
   ) as Record<string, Result>;
+  return { results, runs };
 }
 
 const schema = `bench_${randomBytes(5).toString('hex')}`;
@@ -180,7 +178,7 @@ try {
   yardstick = await startYardstick({ databaseUrl: url, schema, poolSize });
 
   console.log(`${duration} s each, ${connections} connections, pool ${poolSize}, PostgreSQL ${url.replace(/\/\/[^@]*@/, '//')}`);
-  const results = await measureBoth([
+  const { results, runs } = await measureBoth([
     { name: 'yardstick', url: yardstick.url, headers: {} },
     { name: 'create-order', url: `${svc.url}/v1/orders/`, headers: auth },
     { name: 'hosted-order', url: `${svc.url}/v1/orders/`, headers: auth, body: hostedBody },
@@ -195,7 +193,7 @@ try {
   const ratio = co.rps / ys.rps;
   const hostedRatio = ho.rps / ys.rps;
   const pct = (x: number) => `${(x * 100).toFixed(0)} %`;
-  const roundRatios = perRound.get('create-order')!.map((r, i) => pct(r.rps / perRound.get('yardstick')![i].rps)).join(', ');
+  const roundRatios = runs.get('create-order')!.map((r, i) => pct(r.rps / runs.get('yardstick')![i].rps)).join(', ');
   console.log(`ratio        ${pct(ratio)} of the yardstick (target >= 50 %; rounds ${roundRatios}); without a transaction ${pct(hostedRatio)}`);
 
   if (out !== '-') {

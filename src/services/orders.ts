@@ -12,7 +12,7 @@ import { customerProblem, missingBilling } from '../domain/customer.ts';
 import { activeMethods, isPaymentMethod, methodAccepts, settingsOf, type PaymentMethod } from '../domain/project.ts';
 import { isCancellable, isFinalOrder } from '../domain/status.ts';
 import { loadOrderView, renderOrder } from './order-view.ts';
-import { appendEvent, moveTransaction, setOrderStatus } from './transitions.ts';
+import { moveTransaction, newEventRow, setOrderStatus } from './transitions.ts';
 import { schedule } from '../jobs/queue.ts';
 import { checkOrderUrls } from './webhooks.ts';
 import { newId } from '../domain/ids.ts';
@@ -99,13 +99,23 @@ export function newTransactionRow(project: ProjectRow, order: OrderRow, t: Trans
 
 const isWallet = (m: string) => m === 'wallet-a-pay' || m === 'wallet-b-pay';
 
+/** A new payment transaction's rows: the transaction, its `new` event and its expiry job. */
+function newTransactionRows(project: ProjectRow, order: OrderRow, t: TransactionInput, now: Date) {
+  const transaction = newTransactionRow(project, order, t, now);
+  return {
+    transaction,
+    event: newEventRow(transaction, 'new', now),
+    job: { project_id: project.id, kind: 'expire_transaction', ref_id: transaction.id, run_at: transaction.expires_at!, payload: {} },
+  };
+}
+
 /** Inserts a payment transaction with its `new` event and its expiry job, in the caller's transaction. */
 export async function addTransaction(q: Parameters<typeof orders.insertTransaction>[0], project: ProjectRow, order: OrderRow, t: TransactionInput, now: Date) {
-  const row = newTransactionRow(project, order, t, now);
-  await orders.insertTransaction(q, row);
-  await appendEvent(q, row, 'new', now);
-  await schedule(q, { project_id: project.id, kind: 'expire_transaction', ref_id: row.id, run_at: row.expires_at! });
-  return row;
+  const { transaction, event, job } = newTransactionRows(project, order, t, now);
+  await orders.insertTransaction(q, transaction);
+  await orders.insertEvent(q, event);
+  await schedule(q, job);
+  return transaction;
 }
 
 export interface CreateOrderExtras {
@@ -136,16 +146,9 @@ export function newOrderRows(project: ProjectRow, input: OrderInput, now: Date, 
     modified: now,
     completed: null,
   };
-  if (!transactions?.[0]) return { order };
-  const transaction = newTransactionRow(project, order, transactions[0], now);
-  return {
-    order,
-    transaction,
-    event: { id: newId(), project_id: project.id, transaction_id: transaction.id, event: 'new', source: 'set_status', occurred: now, noticed: new Date() },
-    // No NOTIFY for this job: it is due a whole expiration_period ahead, found by the workers'
-    // poll, and PostgreSQL serialises the commits of all transactions that notify.
-    job: { project_id: project.id, kind: 'expire_transaction', ref_id: transaction.id, run_at: transaction.expires_at!, payload: {} },
-  };
+  // Written with the order, the expiry job sends no NOTIFY: it is due a whole expiration_period
+  // ahead, found by the workers' poll, and PostgreSQL serialises the commits of all that notify.
+  return transactions?.[0] ? { order, ...newTransactionRows(project, order, transactions[0], now) } : { order };
 }
 
 export async function createOrder(ctx: Ctx, project: ProjectRow, input: OrderInput, extras: CreateOrderExtras = {}) {

@@ -29,8 +29,13 @@ export async function moveTransaction(q: Queryable, txn: TransactionRow, to: Tra
   return true;
 }
 
+/** An event row of a transaction's history: `occurred` in the project's clock, `noticed` in ours. */
+export function newEventRow(txn: Pick<TransactionRow, 'id' | 'project_id'>, event: string, now: Date, source = 'set_status') {
+  return { id: newId(), project_id: txn.project_id, transaction_id: txn.id, event, source, occurred: now, noticed: new Date() };
+}
+
 export async function appendEvent(q: Queryable, txn: Pick<TransactionRow, 'id' | 'project_id'>, event: string, now: Date, source = 'set_status') {
-  await orders.insertEvent(q, { id: newId(), project_id: txn.project_id, transaction_id: txn.id, event, source, occurred: now, noticed: new Date() });
+  await orders.insertEvent(q, newEventRow(txn, event, now, source));
 }
 
 /** Recomputes an order's status from its transactions; writes the outbox row when it changes. */

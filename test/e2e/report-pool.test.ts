@@ -3,7 +3,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse } from 'csv-parse/sync';
-import { basic, cardOrder, startTestService, type ApiResponse, type TestService } from '../helpers/service.ts';
+import { cardOrder, startTestService, type ApiResponse, type TestService } from '../helpers/service.ts';
+import { csvDownload, runningCopies } from '../helpers/search.ts';
 import { seedOrders } from '../../src/services/seed.ts';
 
 let t: TestService;
@@ -18,12 +19,7 @@ before(async () => {
 });
 after(async () => t?.close());
 
-const download = () =>
-  fetch(`${t.url}/v1/search/orders/?format=csv`, {
-    method: 'POST',
-    headers: { authorization: basic(t.project.api_key), 'content-type': 'application/json' },
-    body: JSON.stringify({ query: '*', sort: 'created asc' }),
-  });
+const download = () => csvDownload(t, t.project.api_key, { query: '*', sort: 'created asc' });
 
 /** The call's answer, or a failure naming it when it does not come within 10 s (a starved pool hangs). */
 async function within10s<T>(what: string, call: Promise<T>): Promise<T> {
@@ -57,14 +53,7 @@ test('downloads held open, more than the report connections, leave the API answe
     await within10s('the first rows', Promise.race(pending));
 
     if (t.db.kind === 'postgres') {
-      // (a parallel plan's workers show the same query: only client backends count)
-      const [{ n }] = await within10s(
-        'a query',
-        t.db.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND query LIKE 'COPY (%' AND state = 'active'
-             AND application_name = 'tender-report ' || current_schema()`,
-        ),
-      );
+      const n = await within10s('a query', runningCopies(t.db));
       assert.equal(n, 1, `one COPY runs, held by its unread client; the others wait for the one report connection (${n} running)`);
     }
     created = await within10s('create order', t.api('POST', '/v1/orders/', cardOrder()));

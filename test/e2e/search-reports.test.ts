@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse } from 'csv-parse/sync';
 import { validOrder, type TestService } from '../helpers/service.ts';
-import { ALL_A, expectError, searchOn, startSearchService, type SearchFixture } from '../helpers/search.ts';
+import { ALL_A, csvDownload, expectError, runningCopies, searchOn, startSearchService, type SearchFixture } from '../helpers/search.ts';
 import { checkLedger } from '../../src/services/ledger-check.ts';
 import { COLUMN_NAMES, orderReport } from '../../src/services/reports.ts';
 import { findProject } from '../../src/store/projects.ts';
@@ -208,12 +208,7 @@ test('both CSV writers give the same bytes: COPY on PostgreSQL, csv-stringify in
 test('a CSV download abandoned half way frees its connection: more abandoned downloads than the pool holds, then the API still answers', async () => {
   for (let i = 0; i < 25; i++) {
     const abort = new AbortController();
-    const res = await fetch(`${t.url}/v1/search/orders/?format=csv`, {
-      method: 'POST',
-      headers: { authorization: 'Basic ' + Buffer.from(`${B.api_key}:`).toString('base64'), 'content-type': 'application/json' },
-      body: JSON.stringify({ query: '*' }),
-      signal: abort.signal,
-    });
+    const res = await csvDownload(t, B.api_key, { query: '*' }, abort.signal);
     assert.equal(res.status, 200);
     const reader = res.body!.getReader();
     assert.ok((await reader.read()).value!.length > 0, 'the report started');
@@ -223,15 +218,11 @@ test('a CSV download abandoned half way frees its connection: more abandoned dow
   const after = await csv({ query: 'currency:JPY', size: 5 }, B.api_key);
   assert.equal(new Set(after.rows.map((r) => r.id)).size, 5);
   if (t.db.kind !== 'postgres') return;
-  // and no server process of this service is left sending an abandoned COPY (each ends when its
-  // socket is cut); a report connection back in its pool shows its last COPY too, but idle
+  // and no server process of this service is left sending an abandoned COPY (each ends when its socket is cut)
   let copying = -1;
   for (let i = 0; i < 50 && copying !== 0; i++) {
     if (i) await new Promise((r) => setTimeout(r, 100));
-    [{ n: copying }] = await t.db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND query LIKE 'COPY (%' AND state <> 'idle'
-         AND application_name = 'tender-report ' || current_schema()`,
-    );
+    copying = await runningCopies(t.db);
   }
   assert.equal(copying, 0, 'backends still running an abandoned COPY');
 });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { startTestService, validOrder, type TestService } from './service.ts';
+import { basic, startTestService, validOrder, type TestService } from './service.ts';
+import type { Db } from '../../src/store/db.ts';
 import { payOrder } from './pay.ts';
 import { seedOrders, type SeedResult } from '../../src/services/seed.ts';
 
@@ -81,4 +82,27 @@ export function expectError(res: { status: number; body: any; text: string }, fi
   assert.equal(res.body.error.status, 400);
   assert.equal(res.body.error.field, field, res.text);
   assert.match(res.body.error.value, value);
+}
+
+/** A CSV report as a client streams it: the response, its body not read yet. */
+export function csvDownload(t: TestService, key: string, body: Record<string, unknown>, signal?: AbortSignal) {
+  return fetch(`${t.url}/v1/search/orders/?format=csv`, {
+    method: 'POST',
+    headers: { authorization: basic(key), 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal,
+  });
+}
+
+/**
+ * PostgreSQL: how many of this store's report connections are running a COPY now. A report
+ * connection back in its pool shows its last COPY too, but idle; a parallel plan's workers show
+ * the same query, but only client backends count.
+ */
+export async function runningCopies(db: Db): Promise<number> {
+  const [{ n }] = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND query LIKE 'COPY (%' AND state = 'active'
+       AND application_name = 'tender-report ' || current_schema()`,
+  );
+  return n;
 }
