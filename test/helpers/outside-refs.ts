@@ -29,8 +29,9 @@ export function outsideRefs(root: string, file: string, text: string): OutsideRe
   const parent = dirname(root);
   text.split('\n').forEach((lineText, i) => {
     for (const [ref] of lineText.matchAll(RELATIVE)) {
-      const fromFile = resolve(dirname(file), ref);
-      const fromRoot = resolve(root, ref);
+      const path = ref.replace(/[#?].*$/, ''); // a link's anchor or query is not part of the path
+      const fromFile = resolve(dirname(file), path);
+      const fromRoot = resolve(root, path);
       const resolved = escapes(root, fromFile) ? fromFile : !existsSync(fromFile) && escapes(root, fromRoot) ? fromRoot : null;
       if (resolved) found.push({ file, line: i + 1, ref, resolved });
     }

@@ -40,4 +40,6 @@ test('the check leaves references inside the repository alone', () => {
   assert.deepEqual(refs(`POST .${up}captures/ and /v1/orders/{id}/${up}x`), []); // prose and URL paths
   assert.deepEqual(refs(`const dir = '${join(root, 'docs')}';`), []);
   assert.deepEqual(refs(`mkdtempSync('/tmp/tender-test-')`), []);
+  const doc = join(root, 'docs', 'design.md');
+  assert.deepEqual(outsideRefs(root, doc, `[the picture](${up}README.md#architecture)`), []); // an anchor is not a path
 });
