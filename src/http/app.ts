@@ -58,7 +58,9 @@ export async function buildApp(ctx: Ctx): Promise<FastifyInstance> {
     done(null, payload);
   });
   app.addHook('preValidation', async (req) => {
-    // then as real clients send it: PHP's `[]` for `{}`, customers normalised (domain/schemas/shape.ts)
+    // then as real clients send it: PHP's `[]` for `{}` (a whole body too: no route takes an array),
+    // customers normalised (domain/schemas/shape.ts)
+    if (Array.isArray(req.body) && req.body.length === 0) req.body = {};
     if (req.body && typeof req.body === 'object') req.body = shapeBody(req.routeOptions.schema?.body as never, stripNulls(req.body));
   });
   await app.register(formbody);
