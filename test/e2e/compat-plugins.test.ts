@@ -177,6 +177,16 @@ const stillRefused: Array<[name: string, customer: Record<string, unknown>, fiel
   ['a postcode with a hyphen', { postal_code: '80-827' }, 'customer.postal_code'],
   ['an additional address with an unknown field', { additional_addresses: [{ address_type: 'billing', stret: 'Damrak' }] }, 'customer.additional_addresses[0].stret'],
   ['an additional address with a line of <', { additional_addresses: [{ address: '<script>' }] }, 'customer.additional_addresses[0].address'],
+  ['an additional address street with <', { additional_addresses: [{ street: 'Damrak <1>' }] }, 'customer.additional_addresses[0].street'],
+  ['an additional address city of 121 characters', { additional_addresses: [{ city: 'a'.repeat(121) }] }, 'customer.additional_addresses[0].city'],
+  ['an additional address postcode with a hyphen', { additional_addresses: [{ postal_code: '80-827' }] }, 'customer.additional_addresses[0].postal_code'],
+  ['an additional address country in lower case', { additional_addresses: [{ country: 'nl' }] }, 'customer.additional_addresses[0].country'],
+  ['an additional address state of three letters', { additional_addresses: [{ state: 'NYC' }] }, 'customer.additional_addresses[0].state'],
+  ['an additional address housenumber of 33 characters', { additional_addresses: [{ housenumber: '1'.repeat(33) }] }, 'customer.additional_addresses[0].housenumber'],
+  ['an additional address housenumber not a string', { additional_addresses: [{ housenumber: 10 }] }, 'customer.additional_addresses[0].housenumber'],
+  ['an additional address that is no object', { additional_addresses: ['Damrak 1'] }, 'customer.additional_addresses[0]'],
+  ['eleven additional addresses', { additional_addresses: Array.from({ length: 11 }, () => ({ address_type: 'delivery' })) }, 'customer.additional_addresses'],
+  ['phone_numbers with a number and letters', { phone_numbers: ['', 'call me'] }, 'customer.phone_numbers[0]'],
 ];
 for (const [name, customer, field] of stillRefused) {
   test(`still refused: ${name} -> 400 on ${field}`, async () => {
