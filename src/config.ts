@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { parseMethodAliases, type MethodAliases } from './domain/project.ts';
 
 /** Every setting, from the environment, with a default that runs on a laptop. */
 export interface Config {
@@ -19,6 +20,8 @@ export interface Config {
   worker: { enabled: boolean; pollMs: number; concurrency: number };
   webhook: { timeoutMs: number; retryIntervalMs: number; maxAttempts: number; concurrency: number };
   setupTokenTtlSeconds: number;
+  /** other identifiers clients use for Tender's payment methods (PAYMENT_METHOD_ALIASES) */
+  paymentMethodAliases: MethodAliases;
   captureWindow: string;
   defaultExpiration: string;
   lateDeclineMs: number;
@@ -79,6 +82,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       concurrency: int(env.WEBHOOK_CONCURRENCY, 16),
     },
     setupTokenTtlSeconds: int(env.SETUP_TOKEN_TTL_SECONDS, 300),
+    paymentMethodAliases: parseMethodAliases(env.PAYMENT_METHOD_ALIASES),
     captureWindow: env.CAPTURE_WINDOW ?? 'P5D',
     defaultExpiration: env.DEFAULT_EXPIRATION_PERIOD ?? 'PT30M',
     lateDeclineMs: int(env.LATE_DECLINE_MS, 3000),

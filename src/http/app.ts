@@ -12,6 +12,7 @@ import { orderRoutes } from './api/orders.ts';
 import { projectRoutes } from './api/projects.ts';
 import { requireTestProject, testRoutes } from './api/test-tools.ts';
 import { apiPlugins, surfacePlugins } from './registry.ts';
+import { shapeBody } from '../domain/schemas/shape.ts';
 
 /** Path prefix of a surface whose base URL is on this host: `http://h/vault` -> `/vault`. */
 export const prefixOf = (url: string) => new URL(url).pathname.replace(/\/+$/, '');
@@ -57,7 +58,10 @@ export async function buildApp(ctx: Ctx): Promise<FastifyInstance> {
     done(null, payload);
   });
   app.addHook('preValidation', async (req) => {
-    if (req.body && typeof req.body === 'object') req.body = stripNulls(req.body);
+    // then as real clients send it: PHP's `[]` for `{}` (a whole body too: no route takes an array),
+    // customers normalised (domain/schemas/shape.ts)
+    if (Array.isArray(req.body) && req.body.length === 0) req.body = {};
+    if (req.body && typeof req.body === 'object') req.body = shapeBody(req.routeOptions.schema?.body as never, stripNulls(req.body));
   });
   await app.register(formbody);
 
