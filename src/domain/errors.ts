@@ -14,6 +14,8 @@ export const ERROR_STATUS = {
   RateLimitExceeded: 429,
   FailedToFetchTransactionInformation: 502,
   ServerError: 500,
+  /** the database is unreachable or dropped the connection: retry after Retry-After */
+  ServiceUnavailable: 503,
 } as const;
 
 export type ErrorType = keyof typeof ERROR_STATUS;

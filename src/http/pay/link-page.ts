@@ -6,6 +6,7 @@ import { isPaymentMethod } from '../../domain/project.ts';
 import { formatAmount, pickLocale, STRINGS, type Locale } from './i18n.ts';
 import { esc, layout, messagePage, STYLE_HASH, summaryBlock } from './render.ts';
 import { checkCsrf, contentSecurityPolicy, csrfKey, issueCsrf, originAllowed, setPageHeaders } from './security.ts';
+import { pageErrorStatus } from '../errors.ts';
 
 /**
  * The page behind a payment link's payment_url: the link's amount and merchant, a button per
@@ -64,8 +65,8 @@ export const linkPageRoutes = (ctx: Ctx): FastifyPluginAsync => async (app) => {
   app.addHook('onRequest', async (_req, reply) => setPageHeaders(reply, csp));
   app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
     const lang = pickLocale(undefined, req.headers['accept-language']);
-    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
-    if (status >= 500) req.log.error({ err }, 'payment link page failed');
+    const status = pageErrorStatus(err, reply);
+    if (status === 500) req.log.error({ err }, 'payment link page failed');
     reply.code(status).type('text/html; charset=utf-8').send(messagePage(lang, STRINGS[lang], STRINGS[lang].error_title, STRINGS[lang].error_text));
   });
 

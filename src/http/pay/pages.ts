@@ -17,6 +17,7 @@ import {
 import { STRINGS, formatAmount, fromAcceptLanguage, pickLocale, type Locale, type Strings } from './i18n.ts';
 import { cardForm, cardPanel, layout, messagePage, methodsBlock, renderWallets, statusBlock, summaryBlock, STYLE_HASH } from './render.ts';
 import { checkCsrf, contentSecurityPolicy, csrfKey, issueCsrf, originAllowed, originsOf, setPageHeaders, type CspExtras, type CsrfScope } from './security.ts';
+import { pageErrorStatus } from '../errors.ts';
 
 /**
  * The hosted payment pages on the API host, without an API key: bound to the order and
@@ -58,8 +59,8 @@ export const payPages = (ctx: Ctx) => async (app: FastifyInstance) => {
   app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
     const locale = fromAcceptLanguage(req.headers['accept-language']) ?? 'en';
     const t = STRINGS[locale];
-    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
-    if (status >= 500) req.log.error({ err }, 'hosted page failed');
+    const status = pageErrorStatus(err, reply);
+    if (status === 500) req.log.error({ err }, 'hosted page failed');
     reply.code(status).type('text/html; charset=utf-8').send(messagePage(locale, t, t.error_title, t.error_text));
   });
 
