@@ -22,6 +22,8 @@ export type ErrorType = keyof typeof ERROR_STATUS;
 
 export class ApiError extends Error {
   readonly status: number;
+  /** seconds for the Retry-After header (429, 503) */
+  retryAfter?: number;
   constructor(
     readonly type: ErrorType,
     message: string,
@@ -40,3 +42,10 @@ export class ApiError extends Error {
 
 export const invalid = (field: string, message: string) => new ApiError('ValidationError', message, field);
 export const notFound = (what: string) => new ApiError('NotFound', `${what} not found`);
+
+/** A 429 RateLimitExceeded telling the client when to try again. */
+export function rateLimited(message: string, retryAfterSeconds: number): ApiError {
+  const err = new ApiError('RateLimitExceeded', message);
+  err.retryAfter = Math.max(1, Math.ceil(retryAfterSeconds));
+  return err;
+}

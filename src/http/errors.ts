@@ -64,12 +64,17 @@ export function pageErrorStatus(err: Error & { statusCode?: number }, reply: Fas
     reply.header('Retry-After', String(RETRY_AFTER_UNAVAILABLE));
     return 503;
   }
+  if (err instanceof ApiError && err.status < 500) {
+    if (err.retryAfter) reply.header('Retry-After', String(err.retryAfter));
+    return err.status;
+  }
   return err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
 }
 
 export function installErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((err, req, reply) => {
     const api = toApiError(err as FastifyError);
+    if (api.retryAfter) reply.header('Retry-After', String(api.retryAfter));
     if (api.status === 503) {
       reply.header('Retry-After', String(RETRY_AFTER_UNAVAILABLE));
       req.log.warn({ err: (err as Error).message }, 'database unavailable');
