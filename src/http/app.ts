@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Ctx } from '../services/context.ts';
 import { installErrorHandling } from './errors.ts';
 import { requireApiKey } from './auth.ts';
-import { installRateLimit } from './rate-limit.ts';
+import { installRateLimit, limitAnonymous, payResourceOf } from './rate-limit.ts';
 import { idempotency } from './idempotency.ts';
 import { orderRoutes } from './api/orders.ts';
 import { projectRoutes } from './api/projects.ts';
@@ -105,7 +105,11 @@ export async function buildApp(ctx: Ctx): Promise<FastifyInstance> {
       });
       for (const p of apiPlugins.authenticated) await api.register(p(ctx));
     });
-    for (const p of apiPlugins.public) await app.register(p(ctx));
+    // hosted pages: every form post is limited per client address and per order, link or transaction
+    await app.register(async (pub) => {
+      limitAnonymous(pub, ctx, 'pay-post', { subjectsOf: (req) => [payResourceOf(req.url)] });
+      for (const p of apiPlugins.public) await pub.register(p(ctx));
+    });
   }
   for (const [surface, plugins] of Object.entries(surfacePlugins)) {
     if (!surfaces.has(surface as keyof typeof surfacePlugins)) continue;
