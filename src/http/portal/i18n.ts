@@ -128,7 +128,7 @@ const en = {
   link_title: (ref: string) => `Payment link ${ref}`,
   link_created: 'Payment link created. Send the link to your customer.',
   link_orders: 'Orders of this link',
-  link_status: { active: 'Active', completed: 'Completed', expired: 'Expired' } as Record<string, string>,
+  link_status: { new: 'New', processing: 'Processing', all_unsuccessful: 'All attempts failed', completed: 'Completed', expired: 'Expired' } as Record<string, string>,
   // settings
   settings_title: 'Settings',
   api_key: 'API Key',
@@ -309,7 +309,7 @@ const nl: PortalStrings = {
   link_title: (ref) => `Betaallink ${ref}`,
   link_created: 'Betaallink gemaakt. Stuur de link naar uw klant.',
   link_orders: 'Bestellingen van deze link',
-  link_status: { active: 'Actief', completed: 'Voltooid', expired: 'Verlopen' },
+  link_status: { new: 'Nieuw', processing: 'In behandeling', all_unsuccessful: 'Alle pogingen mislukt', completed: 'Voltooid', expired: 'Verlopen' },
   settings_title: 'Instellingen',
   api_key: 'API-sleutel',
   api_key_intro: 'Uw winkel roept de API aan met deze sleutel als HTTP Basic-gebruikersnaam. Van elke sleutel bewaren we alleen een hint.',

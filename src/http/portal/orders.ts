@@ -16,6 +16,8 @@ import { alert, badge, csrfField, esc, money, notice, table, when } from './view
 const STATUSES = ['new', 'processing', 'completed', 'cancelled', 'expired', 'error', 'see-transactions'];
 const PAGE_SIZE = 25;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
+/** One per action form: the action runs once per token (services/portal.ts orderAction). */
+const newToken = () => randomBytes(18).toString('base64url');
 
 interface Filter {
   q: string;
@@ -179,7 +181,7 @@ ${confirmLink(req, project, order.id, 'resend')}</section>`;
     const t = req.portal.t;
     const idp = `${action}-${o.txn?.slice(0, 8) ?? 'order'}`;
     return `<form method="get" action="${kit.base}/projects/${project.id}/orders/${orderId}/confirm">
-<input type="hidden" name="action" value="${action}">${o.txn ? `<input type="hidden" name="transaction_id" value="${esc(o.txn)}">` : ''}
+<input type="hidden" name="action" value="${action}"><input type="hidden" name="token" value="${newToken()}">${o.txn ? `<input type="hidden" name="transaction_id" value="${esc(o.txn)}">` : ''}
 ${o.amount ? `<div class="field"><label for="${idp}-amount">${esc(o.amount.label)}</label><input type="text" inputmode="decimal" id="${idp}-amount" name="amount" size="10" value="${esc(o.amount.value ?? '')}"></div>` : ''}
 ${o.description ? `<div class="field"><label for="${idp}-desc">${esc(t.refund_description)}</label><input type="text" id="${idp}-desc" name="description" maxlength="1024"></div>` : ''}
 <button type="submit"${action === 'cancel' || action === 'void' ? ' class="danger"' : ''}>${esc(t.action[action])}</button></form>`;
@@ -222,6 +224,9 @@ ${o.description ? `<div class="field"><label for="${idp}-desc">${esc(t.refund_de
       if (amount === undefined) return orderPage(req, reply, { status: 400, fieldError: t.amount_invalid });
     } else if (action === 'refund') return orderPage(req, reply, { status: 400, fieldError: t.amount_invalid });
     const txn = field(req.query, 'transaction_id');
+    // the token comes from the order page's form: going back to this page and confirming again is the same action
+    const given = field(req.query, 'token');
+    const token = /^[A-Za-z0-9_-]{16,64}$/.test(given) ? given : newToken();
     const description = field(req.query, 'description').slice(0, 1024);
     const label = t.action[action];
     const shown = amount !== undefined ? money(amount, order.currency, locale) : undefined;
@@ -229,7 +234,7 @@ ${o.description ? `<div class="field"><label for="${idp}-desc">${esc(t.refund_de
     const body = `<h1>${esc(t.confirm_title(label))}</h1>
 <section class="panel"><p>${esc(t.confirm_text(label, shown, ref))}</p>
 <form method="post" action="${kit.base}/projects/${project.id}/orders/${order.id}/actions">
-${csrfField(req.portal.csrf)}<input type="hidden" name="token" value="${randomBytes(18).toString('base64url')}">
+${csrfField(req.portal.csrf)}<input type="hidden" name="token" value="${esc(token)}">
 <input type="hidden" name="action" value="${action}">${txn ? `<input type="hidden" name="transaction_id" value="${esc(txn)}">` : ''}
 ${amount !== undefined ? `<input type="hidden" name="amount" value="${amount}">` : ''}${description ? `<input type="hidden" name="description" value="${esc(description)}">` : ''}
 <p class="actions"><button type="submit"${action === 'cancel' || action === 'void' ? ' class="danger"' : ''}>${esc(t.confirm(label))}</button>
