@@ -4,6 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { launchBrowser } from '../helpers/browser.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { payOrder } from '../helpers/pay.ts';
+import { base32Decode, totp } from '../../src/domain/totp.ts';
 import { assertAccessible, portalContext, portalUser, signInPage, VIEWPORTS } from '../helpers/portal.ts';
 
 /** axe-core on every portal page, on a phone and on a desktop; and the portal by keyboard alone. */
@@ -31,6 +32,7 @@ after(async () => {
 
 for (const kind of Object.keys(VIEWPORTS) as (keyof typeof VIEWPORTS)[]) {
   test(`axe-core: no violations on any portal page (${kind})`, async () => {
+    const own = await portalUser(t); // its own: the two-factor set-up below changes the user
     const { context, page, problems } = await portalContext(browser, kind);
     const p = `${t.config.portalUrl}/projects/${t.project.project_id}`;
     const check = async (url: string, what: string) => {
@@ -38,12 +40,12 @@ for (const kind of Object.keys(VIEWPORTS) as (keyof typeof VIEWPORTS)[]) {
       await assertAccessible(page, what);
     };
     await check(`${t.config.portalUrl}/sign-in`, 'sign-in');
-    await page.getByLabel('Email').fill(user.email);
+    await page.getByLabel('Email').fill(own.email);
     await page.getByLabel('Password').fill('wrong password here');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('alert').waitFor();
     await assertAccessible(page, 'sign-in with an error');
-    await signInPage(page, t, user);
+    await signInPage(page, t, own);
     await assertAccessible(page, 'home');
     await check(`${p}/orders/`, 'orders');
     await check(`${p}/orders/?q=${encodeURIComponent('status:(')}`, 'orders with a query error');
@@ -63,6 +65,21 @@ for (const kind of Object.keys(VIEWPORTS) as (keyof typeof VIEWPORTS)[]) {
     await check(`${p}/orders/00000000-0000-4000-8000-000000000000/`, 'not found');
     await check(`${p}/?lang=nl`, 'home in Dutch');
     await check(`${p}/?lang=en`, 'home in English again');
+    // the second step of sign-in, for a user with two-factor authentication
+    await page.goto(`${p}/settings/`);
+    const secret = base32Decode((await page.locator('#totp-secret').innerText()).trim())!;
+    await page.getByLabel('Authentication code').fill(totp(secret, Date.now() / 1000));
+    await page.getByRole('button', { name: 'Turn on' }).click();
+    await page.getByText('Two-factor authentication is on.').waitFor();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Email').fill(own.email);
+    await page.getByLabel('Password').fill(own.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/sign-in\/code$/);
+    await assertAccessible(page, 'two-factor code');
+    await page.getByLabel(/^Authentication code/).fill(totp(secret, Date.now() / 1000 + 30));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.waitForURL(/\/projects\/[0-9a-f-]{36}\/$/);
     assert.deepEqual(problems, [], 'no CSP complaint or script error');
     await context.close();
   });
@@ -70,6 +87,7 @@ for (const kind of Object.keys(VIEWPORTS) as (keyof typeof VIEWPORTS)[]) {
 
 /** Presses Tab until the focused element matches, at most `max` times. */
 async function tabTo(page: Page, matches: (el: { tag: string; text: string; label: string }) => boolean, max = 40) {
+  const seen: string[] = [];
   for (let i = 0; i < max; i++) {
     await page.keyboard.press('Tab');
     const el = await page.evaluate(() => {
@@ -77,8 +95,9 @@ async function tabTo(page: Page, matches: (el: { tag: string; text: string; labe
       return { tag: a?.tagName ?? '', text: (a?.textContent ?? '').trim(), label: a?.getAttribute('aria-label') ?? (a as HTMLInputElement | null)?.labels?.[0]?.textContent?.trim() ?? '' };
     });
     if (matches(el)) return;
+    seen.push(`${el.tag}:${el.text || el.label}`);
   }
-  throw new Error('not reached by Tab');
+  throw new Error(`not reached by Tab; focus went through ${seen.join(' | ')}`);
 }
 
 test('keyboard only: sign in, reach Orders and an order, refund it', async () => {

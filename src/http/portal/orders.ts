@@ -83,7 +83,7 @@ export const orderRoutes = (kit: Kit) => async (app: FastifyInstance) => {
         const txn = o.transactions?.[0];
         return [
           esc(when(o.created)),
-          `<a href="${orderPath(project, o.id)}">${esc(o.merchant_order_id ?? o.id)}</a>`,
+          `<a href="${orderPath(project, o.id)}">${esc(o.merchant_order_id ?? o.id)}${kindOf(o) === 'payment' ? '' : ` (${esc(kindOf(o))})`}</a>`,
           esc(o.description ?? ''),
           esc(money(o.amount, o.currency, locale)),
           badge(o.status),

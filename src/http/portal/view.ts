@@ -72,7 +72,8 @@ export function layout(c: Chrome, title: string, body: string): string {
 </head>
 <body>
 <a class="skip" href="#main">${esc(t.skip)}</a>
-${project?.mode === 'test' ? `<div class="testbar" data-test-mode>${esc(t.test_mode)} <span>— ${esc(t.test_mode_text)}</span></div>\n` : ''}<header class="top">
+<header>
+${project?.mode === 'test' ? `<div class="testbar" data-test-mode>${esc(t.test_mode)} <span>— ${esc(t.test_mode_text)}</span></div>\n` : ''}<div class="top">
 <p class="brand">Tender${c.merchant ? ` <span>${esc(c.merchant)}</span>` : ` <span>${esc(t.portal)}</span>`}</p>
 ${
   signedIn && c.projects!.length
@@ -84,6 +85,7 @@ ${
     : ''
 }
 ${signedIn ? `<form method="post" action="${base}/sign-out"><input type="hidden" name="csrf" value="${esc(c.csrf)}"><span class="vh">${esc(c.email)}</span><button type="submit" class="secondary">${esc(t.sign_out)}</button></form>` : ''}
+</div>
 </header>
 ${
   navItems.length
