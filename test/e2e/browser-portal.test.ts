@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { launchBrowser } from '../helpers/browser.ts';
-import { startTestService, cardOrder, type TestService } from '../helpers/service.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
 import { payOrder } from '../helpers/pay.ts';
 import { portalContext, portalUser, signInPage } from '../helpers/portal.ts';
 
@@ -161,4 +161,3 @@ test('a payment link made in the portal is paid by a customer in another browser
   await context.close();
 });
 
-void cardOrder;
