@@ -156,6 +156,7 @@ test('bad input to actions: 4xx with the reason, nothing changes', async () => {
   assert.equal(noToken.status, 400);
   assert.equal((await c.post(`${o}actions`, { action: 'explode', token: 'c'.repeat(24) })).status, 400);
   assert.equal((await c.post(`${o}actions`, { action: 'refund', amount: '-5', token: 'd'.repeat(24) })).status, 400);
+  assert.equal((await c.post(`${o}actions`, { action: 'refund', amount: '1e2', token: 'g'.repeat(24) })).status, 400);
   assert.equal((await t.api('GET', `/v1/orders/${paid.id}/`)).body.refunded_amount, 0);
   // the same confirmation token twice: one refund
   const once = await c.post(`${o}actions`, { action: 'refund', amount: '100', token: 'e'.repeat(24) });

@@ -250,7 +250,7 @@ ${amount !== undefined ? `<input type="hidden" name="amount" value="${amount}">`
     if (!isOrderAction(action)) return orderPage(req, reply, { status: 400, error: 'ValidationError: unknown action' });
     const amountText = field(req.body, 'amount');
     const amount = amountText ? Number(amountText) : undefined;
-    if (amount !== undefined && (!Number.isSafeInteger(amount) || amount <= 0)) return orderPage(req, reply, { status: 400, error: 'ValidationError: amount must be a whole number of minor units above 0' });
+    if (amount !== undefined && (!/^\d{1,16}$/.test(amountText) || !Number.isSafeInteger(amount) || amount <= 0)) return orderPage(req, reply, { status: 400, error: 'ValidationError: amount must be a whole number of minor units above 0' });
     try {
       const shown = await orderAction(ctx, kit.actor(req), project, orderId, action, { transactionId: field(req.body, 'transaction_id') || undefined, amount, description: field(req.body, 'description') || undefined }, field(req.body, 'token'));
       return kit.redirect(reply, `/projects/${project.id}/orders/${shown}/?done=${action}`);
