@@ -36,6 +36,8 @@ export interface Config {
   /** how long a stopping server lets requests in flight finish before cutting them (ms) */
   shutdownGraceMs: number;
   redisUrl?: string;
+  /** the merchant portal's sessions and sign-in throttling (docs/portal.md) */
+  portal: { sessionIdleMs: number; sessionMaxMs: number; maxFailures: number; addressMaxFailures: number; lockSeconds: number };
   walletBRootKeysFile?: string;
   walletBTestRootKeysFile?: string;
   walletA: {
@@ -108,6 +110,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     apiKeyCacheMs: int(env.API_KEY_CACHE_MS, 10_000),
     shutdownGraceMs: int(env.SHUTDOWN_GRACE_MS, 10_000),
     redisUrl: env.REDIS_URL || undefined,
+    portal: {
+      sessionIdleMs: int(env.PORTAL_SESSION_IDLE_MINUTES, 30) * 60_000,
+      sessionMaxMs: int(env.PORTAL_SESSION_MAX_HOURS, 12) * 3_600_000,
+      maxFailures: int(env.PORTAL_SIGNIN_MAX_FAILURES, 5),
+      addressMaxFailures: int(env.PORTAL_SIGNIN_MAX_FAILURES_PER_ADDRESS, 50),
+      lockSeconds: int(env.PORTAL_SIGNIN_LOCK_SECONDS, 300),
+    },
     walletBRootKeysFile: env.WALLET_B_ROOT_KEYS_FILE || undefined,
     walletBTestRootKeysFile: env.WALLET_B_TEST_ROOT_KEYS_FILE || undefined,
     walletA: {

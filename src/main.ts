@@ -8,7 +8,7 @@ import { acquireLock, releaseLock } from './store/lock.ts';
 import { buildApp } from './http/app.ts';
 import { registerRoutes } from './http/routes.ts';
 import { registerJobHandlers } from './jobs/handlers.ts';
-import { startWorker } from './jobs/worker.ts';
+import { settleDueJobs, startWorker } from './jobs/worker.ts';
 import { loadMasterKey } from './services/master-key.ts';
 import type { Ctx } from './services/context.ts';
 import { KeyCache } from './services/key-cache.ts';
@@ -40,7 +40,8 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     const db = opts.db ?? (await openStore(config));
     const keyCache = new KeyCache(config.apiKeyCacheMs);
     unlistenKeys = await keyCache.listen(db);
-    const ctx = { db, config, log, masterKey: loadMasterKey(config, log), keyCache };
+    const ctx: Ctx & { masterKey: Buffer } = { db, config, log, masterKey: loadMasterKey(config, log), keyCache };
+    ctx.runDueJobs = (projectId) => settleDueJobs(ctx, projectId);
     registerRoutes();
     registerJobHandlers();
     const app = await buildApp(ctx);

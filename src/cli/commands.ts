@@ -6,6 +6,7 @@ import { rewrapDataKeys } from '../services/crypto-envelope.ts';
 import { parseKey } from '../services/master-key.ts';
 import { checkLedger } from '../services/ledger-check.ts';
 import { seedOrders } from '../services/seed.ts';
+import { createUser } from '../services/portal-users.ts';
 
 /**
  * Administrative commands. The CLI runs them on the store directly, or, when a server holds
@@ -21,6 +22,7 @@ export const commands: Record<string, Command> = {
   'keys rewrap': async (ctx, a) => rewrapDataKeys(ctx, parseKey(String(a.new_master_key ?? '')), { prune: Boolean(a.prune) }),
   'ledger check': (ctx, a) => checkLedger(ctx.db, a.project ? String(a.project) : undefined),
   seed: (ctx, a) => seedOrders(ctx, { projectId: String(a.project), orders: Number(a.orders), days: a.days, prefix: a.prefix, first: a.first }),
+  'user create': (ctx, a) => createUser(ctx, { merchantId: String(a.merchant), email: String(a.email), password: typeof a.password === 'string' ? a.password : undefined }),
   'project list': async (ctx) =>
     (await listProjects(ctx.db)).map((p) => ({ project_id: p.id, merchant_id: p.merchant_id, name: p.name, mode: p.mode })),
 };

@@ -1,9 +1,14 @@
 import type { Ctx } from '../services/context.ts';
 import { listProjects } from '../store/projects.ts';
 import { createProject, type CreatedProject } from '../services/tenancy.ts';
+import { createFirstUser, type CreatedUser } from '../services/portal-users.ts';
 
-/** On an empty store, creates a merchant and a test project so `npm start` is usable at once. */
-export async function ensureFirstProject(ctx: Ctx): Promise<CreatedProject | undefined> {
+/**
+ * On an empty store, creates a merchant and a test project so `npm start` is usable at once,
+ * and a portal user for that merchant (its generated password is shown once).
+ */
+export async function ensureFirstProject(ctx: Ctx): Promise<(CreatedProject & { portal_user: CreatedUser }) | undefined> {
   if ((await listProjects(ctx.db)).length) return undefined;
-  return createProject(ctx, { name: 'My test shop', mode: 'test' });
+  const project = await createProject(ctx, { name: 'My test shop', mode: 'test' });
+  return { ...project, portal_user: await createFirstUser(ctx, project.merchant_id) };
 }

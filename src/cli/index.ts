@@ -63,6 +63,8 @@ program
     ];
     if (first) {
       lines.push('', 'Created a test project on first run:', `  merchant_id ${first.merchant_id}`, `  project_id  ${first.project_id}`, `  API key     ${first.api_key}`, ...(first.webhook_secret ? [`  webhook secret ${first.webhook_secret}`] : []), '  (shown once: keep it; `npx tender key rotate --project ID` makes a new one)', '', `Try: curl -u ${first.api_key}: ${c.publicBaseUrl}/v1/merchants/self/projects/self/`);
+      const u = first.portal_user;
+      lines.push('', 'Sign in to the portal:', `  ${c.portalUrl}/sign-in`, `  email    ${u.email}`, `  password ${u.password}`, '  (shown once; `npx tender user create --merchant ID --email EMAIL` adds users)');
     }
     process.stdout.write(lines.join('\n') + '\n');
     let stopping = false;
@@ -89,6 +91,28 @@ program
     await db.close();
     process.stdout.write('migrations applied\n');
   });
+
+const user = program.command('user').description('manage merchant portal users');
+user
+  .command('create')
+  .description('create a portal user; without --password-stdin a password is generated and shown once')
+  .requiredOption('--merchant <id>', 'the merchant the user belongs to')
+  .requiredOption('--email <email>', 'sign-in email address')
+  .option('--password-stdin', 'read the password from standard input')
+  .option('--json', 'print JSON')
+  .action(async (o) => {
+    const password = o.passwordStdin ? await readStdin() : undefined;
+    await run('user create', { merchant: o.merchant, email: o.email, password }, o.json, (r) =>
+      [`user_id     ${r.user_id}`, `merchant_id ${r.merchant_id}`, `email       ${r.email}`, ...(r.password ? [`password    ${r.password}`, '(shown once: keep it)'] : [])].join('\n'),
+    ).catch(fail);
+  });
+
+/** Standard input as text, without its final line break. */
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
 
 const project = program.command('project').description('manage projects');
 project

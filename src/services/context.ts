@@ -11,6 +11,8 @@ export interface Ctx {
   log: Logger;
   /** API key -> project, in a running service (absent in one-off CLI commands) */
   keyCache?: KeyCache;
+  /** runs a project's due jobs now (the test clock); wired by main.ts, absent in CLI commands */
+  runDueJobs?: (projectId: string) => Promise<number>;
 }
 
 /** The project's clock: wall time plus the offset a test project has advanced by. */

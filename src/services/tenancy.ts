@@ -1,14 +1,16 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Ctx } from './context.ts';
 import * as projects from '../store/projects.ts';
+import { touchKey } from '../store/portal.ts';
 import { defaultSettings } from '../domain/project.ts';
 import { ApiError } from '../domain/errors.ts';
 
 export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
 
-function newKey(mode: 'test' | 'live') {
+export function newKey(mode: 'test' | 'live') {
   const key = `${mode}_${randomBytes(32).toString('base64url')}`;
-  return { key, hash: hashKey(key), hint: key.slice(0, 9) };
+  // the portal shows the hint: the prefix and the last four characters
+  return { key, hash: hashKey(key), hint: `${key.slice(0, 9)}…${key.slice(-4)}` };
 }
 
 export interface CreatedProject {
@@ -69,7 +71,12 @@ export function keyFromAuthorization(header: string | undefined): string | undef
 
 export async function authenticate(ctx: Ctx, header: string | undefined) {
   const key = keyFromAuthorization(header);
-  const load = (hash: string) => projects.projectByKeyHash(ctx.db, hash);
+  // a key read from the database (not the cache) notes its use, for "last used" in the portal
+  const load = async (hash: string) => {
+    const p = await projects.projectByKeyHash(ctx.db, hash);
+    if (p) await touchKey(ctx.db, hash);
+    return p;
+  };
   const hash = key && hashKey(key);
   const project = hash ? await (ctx.keyCache ? ctx.keyCache.get(hash, () => load(hash)) : load(hash)) : undefined;
   if (!project) throw new ApiError('Unauthorized', key ? 'API key is not valid' : 'API key missing: use HTTP Basic authentication with the key as username');

@@ -1,16 +1,168 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Ctx } from '../../services/context.ts';
+import { ApiError } from '../../domain/errors.ts';
+import { sessionOf, signIn, signOut, ThrottledError, verifySessionCode } from '../../services/portal-users.ts';
+import { audit, projectsOf } from '../../services/portal.ts';
+import { COOKIE, Kit, cookiesOf, field, type KeyedCtx } from './kit.ts';
+import { ASSETS, alert, csrfField, esc } from './view.ts';
+import { homeRoutes } from './home.ts';
+import { orderRoutes } from './orders.ts';
+import { linkRoutes } from './links.ts';
+import { settingsRoutes } from './settings.ts';
+import { testToolRoutes } from './test-tools.ts';
 
-/** The merchant portal. For now a placeholder page that points to the API docs. */
-export const portalRoutes = (ctx: Ctx): FastifyPluginAsync => async (app) => {
-  app.get('/', { schema: { hide: true } }, async (_req, reply) =>
-    reply
-      .type('text/html; charset=utf-8')
-      .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
-      .send(
-        `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>Tender portal</title></head>` +
-          `<body style="font-family:system-ui;max-width:40rem;margin:3rem auto;padding:0 1rem"><h1>Tender portal</h1>` +
-          `<p>The merchant portal is not built yet. Manage projects with <code>npx tender</code> and read the <a href="${ctx.config.publicBaseUrl}/docs">API documentation</a>.</p></body></html>`,
-      ),
-  );
+/**
+ * The merchant portal at {portal_url}: server-rendered pages on the API's services.
+ * Public: sign-in and the assets. Everything else needs a session (cookie), a verified second
+ * factor when the user has one, and on every POST the session's CSRF token and our Origin.
+ */
+export const portalRoutes = (ctx: Ctx) => async (app: FastifyInstance) => {
+  const kit = new Kit(ctx as KeyedCtx);
+  app.decorateRequest('portal', null as never);
+
+  app.addHook('onRequest', async (req, reply) => {
+    kit.headers(reply);
+    const locale = kit.localeOf(req, reply);
+    const session = await sessionOf(ctx, cookiesOf(req)[COOKIE.session]);
+    req.portal = { ...kit.state(locale), session, csrf: session ? kit.csrfFor(session.id) : '' };
+  });
+
+  app.setNotFoundHandler((req, reply) => notFound(req, reply));
+  app.setErrorHandler(async (err: Error & { statusCode?: number }, req, reply) => {
+    if (!req.portal) req.portal = { ...kit.state('en'), csrf: '' };
+    const t = req.portal.t;
+    if (err instanceof ApiError && err.status === 404) return notFound(req, reply);
+    const status = err instanceof ApiError ? err.status : err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+    if (status >= 500) {
+      req.log.error({ err }, 'portal page failed');
+      return kit.page(req, reply, { status, title: t.error_title, body: `<h1>${esc(t.error_title)}</h1><p>${esc(t.error_text)}</p>` });
+    }
+    return kit.page(req, reply, { status, title: t.refused_title, body: `<h1>${esc(t.refused_title)}</h1>${alert(err.message)}` });
+  });
+
+  function notFound(req: FastifyRequest, reply: FastifyReply) {
+    req.portal ??= { ...kit.state('en'), csrf: '' };
+    const t = req.portal.t;
+    return kit.page(req, reply, { status: 404, title: t.not_found_title, body: `<h1>${esc(t.not_found_title)}</h1><p>${esc(t.not_found_text)}</p>` });
+  }
+
+  const refused = (req: FastifyRequest, reply: FastifyReply) => {
+    const t = req.portal.t;
+    return kit.page(req, reply, { status: 403, title: t.refused_title, body: `<h1>${esc(t.refused_title)}</h1>${alert(t.form_expired)}` });
+  };
+
+  app.get('/assets/:name', async (req, reply) => {
+    const a = ASSETS[(req.params as { name: string }).name];
+    if (!a) return notFound(req, reply);
+    return reply.header('cache-control', 'public, max-age=3600').type(a.type).send(a.body);
+  });
+
+  // ---- sign-in ---------------------------------------------------------------------------
+
+  function signInPage(req: FastifyRequest, reply: FastifyReply, o: { status?: number; error?: string; email?: string; pre?: string } = {}) {
+    const t = req.portal.t;
+    let pre = o.pre ?? cookiesOf(req)[COOKIE.pre];
+    if (!pre || pre.length > 64) {
+      pre = kit.newPre();
+      kit.setCookie(reply, COOKIE.pre, pre);
+    }
+    const body = `<h1>${esc(t.sign_in)}</h1>
+${o.error ? alert(o.error) : ''}<form method="post" action="${kit.base}/sign-in" class="panel-form">
+${csrfField(kit.csrfFor(`pre\n${pre}`))}
+<div class="field"><label for="email">${esc(t.email)}</label><input type="email" id="email" name="email" autocomplete="username" required value="${esc(o.email)}"${o.error ? '' : ' autofocus'}></div>
+<div class="field"><label for="password">${esc(t.password)}</label><input type="password" id="password" name="password" autocomplete="current-password" required${o.error ? ' autofocus' : ''}></div>
+<button type="submit">${esc(t.sign_in)}</button>
+</form>`;
+    return kit.page(req, reply, { status: o.status, title: t.sign_in, body });
+  }
+
+  app.get('/sign-in', async (req, reply) => {
+    if (req.portal.session?.verified) return kit.redirect(reply, '/');
+    return signInPage(req, reply);
+  });
+
+  app.post('/sign-in', async (req, reply) => {
+    const t = req.portal.t;
+    const pre = cookiesOf(req)[COOKIE.pre];
+    if (!kit.originAllowed(req) || !kit.checkCsrf(pre && `pre\n${pre}`, field(req.body, 'csrf'))) return refused(req, reply);
+    const email = field(req.body, 'email');
+    try {
+      const done = await signIn(ctx, { email, password: field(req.body, 'password'), address: req.ip });
+      kit.setCookie(reply, COOKIE.session, done.token);
+      kit.setCookie(reply, COOKIE.pre, '', 0);
+      if (done.needsCode) return kit.redirect(reply, '/sign-in/code');
+      await audit(ctx, { user: done.user, address: req.ip }, 'sign_in', null);
+      return kit.redirect(reply, '/');
+    } catch (err) {
+      if (err instanceof ThrottledError) {
+        reply.header('retry-after', String(err.retryAfter));
+        return signInPage(req, reply, { status: 429, error: t.throttled(err.retryAfter), email });
+      }
+      if (err instanceof ApiError && err.status === 401) return signInPage(req, reply, { status: 401, error: t.sign_in_failed, email });
+      throw err;
+    }
+  });
+
+  function codePage(req: FastifyRequest, reply: FastifyReply, status = 200, error?: string) {
+    const t = req.portal.t;
+    const body = `<h1>${esc(t.code_title)}</h1>
+${error ? alert(error) : ''}<form method="post" action="${kit.base}/sign-in/code">
+${csrfField(req.portal.csrf)}
+<div class="field"><label for="code">${esc(t.code_label)} <span class="hint" id="code-hint">${esc(t.code_hint)}</span></label>
+<input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="8" aria-describedby="code-hint" required autofocus></div>
+<button type="submit">${esc(t.verify)}</button>
+</form>`;
+    return kit.page(req, reply, { status, title: t.code_title, body });
+  }
+
+  app.get('/sign-in/code', async (req, reply) => {
+    const s = req.portal.session;
+    if (!s) return kit.redirect(reply, '/sign-in');
+    if (s.verified) return kit.redirect(reply, '/');
+    return codePage(req, reply);
+  });
+
+  app.post('/sign-in/code', async (req, reply) => {
+    const s = req.portal.session;
+    if (!s) return kit.redirect(reply, '/sign-in');
+    if (!kit.originAllowed(req) || !kit.checkCsrf(s.id, field(req.body, 'csrf'))) return refused(req, reply);
+    if (!(await verifySessionCode(kit.ctx, s, field(req.body, 'code')))) return codePage(req, reply, 401, req.portal.t.code_wrong);
+    await audit(ctx, { user: s.user, address: req.ip }, 'sign_in', null, { second_factor: true });
+    return kit.redirect(reply, '/');
+  });
+
+  // ---- signed-in area --------------------------------------------------------------------
+
+  await app.register(async (area) => {
+    area.addHook('preHandler', async (req, reply) => {
+      const s = req.portal.session;
+      if (!s) return kit.redirect(reply, '/sign-in');
+      if (!s.verified) return kit.redirect(reply, '/sign-in/code');
+      if (req.method === 'POST' && (!kit.originAllowed(req) || !kit.checkCsrf(s.id, field(req.body, 'csrf')))) return refused(req, reply);
+    });
+
+    area.get('/', async (req, reply) => {
+      const [first] = await projectsOf(ctx, req.portal.session!.user);
+      return first ? kit.redirect(reply, `/projects/${first.id}/`) : kit.page(req, reply, { title: req.portal.t.portal, body: `<h1>${esc(req.portal.t.portal)}</h1>` });
+    });
+
+    area.get('/switch', async (req, reply) => {
+      const id = String((req.query as Record<string, unknown>).project ?? '');
+      return kit.redirect(reply, `/projects/${encodeURIComponent(id)}/`);
+    });
+
+    area.post('/sign-out', async (req, reply) => {
+      const s = req.portal.session!;
+      await signOut(ctx, s.id);
+      await audit(ctx, kit.actor(req), 'sign_out', null);
+      kit.setCookie(reply, COOKIE.session, '', 0);
+      return kit.redirect(reply, '/sign-in');
+    });
+
+    await area.register(homeRoutes(kit));
+    await area.register(orderRoutes(kit));
+    await area.register(linkRoutes(kit));
+    await area.register(settingsRoutes(kit));
+    await area.register(testToolRoutes(kit));
+  });
 };

@@ -1,0 +1,154 @@
+import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Ctx } from '../../services/context.ts';
+import { merchantName, projectOf, projectsOf, type Actor, type ProjectRow } from '../../services/portal.ts';
+import type { ActiveSession } from '../../services/portal-users.ts';
+import { LOCALES, fromAcceptLanguage, type Locale } from '../pay/i18n.ts';
+import { PORTAL_STRINGS, type PortalStrings } from './i18n.ts';
+import { layout, PORTAL_CSP, type NavItem } from './view.ts';
+
+/** What every portal route shares: cookies, CSRF tokens, the signed-in user, page rendering. */
+
+export type KeyedCtx = Ctx & { masterKey: Buffer };
+
+export interface PortalState {
+  locale: Locale;
+  t: PortalStrings;
+  session?: ActiveSession;
+  /** the CSRF token of this session's forms (or of the sign-in form) */
+  csrf: string;
+  /** the pre-session cookie value the sign-in form's token is bound to */
+  pre?: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    portal: PortalState;
+  }
+}
+
+export const COOKIE = { session: 'tender_portal', pre: 'tender_portal_pre', lang: 'tender_lang' } as const;
+
+export function cookiesOf(req: FastifyRequest): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const i = part.indexOf('=');
+    if (i > 0) out[part.slice(0, i).trim()] = decodeURIComponent(part.slice(i + 1).trim());
+  }
+  return out;
+}
+
+export class Kit {
+  readonly base: string;
+  readonly secure: boolean;
+  readonly origin: string;
+  private readonly csrfKey: Buffer;
+
+  constructor(readonly ctx: KeyedCtx) {
+    const url = new URL(ctx.config.portalUrl);
+    this.base = url.pathname.replace(/\/+$/, '');
+    this.secure = url.protocol === 'https:';
+    this.origin = url.origin;
+    this.csrfKey = Buffer.from(hkdfSync('sha256', ctx.masterKey, Buffer.alloc(0), 'tender/portal/csrf/v1', 32));
+  }
+
+  /** Cookies live under the portal's path, HttpOnly, SameSite=Lax, Secure on https. */
+  setCookie(reply: FastifyReply, name: string, value: string, maxAgeSeconds?: number) {
+    const attrs = [`${name}=${encodeURIComponent(value)}`, `Path=${this.base || '/'}`, 'HttpOnly', 'SameSite=Lax'];
+    if (this.secure) attrs.push('Secure');
+    if (maxAgeSeconds !== undefined) attrs.push(`Max-Age=${maxAgeSeconds}`);
+    reply.header('set-cookie', attrs.join('; ')); // Fastify adds each set-cookie as a header of its own
+  }
+
+  /** A form token bound to the session (or to the pre-session cookie of the sign-in form). */
+  csrfFor(binding: string) {
+    return createHmac('sha256', this.csrfKey).update(`portal\n${binding}`).digest('base64url');
+  }
+
+  checkCsrf(binding: string | undefined, token: unknown): boolean {
+    if (!binding || typeof token !== 'string') return false;
+    const want = Buffer.from(this.csrfFor(binding));
+    const got = Buffer.from(token);
+    return got.length === want.length && timingSafeEqual(got, want);
+  }
+
+  /** A browser that says where a form came from must say us ('null' is a same-origin POST under no-referrer). */
+  originAllowed(req: FastifyRequest) {
+    const o = req.headers.origin;
+    return !o || o === 'null' || o === this.origin;
+  }
+
+  newPre() {
+    return randomBytes(18).toString('base64url');
+  }
+
+  /** The language: ?lang= (remembered in a cookie), else the cookie, else Accept-Language. */
+  localeOf(req: FastifyRequest, reply: FastifyReply): Locale {
+    const asked = (req.query as Record<string, unknown> | undefined)?.lang;
+    if (typeof asked === 'string' && (LOCALES as readonly string[]).includes(asked)) {
+      this.setCookie(reply, COOKIE.lang, asked, 365 * 24 * 3600);
+      return asked as Locale;
+    }
+    const saved = cookiesOf(req)[COOKIE.lang];
+    if (saved && (LOCALES as readonly string[]).includes(saved)) return saved as Locale;
+    return fromAcceptLanguage(req.headers['accept-language']) ?? 'en';
+  }
+
+  state(locale: Locale): Pick<PortalState, 'locale' | 't'> {
+    return { locale, t: PORTAL_STRINGS[locale] };
+  }
+
+  actor(req: FastifyRequest): Actor {
+    return { user: req.portal.session!.user, address: req.ip };
+  }
+
+  /** The project of the route's :project_id, if it is the user's merchant's; else NotFound. */
+  async project(req: FastifyRequest): Promise<ProjectRow> {
+    const id = String((req.params as Record<string, string>).project_id ?? '');
+    return projectOf(this.ctx, req.portal.session!.user, /^[0-9a-f-]{36}$/i.test(id) ? id : '00000000-0000-0000-0000-000000000000');
+  }
+
+  headers(reply: FastifyReply) {
+    reply.header('Content-Security-Policy', PORTAL_CSP);
+    reply.header('X-Frame-Options', 'DENY');
+    reply.header('Referrer-Policy', 'no-referrer');
+    reply.header('Cache-Control', 'no-store');
+    reply.header('X-Content-Type-Options', 'nosniff');
+    reply.header('Cross-Origin-Opener-Policy', 'same-origin');
+    reply.header('Permissions-Policy', 'camera=(), microphone=(), geolocation=()');
+  }
+
+  /** Sends a whole page: with the chrome of a signed-in user when there is one. */
+  async page(req: FastifyRequest, reply: FastifyReply, o: { title: string; body: string; status?: number; nav?: NavItem; project?: ProjectRow }) {
+    const { locale, t, session, csrf } = req.portal;
+    const path = req.url.split('?')[0];
+    const user = session?.verified ? session.user : undefined;
+    const html = layout(
+      {
+        locale,
+        t,
+        base: this.base,
+        path,
+        csrf,
+        merchant: user ? await merchantName(this.ctx, user) : undefined,
+        email: user?.email,
+        projects: user ? await projectsOf(this.ctx, user) : undefined,
+        project: o.project,
+        nav: o.nav,
+      },
+      o.title,
+      o.body,
+    );
+    return reply.code(o.status ?? 200).type('text/html; charset=utf-8').send(html);
+  }
+
+  redirect(reply: FastifyReply, path: string) {
+    return reply.code(303).header('location', `${this.base}${path}`).send();
+  }
+}
+
+/** A string field of a form body ('' when absent or not a single string). */
+export const field = (body: unknown, name: string): string => {
+  const v = body && typeof body === 'object' ? (body as Record<string, unknown>)[name] : undefined;
+  return typeof v === 'string' ? v : '';
+};

@@ -1,0 +1,140 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../domain/errors.ts';
+import { activeMethods, settingsOf } from '../../domain/project.ts';
+import { audit, auditLog, createKey, keysOf, revokeKey, rotateSecret, saveWebhookUrl, type ProjectRow } from '../../services/portal.ts';
+import { confirmTotp, disableTotp, pendingTotp, startTotpSetup } from '../../services/portal-users.ts';
+import { field, type Kit } from './kit.ts';
+import { alert, badge, copyable, csrfField, esc, money, notice, qrSvg, table, when } from './view.ts';
+
+/** Settings: API keys, webhooks, payment methods and fees, the second factor, the audit log. */
+export const settingsRoutes = (kit: Kit) => async (app: FastifyInstance) => {
+  const ctx = kit.ctx;
+  const path = (p: ProjectRow, rest = '') => `${kit.base}/projects/${p.id}/settings/${rest}`;
+
+  interface Shown {
+    status?: number;
+    newKey?: string;
+    newSecret?: string;
+    message?: string;
+    error?: string;
+    totpError?: string;
+  }
+
+  async function settingsPage(req: FastifyRequest, reply: FastifyReply, o: Shown = {}) {
+    const project = await kit.project(req);
+    const { t, locale, csrf } = req.portal;
+    const user = req.portal.session!.user;
+    const s = settingsOf(project.settings);
+    const keys = await keysOf(ctx, project);
+    const form = (action: string, button: string, cls = '', extra = '') =>
+      `<form method="post" action="${action}" class="inline">${csrfField(csrf)}${extra}<button type="submit"${cls ? ` class="${cls}"` : ''}>${button}</button></form>`;
+    const keyRows = keys.map((k) => [
+      `<code>${esc(k.hint)}</code>`,
+      esc(when(k.created)),
+      esc(k.last_used ? when(k.last_used) : t.never),
+      k.revoked ? badge('cancelled', `${t.revoked} ${when(k.revoked)}`) : badge('active', t.active),
+      k.revoked ? '' : form(path(project, `keys/${k.id}/revoke`), `${esc(t.revoke)}<span class="vh"> ${esc(k.hint)}</span>`, 'danger'),
+    ]);
+    const methodRows = activeMethods(s).map((m) => [esc(m), esc((s.payment_methods[m]?.currencies ?? []).join(', '))]);
+    const feeRows = Object.entries(s.fees).map(([m, f]) => [esc(m), esc(`${(f!.bps / 100).toFixed(2)} % + ${money(f!.fixed, 'EUR', locale)}`)]);
+    const pending = pendingTotp(kit.ctx, user);
+    const totp = user.totp_secret_ct
+      ? `<p>${esc(t.totp_on)}</p><form method="post" action="${path(project, 'totp/disable')}">${csrfField(csrf)}
+<div class="field"><label for="totp-off-code">${esc(t.code_label)}</label><input type="text" id="totp-off-code" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="8" required></div>
+<button type="submit" class="danger">${esc(t.totp_disable)}</button></form>`
+      : pending
+        ? `<p>${esc(t.totp_scan)}</p><div class="qr">${qrSvg(pending.uri, t.totp_qr)}</div>
+<p>${esc(t.totp_key)}:</p>${copyable('totp-secret', pending.secret, t, t.totp_key)}
+<form method="post" action="${path(project, 'totp/confirm')}">${csrfField(csrf)}
+<div class="field"><label for="totp-code">${esc(t.code_label)}</label><input type="text" id="totp-code" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="8" required></div>
+<button type="submit">${esc(t.totp_confirm)}</button></form>`
+        : `<p>${esc(t.totp_off)}</p>${form(path(project, 'totp/setup'), esc(t.totp_setup))}`;
+    const log = await auditLog(ctx, user);
+    const auditRows = log.map((a) => [
+      esc(when(a.created)),
+      esc(a.email ?? ''),
+      esc(a.action),
+      esc(a.project_id ? a.project_id.slice(0, 8) : ''),
+      esc(a.address ?? ''),
+      `<code>${esc(Object.keys(a.detail ?? {}).length ? JSON.stringify(a.detail) : '')}</code>`,
+    ]);
+    const body = `<h1>${esc(t.settings_title)}</h1>
+${o.error ? alert(o.error) : ''}${o.message ? notice(o.message) : ''}
+<section class="panel" aria-labelledby="api-key"><h2 id="api-key">${esc(t.api_key)}</h2>
+<p>${esc(t.api_key_intro)}</p>
+${o.newKey ? `<div class="notice" role="status"><p>${esc(t.new_key_shown_once)}</p>${copyable('new-api-key', o.newKey, t, t.api_key)}</div>` : ''}
+${table(t.api_key, [t.key, t.created, t.last_used, t.status, t.actions], keyRows)}
+<p>${form(path(project, 'keys'), esc(t.create_key))}</p></section>
+<section class="panel" aria-labelledby="webhooks"><h2 id="webhooks">${esc(t.webhook_url)}</h2>
+<form method="post" action="${path(project, 'webhook-url')}">${csrfField(csrf)}
+<div class="field"><label for="webhook-url">${esc(t.webhook_url)} <span class="hint" id="webhook-hint">${esc(t.webhook_hint)}</span></label>
+<input type="url" id="webhook-url" name="url" maxlength="2048" value="${esc(project.webhook_url ?? '')}" aria-describedby="webhook-hint"></div>
+<button type="submit">${esc(t.save)}</button></form>
+<h3>${esc(t.webhook_secret)}</h3><p>${esc(t.webhook_secret_intro)}</p>
+${o.newSecret ? `<div class="notice" role="status"><p>${esc(t.new_secret_shown_once)}</p>${copyable('new-webhook-secret', o.newSecret, t, t.webhook_secret)}</div>` : ''}
+<p>${form(path(project, 'webhook-secret'), esc(t.rotate_secret), 'secondary')}</p></section>
+<section class="panel" aria-labelledby="methods"><h2 id="methods">${esc(t.methods_title)}</h2>${table(t.methods_title, [t.method, t.currencies], methodRows)}</section>
+<section class="panel" aria-labelledby="fees"><h2 id="fees">${esc(t.fees_title)}</h2>${table(t.fees_title, [t.method, t.fee], feeRows)}</section>
+<section class="panel" aria-labelledby="security"><h2 id="security">${esc(t.security)}</h2>${o.totpError ? alert(o.totpError) : ''}${totp}</section>
+<section class="panel" aria-labelledby="audit"><h2 id="audit">${esc(t.audit_title)}</h2><p>${esc(t.audit_intro)}</p>
+${auditRows.length ? table(t.audit_title, [t.time, t.user, t.event, t.project, t.address, t.details], auditRows) : `<p>${esc(t.no_audit)}</p>`}</section>`;
+    return kit.page(req, reply, { title: t.settings_title, body, nav: 'settings', project, status: o.status });
+  }
+
+  app.get('/projects/:project_id/settings/', async (req, reply) => {
+    const t = req.portal.t;
+    const q = (n: string) => field(req.query, n);
+    return settingsPage(req, reply, { message: q('revoked') ? t.key_revoked : q('saved') ? t.saved : q('totp') === 'on' ? t.totp_enabled : q('totp') === 'off' ? t.totp_disabled : undefined });
+  });
+
+  app.post('/projects/:project_id/settings/keys', async (req, reply) => {
+    const project = await kit.project(req);
+    const made = await createKey(ctx, kit.actor(req), project);
+    return settingsPage(req, reply, { newKey: made.api_key });
+  });
+
+  app.post('/projects/:project_id/settings/keys/:key_id/revoke', async (req, reply) => {
+    const project = await kit.project(req);
+    await revokeKey(ctx, kit.actor(req), project, (req.params as { key_id: string }).key_id);
+    return kit.redirect(reply, `/projects/${project.id}/settings/?revoked=1`);
+  });
+
+  app.post('/projects/:project_id/settings/webhook-url', async (req, reply) => {
+    const project = await kit.project(req);
+    try {
+      await saveWebhookUrl(ctx, kit.actor(req), project, field(req.body, 'url'));
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status >= 500 || err.status === 404) throw err;
+      return settingsPage(req, reply, { status: err.status, error: `${err.type}: ${err.message}` });
+    }
+    return kit.redirect(reply, `/projects/${project.id}/settings/?saved=1`);
+  });
+
+  app.post('/projects/:project_id/settings/webhook-secret', async (req, reply) => {
+    const project = await kit.project(req);
+    const rotated = await rotateSecret(ctx, kit.actor(req), project);
+    return settingsPage(req, reply, { newSecret: rotated.webhook_secret });
+  });
+
+  app.post('/projects/:project_id/settings/totp/setup', async (req, reply) => {
+    const project = await kit.project(req);
+    await startTotpSetup(kit.ctx, req.portal.session!.user);
+    return kit.redirect(reply, `/projects/${project.id}/settings/#security`);
+  });
+
+  app.post('/projects/:project_id/settings/totp/confirm', async (req, reply) => {
+    const project = await kit.project(req);
+    const user = req.portal.session!.user;
+    if (!(await confirmTotp(kit.ctx, user, field(req.body, 'code')))) return settingsPage(req, reply, { status: 400, totpError: req.portal.t.code_wrong });
+    await audit(ctx, kit.actor(req), 'totp_enabled', null);
+    return kit.redirect(reply, `/projects/${project.id}/settings/?totp=on`);
+  });
+
+  app.post('/projects/:project_id/settings/totp/disable', async (req, reply) => {
+    const project = await kit.project(req);
+    const user = req.portal.session!.user;
+    if (!(await disableTotp(kit.ctx, user, field(req.body, 'code')))) return settingsPage(req, reply, { status: 400, totpError: req.portal.t.code_wrong });
+    await audit(ctx, kit.actor(req), 'totp_disabled', null);
+    return kit.redirect(reply, `/projects/${project.id}/settings/?totp=off`);
+  });
+};

@@ -1,0 +1,166 @@
+import { readFileSync } from 'node:fs';
+import qrcode from 'qrcode-generator';
+import { esc } from '../pay/render.ts';
+import { formatAmount, type Locale } from '../pay/i18n.ts';
+import type { PortalStrings } from './i18n.ts';
+import type { ProjectRow } from '../../services/portal.ts';
+
+/**
+ * HTML of the merchant portal: server-rendered pages, one stylesheet and one small script
+ * served from the portal itself (CSP 'self', nothing inline, nothing third-party).
+ */
+
+export { esc };
+
+const asset = (name: string) => readFileSync(new URL(`./assets/${name}`, import.meta.url));
+export const ASSETS: Record<string, { type: string; body: Buffer }> = {
+  'portal.css': { type: 'text/css; charset=utf-8', body: asset('portal.css') },
+  'portal.js': { type: 'text/javascript; charset=utf-8', body: asset('portal.js') },
+};
+
+export const PORTAL_CSP = [
+  "default-src 'none'",
+  "style-src 'self'",
+  "script-src 'self'",
+  "img-src 'self' data:",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+].join('; ');
+
+export type NavItem = 'home' | 'orders' | 'links' | 'test' | 'settings';
+
+export interface Chrome {
+  locale: Locale;
+  t: PortalStrings;
+  /** path prefix of the portal ('/portal') */
+  base: string;
+  /** the path of this page, for the language links */
+  path: string;
+  csrf?: string;
+  merchant?: string;
+  email?: string;
+  project?: ProjectRow;
+  projects?: ProjectRow[];
+  nav?: NavItem;
+}
+
+export function layout(c: Chrome, title: string, body: string): string {
+  const { t, base, project } = c;
+  const signedIn = Boolean(c.projects);
+  const p = project ? `${base}/projects/${project.id}` : '';
+  const navItems: [NavItem, string, string][] = project
+    ? [
+        ['home', t.nav.home, `${p}/`],
+        ['orders', t.nav.orders, `${p}/orders/`],
+        ['links', t.nav.links, `${p}/links/`],
+        ...(project.mode === 'test' ? ([['test', t.nav.test, `${p}/test/`]] as [NavItem, string, string][]) : []),
+        ['settings', t.nav.settings, `${p}/settings/`],
+      ]
+    : [];
+  const langs: [Locale, string][] = [['en', 'English'], ['nl', 'Nederlands']];
+  return `<!doctype html>
+<html lang="${c.locale}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex, nofollow">
+<title>${esc(title)} · Tender</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${base}/assets/portal.css">
+<script src="${base}/assets/portal.js" defer></script>
+</head>
+<body>
+<a class="skip" href="#main">${esc(t.skip)}</a>
+<header>
+${project?.mode === 'test' ? `<div class="testbar" data-test-mode>${esc(t.test_mode)} <span>— ${esc(t.test_mode_text)}</span></div>\n` : ''}<div class="top">
+<p class="brand">Tender${c.merchant ? ` <span>${esc(c.merchant)}</span>` : ` <span>${esc(t.portal)}</span>`}</p>
+${
+  signedIn && c.projects!.length
+    ? `<form method="get" action="${base}/switch" class="switch"><label for="project-switch">${esc(t.project)}</label>
+<select id="project-switch" name="project">${c.projects!
+        .map((x) => `<option value="${x.id}"${x.id === project?.id ? ' selected' : ''}>${esc(x.name)} (${esc(x.mode === 'test' ? t.test_mode : t.live_mode)})</option>`)
+        .join('')}</select>
+<button type="submit" class="secondary">${esc(t.switch)}</button></form>`
+    : ''
+}
+${signedIn ? `<form method="post" action="${base}/sign-out"><input type="hidden" name="csrf" value="${esc(c.csrf)}"><span class="vh">${esc(c.email)}</span><button type="submit" class="secondary">${esc(t.sign_out)}</button></form>` : ''}
+</div>
+</header>
+${
+  navItems.length
+    ? `<nav class="main" aria-label="${esc(t.nav.label)}"><ul>${navItems
+        .map(([k, label, href]) => `<li><a href="${href}"${k === c.nav ? ' aria-current="page"' : ''}>${esc(label)}</a></li>`)
+        .join('')}</ul></nav>`
+    : ''
+}
+<main id="main"${signedIn ? '' : ' class="narrow"'}>
+${body}
+</main>
+<footer><ul aria-label="${esc(t.language)}">${langs
+    .map(([l, name]) => `<li><a href="${esc(c.path)}?lang=${l}" lang="${l}"${l === c.locale ? ' aria-current="true"' : ''}>${name}</a></li>`)
+    .join('')}</ul></footer>
+</body>
+</html>`;
+}
+
+// ---- small pieces --------------------------------------------------------------------------
+
+export const money = (minor: number, currency: string, locale: Locale) => formatAmount(minor, currency, locale);
+
+/** A moment as people read it, language-neutral: 2026-01-31 14:05 UTC. */
+export const when = (d: Date | string | null | undefined) => (d ? `${new Date(d).toISOString().slice(0, 16).replace('T', ' ')} UTC` : '');
+
+export const badge = (status: string, label = status) => `<span class="badge ${esc(status)}">${esc(label)}</span>`;
+
+export const alert = (text: string) => `<div class="alert" role="alert">${esc(text)}</div>`;
+export const notice = (text: string) => `<div class="notice" role="status">${esc(text)}</div>`;
+
+export const csrfField = (token: string) => `<input type="hidden" name="csrf" value="${esc(token)}">`;
+
+/** A secret or URL with a copy button (the button appears when the script runs). */
+export function copyable(id: string, value: string, t: PortalStrings, label: string): string {
+  return `<div class="secret"><code id="${id}">${esc(value)}</code><button type="button" class="secondary" data-copy="${id}" data-copied="${esc(t.copied)}" aria-label="${esc(`${t.copy}: ${label}`)}" hidden>${esc(t.copy)}</button></div>`;
+}
+
+/** A table; cells are HTML already. `stack` tables turn into cards on a phone. */
+export function table(caption: string, head: string[], rows: string[][], opts: { numeric?: number[]; captionHidden?: boolean } = {}): string {
+  const num = new Set(opts.numeric ?? []);
+  return `<table class="stack"><caption class="${opts.captionHidden === false ? '' : 'vh'}">${esc(caption)}</caption><thead><tr>${head
+    .map((h, i) => `<th scope="col"${num.has(i) ? ' class="num"' : ''}>${esc(h)}</th>`)
+    .join('')}</tr></thead><tbody>${rows
+    .map((r) => `<tr>${r.map((c, i) => `<td data-label="${esc(head[i])}"${num.has(i) ? ' class="num"' : ''}>${c}</td>`).join('')}</tr>`)
+    .join('')}</tbody></table>`;
+}
+
+// ---- drawings ------------------------------------------------------------------------------
+
+/** Bars of payments per day, drawn here as SVG (no chart script). */
+export function barChart(days: { day: string; n: number }[], title: string, desc: string): string {
+  const w = 700;
+  const h = 220;
+  const pad = { l: 36, r: 8, t: 12, b: 34 };
+  const max = Math.max(1, ...days.map((d) => d.n));
+  const step = (w - pad.l - pad.r) / days.length;
+  const y = (n: number) => pad.t + (h - pad.t - pad.b) * (1 - n / max);
+  const bars = days
+    .map((d, i) => {
+      const x = pad.l + i * step + step * 0.15;
+      const top = y(d.n);
+      return `<g><title>${esc(`${d.day}: ${d.n}`)}</title><rect x="${x.toFixed(1)}" y="${top.toFixed(1)}" width="${(step * 0.7).toFixed(1)}" height="${(h - pad.b - top).toFixed(1)}" fill="#1849a9"/>` +
+        `<text x="${(x + step * 0.35).toFixed(1)}" y="${h - pad.b + 14}" font-size="11" text-anchor="middle" fill="#344054">${esc(d.day.slice(8))}</text></g>`;
+    })
+    .join('');
+  const axis = `<line x1="${pad.l}" y1="${h - pad.b}" x2="${w - pad.r}" y2="${h - pad.b}" stroke="#667085"/>` +
+    `<text x="${pad.l - 6}" y="${pad.t + 4}" font-size="11" text-anchor="end" fill="#344054">${max}</text>` +
+    `<text x="${pad.l - 6}" y="${h - pad.b}" font-size="11" text-anchor="end" fill="#344054">0</text>`;
+  return `<svg viewBox="0 0 ${w} ${h}" role="img" aria-labelledby="chart-title chart-desc" xmlns="http://www.w3.org/2000/svg"><title id="chart-title">${esc(title)}</title><desc id="chart-desc">${esc(desc)}</desc>${axis}${bars}</svg>`;
+}
+
+/** A QR code of `text` as SVG, drawn on the server. */
+export function qrSvg(text: string, label: string): string {
+  const qr = qrcode(0, 'M');
+  qr.addData(text);
+  qr.make();
+  return qr.createSvgTag({ cellSize: 4, margin: 16, scalable: true, title: { text: label, id: 'qr-title' } } as never);
+}
