@@ -5,7 +5,7 @@ import { nowFor } from '../services/context.ts';
 import { ApiError } from '../domain/errors.ts';
 import { findProject } from '../store/projects.ts';
 import { claimKey, cleanupKeys, releaseKey, storeResponse } from '../store/idempotency.ts';
-import { schedule } from '../jobs/queue.ts';
+import { schedule } from '../store/jobs.ts';
 
 /** Response headers a replay repeats; the rest (date, rate limit) describe the moment, not the result. */
 const REPLAYED_HEADERS = ['content-type', 'location'];

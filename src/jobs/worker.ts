@@ -1,5 +1,5 @@
 import type { Ctx } from '../services/context.ts';
-import { claimDue, countDueInProgress, failJob, finishJob, type JobRow } from './queue.ts';
+import { claimDue, countDueInProgress, failJob, finishJob, type JobRow } from '../store/jobs.ts';
 
 /** A job handler. It runs at least once; it must be safe to run again. */
 export type JobHandler = (ctx: Ctx, job: JobRow) => Promise<void>;

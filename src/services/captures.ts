@@ -8,7 +8,7 @@ import { findProject } from '../store/projects.ts';
 import { touchOrder } from '../store/ledger.ts';
 import { ApiError } from '../domain/errors.ts';
 import { captureLegs, captureProblem, figures, releaseLegs, remainingAuthorization, voidProblem } from '../domain/ledger.ts';
-import { cancelJob } from '../jobs/queue.ts';
+import { cancelJob } from '../store/jobs.ts';
 import { loadOrderView } from './order-view.ts';
 import { moveTransaction } from './transitions.ts';
 import { askAcquirer, book, createChildOrder, creditRule, ensureSettlement, guarded, lockPayment, type MoneyTransaction } from './money.ts';

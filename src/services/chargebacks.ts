@@ -11,7 +11,7 @@ import { debitLegs, figures, refundable, reversalLegs, settlementLegs } from '..
 import { loadOrderView } from './order-view.ts';
 import { moveTransaction } from './transitions.ts';
 import { book, createChildOrder, debitRule, ensureSettlement, guarded, lockOrderPayment, nextSettlementRun } from './money.ts';
-import { schedule } from '../jobs/queue.ts';
+import { schedule } from '../store/jobs.ts';
 
 /**
  * A chargeback (test projects simulate the issuer with it): the cardholder's bank takes back

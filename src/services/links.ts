@@ -14,7 +14,7 @@ import { activeMethods, isPaymentMethod, methodAccepts, settingsOf, type Payment
 import { checkOrderInput, createOrder } from './orders.ts';
 import { orderStatusHooks } from './transitions.ts';
 import { checkPublicUrls } from './webhooks.ts';
-import { schedule } from '../jobs/queue.ts';
+import { schedule } from '../store/jobs.ts';
 import { newId } from '../domain/ids.ts';
 
 export const DEFAULT_LINK_EXPIRATION = 'P30D';

@@ -9,7 +9,7 @@ import { addDuration } from '../domain/duration.ts';
 import { ApiError, notFound, type ErrorType } from '../domain/errors.ts';
 import type { TransactionStatus } from '../domain/status.ts';
 import { appendEvent, moveTransaction } from './transitions.ts';
-import { schedule } from '../jobs/queue.ts';
+import { schedule } from '../store/jobs.ts';
 import { connectorFor } from '../acquirer/connector.ts';
 import { newId } from '../domain/ids.ts';
 

@@ -13,7 +13,7 @@ import { activeMethods, isPaymentMethod, methodAccepts, settingsOf, type Payment
 import { isCancellable, isFinalOrder } from '../domain/status.ts';
 import { loadOrderView, renderOrder } from './order-view.ts';
 import { moveTransaction, newEventRow, setOrderStatus } from './transitions.ts';
-import { schedule } from '../jobs/queue.ts';
+import { schedule } from '../store/jobs.ts';
 import { checkOrderUrls } from './webhooks.ts';
 import { newId } from '../domain/ids.ts';
 

@@ -8,7 +8,7 @@ import { dataKeyFor } from './crypto-envelope.ts';
 import { deleteCvc, findVaultCard, openCard, storeCvc } from './vault.ts';
 import { moveTransaction, orderStatusHooks } from './transitions.ts';
 import { onAuthorized } from './money.ts';
-import { schedule } from '../jobs/queue.ts';
+import { schedule } from '../store/jobs.ts';
 import { ApiError, invalid, notFound } from '../domain/errors.ts';
 import { isFinalOrder } from '../domain/status.ts';
 import { liabilityShift, type TransStatus } from '../domain/card.ts';

@@ -7,7 +7,7 @@ import type { Config } from '../config.ts';
 import { findProject, type ProjectRow } from '../store/projects.ts';
 import * as store from '../store/webhooks.ts';
 import type { DeliveryRow } from '../store/webhooks.ts';
-import type { JobRow } from '../jobs/queue.ts';
+import type { JobRow } from '../store/jobs.ts';
 import type { JobOptions } from '../jobs/worker.ts';
 import { signedHeaders } from '../domain/webhook-signing.ts';
 import { addressClass, isIpLiteral, isLocalName } from '../domain/ssrf.ts';

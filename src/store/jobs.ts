@@ -1,4 +1,4 @@
-import type { Queryable } from '../store/db.ts';
+import type { Queryable } from './db.ts';
 
 export interface JobRow {
   id: number;
