@@ -8,10 +8,8 @@ import { installErrorHandling } from './errors.ts';
 import { requireApiKey } from './auth.ts';
 import { installRateLimit } from './rate-limit.ts';
 import { idempotency } from './idempotency.ts';
-import { orderRoutes } from './api/orders.ts';
-import { projectRoutes } from './api/projects.ts';
-import { requireTestProject, testRoutes } from './api/test-tools.ts';
-import { apiPlugins, surfacePlugins } from './registry.ts';
+import { requireTestProject } from './api/test-tools.ts';
+import type { Routes } from './registry.ts';
 
 /** Path prefix of a surface whose base URL is on this host: `http://h/vault` -> `/vault`. */
 export const prefixOf = (url: string) => new URL(url).pathname.replace(/\/+$/, '');
@@ -30,7 +28,8 @@ export function stripNulls(value: unknown, key?: string): unknown {
   return value;
 }
 
-export async function buildApp(ctx: Ctx): Promise<FastifyInstance> {
+/** The Fastify app of this process: the routes of its surfaces (config.surfaces) mounted one way. */
+export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
@@ -92,21 +91,18 @@ export async function buildApp(ctx: Ctx): Promise<FastifyInstance> {
       requireApiKey(api, ctx);
       installRateLimit(api, ctx.config.rateLimitPerMinute, ctx.config.redisUrl);
       idempotency(api, ctx);
-      await api.register(orderRoutes(ctx));
-      await api.register(projectRoutes(ctx));
       await api.register(async (t) => {
         t.addHook('preHandler', requireTestProject);
-        await t.register(testRoutes(ctx));
-        for (const p of apiPlugins.test) await t.register(p(ctx));
+        for (const p of routes.test) await t.register(p(ctx));
       });
-      for (const p of apiPlugins.authenticated) await api.register(p(ctx));
+      for (const p of routes.authenticated) await api.register(p(ctx));
     });
-    for (const p of apiPlugins.public) await app.register(p(ctx));
+    for (const p of routes.public) await app.register(p(ctx));
   }
-  for (const [surface, plugins] of Object.entries(surfacePlugins)) {
-    if (!surfaces.has(surface as keyof typeof surfacePlugins)) continue;
-    const url = { vault: ctx.config.vaultUrl, 'wallet-b-token': ctx.config.walletBTokenUrl, portal: ctx.config.portalUrl }[surface]!;
-    for (const p of plugins) await app.register(p(ctx), { prefix: prefixOf(url) });
+  const elsewhere = { vault: ctx.config.vaultUrl, 'wallet-b-token': ctx.config.walletBTokenUrl, portal: ctx.config.portalUrl } as const;
+  for (const [surface, url] of Object.entries(elsewhere) as [keyof typeof elsewhere, string][]) {
+    if (!surfaces.has(surface)) continue;
+    for (const p of routes[surface]) await app.register(p(ctx), { prefix: prefixOf(url) });
   }
   return app as unknown as FastifyInstance;
 }

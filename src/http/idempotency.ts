@@ -1,11 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Ctx } from '../services/context.ts';
-import { nowFor } from '../services/context.ts';
 import { ApiError } from '../domain/errors.ts';
-import { findProject } from '../store/projects.ts';
-import { claimKey, cleanupKeys, releaseKey, storeResponse } from '../store/idempotency.ts';
-import { schedule } from '../store/jobs.ts';
+import { claimKey, releaseKey, storeResponse } from '../services/idempotency.ts';
 
 /** Response headers a replay repeats; the rest (date, rate limit) describe the moment, not the result. */
 const REPLAYED_HEADERS = ['content-type', 'location'];
@@ -55,7 +52,7 @@ export function idempotency(app: FastifyInstance, ctx: Ctx) {
     const [path, query] = req.url.split('?');
     const target = `${path.replace(/\/+$/, '')}${query ? `?${query}` : ''}`;
     const request_hash = createHash('sha256').update(`POST ${target}\n${canonicalJson(req.body ?? null)}`).digest('hex');
-    const claim = await claimKey(ctx.db, { project_id: req.project.id, key, method: 'POST', path: target, request_hash, now: nowFor(req.project) });
+    const claim = await claimKey(ctx, req.project, { key, method: 'POST', path: target, request_hash });
     if (claim === true) {
       req.idempotencyKey = { key, done: false };
       return;
@@ -78,14 +75,14 @@ export function idempotency(app: FastifyInstance, ctx: Ctx) {
     const text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : undefined;
     try {
       if (status >= 500 || status === 429 || text === undefined) {
-        await releaseKey(ctx.db, req.project.id, held.key);
+        await releaseKey(ctx, req.project.id, held.key);
       } else {
         const headers: Record<string, string> = {};
         for (const name of REPLAYED_HEADERS) {
           const v = reply.getHeader(name);
           if (v !== undefined) headers[name] = String(v);
         }
-        await storeResponse(ctx.db, req.project.id, held.key, status, headers, text);
+        await storeResponse(ctx, req.project.id, held.key, status, headers, text);
       }
     } catch (err) {
       req.log.error({ err }, 'idempotency key not stored');
@@ -99,16 +96,6 @@ export function idempotency(app: FastifyInstance, ctx: Ctx) {
     const held = req.idempotencyKey;
     if (!held || held.done) return;
     held.done = true;
-    await releaseKey(ctx.db, req.project.id, held.key).catch(() => {});
-  });
-}
-
-/** Job `idempotency_cleanup` (one per project): forgets keys older than 24 h, and comes back when the next one expires. */
-export async function runIdempotencyCleanup(ctx: Ctx, projectId: string) {
-  await ctx.db.tx(async (q) => {
-    const project = await findProject(q, projectId);
-    if (!project) return;
-    const next = await cleanupKeys(q, projectId, nowFor(project));
-    if (next) await schedule(q, { project_id: projectId, kind: 'idempotency_cleanup', ref_id: projectId, run_at: next });
+    await releaseKey(ctx, req.project.id, held.key).catch(() => {});
   });
 }

@@ -30,6 +30,7 @@ export async function chargeback(ctx: Ctx, project: ProjectRow, orderId: string,
       const now = nowFor(project);
       const f = figures('debit', take, debitRule(project, 'chargeback'));
       const child = await createChildOrder(
+        ctx,
         q, project, order, txn,
         { kind: 'chargeback', amount: take, direction: 'debit', status: 'completed', flags: ['is-chargeback'], figures: f, source: 'issuer', description: 'chargeback' },
         now,
@@ -61,6 +62,7 @@ export async function reverseChargeback(ctx: Ctx, project: ProjectRow, orderId: 
       const now = nowFor(project);
       const f = figures('credit', give, debitRule(project, 'reversal'));
       const child = await createChildOrder(
+        ctx,
         q, project, order, txn,
         { kind: 'reversal', amount: give, direction: 'credit', status: 'completed', flags: ['is-reversal'], figures: f, source: 'issuer', description: 'chargeback reversal' },
         now,
@@ -85,12 +87,12 @@ const UNSETTLED = `
     AND ((o.kind = 'payment' AND t.capture_mode IS NULL) OR o.kind IN ('capture', 'refund', 'chargeback', 'reversal'))`;
 
 /** Settles each transaction: marks it settled, journals the payout, and a settled sale or capture becomes completed. */
-async function settleRows(q: Queryable, rows: TransactionRow[], now: Date) {
+async function settleRows(ctx: Ctx, q: Queryable, rows: TransactionRow[], now: Date) {
   for (const t of rows) {
     const payment = t.of_transaction_id ? (await orders.transactionById(q, t.of_transaction_id))! : t;
     await orders.updateTransaction(q, t.id, { settled: now, modified: now });
     await book(q, t, payment, now, settlementLegs(t.credit_debit, t.amount, t.fee_amount ?? 0));
-    if (t.status === 'accepted') await moveTransaction(q, t, 'completed', now, { source: 'settlement' });
+    if (t.status === 'accepted') await moveTransaction(ctx, q, t, 'completed', now, { source: 'settlement' });
   }
   return rows.length;
 }
@@ -104,7 +106,7 @@ export async function settleOrder(ctx: Ctx, project: ProjectRow, orderId: string
       `${UNSETTLED} AND (o.id = $2 OR o.related_order_id = $2) ORDER BY t.created, t.id FOR UPDATE OF t SKIP LOCKED`,
       [project.id, order.id],
     );
-    await settleRows(q, rows, nowFor(project));
+    await settleRows(ctx, q, rows, nowFor(project));
     return (await loadOrderView(q, ctx.config, project.id, order.id))!;
   });
 }
@@ -122,7 +124,7 @@ export async function runSettlement(ctx: Ctx, projectId: string, cutoff: Date, b
       const rows = await q.query<TransactionRow>(`${UNSETTLED} AND t.created <= $2 ORDER BY t.created, t.id LIMIT $3 FOR UPDATE OF t SKIP LOCKED`, [
         projectId, cutoff, batch,
       ]);
-      return settleRows(q, rows, nowFor(project));
+      return settleRows(ctx, q, rows, nowFor(project));
     });
     settled += n;
     if (n < batch) break;

@@ -17,7 +17,6 @@ import { detectBrands, luhnValid } from '../domain/card.ts';
  */
 
 /** The vault and the acquirer need the master key besides the usual context. */
-export type PayCtx = Ctx & { masterKey: Buffer };
 
 export interface Checkout {
   project: ProjectRow;
@@ -168,7 +167,7 @@ export function checkCardForm(body: Record<string, unknown>): CardCheck {
  * picked the method), stores the card in the vault with the transaction's setup_token, then
  * starts 3-D Secure. Returns where to send the customer.
  */
-export async function payByCard(ctx: PayCtx, c: Checkout, card: CardEntry, transactionId?: string): Promise<{ redirect_url: string; transaction_id: string }> {
+export async function payByCard(ctx: Ctx, c: Checkout, card: CardEntry, transactionId?: string): Promise<{ redirect_url: string; transaction_id: string }> {
   const outcome = outcomeOf(c).outcome;
   if (outcome !== 'open') throw new ApiError('TransactionAlreadyStarted', `this order is ${outcome}`);
   let txn = transactionId ? transactionOf(c, transactionId) : c.transactions.find(isOpenCardTransaction);

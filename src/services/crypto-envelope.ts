@@ -12,7 +12,6 @@ import type { Ctx } from './context.ts';
  */
 
 /** Use cases that touch card data need the master key besides the store. */
-export type KeyedCtx = Ctx & { masterKey: Buffer };
 
 export interface DataKey {
   id: string;
@@ -73,7 +72,7 @@ function unwrap(master: Buffer, row: DataKeyRow): Buffer {
  * Call it before opening a database transaction: it uses its own statements on ctx.db, so a
  * rolled-back caller can never leave a cached key that the store does not have.
  */
-export async function dataKeyFor(ctx: KeyedCtx, projectId: string): Promise<DataKey> {
+export async function dataKeyFor(ctx: Ctx, projectId: string): Promise<DataKey> {
   const q = ctx.db;
   let keys = cache.get(ctx.masterKey);
   if (!keys) cache.set(ctx.masterKey, (keys = new Map()));
@@ -107,7 +106,7 @@ export const openField = (dk: DataKey, recordId: string, field: string, sealed: 
 
 /** Keyed fingerprint of a PAN for de-duplication within a project. */
 /** A new record's id with a secret sealed to it under the project's data key: the columns of a sealed key row. */
-export async function sealedRecord(ctx: KeyedCtx, projectId: string, field: string, secret: string) {
+export async function sealedRecord(ctx: Ctx, projectId: string, field: string, secret: string) {
   const dk = await dataKeyFor(ctx, projectId);
   const id = randomUUID();
   return { id, project_id: projectId, data_key_id: dk.id, private_key_ct: sealField(dk, id, field, secret) };
@@ -131,7 +130,7 @@ export interface RewrapResult {
  * beside the current one, so nodes on the old key and nodes already on the new key both work.
  * Once every node runs with the new key, `prune` drops the other wraps. Idempotent.
  */
-export async function rewrapDataKeys(ctx: KeyedCtx, newMaster: Buffer, opts: { prune?: boolean } = {}): Promise<RewrapResult> {
+export async function rewrapDataKeys(ctx: Ctx, newMaster: Buffer, opts: { prune?: boolean } = {}): Promise<RewrapResult> {
   const oldId = masterKeyId(ctx.masterKey);
   const newId = masterKeyId(newMaster);
   const result: RewrapResult = { master_key_id: oldId, new_master_key_id: newId, data_keys: 0, rewrapped: 0, already_wrapped: 0, pruned: 0, unreadable: [] };

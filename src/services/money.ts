@@ -1,4 +1,5 @@
 import type { Queryable } from '../store/db.ts';
+import type { Ctx } from './context.ts';
 import type { ProjectRow } from '../store/projects.ts';
 import * as orders from '../store/orders.ts';
 import type { OrderKind, OrderRow, TransactionRow } from '../store/orders.ts';
@@ -10,7 +11,7 @@ import { ApiError, notFound, type ErrorType } from '../domain/errors.ts';
 import type { TransactionStatus } from '../domain/status.ts';
 import { appendEvent, moveTransaction } from './transitions.ts';
 import { schedule } from '../store/jobs.ts';
-import { connectorFor } from '../acquirer/connector.ts';
+import { connectorFor } from './connectors.ts';
 import { newId } from '../domain/ids.ts';
 
 /** A transaction row with the columns migration 020 adds. */
@@ -105,8 +106,8 @@ export async function lockOrderPayment(q: Queryable, projectId: string, orderId:
  * locked so that no second request can ask for the same money. A refusal is the operation's
  * own error; no answer is a 502. Either way nothing is stored (the caller rolls back).
  */
-export async function askAcquirer(q: Queryable, project: ProjectRow, txn: TransactionRow, op: 'capture' | 'void' | 'refund', amount: number, now: Date, errorType: ErrorType) {
-  const connector = connectorFor(project);
+export async function askAcquirer(ctx: Pick<Ctx, 'connectors'>, q: Queryable, project: ProjectRow, txn: TransactionRow, op: 'capture' | 'void' | 'refund', amount: number, now: Date, errorType: ErrorType) {
+  const connector = connectorFor(ctx, project);
   const reference = (await ledger.acquirerReference(q, txn.id)) ?? undefined;
   let outcome;
   try {
@@ -138,7 +139,7 @@ export interface ChildSpec {
  * refund, chargeback, reversal): one transaction linked by of_transaction_id, moved from new
  * to its final status, which completes the order and writes its webhook outbox row.
  */
-export async function createChildOrder(q: Queryable, project: ProjectRow, parent: OrderRow, original: TransactionRow, spec: ChildSpec, now: Date) {
+export async function createChildOrder(ctx: Ctx, q: Queryable, project: ProjectRow, parent: OrderRow, original: TransactionRow, spec: ChildSpec, now: Date) {
   const b = parent.body ?? {};
   const order: OrderRow = {
     id: newId(),
@@ -192,7 +193,7 @@ export async function createChildOrder(q: Queryable, project: ProjectRow, parent
   };
   await orders.insertTransaction(q, txn);
   await appendEvent(q, txn, 'new', now, spec.source);
-  await moveTransaction(q, txn, spec.status, now, { source: spec.source });
+  await moveTransaction(ctx, q, txn, spec.status, now, { source: spec.source });
   return { order, txn };
 }
 

@@ -197,8 +197,8 @@ export async function cancelOrder(ctx: Ctx, project: ProjectRow, orderId: string
     const txns = await orders.transactionsOf(q, project.id, [order.id]);
     if (order.kind !== 'payment' || isFinalOrder(order.status) || txns.some((t) => !isCancellable(t.status)))
       throw new ApiError('CanNotCancelTransaction', `order in status ${order.status} can not be cancelled`);
-    if (txns.length === 0) await setOrderStatus(q, order, 'cancelled', now);
-    for (const t of txns) await moveTransaction(q, t, 'cancelled', now, { reason: 'cancelled by merchant', source: 'merchant' });
+    if (txns.length === 0) await setOrderStatus(ctx, q, order, 'cancelled', now);
+    for (const t of txns) await moveTransaction(ctx, q, t, 'cancelled', now, { reason: 'cancelled by merchant', source: 'merchant' });
     return (await loadOrderView(q, ctx.config, project.id, order.id))!;
   });
 }

@@ -2,17 +2,17 @@ import type { Queryable } from '../store/db.ts';
 import * as orders from '../store/orders.ts';
 import type { OrderRow, TransactionRow } from '../store/orders.ts';
 import { findProject, type ProjectRow } from '../store/projects.ts';
-import { nowFor } from './context.ts';
-import type { KeyedCtx } from './crypto-envelope.ts';
+import { nowFor, type Ctx, type OrderStatusHook } from './context.ts';
 import { dataKeyFor } from './crypto-envelope.ts';
 import { deleteCvc, findVaultCard, openCard, storeCvc } from './vault.ts';
-import { moveTransaction, orderStatusHooks } from './transitions.ts';
+import { moveTransaction } from './transitions.ts';
 import { onAuthorized } from './money.ts';
 import { schedule } from '../store/jobs.ts';
 import { ApiError, invalid, notFound } from '../domain/errors.ts';
 import { isFinalOrder } from '../domain/status.ts';
 import { liabilityShift, type TransStatus } from '../domain/card.ts';
-import { authenticationFailed, connectorFor, type Outcome, type ThreeDsResult } from '../acquirer/connector.ts';
+import type { Outcome, ThreeDsResult } from '../acquirer/connector.ts';
+import { authenticationFailed, connectorFor } from './connectors.ts';
 import type { Config } from '../config.ts';
 
 /**
@@ -63,22 +63,22 @@ const CVC = /^[0-9]{3}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** POST /v1/orders/{order_id}/transactions/{transaction_id}/authenticate/ */
-export function authenticate(ctx: KeyedCtx, project: ProjectRow, orderId: string, transactionId: string, input: StartInput) {
+export function authenticate(ctx: Ctx, project: ProjectRow, orderId: string, transactionId: string, input: StartInput) {
   return start(ctx, project, orderId, transactionId, input);
 }
 
 /** For the hosted card form: the same start, bound to the transaction instead of an API key. */
-export async function startCardPayment(ctx: KeyedCtx, transactionId: string, input: StartInput) {
+export async function startCardPayment(ctx: Ctx, transactionId: string, input: StartInput) {
   const txn = UUID.test(transactionId) ? await orders.transactionById(ctx.db, transactionId) : undefined;
   const project = txn && (await findProject(ctx.db, txn.project_id));
   if (!txn || !project) throw notFound('transaction');
   return start(ctx, project, txn.order_id, txn.id, input);
 }
 
-async function start(ctx: KeyedCtx, project: ProjectRow, orderId: string, transactionId: string, input: StartInput): Promise<{ redirect_url: string }> {
+async function start(ctx: Ctx, project: ProjectRow, orderId: string, transactionId: string, input: StartInput): Promise<{ redirect_url: string }> {
   if (typeof input.vault_token !== 'string' || !UUID.test(input.vault_token)) throw invalid('vault_token', 'vault_token must be a uuid');
   if (typeof input.cvc !== 'string' || !CVC.test(input.cvc)) throw invalid('cvc', 'cvc must be 3 digits');
-  const connector = connectorFor(project);
+  const connector = connectorFor(ctx, project);
   const dk = await dataKeyFor(ctx, project.id);
   await ctx.db.tx(async (q) => {
     const txn = await orders.findTransaction(q, project.id, orderId, transactionId, true);
@@ -104,7 +104,7 @@ async function start(ctx: KeyedCtx, project: ProjectRow, orderId: string, transa
       vault_token: row.id,
     };
     if (three.trans_status !== 'C') details.liability_shift = three.liability_shift;
-    await moveTransaction(q, txn, 'pending', now, { patch: { payment_method_brand: row.brand, details } });
+    await moveTransaction(ctx, q, txn, 'pending', now, { patch: { payment_method_brand: row.brand, details } });
   });
   return { redirect_url: threeDsUrl(ctx.config, transactionId) };
 }
@@ -119,7 +119,7 @@ export interface ThreeDsView {
 }
 
 /** What the 3-D Secure page needs to know about a transaction (no lock). */
-export async function loadThreeDs(ctx: KeyedCtx, transactionId: string): Promise<ThreeDsView | undefined> {
+export async function loadThreeDs(ctx: Ctx, transactionId: string): Promise<ThreeDsView | undefined> {
   if (!UUID.test(transactionId)) return undefined;
   const txn = await orders.transactionById(ctx.db, transactionId);
   if (!txn) return undefined;
@@ -144,12 +144,12 @@ export type Step = { kind: 'frictionless' } | { kind: 'challenge'; answer: strin
  * Finishes 3-D Secure and authorizes, once: the row lock and the `pending` check make a
  * repeated visit or double submit a no-op. Returns the order as it is afterwards.
  */
-export async function completeAuthentication(ctx: KeyedCtx, target: string | ThreeDsView, step: Step): Promise<OrderRow | undefined> {
+export async function completeAuthentication(ctx: Ctx, target: string | ThreeDsView, step: Step): Promise<OrderRow | undefined> {
   const view = typeof target === 'string' ? await loadThreeDs(ctx, target) : target;
   if (!view) return undefined;
   const { project } = view;
   const transactionId = view.txn.id;
-  const connector = connectorFor(project);
+  const connector = connectorFor(ctx, project);
   const dk = await dataKeyFor(ctx, project.id);
   return ctx.db.tx(async (q) => {
     const txn = await orders.transactionById(q, transactionId, true);
@@ -158,7 +158,7 @@ export async function completeAuthentication(ctx: KeyedCtx, target: string | Thr
     const now = nowFor(project);
     if (step.kind === 'cancel') {
       await deleteCvc(q, project.id, [txn.id]);
-      await moveTransaction(q, txn, 'cancelled', now, { reason: 'cancelled by customer', source: 'customer' });
+      await moveTransaction(ctx, q, txn, 'cancelled', now, { reason: 'cancelled by customer', source: 'customer' });
       return orders.findOrder(q, project.id, txn.order_id);
     }
     const row = (await findVaultCard(q, project.id, auth.vault_token))!;
@@ -184,7 +184,7 @@ export async function completeAuthentication(ctx: KeyedCtx, target: string | Thr
 
 /** Moves the transaction by the connector's answer, in the caller's database transaction. */
 async function applyOutcome(
-  ctx: { config: Config },
+  ctx: Ctx,
   q: Queryable,
   project: ProjectRow,
   txn: TransactionRow,
@@ -201,25 +201,25 @@ async function applyOutcome(
   if (outcome.reference) await q.query('UPDATE card_authentications SET acquirer_reference = $2 WHERE transaction_id = $1', [txn.id, outcome.reference]);
   switch (outcome.status) {
     case 'accepted':
-      if (await moveTransaction(q, txn, 'accepted', now, { reason: null, patch })) await onAuthorized(q, project, txn, now);
+      if (await moveTransaction(ctx, q, txn, 'accepted', now, { reason: null, patch })) await onAuthorized(q, project, txn, now);
       return;
     case 'processing':
       // asked again and still in progress: keep waiting
       if (txn.status === 'processing') await orders.updateTransaction(q, txn.id, { ...patch, modified: now });
-      else await moveTransaction(q, txn, 'processing', now, { patch });
+      else await moveTransaction(ctx, q, txn, 'processing', now, { patch });
       await schedule(q, { project_id: project.id, kind: 'late_decline', ref_id: txn.id, run_at: new Date(now.getTime() + ctx.config.lateDeclineMs) });
       return;
     default:
-      await moveTransaction(q, txn, outcome.status, now, { reason: outcome.reason ?? outcome.status, patch });
+      await moveTransaction(ctx, q, txn, outcome.status, now, { reason: outcome.reason ?? outcome.status, patch });
   }
 }
 
 /** Job `late_decline`: the acquirer's later answer to an authorization that stayed processing. */
-export async function lateDecline(ctx: { db: KeyedCtx['db']; config: Config }, transactionId: string) {
+export async function lateDecline(ctx: Ctx, transactionId: string) {
   const txn = await orders.transactionById(ctx.db, transactionId);
   const project = txn && (await findProject(ctx.db, txn.project_id));
   if (!txn || !project || txn.status !== 'processing') return;
-  const connector = connectorFor(project);
+  const connector = connectorFor(ctx, project);
   await ctx.db.tx(async (q) => {
     const locked = await orders.transactionById(q, transactionId, true);
     const auth = locked && (await findAuth(q, project.id, locked.id, true));
@@ -230,13 +230,15 @@ export async function lateDecline(ctx: { db: KeyedCtx['db']; config: Config }, t
   });
 }
 
-// An order that ends while a CVC is still sealed (expired during the challenge, cancelled by the
-// merchant) loses it in the same database transaction.
-orderStatusHooks.push(async (q, order, _from, to) => {
+/**
+ * Order status hook: an order that ends while a CVC is still sealed (expired during the challenge,
+ * cancelled by the merchant) loses it in the same database transaction.
+ */
+export const dropSealedCvc: OrderStatusHook = async (q, order, _from, to) => {
   if (!isFinalOrder(to)) return;
   await q.query(
     `UPDATE vault_cards SET cvc_ct = NULL WHERE project_id = $1 AND cvc_ct IS NOT NULL
        AND transaction_id IN (SELECT id FROM transactions WHERE project_id = $1 AND order_id = $2)`,
     [order.project_id, order.id],
   );
-});
+};

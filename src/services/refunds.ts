@@ -27,9 +27,10 @@ export async function refundOrder(ctx: Ctx, project: ProjectRow, orderId: string
       const left = refundable(txn);
       if (input.amount > left) throw new ApiError('RefundError', `amount ${input.amount} is above the ${left} that can still be refunded`, 'amount');
       const now = nowFor(project);
-      const outcomes = await askAcquirer(q, project, txn, 'refund', input.amount, now, 'RefundError');
+      const outcomes = await askAcquirer(ctx, q, project, txn, 'refund', input.amount, now, 'RefundError');
       const f = figures('debit', input.amount, debitRule(project, 'refund'));
       const child = await createChildOrder(
+        ctx,
         q,
         project,
         order,

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../store/db.ts';
 import * as orders from '../store/orders.ts';
 import { findProject } from '../store/projects.ts';
-import { nowFor } from './context.ts';
+import { nowFor, type Ctx } from './context.ts';
 import { ApiError, invalid } from '../domain/errors.ts';
 import { detectBrands, luhnValid, truncatePan } from '../domain/card.ts';
-import { checkDataKey, dataKeyFor, fingerprint, openField, sealField, type DataKey, type KeyedCtx } from './crypto-envelope.ts';
+import { checkDataKey, dataKeyFor, fingerprint, openField, sealField, type DataKey } from './crypto-envelope.ts';
 import type { CardData } from '../acquirer/connector.ts';
 
 /**
@@ -76,7 +76,7 @@ export interface StoreOptions {
  * transaction was created (with the order, or when started later) in the project's clock,
  * and only for its own transaction and project. Nothing is stored when a rule fails.
  */
-export async function storeCard(ctx: KeyedCtx, input: CardInput, opts: StoreOptions = {}): Promise<VaultCard> {
+export async function storeCard(ctx: Ctx, input: CardInput, opts: StoreOptions = {}): Promise<VaultCard> {
   const { brand, brands } = checkCardInput(input);
   const found = (await ctx.db.query<{ id: string; project_id: string }>('SELECT id, project_id FROM transactions WHERE setup_token = $1', [input.setup_token]))[0];
   if (!found || (opts.projectId && found.project_id !== opts.projectId) || (opts.transactionId && found.id !== opts.transactionId)) throw unknownToken();
@@ -110,7 +110,7 @@ export async function storeCard(ctx: KeyedCtx, input: CardInput, opts: StoreOpti
 }
 
 /** For the hosted card form: the setup_token must be the one of this transaction. No API key. */
-export const storeCardForTransaction = (ctx: KeyedCtx, transactionId: string, input: CardInput) => storeCard(ctx, input, { transactionId });
+export const storeCardForTransaction = (ctx: Ctx, transactionId: string, input: CardInput) => storeCard(ctx, input, { transactionId });
 
 /** The stored card of a transaction, locked when asked. */
 export async function findVaultCard(q: Queryable, projectId: string, vaultToken: string, lock = false): Promise<VaultCardRow | undefined> {

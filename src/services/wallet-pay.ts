@@ -2,8 +2,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import * as orders from '../store/orders.ts';
 import type { TransactionRow } from '../store/orders.ts';
 import { findProject, type ProjectRow } from '../store/projects.ts';
-import { nowFor } from './context.ts';
-import { dataKeyFor, type KeyedCtx } from './crypto-envelope.ts';
+import { nowFor, type Ctx } from './context.ts';
+import { dataKeyFor } from './crypto-envelope.ts';
 import { findVaultCard, openCard } from './vault.ts';
 import { completeAuthentication, returnUrlFor, threeDsUrl } from './payments.ts';
 import { moveTransaction } from './transitions.ts';
@@ -11,7 +11,8 @@ import { checkCryptogram, recipientKeys, sandboxRootKey, tokenClock, tokenize } 
 import { outcomeOf, transactionOf, type Checkout } from './checkout.ts';
 import { startTransaction } from './orders.ts';
 import { sealToken } from '../wallets/wallet-b-token.ts';
-import { connectorFor, type ThreeDsResult } from '../acquirer/connector.ts';
+import type { ThreeDsResult } from '../acquirer/connector.ts';
+import { connectorFor } from './connectors.ts';
 import { eciFor } from '../domain/card.ts';
 import { ApiError, invalid, notFound } from '../domain/errors.ts';
 
@@ -54,8 +55,8 @@ export const AUTHENTICATION_REQUIRED = 'authentication_required';
 export type WalletMethod = 'wallet-a-pay' | 'wallet-b-pay';
 
 /** Starts the transaction: decides its 3-D Secure (the device's, or the issuer's) and moves it to pending. */
-async function begin(ctx: KeyedCtx, project: ProjectRow, txn: TransactionRow, input: WalletPayInput): Promise<ThreeDsResult> {
-  const connector = connectorFor(project);
+async function begin(ctx: Ctx, project: ProjectRow, txn: TransactionRow, input: WalletPayInput): Promise<ThreeDsResult> {
+  const connector = connectorFor(ctx, project);
   const dk = await dataKeyFor(ctx, project.id);
   const cryptogram = input.cryptogram ?? '';
   if (cryptogram) await checkCryptogram(ctx, project.id, input.vaultToken, cryptogram);
@@ -77,13 +78,13 @@ async function begin(ctx: KeyedCtx, project: ProjectRow, txn: TransactionRow, in
     );
     const details: Record<string, unknown> = { ...locked.details, truncated_pan: row.truncated_pan, card_expiry: row.expiry, vault_token: row.id };
     if (three.trans_status !== 'C') details.liability_shift = three.liability_shift;
-    await moveTransaction(q, locked, 'pending', now, { source: 'wallet', patch: { payment_method_brand: row.brand, details } });
+    await moveTransaction(ctx, q, locked, 'pending', now, { source: 'wallet', patch: { payment_method_brand: row.brand, details } });
     return three;
   });
 }
 
 /** The wallet transaction a pay step names, of the order named and paid with `method`. */
-export async function walletTransactionOf(ctx: KeyedCtx, orderId: string, transactionId: string, method: WalletMethod) {
+export async function walletTransactionOf(ctx: Ctx, orderId: string, transactionId: string, method: WalletMethod) {
   const txn = await orders.transactionById(ctx.db, transactionId);
   if (!txn || txn.order_id !== orderId) throw notFound('transaction');
   const project = await findProject(ctx.db, txn.project_id);
@@ -96,7 +97,7 @@ export async function walletTransactionOf(ctx: KeyedCtx, orderId: string, transa
  * Pays a wallet transaction with its vaulted card: with a cryptogram authorized at once, without
  * one (PAN_ONLY) sent to 3-D Secure.
  */
-export async function payVaulted(ctx: KeyedCtx, project: ProjectRow, txn: TransactionRow, input: WalletPayInput): Promise<WalletPayResult> {
+export async function payVaulted(ctx: Ctx, project: ProjectRow, txn: TransactionRow, input: WalletPayInput): Promise<WalletPayResult> {
   const cryptogram = input.cryptogram ?? '';
   if (!cryptogram && input.eciIndicator) throw invalid('eciIndicator', 'eciIndicator must be empty when cryptogram is empty (PAN_ONLY)');
   await begin(ctx, project, txn, input);
@@ -109,7 +110,7 @@ export async function payVaulted(ctx: KeyedCtx, project: ProjectRow, txn: Transa
 }
 
 /** Pays a wallet-b-pay transaction with a vaulted card. Bound to the order and transaction ids and the vault token. */
-export async function payWithWalletB(ctx: KeyedCtx, orderId: string, transactionId: string, input: WalletPayInput): Promise<WalletPayResult> {
+export async function payWithWalletB(ctx: Ctx, orderId: string, transactionId: string, input: WalletPayInput): Promise<WalletPayResult> {
   const { txn, project } = await walletTransactionOf(ctx, orderId, transactionId, 'wallet-b-pay');
   return payVaulted(ctx, project, txn, input);
 }
@@ -117,7 +118,7 @@ export async function payWithWalletB(ctx: KeyedCtx, orderId: string, transaction
 // ---- the hosted page: the device's wallet and the sandbox wallet sheet ------------------
 
 /** The wallet transaction a hosted page pays: the one named, or one started now for the order. */
-export async function walletTransaction(ctx: KeyedCtx, c: Checkout, transactionId: string | undefined, method: WalletMethod): Promise<TransactionRow> {
+export async function walletTransaction(ctx: Ctx, c: Checkout, transactionId: string | undefined, method: WalletMethod): Promise<TransactionRow> {
   const { outcome } = outcomeOf(c);
   if (outcome !== 'open') throw new ApiError('TransactionAlreadyStarted', `this order is ${outcome}`);
   if (transactionId) {
@@ -136,7 +137,7 @@ export async function walletTransaction(ctx: KeyedCtx, c: Checkout, transactionI
 }
 
 /** Pays from the hosted page with a token the wallet gave: the token service, then the pay step, as a merchant would. */
-export async function payOnPage(ctx: KeyedCtx, c: Checkout, transactionId: string | undefined, walletBPayMessage: string, browser: BrowserInfo = {}) {
+export async function payOnPage(ctx: Ctx, c: Checkout, transactionId: string | undefined, walletBPayMessage: string, browser: BrowserInfo = {}) {
   const txn = await walletTransaction(ctx, c, transactionId, 'wallet-b-pay');
   const test = c.project.mode === 'test';
   const token = await tokenize(ctx, { walletBPayMessage, setupToken: txn.setup_token!, transactionId: txn.id }, { test });
@@ -149,7 +150,7 @@ export type SandboxAuthMethod = 'CRYPTOGRAM_3DS' | 'PAN_ONLY';
  * A token as the wallet would make it for a test card, signed with the project's sandbox root
  * key and encrypted to its recipient key (ECv2), valid for an hour of the token clock.
  */
-export async function sandboxToken(ctx: KeyedCtx, project: ProjectRow, card: { pan: string; brand: string; authMethod: SandboxAuthMethod }): Promise<string> {
+export async function sandboxToken(ctx: Ctx, project: ProjectRow, card: { pan: string; brand: string; authMethod: SandboxAuthMethod }): Promise<string> {
   const root = await sandboxRootKey(ctx, project);
   const recipient = await recipientKeys(ctx, project);
   const now = tokenClock(project);

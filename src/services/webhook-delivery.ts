@@ -8,7 +8,6 @@ import { findProject, type ProjectRow } from '../store/projects.ts';
 import * as store from '../store/webhooks.ts';
 import type { DeliveryRow } from '../store/webhooks.ts';
 import type { JobRow } from '../store/jobs.ts';
-import type { JobOptions } from '../jobs/worker.ts';
 import { signedHeaders } from '../domain/webhook-signing.ts';
 import { addressClass, isIpLiteral, isLocalName } from '../domain/ssrf.ts';
 import { signingSecrets } from './webhooks.ts';
@@ -219,8 +218,5 @@ export async function deliverOrderWebhooks(ctx: Ctx, job: JobRow) {
   await store.rescheduleOrderJob(ctx.db, orderId, new Date(job.run_at), new Date(Math.max(Math.min(...left), claimed + 1)));
 }
 
-/** Delivery jobs run side by side (each keeps its own order's sequence); a lease a bit longer than a round of attempts. */
-export const deliveryJobOptions: JobOptions = {
-  concurrent: true,
-  leaseMs: (config) => 3 * config.webhook.timeoutMs + 2 * HOLD_MARGIN_MS, // 22 s by default
-};
+/** How long a claimed delivery job stays reserved: a bit longer than a round of attempts (22 s by default). */
+export const deliveryLeaseMs = (config: Config) => 3 * config.webhook.timeoutMs + 2 * HOLD_MARGIN_MS;

@@ -70,3 +70,8 @@ export async function finishJob(q: Queryable, job: JobRow) {
 export async function failJob(q: Queryable, job: JobRow, error: string, retryAt: Date) {
   await q.query('UPDATE jobs SET locked_until = NULL, last_error = $2, run_at = $3 WHERE id = $1', [job.id, error.slice(0, 1000), retryAt]);
 }
+
+/** Gives claimed jobs a lease of another length (their kind's). */
+export async function extendLeases(q: Queryable, ids: number[], leaseMs: number) {
+  await q.query("UPDATE jobs SET locked_until = now() + ($2 * interval '1 millisecond') WHERE id = ANY($1::bigint[])", [ids, leaseMs]);
+}

@@ -7,7 +7,6 @@ import { Duration, ErrorBody } from '../../domain/schemas/common.ts';
 import { ApiError, invalid } from '../../domain/errors.ts';
 import { durationMs, isPositiveDuration } from '../../domain/duration.ts';
 import { advanceClock } from '../../store/projects.ts';
-import { settleDueJobs } from '../../jobs/worker.ts';
 import { BasicAuth } from '../auth.ts';
 
 export async function requireTestProject(req: FastifyRequest) {
@@ -35,7 +34,7 @@ export const testRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) =
         req.project.clock_offset_ms = await advanceClock(ctx.db, req.project.id, durationMs(advance));
         ctx.keyCache?.clear();
       }
-      const jobs_run = await settleDueJobs(ctx, req.project.id);
+      const jobs_run = await ctx.dueWork.settle(req.project.id);
       return { clock: nowFor(req.project).toISOString().replace('Z', '+00:00'), offset_ms: req.project.clock_offset_ms, jobs_run };
     },
   );

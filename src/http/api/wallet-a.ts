@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
-import type { KeyedCtx } from '../../services/crypto-envelope.ts';
 import { createSession, setMerchantIdentity } from '../../services/wallets.ts';
 import { importProcessingKey, paymentProcessing } from '../../services/wallet-a-pay.ts';
 import { ErrorBody } from '../../domain/schemas/common.ts';
@@ -40,7 +39,7 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 502: ErrorBody,
 
 /** wallet-a-pay: merchant validation sessions, and the merchant identity live validation presents. */
 export const walletARoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
-  const kctx = ctx as KeyedCtx;
+  const kctx = ctx;
   const tags = ['wallet-a-pay'];
   app.post(
     '/v1/wallet-a-pay/sessions/',

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
-import type { KeyedCtx } from '../../services/crypto-envelope.ts';
 import { configureRecipient, pinTokenClock, tokenizationParameters } from '../../services/wallets.ts';
 import { ErrorBody } from '../../domain/schemas/common.ts';
 import { BasicAuth } from '../auth.ts';
@@ -27,7 +26,7 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
 
 /** wallet-b-pay settings of the project: the tokenization parameters the token service decrypts for. */
 export const walletBRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
-  const kctx = ctx as KeyedCtx;
+  const kctx = ctx;
   const tags = ['wallet-b-pay'];
   app.get(
     '/v1/wallet-b-pay/tokenization/',

@@ -57,7 +57,7 @@ const statusPanel = (kind: string, icon: string, title: string, text: string) =>
 <h1>${esc(title)}</h1><p>${esc(text)}</p></section>`;
 
 export const linkPageRoutes = (ctx: Ctx): FastifyPluginAsync => async (app) => {
-  const key = csrfKey((ctx as Ctx & { masterKey: Buffer }).masterKey);
+  const key = csrfKey(ctx.masterKey);
   const csp = contentSecurityPolicy(STYLE_HASH);
 
   // Every answer of these routes, errors included, is a page with the hosted pages' headers.

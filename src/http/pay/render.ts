@@ -188,14 +188,8 @@ export interface WalletButton {
   csp?: CspExtras;
 }
 
-/**
- * Wallet buttons shown on the hosted pages. Wallet modules push a renderer here (from
- * src/http/routes.ts); the pages render no wallet themselves.
- */
-export const walletButtons: WalletButton[] = [];
-
-/** The rendered wallet buttons of a page, with the CSP sources they need. */
-export function renderWallets(slot: Omit<WalletSlot, 'method'>, methods: PaymentMethod[]): { html: Partial<Record<PaymentMethod, string>>; csp: CspExtras } {
+/** The rendered wallet buttons of a page, with the CSP sources they need; the pages render no wallet themselves. */
+export function renderWallets(walletButtons: WalletButton[], slot: Omit<WalletSlot, 'method'>, methods: PaymentMethod[]): { html: Partial<Record<PaymentMethod, string>>; csp: CspExtras } {
   const html: Partial<Record<PaymentMethod, string>> = {};
   const csp: CspExtras = {};
   for (const w of walletButtons) {

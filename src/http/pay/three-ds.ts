@@ -3,7 +3,6 @@ import type { FastifyReply } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
 import { nowFor } from '../../services/context.ts';
-import type { KeyedCtx } from '../../services/crypto-envelope.ts';
 import { completeAuthentication, loadThreeDs, returnUrlFor, threeDsUrl, type ThreeDsView } from '../../services/payments.ts';
 import { STRINGS, formatAmount, pickLocale, type Locale } from './i18n.ts';
 import type { OrderRow } from '../../store/orders.ts';
@@ -72,7 +71,7 @@ const notFoundPage = (reply: FastifyReply) =>
   sendPage(reply, 404, "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'", page('Not found', '<h1>This payment page does not exist</h1>'));
 
 export const threeDsRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
-  const kctx = ctx as KeyedCtx;
+  const kctx = ctx;
   const key = csrfKey(kctx.masterKey);
   const params = Type.Object({ transaction_id: Uuid() });
 

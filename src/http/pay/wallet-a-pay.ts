@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
-import type { KeyedCtx } from '../../services/crypto-envelope.ts';
 import { loadCheckout, type Checkout } from '../../services/checkout.ts';
 import { payOnPageWithWalletA, payWithWalletA } from '../../services/wallet-a-pay.ts';
 import { createSession } from '../../services/wallets.ts';
@@ -79,7 +78,7 @@ export const walletAButton: WalletButton = {
 };
 
 export const walletAPayRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
-  const kctx = ctx as KeyedCtx;
+  const kctx = ctx;
   const key = csrfKey(kctx.masterKey);
   const guard = (origin: string | undefined, c: Checkout, csrf: string, transactionId?: string) => {
     if (!originAllowed(origin, ctx.config.publicBaseUrl) || !checkCsrf(key, { action: DEVICE, orderId: c.order.id, transactionId }, csrf, c.now)) {

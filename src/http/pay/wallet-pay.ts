@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
-import type { KeyedCtx } from '../../services/crypto-envelope.ts';
 import { loadCheckout, outcomeOf, transactionOf, type Checkout } from '../../services/checkout.ts';
 import { payOnPage, payWithWalletB, type WalletMethod } from '../../services/wallet-pay.ts';
 import { recipientKeys } from '../../services/wallets.ts';
@@ -59,7 +58,7 @@ const DeviceBody = Type.Object(
 const SCRIPT = readFileSync(new URL('./assets/wallets.js', import.meta.url), 'utf8');
 
 /** The Payment Request method data of wallet-b-pay for an order (DIRECT tokenization to the project's key). */
-async function paymentRequestOf(ctx: KeyedCtx, c: Checkout) {
+async function paymentRequestOf(ctx: Ctx, c: Checkout) {
   const keys = await recipientKeys(ctx, c.project);
   const merchantId = keys.recipientId.startsWith('merchant:') ? keys.recipientId.slice('merchant:'.length) : undefined;
   const amount = formatMinor(c.order.amount, c.order.currency);
@@ -96,7 +95,7 @@ export function payable(c: Checkout | undefined, method: WalletMethod, transacti
 }
 
 export const walletPayRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
-  const kctx = ctx as KeyedCtx;
+  const kctx = ctx;
   const key = csrfKey(kctx.masterKey);
 
   app.post(

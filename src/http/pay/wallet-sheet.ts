@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Ctx } from '../../services/context.ts';
-import type { KeyedCtx } from '../../services/crypto-envelope.ts';
 import { loadCheckout, outcomeOf, transactionOf, type Checkout } from '../../services/checkout.ts';
 import { payOnPage, sandboxToken, walletTransaction, type SandboxAuthMethod, type WalletMethod } from '../../services/wallet-pay.ts';
 import { payOnPageWithWalletA, sandboxWalletAToken } from '../../services/wallet-a-pay.ts';
@@ -67,7 +66,7 @@ interface SheetWallet {
   method: WalletMethod;
   /** the ways the device may hold the card; none to choose when it is always on the device */
   authMethods: SandboxAuthMethod[];
-  pay(ctx: KeyedCtx, c: Checkout, transactionId: string, card: SheetCard, authMethod: SandboxAuthMethod): Promise<{ redirect_url: string }>;
+  pay(ctx: Ctx, c: Checkout, transactionId: string, card: SheetCard, authMethod: SandboxAuthMethod): Promise<{ redirect_url: string }>;
 }
 
 const SHEET_WALLETS: SheetWallet[] = [
@@ -128,7 +127,7 @@ const SHEET_CARDS = TEST_CARDS.map((card) => ({ pan: card.pan, brand: card.brand
 const groupedPan = (pan: string) => pan.replace(/(.{4})/g, '$1 ').trim();
 
 export const walletSheetRoutes = (ctx: Ctx) => async (app: FastifyInstance) => {
-  const kctx = ctx as KeyedCtx;
+  const kctx = ctx;
   const key = csrfKey(kctx.masterKey);
   const localeOf = (req: FastifyRequest, c: Checkout) => pickLocale(c.order.body?.customer?.locale, req.headers['accept-language']);
 

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
-import type { KeyedCtx } from '../../services/crypto-envelope.ts';
 import { storeCard } from '../../services/vault.ts';
 import { ErrorBody, Uuid } from '../../domain/schemas/common.ts';
 import { BasicAuth, requireApiKey } from '../auth.ts';
@@ -40,6 +39,6 @@ export const vaultRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) 
         response: { 201: VaultCard, 400: ErrorBody, 401: ErrorBody, 409: ErrorBody },
       },
     },
-    async (req, reply) => reply.code(201).send(await storeCard(ctx as KeyedCtx, req.body, { projectId: req.project.id })),
+    async (req, reply) => reply.code(201).send(await storeCard(ctx, req.body, { projectId: req.project.id })),
   );
 };

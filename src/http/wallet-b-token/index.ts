@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
-import type { KeyedCtx } from '../../services/crypto-envelope.ts';
 import { tokenize } from '../../services/wallets.ts';
 import { ErrorBody, Uuid } from '../../domain/schemas/common.ts';
 
@@ -37,7 +36,7 @@ const RefusedBody = Type.Object({
 });
 
 export const walletBTokenRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
-  const kctx = ctx as KeyedCtx;
+  const kctx = ctx;
   for (const test of [false, true]) {
     app.post(
       test ? '/test/tokens/' : '/tokens/',
