@@ -53,3 +53,6 @@ export function activeMethods(s: ProjectSettings): PaymentMethod[] {
 export function methodAccepts(s: ProjectSettings, method: PaymentMethod, currency: string): boolean {
   return Boolean(s.payment_methods[method]?.currencies.includes(currency));
 }
+
+/** The wallet-a merchant identifier of a project: its id without hyphens. */
+export const merchantIdentifierOf = (projectId: string) => projectId.replace(/-/g, '');

@@ -72,3 +72,10 @@ export async function authenticate(ctx: Ctx, header: string | undefined) {
   if (!project) throw new ApiError('Unauthorized', key ? 'API key is not valid' : 'API key missing: use HTTP Basic authentication with the key as username');
   return project;
 }
+
+/** Moves a test project's clock forward by `ms`; returns its new offset. Cached projects are dropped at once. */
+export async function advanceTestClock(ctx: Ctx, projectId: string, ms: number): Promise<number> {
+  const offset = await projects.advanceClock(ctx.db, projectId, ms);
+  ctx.keyCache?.clear();
+  return offset;
+}

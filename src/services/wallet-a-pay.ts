@@ -11,7 +11,7 @@ import { payVaulted, walletTransaction, walletTransactionOf, type BrowserInfo, t
 import type { Checkout } from './checkout.ts';
 import { makeSandboxChain, type Signer } from '../wallets/wallet-a-pki.ts';
 import { openPaymentToken, publicKeyHash, sealPaymentToken, WalletATokenError, type WalletAPayment } from '../wallets/wallet-a-token.ts';
-import { merchantIdentifierOf } from '../wallets/wallet-a-session.ts';
+import { merchantIdentifierOf } from '../domain/project.ts';
 import { currencyNumeric } from '../domain/money.ts';
 import { eciFor } from '../domain/card.ts';
 import { ApiError, invalid } from '../domain/errors.ts';

@@ -9,10 +9,10 @@ import * as store from '../store/wallets.ts';
 import { ApiError, invalid } from '../domain/errors.ts';
 import { dataKeyFor, fingerprint, openField, sealField, sealedRecord, checkDataKey } from './crypto-envelope.ts';
 import { storeCard } from './vault.ts';
+import { merchantIdentifierOf } from '../domain/project.ts';
 import { generateSandboxKeys, openToken, TokenError, type DecryptedPayment, type RootKey } from '../wallets/wallet-b-token.ts';
 import {
   checkSessionRequest,
-  merchantIdentifierOf,
   requestLiveSession,
   sandboxSession,
   walletAConfig,

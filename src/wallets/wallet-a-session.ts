@@ -9,6 +9,7 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
 import { ApiError, invalid } from '../domain/errors.ts';
+import { merchantIdentifierOf } from '../domain/project.ts';
 
 /**
  * The wallet provider's documented merchant validation hosts (production pods, the China
@@ -60,8 +61,6 @@ export interface SessionRequest {
   initiativeContext: string;
 }
 
-/** The merchant identifier of a project: its id without hyphens. */
-export const merchantIdentifierOf = (projectId: string) => projectId.replace(/-/g, '');
 
 const DOMAIN = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 

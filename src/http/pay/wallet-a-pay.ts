@@ -4,7 +4,7 @@ import type { Ctx } from '../../services/context.ts';
 import { loadCheckout, type Checkout } from '../../services/checkout.ts';
 import { payOnPageWithWalletA, payWithWalletA } from '../../services/wallet-a-pay.ts';
 import { createSession } from '../../services/wallets.ts';
-import { merchantIdentifierOf } from '../../wallets/wallet-a-session.ts';
+import { merchantIdentifierOf } from '../../domain/project.ts';
 import { ApiError } from '../../domain/errors.ts';
 import { formatMinor } from '../../domain/money.ts';
 import { settingsOf } from '../../domain/project.ts';

@@ -3,7 +3,7 @@ import type { Ctx } from '../../services/context.ts';
 import { loadCheckout, outcomeOf, transactionOf, type Checkout } from '../../services/checkout.ts';
 import { payOnPage, sandboxToken, walletTransaction, type SandboxAuthMethod, type WalletMethod } from '../../services/wallet-pay.ts';
 import { payOnPageWithWalletA, sandboxWalletAToken } from '../../services/wallet-a-pay.ts';
-import { TEST_CARDS } from '../../acquirer/simulator/cards.ts';
+import { testCards } from '../../services/sandbox.ts';
 import { missingBilling } from '../../domain/customer.ts';
 import { settingsOf } from '../../domain/project.ts';
 import { ApiError } from '../../domain/errors.ts';
@@ -123,7 +123,7 @@ export const walletBButton: WalletButton = {
 };
 
 /** The sandbox cards on offer: the simulator's table (the late decline too: it shows the webhook path). */
-const SHEET_CARDS = TEST_CARDS.map((card) => ({ pan: card.pan, brand: card.brands.at(-1)!, description: card.description }));
+const SHEET_CARDS = testCards().map((card) => ({ pan: card.pan, brand: card.brands.at(-1)!, description: card.description }));
 const groupedPan = (pan: string) => pan.replace(/(.{4})/g, '$1 ').trim();
 
 export const walletSheetRoutes = (ctx: Ctx) => async (app: FastifyInstance) => {
