@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Ctx } from '../services/context.ts';
 import { authenticate } from '../services/tenancy.ts';
-import type { ProjectRow } from '../store/projects.ts';
+import type { ProjectRow } from '../domain/entities.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -1,5 +1,6 @@
 import type { Ctx } from '../services/context.ts';
-import { claimDue, countDueInProgress, extendLeases, failJob, finishJob, type JobRow } from '../store/jobs.ts';
+import { claimDue, countDueInProgress, extendLeases, failJob, finishJob } from '../store/jobs.ts';
+import type { JobRow } from '../domain/entities.ts';
 
 /** A kind of due work: its handler runs at least once, so it must be safe to run again. */
 export interface JobKind {

@@ -1,9 +1,7 @@
 import type { Queryable } from '../store/db.ts';
 import type { Ctx } from './context.ts';
 import { nowFor } from './context.ts';
-import type { ProjectRow } from '../store/projects.ts';
 import * as orders from '../store/orders.ts';
-import type { OrderRow } from '../store/orders.ts';
 import { findProject } from '../store/projects.ts';
 import { touchOrder } from '../store/ledger.ts';
 import { ApiError } from '../domain/errors.ts';
@@ -12,6 +10,7 @@ import { cancelJob } from '../store/jobs.ts';
 import { loadOrderView } from './order-view.ts';
 import { moveTransaction } from './transitions.ts';
 import { askAcquirer, book, createChildOrder, creditRule, ensureSettlement, guarded, lockPayment, type MoneyTransaction } from './money.ts';
+import type { OrderRow, ProjectRow } from '../domain/entities.ts';
 
 /** POST .../captures/: captures all that remains of a pre-authorization, once. Answers the capture order. */
 export async function captureTransaction(ctx: Ctx, project: ProjectRow, orderId: string, txnId: string) {

@@ -1,10 +1,8 @@
 import type { Queryable } from '../store/db.ts';
 import type { Ctx } from './context.ts';
 import { nowFor } from './context.ts';
-import type { ProjectRow } from '../store/projects.ts';
 import { findProject } from '../store/projects.ts';
 import * as orders from '../store/orders.ts';
-import type { TransactionRow } from '../store/orders.ts';
 import { touchOrder } from '../store/ledger.ts';
 import { ApiError, invalid, notFound } from '../domain/errors.ts';
 import { debitLegs, figures, refundable, reversalLegs, settlementLegs } from '../domain/ledger.ts';
@@ -12,6 +10,7 @@ import { loadOrderView } from './order-view.ts';
 import { moveTransaction } from './transitions.ts';
 import { book, createChildOrder, debitRule, ensureSettlement, guarded, lockOrderPayment, nextSettlementRun } from './money.ts';
 import { schedule } from '../store/jobs.ts';
+import type { ProjectRow, TransactionRow } from '../domain/entities.ts';
 
 /**
  * A chargeback (test projects simulate the issuer with it): the cardholder's bank takes back

@@ -1,8 +1,7 @@
 import type { Ctx } from './context.ts';
 import { nowFor } from './context.ts';
 import * as orders from '../store/orders.ts';
-import type { OrderRow, TransactionRow } from '../store/orders.ts';
-import { findProject, type ProjectRow } from '../store/projects.ts';
+import { findProject } from '../store/projects.ts';
 import { activeMethods, methodAccepts, settingsOf, type PaymentMethod, type ProjectSettings } from '../domain/project.ts';
 import { addDuration, parseDuration } from '../domain/duration.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
@@ -10,6 +9,7 @@ import { startTransaction } from './orders.ts';
 import { storeCardForTransaction } from './vault.ts';
 import { startCardPayment } from './payments.ts';
 import { detectBrands, luhnValid } from '../domain/card.ts';
+import type { OrderRow, ProjectRow, TransactionRow } from '../domain/entities.ts';
 
 /**
  * Use cases behind the hosted payment pages (src/http/pay): what a page shows, and paying

@@ -1,8 +1,8 @@
 import { ApiError } from '../domain/errors.ts';
 import type { Connector, Outcome } from '../acquirer/connector.ts';
 import type { TransStatus } from '../domain/card.ts';
-import type { ProjectRow } from '../store/projects.ts';
 import type { Ctx } from './context.ts';
+import type { ProjectRow } from '../domain/entities.ts';
 
 /** The acquirer of a project: the simulator for test projects; a live project without one is refused. */
 export function connectorFor(ctx: Pick<Ctx, 'connectors'>, project: ProjectRow): Connector {

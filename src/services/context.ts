@@ -1,11 +1,10 @@
 import type { Db, Queryable } from '../store/db.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
-import type { ProjectRow } from '../store/projects.ts';
-import type { OrderRow } from '../store/orders.ts';
 import type { OrderStatus } from '../domain/status.ts';
 import type { Connector } from '../acquirer/connector.ts';
 import type { KeyCache } from './key-cache.ts';
+import type { OrderRow, ProjectRow } from '../domain/entities.ts';
 
 /** Runs inside the database transaction of an order's status change (outbox, links, sealed CVCs). */
 export type OrderStatusHook = (q: Queryable, order: OrderRow, from: OrderStatus, to: OrderStatus, now: Date) => Promise<void>;

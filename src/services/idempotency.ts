@@ -1,9 +1,10 @@
 import type { Ctx } from './context.ts';
 import { nowFor } from './context.ts';
-import { findProject, type ProjectRow } from '../store/projects.ts';
+import { findProject } from '../store/projects.ts';
 import * as keys from '../store/idempotency.ts';
 import type { IdempotencyRow } from '../store/idempotency.ts';
 import { schedule } from '../store/jobs.ts';
+import type { ProjectRow } from '../domain/entities.ts';
 
 /**
  * Idempotency keys of API requests (the rules are in http/idempotency.ts, which holds them around

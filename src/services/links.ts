@@ -2,7 +2,6 @@ import type { Ctx, OrderStatusHook } from './context.ts';
 import { nowFor } from './context.ts';
 import type { Config } from '../config.ts';
 import type { Queryable } from '../store/db.ts';
-import type { ProjectRow } from '../store/projects.ts';
 import { findProject } from '../store/projects.ts';
 import * as links from '../store/links.ts';
 import type { LinkRow } from '../store/links.ts';
@@ -15,6 +14,7 @@ import { checkOrderInput, createOrder } from './orders.ts';
 import { checkPublicUrls } from './webhooks.ts';
 import { schedule } from '../store/jobs.ts';
 import { newId } from '../domain/ids.ts';
+import type { ProjectRow } from '../domain/entities.ts';
 
 export const DEFAULT_LINK_EXPIRATION = 'P30D';
 

@@ -1,8 +1,6 @@
 import type { Queryable } from '../store/db.ts';
 import type { Ctx } from './context.ts';
-import type { ProjectRow } from '../store/projects.ts';
 import * as orders from '../store/orders.ts';
-import type { OrderKind, OrderRow, TransactionRow } from '../store/orders.ts';
 import * as ledger from '../store/ledger.ts';
 import { captureLegs, figures, holdLegs, type Direction, type FeeRule, type Leg } from '../domain/ledger.ts';
 import { settingsOf } from '../domain/project.ts';
@@ -13,6 +11,7 @@ import { appendEvent, moveTransaction } from './transitions.ts';
 import { schedule } from '../store/jobs.ts';
 import { connectorFor } from './connectors.ts';
 import { newId } from '../domain/ids.ts';
+import type { OrderKind, OrderRow, ProjectRow, TransactionRow } from '../domain/entities.ts';
 
 /** A transaction row with the columns migration 020 adds. */
 export type MoneyTransaction = TransactionRow & { authorized: Date | null; capture_before: Date | null };

@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Ctx } from './context.ts';
 import { nowFor } from './context.ts';
-import type { ProjectRow } from '../store/projects.ts';
 import * as orders from '../store/orders.ts';
-import type { OrderRow, TransactionRow } from '../store/orders.ts';
 import type { OrderInput, OrderUpdate, TransactionInput } from '../domain/schemas/order.ts';
 import { ApiError, invalid, notFound } from '../domain/errors.ts';
 import { isCurrency } from '../domain/money.ts';
@@ -16,6 +14,7 @@ import { moveTransaction, newEventRow, setOrderStatus } from './transitions.ts';
 import { schedule } from '../store/jobs.ts';
 import { checkOrderUrls } from './webhooks.ts';
 import { newId } from '../domain/ids.ts';
+import type { OrderRow, ProjectRow, TransactionRow } from '../domain/entities.ts';
 
 /** Rules of an order body that its schema cannot express. Throws the first one broken. */
 export function checkOrderInput(project: ProjectRow, input: OrderInput) {

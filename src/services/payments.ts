@@ -1,7 +1,6 @@
 import type { Queryable } from '../store/db.ts';
 import * as orders from '../store/orders.ts';
-import type { OrderRow, TransactionRow } from '../store/orders.ts';
-import { findProject, type ProjectRow } from '../store/projects.ts';
+import { findProject } from '../store/projects.ts';
 import { nowFor, type Ctx, type OrderStatusHook } from './context.ts';
 import { dataKeyFor } from './crypto-envelope.ts';
 import { deleteCvc, findVaultCard, openCard, storeCvc } from './vault.ts';
@@ -14,6 +13,7 @@ import { liabilityShift, type TransStatus } from '../domain/card.ts';
 import type { Outcome, ThreeDsResult } from '../acquirer/connector.ts';
 import { authenticationFailed, connectorFor } from './connectors.ts';
 import type { Config } from '../config.ts';
+import type { OrderRow, ProjectRow, TransactionRow } from '../domain/entities.ts';
 
 /**
  * Card payments after the vault: authenticate (3-D Secure), authorize through the project's

@@ -1,12 +1,12 @@
 import type { Ctx } from './context.ts';
 import { nowFor } from './context.ts';
-import type { ProjectRow } from '../store/projects.ts';
 import * as orders from '../store/orders.ts';
 import { touchOrder } from '../store/ledger.ts';
 import { ApiError, invalid } from '../domain/errors.ts';
 import { debitLegs, figures, refundable } from '../domain/ledger.ts';
 import { loadOrderView } from './order-view.ts';
 import { askAcquirer, book, createChildOrder, debitRule, ensureSettlement, guarded, lockOrderPayment } from './money.ts';
+import type { ProjectRow } from '../domain/entities.ts';
 
 export interface RefundInput {
   amount: number;

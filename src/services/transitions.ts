@@ -1,9 +1,9 @@
 import type { Queryable } from '../store/db.ts';
 import * as orders from '../store/orders.ts';
-import type { OrderRow, TransactionRow } from '../store/orders.ts';
 import { canMove, deriveOrderStatus, isFinalOrder, type OrderStatus, type TransactionStatus } from '../domain/status.ts';
 import { newId } from '../domain/ids.ts';
 import type { Ctx } from './context.ts';
+import type { OrderRow, TransactionRow } from '../domain/entities.ts';
 
 export interface StatusChange {
   reason?: string | null;

@@ -1,7 +1,5 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import type { ProjectRow } from '../store/projects.ts';
-import type { TransactionRow } from '../store/orders.ts';
 import * as store from '../store/wallets.ts';
 import { nowFor, type Ctx } from './context.ts';
 import { checkDataKey, dataKeyFor, openField, sealedRecord } from './crypto-envelope.ts';
@@ -15,6 +13,7 @@ import { merchantIdentifierOf } from '../domain/project.ts';
 import { currencyNumeric } from '../domain/money.ts';
 import { eciFor } from '../domain/card.ts';
 import { ApiError, invalid } from '../domain/errors.ts';
+import type { ProjectRow, TransactionRow } from '../domain/entities.ts';
 
 /**
  * wallet-a-pay payments: the project's payment processing key (tokens are encrypted to it),

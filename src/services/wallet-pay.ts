@@ -1,7 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import * as orders from '../store/orders.ts';
-import type { TransactionRow } from '../store/orders.ts';
-import { findProject, type ProjectRow } from '../store/projects.ts';
+import { findProject } from '../store/projects.ts';
 import { nowFor, type Ctx } from './context.ts';
 import { dataKeyFor } from './crypto-envelope.ts';
 import { findVaultCard, openCard } from './vault.ts';
@@ -15,6 +14,7 @@ import type { ThreeDsResult } from '../acquirer/connector.ts';
 import { connectorFor } from './connectors.ts';
 import { eciFor } from '../domain/card.ts';
 import { ApiError, invalid, notFound } from '../domain/errors.ts';
+import type { ProjectRow, TransactionRow } from '../domain/entities.ts';
 
 /**
  * The pay step of a wallet transaction once its card is vaulted: for wallet-b-pay (POST

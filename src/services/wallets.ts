@@ -2,7 +2,6 @@ import { createPrivateKey, createPublicKey, hkdfSync, X509Certificate } from 'no
 import { readFileSync, statSync } from 'node:fs';
 import type { Ctx, ProjectCreatedHook } from './context.ts';
 import { nowFor } from './context.ts';
-import type { ProjectRow } from '../store/projects.ts';
 import { findProject, updateProjectSettings } from '../store/projects.ts';
 import * as orders from '../store/orders.ts';
 import * as store from '../store/wallets.ts';
@@ -19,6 +18,7 @@ import {
   type MerchantIdentity,
   type SessionRequest,
 } from '../wallets/wallet-a-session.ts';
+import type { ProjectRow } from '../domain/entities.ts';
 
 /**
  * Wallet use cases: the project's wallet-b-pay keys, the token service (verify, decrypt,

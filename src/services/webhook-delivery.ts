@@ -4,13 +4,13 @@ import { Agent, request } from 'undici';
 import type { Ctx } from './context.ts';
 import { nowFor } from './context.ts';
 import type { Config } from '../config.ts';
-import { findProject, type ProjectRow } from '../store/projects.ts';
+import { findProject } from '../store/projects.ts';
 import * as store from '../store/webhooks.ts';
 import type { DeliveryRow } from '../store/webhooks.ts';
-import type { JobRow } from '../store/jobs.ts';
 import { signedHeaders } from '../domain/webhook-signing.ts';
 import { addressClass, isIpLiteral, isLocalName } from '../domain/ssrf.ts';
 import { signingSecrets } from './webhooks.ts';
+import type { JobRow, ProjectRow } from '../domain/entities.ts';
 
 /** At most this much of a receiver's answer is read; the rest is cut off with the connection. */
 const MAX_RESPONSE_BYTES = 4096;

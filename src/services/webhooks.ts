@@ -3,8 +3,8 @@ import type { Ctx, OrderStatusHook, ProjectCreatedHook } from './context.ts';
 import { nowFor } from './context.ts';
 import type { Config } from '../config.ts';
 import type { Queryable } from '../store/db.ts';
-import { findProject, setWebhookUrl, type ProjectRow } from '../store/projects.ts';
-import { findOrder, type OrderRow } from '../store/orders.ts';
+import { findProject, setWebhookUrl } from '../store/projects.ts';
+import { findOrder } from '../store/orders.ts';
 import * as store from '../store/webhooks.ts';
 import type { AttemptRow, DeliveryRow } from '../store/webhooks.ts';
 import { ApiError, invalid, notFound } from '../domain/errors.ts';
@@ -12,6 +12,7 @@ import { newSecret } from '../domain/webhook-signing.ts';
 import { addressClass, isIpLiteral, isLocalName } from '../domain/ssrf.ts';
 import { dataKeyFor, openField, sealField } from './crypto-envelope.ts';
 import { newId } from '../domain/ids.ts';
+import type { OrderRow, ProjectRow } from '../domain/entities.ts';
 
 /** Where an order's status changes are sent. `target` says why (shown in the delivery log). */
 export interface WebhookTarget {

@@ -1,14 +1,6 @@
 import type { Queryable } from './db.ts';
+import type { JobRow } from '../domain/entities.ts';
 
-export interface JobRow {
-  id: number;
-  project_id: string;
-  kind: string;
-  ref_id: string;
-  payload: Record<string, any>;
-  run_at: Date;
-  attempts: number;
-}
 
 /**
  * Schedules (or reschedules) the one job of a kind for a reference. run_at is in the

@@ -1,67 +1,11 @@
 import type { Db, Queryable } from './db.ts';
 import { coalescer } from './coalesce.ts';
-import type { OrderStatus, TransactionStatus } from '../domain/status.ts';
+import type { EventRow, OrderKind, OrderRow, TransactionRow } from '../domain/entities.ts';
 
-export type OrderKind = 'payment' | 'capture' | 'void' | 'refund' | 'chargeback' | 'reversal';
 /** Kinds of order that act on another order and its transaction (related_order_id, of_transaction_id). */
 export const ACTING_KINDS: ReadonlyArray<Exclude<OrderKind, 'payment'>> = ['capture', 'void', 'refund', 'chargeback', 'reversal'];
 
-export interface OrderRow {
-  id: string;
-  project_id: string;
-  merchant_id: string;
-  kind: OrderKind;
-  status: OrderStatus;
-  merchant_order_id: string | null;
-  description: string | null;
-  currency: string;
-  amount: number;
-  flags: string[];
-  customer_email: string | null;
-  merchant_customer_id: string | null;
-  related_order_id: string | null;
-  payment_link_id: string | null;
-  refunded_amount: number;
-  body: Record<string, any>;
-  created: Date;
-  modified: Date;
-  completed: Date | null;
-}
 
-export interface TransactionRow {
-  id: string;
-  project_id: string;
-  order_id: string;
-  status: TransactionStatus;
-  payment_method: string | null;
-  payment_method_brand: string | null;
-  currency: string;
-  amount: number;
-  credit_debit: 'credit' | 'debit';
-  capture_mode: 'manual' | 'delayed' | null;
-  transaction_type: string | null;
-  expiration_period: string;
-  expires_at: Date | null;
-  is_capturable: boolean;
-  authorized_amount: number;
-  captured_amount: number;
-  voided_amount: number;
-  refunded_amount: number;
-  charged_back_amount: number;
-  reason: string | null;
-  of_transaction_id: string | null;
-  setup_token: string | null;
-  setup_token_used: Date | null;
-  details: Record<string, any>;
-  outcomes: Record<string, any> | null;
-  fee_currency: string | null;
-  fee_amount: number | null;
-  settlement_currency: string | null;
-  settlement_amount: number | null;
-  settled: Date | null;
-  created: Date;
-  modified: Date;
-}
 
 /** The money counters of a transaction that has moved no money yet. */
 export const NO_MONEY_MOVED = {
@@ -73,14 +17,6 @@ export const NO_MONEY_MOVED = {
   charged_back_amount: 0,
 } as const;
 
-export interface EventRow {
-  id: string;
-  transaction_id: string;
-  event: string;
-  source: string;
-  occurred: Date;
-  noticed: Date;
-}
 
 const JSON_COLUMNS = new Set(['body', 'details', 'outcomes', 'payload', 'settings']);
 

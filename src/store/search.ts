@@ -1,8 +1,9 @@
 import type { Queryable } from './db.ts';
-import { ACTING_KINDS, type OrderRow } from './orders.ts';
+import { ACTING_KINDS } from './orders.ts';
 import type { SearchAfter, SortSpec } from '../domain/sort.ts';
 import { keysetCondition } from '../domain/sort.ts';
 import { EXPONENTS_NOT_2 } from '../domain/money.ts';
+import type { OrderRow } from '../domain/entities.ts';
 
 /**
  * The SQL of order search and reports. `where` is a compiled query (src/domain/query.ts) over

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { PaymentMethod } from '../../domain/project.ts';
-import type { TransactionRow } from '../../store/orders.ts';
 import type { CardField, Checkout, Outcome } from '../../services/checkout.ts';
 import type { Locale, Strings } from './i18n.ts';
 import type { CspExtras } from './security.ts';
+import type { TransactionRow } from '../../domain/entities.ts';
 
 /**
  * HTML of the hosted pages. Server-rendered, no script, one inline stylesheet allowed by its

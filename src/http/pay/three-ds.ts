@@ -5,9 +5,9 @@ import type { Ctx } from '../../services/context.ts';
 import { nowFor } from '../../services/context.ts';
 import { completeAuthentication, loadThreeDs, returnUrlFor, threeDsUrl, type ThreeDsView } from '../../services/payments.ts';
 import { STRINGS, formatAmount, pickLocale, type Locale } from './i18n.ts';
-import type { OrderRow } from '../../store/orders.ts';
 import { Enum, Uuid } from '../../domain/schemas/common.ts';
 import { checkCsrf, csrfKey, issueCsrf, originAllowed, originsOf, setPageHeaders } from './security.ts';
+import type { OrderRow } from '../../domain/entities.ts';
 
 /**
  * The simulated 3-D Secure pages (the issuer's ACS of test cards), on the API host:
