@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { Ctx } from './context.ts';
-import { nowFor } from './context.ts';
-import type { Queryable } from '../store/db.ts';
-import { findProject } from '../store/projects.ts';
+import type { Ctx } from '../services/context.ts';
+import { nowFor } from '../services/context.ts';
+import type { Queryable } from './db.ts';
+import { findProject } from './projects.ts';
 import { settingsOf, type FeeRule } from '../domain/project.ts';
 import { ApiError, invalid } from '../domain/errors.ts';
 
