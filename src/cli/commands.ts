@@ -5,7 +5,7 @@ import { rotateWebhookSecret, setProjectWebhookUrl } from '../services/webhooks.
 import { rewrapDataKeys } from '../services/crypto-envelope.ts';
 import { parseKey } from '../services/master-key.ts';
 import { checkLedger } from '../services/ledger-check.ts';
-import { seedOrders } from '../store/seed.ts';
+import { seedOrders } from '../services/seed.ts';
 
 /**
  * Administrative commands. The CLI runs them on the store directly, or, when a server holds

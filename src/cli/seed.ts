@@ -5,7 +5,7 @@ import { createLogger } from '../log.ts';
 import { openStore } from '../store/open.ts';
 import { readLock } from '../store/lock.ts';
 import { buildContext } from '../main.ts';
-import { MAX_SEED_ORDERS, seedOrders, type SeedResult } from '../store/seed.ts';
+import { MAX_SEED_ORDERS, seedOrders, type SeedResult } from '../services/seed.ts';
 
 export interface SeedCliOptions {
   project: string;

@@ -4,6 +4,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Ctx } from '../services/context.ts';
+import { databaseReady } from '../services/health.ts';
 import { installErrorHandling } from './errors.ts';
 import { requireApiKey } from './auth.ts';
 import { installRateLimit } from './rate-limit.ts';
@@ -77,12 +78,8 @@ export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstanc
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
-    try {
-      await ctx.db.query('SELECT 1');
-      return { status: 'ready' };
-    } catch {
-      return reply.code(503).send({ error: { status: 503, type: 'ServerError', value: 'database unavailable' } });
-    }
+    if (await databaseReady(ctx)) return { status: 'ready' };
+    return reply.code(503).send({ error: { status: 503, type: 'ServerError', value: 'database unavailable' } });
   });
 
   const surfaces = new Set(ctx.config.surfaces);

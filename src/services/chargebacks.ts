@@ -3,7 +3,7 @@ import type { Ctx } from './context.ts';
 import { nowFor } from './context.ts';
 import { findProject } from '../store/projects.ts';
 import * as orders from '../store/orders.ts';
-import { touchOrder } from '../store/ledger.ts';
+import * as ledger from '../store/ledger.ts';
 import { ApiError, invalid, notFound } from '../domain/errors.ts';
 import { debitLegs, figures, refundable, reversalLegs, settlementLegs } from '../domain/ledger.ts';
 import { loadOrderView } from './order-view.ts';
@@ -35,7 +35,7 @@ export async function chargeback(ctx: Ctx, project: ProjectRow, orderId: string,
         now,
       );
       await orders.updateTransaction(q, txn.id, { charged_back_amount: txn.charged_back_amount + take, modified: now });
-      await touchOrder(q, order.id, now, { flag: 'has-chargebacks' });
+      await ledger.touchOrder(q, order.id, now, { flag: 'has-chargebacks' });
       await book(q, child.txn, txn, now, debitLegs(take, f.fee, 'chargeback'));
       await ensureSettlement(q, project, now);
       return (await loadOrderView(q, ctx.config, project.id, child.order.id))!;
@@ -67,23 +67,13 @@ export async function reverseChargeback(ctx: Ctx, project: ProjectRow, orderId: 
         now,
       );
       await orders.updateTransaction(q, txn.id, { charged_back_amount: txn.charged_back_amount - give, modified: now });
-      await touchOrder(q, order.id, now, { flag: 'has-reversals' });
+      await ledger.touchOrder(q, order.id, now, { flag: 'has-reversals' });
       await book(q, child.txn, txn, now, reversalLegs(give, f.fee));
       await ensureSettlement(q, project, now);
       return (await loadOrderView(q, ctx.config, project.id, child.order.id))!;
     }),
   );
 }
-
-/**
- * Money transactions awaiting settlement: sales, captures, refunds, chargebacks and reversals
- * (holds and voids move no money). Locked, skipping rows another settlement holds.
- */
-const UNSETTLED = `
-  SELECT t.* FROM transactions t JOIN orders o ON o.id = t.order_id
-  WHERE t.project_id = $1 AND t.settled IS NULL AND t.settlement_amount IS NOT NULL
-    AND t.status IN ('accepted', 'completed')
-    AND ((o.kind = 'payment' AND t.capture_mode IS NULL) OR o.kind IN ('capture', 'refund', 'chargeback', 'reversal'))`;
 
 /** Settles each transaction: marks it settled, journals the payout, and a settled sale or capture becomes completed. */
 async function settleRows(ctx: Ctx, q: Queryable, rows: TransactionRow[], now: Date) {
@@ -101,10 +91,7 @@ export async function settleOrder(ctx: Ctx, project: ProjectRow, orderId: string
   return ctx.db.tx(async (q) => {
     const order = await orders.findOrder(q, project.id, orderId);
     if (!order) throw notFound('order');
-    const rows = await q.query<TransactionRow>(
-      `${UNSETTLED} AND (o.id = $2 OR o.related_order_id = $2) ORDER BY t.created, t.id FOR UPDATE OF t SKIP LOCKED`,
-      [project.id, order.id],
-    );
+    const rows = await ledger.lockUnsettledOfOrder(q, project.id, order.id);
     await settleRows(ctx, q, rows, nowFor(project));
     return (await loadOrderView(q, ctx.config, project.id, order.id))!;
   });
@@ -120,18 +107,16 @@ export async function runSettlement(ctx: Ctx, projectId: string, cutoff: Date, b
     const n = await ctx.db.tx(async (q) => {
       const project = await findProject(q, projectId);
       if (!project) return 0;
-      const rows = await q.query<TransactionRow>(`${UNSETTLED} AND t.created <= $2 ORDER BY t.created, t.id LIMIT $3 FOR UPDATE OF t SKIP LOCKED`, [
-        projectId, cutoff, batch,
-      ]);
+      const rows = await ledger.lockUnsettledBefore(q, projectId, cutoff, batch);
       return settleRows(ctx, q, rows, nowFor(project));
     });
     settled += n;
     if (n < batch) break;
   }
   await ctx.db.tx(async (q) => {
-    const later = await q.query(`${UNSETTLED} LIMIT 1`, [projectId]);
+    const later = await ledger.hasUnsettled(q, projectId);
     const project = await findProject(q, projectId);
-    if (later.length && project?.mode === 'live') await schedule(q, { project_id: projectId, kind: 'settlement', ref_id: projectId, run_at: nextSettlementRun(cutoff) });
+    if (later && project?.mode === 'live') await schedule(q, { project_id: projectId, kind: 'settlement', ref_id: projectId, run_at: nextSettlementRun(cutoff) });
   });
   return settled;
 }

@@ -1,5 +1,7 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
 import type { Ctx } from './context.ts';
+import * as dataKeys from '../store/keys.ts';
+import type { DataKeyRow } from '../store/keys.ts';
 
 /**
  * Envelope encryption of card data (DESIGN.md "Secrets and the vault").
@@ -55,11 +57,6 @@ function toDataKey(id: string, projectId: string, raw: Buffer): DataKey {
 // so entries stay valid for the life of the process.
 const cache = new WeakMap<Buffer, Map<string, DataKey>>();
 
-interface DataKeyRow {
-  id: string;
-  project_id: string;
-  wraps: Record<string, string>;
-}
 
 function unwrap(master: Buffer, row: DataKeyRow): Buffer {
   const wrapped = row.wraps[masterKeyId(master)];
@@ -78,14 +75,14 @@ export async function dataKeyFor(ctx: Ctx, projectId: string): Promise<DataKey> 
   if (!keys) cache.set(ctx.masterKey, (keys = new Map()));
   const hit = keys.get(projectId);
   if (hit) return hit;
-  let row = (await q.query<DataKeyRow>('SELECT id, project_id, wraps FROM data_keys WHERE project_id = $1', [projectId]))[0];
+  let row = await dataKeys.findDataKey(q, projectId);
   if (!row) {
     const id = randomUUID();
     const raw = randomBytes(32);
     const wraps = { [masterKeyId(ctx.masterKey)]: seal(ctx.masterKey, raw, wrapAad(projectId, id)) };
     raw.fill(0);
-    await q.query('INSERT INTO data_keys (id, project_id, wraps) VALUES ($1, $2, $3) ON CONFLICT (project_id) DO NOTHING', [id, projectId, JSON.stringify(wraps)]);
-    row = (await q.query<DataKeyRow>('SELECT id, project_id, wraps FROM data_keys WHERE project_id = $1', [projectId]))[0];
+    await dataKeys.insertDataKey(q, { id, project_id: projectId, wraps });
+    row = (await dataKeys.findDataKey(q, projectId))!;
   }
   const raw = unwrap(ctx.masterKey, row);
   const dk = toDataKey(row.id, projectId, raw);
@@ -135,7 +132,7 @@ export async function rewrapDataKeys(ctx: Ctx, newMaster: Buffer, opts: { prune?
   const newId = masterKeyId(newMaster);
   const result: RewrapResult = { master_key_id: oldId, new_master_key_id: newId, data_keys: 0, rewrapped: 0, already_wrapped: 0, pruned: 0, unreadable: [] };
   await ctx.db.tx(async (q) => {
-    const rows = await q.query<DataKeyRow>('SELECT id, project_id, wraps FROM data_keys ORDER BY project_id FOR UPDATE');
+    const rows = await dataKeys.lockAllDataKeys(q);
     result.data_keys = rows.length;
     for (const row of rows) {
       const wraps = { ...row.wraps };
@@ -153,7 +150,7 @@ export async function rewrapDataKeys(ctx: Ctx, newMaster: Buffer, opts: { prune?
       if (opts.prune) {
         for (const k of Object.keys(wraps)) if (k !== newId) delete wraps[k], result.pruned++;
       }
-      await q.query('UPDATE data_keys SET wraps = $2, modified = now() WHERE id = $1', [row.id, JSON.stringify(wraps)]);
+      await dataKeys.setWraps(q, row.id, wraps);
     }
   });
   return result;

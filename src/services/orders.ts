@@ -189,7 +189,7 @@ export async function updateOrder(ctx: Ctx, project: ProjectRow, orderId: string
 export async function cancelOrder(ctx: Ctx, project: ProjectRow, orderId: string) {
   return ctx.db.tx(async (q) => {
     // Transactions before their order: the lock order of authorization and expiry, so no deadlock.
-    await q.query('SELECT id FROM transactions WHERE project_id = $1 AND order_id = $2 ORDER BY id FOR UPDATE', [project.id, orderId]);
+    await orders.lockTransactionsOfOrder(q, project.id, orderId);
     const order = await orders.findOrder(q, project.id, orderId, true);
     if (!order) throw notFound('order');
     const now = nowFor(project);

@@ -3,7 +3,8 @@ import * as orders from '../store/orders.ts';
 import { findProject } from '../store/projects.ts';
 import { nowFor, type Ctx, type OrderStatusHook } from './context.ts';
 import { dataKeyFor } from './crypto-envelope.ts';
-import { deleteCvc, findVaultCard, openCard, storeCvc } from './vault.ts';
+import { deleteCvc, openCard, storeCvc } from './vault.ts';
+import { deleteCvcOfOrder, findCardAuth, findVaultCard, insertCardAuth, setAcquirerReference, setChallengeResult, type CardAuthRow, type VaultCardRow } from '../store/vault.ts';
 import { moveTransaction } from './transitions.ts';
 import { onAuthorized } from './money.ts';
 import { schedule } from '../store/jobs.ts';
@@ -29,13 +30,42 @@ export interface StartInput {
   cvc: string;
 }
 
-export interface CardAuthRow {
-  transaction_id: string;
-  project_id: string;
-  vault_token: string;
-  trans_status: TransStatus;
-  eci: string | null;
-  acquirer_reference: string | null;
+/** How a payment method starts card authentication (the hosted form and API with a card; wallets with a device token). */
+export interface AuthenticationStart {
+  /** the stored card, and the input field that named it (for errors) */
+  vaultToken: string;
+  field: string;
+  /** the payment method the transaction must have, when the caller has not checked it */
+  method?: string;
+  /** the event source of the move to pending (default set_status) */
+  source?: string;
+  /** 3-D Secure of the card: the connector's, or the device's */
+  decide(card: VaultCardRow, txn: TransactionRow, now: Date): Promise<ThreeDsResult>;
+  /** what else the started card keeps (the hosted form: its sealed CVC); details to show */
+  keep?(q: Queryable, card: VaultCardRow): Promise<Record<string, unknown>>;
+}
+
+/**
+ * Starts card authentication, once for cards and wallets alike, in the caller's database
+ * transaction: the transaction (locked) must be new and unexpired and the card stored for it;
+ * 3-D Secure is decided, its row written, and the transaction moves new -> pending.
+ */
+export async function startAuthentication(ctx: Ctx, q: Queryable, project: ProjectRow, orderId: string, transactionId: string, start: AuthenticationStart): Promise<ThreeDsResult> {
+  const txn = await orders.findTransaction(q, project.id, orderId, transactionId, true);
+  if (!txn) throw notFound('transaction');
+  if (start.method && txn.payment_method !== start.method) throw invalid('transaction_id', `a ${txn.payment_method} transaction is not authenticated with a card`);
+  if (txn.status !== 'new') throw new ApiError('TransactionAlreadyStarted', `transaction already started: it is ${txn.status}`);
+  const now = nowFor(project);
+  if (txn.expires_at && now >= new Date(txn.expires_at)) throw new ApiError('TransactionAlreadyStarted', 'transaction has expired');
+  const row = await findVaultCard(q, project.id, start.vaultToken, true);
+  if (!row || row.transaction_id !== txn.id) throw invalid(start.field, `${start.field} is not a card stored for this transaction`);
+  const three = await start.decide(row, txn, now);
+  const shown = (await start.keep?.(q, row)) ?? {};
+  await insertCardAuth(q, { transaction_id: txn.id, project_id: project.id, vault_token: row.id, trans_status: three.trans_status, eci: three.eci ?? null }, now);
+  const details: Record<string, unknown> = { ...txn.details, truncated_pan: row.truncated_pan, card_expiry: row.expiry, ...shown, vault_token: row.id };
+  if (three.trans_status !== 'C') details.liability_shift = three.liability_shift;
+  await moveTransaction(ctx, q, txn, 'pending', now, { ...(start.source ? { source: start.source } : {}), patch: { payment_method_brand: row.brand, details } });
+  return three;
 }
 
 /** The simulated 3-D Secure page of a transaction, on the API host. */
@@ -80,32 +110,19 @@ async function start(ctx: Ctx, project: ProjectRow, orderId: string, transaction
   if (typeof input.cvc !== 'string' || !CVC.test(input.cvc)) throw invalid('cvc', 'cvc must be 3 digits');
   const connector = connectorFor(ctx, project);
   const dk = await dataKeyFor(ctx, project.id);
-  await ctx.db.tx(async (q) => {
-    const txn = await orders.findTransaction(q, project.id, orderId, transactionId, true);
-    if (!txn) throw notFound('transaction');
-    if (txn.payment_method !== 'credit-card') throw invalid('transaction_id', `a ${txn.payment_method} transaction is not authenticated with a card`);
-    if (txn.status !== 'new') throw new ApiError('TransactionAlreadyStarted', `transaction already started: it is ${txn.status}`);
-    const now = nowFor(project);
-    if (txn.expires_at && now >= new Date(txn.expires_at)) throw new ApiError('TransactionAlreadyStarted', 'transaction has expired');
-    const row = await findVaultCard(q, project.id, input.vault_token, true);
-    if (!row || row.transaction_id !== txn.id) throw invalid('vault_token', 'vault_token is not a card stored for this transaction');
-    const card = openCard(dk, row);
-    const three = await connector.authenticate3ds({ ...refOf(txn, now), card });
-    await storeCvc(q, dk, row, input.cvc);
-    await q.query(
-      'INSERT INTO card_authentications (transaction_id, project_id, vault_token, trans_status, eci, created, modified) VALUES ($1, $2, $3, $4, $5, $6, $6)',
-      [txn.id, project.id, row.id, three.trans_status, three.eci ?? null, now],
-    );
-    const details: Record<string, unknown> = {
-      ...txn.details,
-      truncated_pan: row.truncated_pan,
-      card_expiry: row.expiry,
-      ...(card.name !== undefined ? { cardholder_name: card.name } : {}),
-      vault_token: row.id,
-    };
-    if (three.trans_status !== 'C') details.liability_shift = three.liability_shift;
-    await moveTransaction(ctx, q, txn, 'pending', now, { patch: { payment_method_brand: row.brand, details } });
-  });
+  await ctx.db.tx((q) =>
+    startAuthentication(ctx, q, project, orderId, transactionId, {
+      vaultToken: input.vault_token,
+      field: 'vault_token',
+      method: 'credit-card',
+      decide: (row, txn, now) => connector.authenticate3ds({ ...refOf(txn, now), card: openCard(dk, row) }),
+      async keep(q, row) {
+        await storeCvc(q, dk, row, input.cvc);
+        const name = openCard(dk, row).name;
+        return name !== undefined ? { cardholder_name: name } : {};
+      },
+    }),
+  );
   return { redirect_url: threeDsUrl(ctx.config, transactionId) };
 }
 
@@ -132,8 +149,7 @@ export async function loadThreeDs(ctx: Ctx, transactionId: string): Promise<Thre
   return { txn, order, project, auth };
 }
 
-const findAuth = async (q: Queryable, projectId: string, transactionId: string, lock = false) =>
-  (await q.query<CardAuthRow>(`SELECT * FROM card_authentications WHERE project_id = $1 AND transaction_id = $2${lock ? ' FOR UPDATE' : ''}`, [projectId, transactionId]))[0];
+const findAuth = findCardAuth;
 
 /** Statuses of 3-D Secure after which the card may be authorized (U: not enrolled, no liability shift). */
 const PROCEED = new Set<TransStatus>(['Y', 'A', 'U']);
@@ -167,7 +183,7 @@ export async function completeAuthentication(ctx: Ctx, target: string | ThreeDsV
     if (three.trans_status === 'C') {
       if (step.kind !== 'challenge') return orders.findOrder(q, project.id, txn.order_id); // still waiting for the customer
       three = await connector.completeChallenge({ ...refOf(txn, now), card, answer: step.answer });
-      await q.query('UPDATE card_authentications SET trans_status = $2, eci = $3, modified = $4 WHERE transaction_id = $1', [txn.id, three.trans_status, three.eci ?? null, now]);
+      await setChallengeResult(q, txn.id, three.trans_status, three.eci ?? null, now);
     }
     const outcome = PROCEED.has(three.trans_status)
       ? await connector.authorize({ ...refOf(txn, now), card, three_ds: three, capture: !txn.capture_mode })
@@ -198,7 +214,7 @@ async function applyOutcome(
     processing: { status: outcome.status, response_code: outcome.response_code, response_code_description: outcome.response_code_description },
   };
   const patch: Partial<TransactionRow> = { outcomes, ...(extra.details ? { details: extra.details } : {}) };
-  if (outcome.reference) await q.query('UPDATE card_authentications SET acquirer_reference = $2 WHERE transaction_id = $1', [txn.id, outcome.reference]);
+  if (outcome.reference) await setAcquirerReference(q, txn.id, outcome.reference);
   switch (outcome.status) {
     case 'accepted':
       if (await moveTransaction(ctx, q, txn, 'accepted', now, { reason: null, patch })) await onAuthorized(q, project, txn, now);
@@ -236,9 +252,5 @@ export async function lateDecline(ctx: Ctx, transactionId: string) {
  */
 export const dropSealedCvc: OrderStatusHook = async (q, order, _from, to) => {
   if (!isFinalOrder(to)) return;
-  await q.query(
-    `UPDATE vault_cards SET cvc_ct = NULL WHERE project_id = $1 AND cvc_ct IS NOT NULL
-       AND transaction_id IN (SELECT id FROM transactions WHERE project_id = $1 AND order_id = $2)`,
-    [order.project_id, order.id],
-  );
+  await deleteCvcOfOrder(q, order.project_id, order.id);
 };

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../store/db.ts';
 import * as orders from '../store/orders.ts';
+import * as vault from '../store/vault.ts';
+import type { VaultCardRow } from '../store/vault.ts';
 import { findProject } from '../store/projects.ts';
 import { nowFor, type Ctx } from './context.ts';
 import { ApiError, invalid } from '../domain/errors.ts';
@@ -26,22 +28,6 @@ export interface VaultCard {
   truncated_pan: string;
   brand: string;
   brands: string[];
-}
-
-export interface VaultCardRow {
-  id: string;
-  project_id: string;
-  transaction_id: string;
-  data_key_id: string;
-  pan_ct: string;
-  name_ct: string | null;
-  fingerprint: string;
-  expiry: string;
-  truncated_pan: string;
-  brand: string;
-  brands: string[];
-  cvc_ct: string | null;
-  created: Date;
 }
 
 export const PAN_PATTERN = /^[0-9]{12,19}$/;
@@ -78,7 +64,7 @@ export interface StoreOptions {
  */
 export async function storeCard(ctx: Ctx, input: CardInput, opts: StoreOptions = {}): Promise<VaultCard> {
   const { brand, brands } = checkCardInput(input);
-  const found = (await ctx.db.query<{ id: string; project_id: string }>('SELECT id, project_id FROM transactions WHERE setup_token = $1', [input.setup_token]))[0];
+  const found = await orders.transactionBySetupToken(ctx.db, input.setup_token);
   if (!found || (opts.projectId && found.project_id !== opts.projectId) || (opts.transactionId && found.id !== opts.transactionId)) throw unknownToken();
   const project = await findProject(ctx.db, found.project_id);
   if (!project) throw unknownToken();
@@ -93,29 +79,27 @@ export async function storeCard(ctx: Ctx, input: CardInput, opts: StoreOptions =
     if (now.getTime() - new Date(txn.created).getTime() > ctx.config.setupTokenTtlSeconds * 1000)
       throw tokenError(`setup_token expired: it is valid ${ctx.config.setupTokenTtlSeconds} seconds after the order was created`);
     if (txn.status !== 'new') throw tokenError(`setup_token can no longer be used: the transaction is ${txn.status}`, 409);
-    await q.query(
-      `INSERT INTO vault_cards (id, project_id, transaction_id, data_key_id, pan_ct, name_ct, fingerprint, expiry, truncated_pan, brand, brands, created)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-      [
-        id, project.id, txn.id, dk.id,
-        sealField(dk, id, 'pan', input.pan),
-        input.name !== undefined ? sealField(dk, id, 'name', input.name) : null,
-        fingerprint(dk, input.pan),
-        input.expiry, truncatePan(input.pan), brand, brands, now,
-      ],
-    );
-    await q.query('UPDATE transactions SET setup_token_used = $2 WHERE id = $1', [txn.id, now]);
+    await vault.insertVaultCard(q, {
+      id,
+      project_id: project.id,
+      transaction_id: txn.id,
+      data_key_id: dk.id,
+      pan_ct: sealField(dk, id, 'pan', input.pan),
+      name_ct: input.name !== undefined ? sealField(dk, id, 'name', input.name) : null,
+      fingerprint: fingerprint(dk, input.pan),
+      expiry: input.expiry,
+      truncated_pan: truncatePan(input.pan),
+      brand,
+      brands,
+      created: now,
+    });
+    await orders.markSetupTokenUsed(q, txn.id, now);
   });
   return { vault_token: id, truncated_pan: truncatePan(input.pan), brand, brands };
 }
 
 /** For the hosted card form: the setup_token must be the one of this transaction. No API key. */
 export const storeCardForTransaction = (ctx: Ctx, transactionId: string, input: CardInput) => storeCard(ctx, input, { transactionId });
-
-/** The stored card of a transaction, locked when asked. */
-export async function findVaultCard(q: Queryable, projectId: string, vaultToken: string, lock = false): Promise<VaultCardRow | undefined> {
-  return (await q.query<VaultCardRow>(`SELECT * FROM vault_cards WHERE project_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [projectId, vaultToken]))[0];
-}
 
 /** The card in clear, for the connector only. Never logged, never returned. */
 export function openCard(dk: DataKey, row: VaultCardRow): CardData & { name?: string } {
@@ -126,12 +110,12 @@ export function openCard(dk: DataKey, row: VaultCardRow): CardData & { name?: st
   return card;
 }
 
-/** Keeps the CVC sealed until the authorization (DESIGN.md: then it is deleted). */
+/** Keeps the CVC sealed until the authorization (docs/design.md: then it is deleted). */
 export async function storeCvc(q: Queryable, dk: DataKey, row: VaultCardRow, cvc: string) {
-  await q.query('UPDATE vault_cards SET cvc_ct = $2 WHERE id = $1', [row.id, sealField(dk, row.id, 'cvc', cvc)]);
+  await vault.setSealedCvc(q, row.id, sealField(dk, row.id, 'cvc', cvc));
 }
 
 export async function deleteCvc(q: Queryable, projectId: string, transactionIds: string[]) {
   if (!transactionIds.length) return;
-  await q.query('UPDATE vault_cards SET cvc_ct = NULL WHERE project_id = $1 AND transaction_id = ANY($2::uuid[]) AND cvc_ct IS NOT NULL', [projectId, transactionIds]);
+  await vault.deleteCvcOfTransactions(q, projectId, transactionIds);
 }

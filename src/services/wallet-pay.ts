@@ -3,9 +3,8 @@ import * as orders from '../store/orders.ts';
 import { findProject } from '../store/projects.ts';
 import { nowFor, type Ctx } from './context.ts';
 import { dataKeyFor } from './crypto-envelope.ts';
-import { findVaultCard, openCard } from './vault.ts';
-import { completeAuthentication, returnUrlFor, threeDsUrl } from './payments.ts';
-import { moveTransaction } from './transitions.ts';
+import { openCard } from './vault.ts';
+import { completeAuthentication, returnUrlFor, startAuthentication, threeDsUrl } from './payments.ts';
 import { checkCryptogram, recipientKeys, sandboxRootKey, tokenClock, tokenize } from './wallets.ts';
 import { outcomeOf, transactionOf, type Checkout } from './checkout.ts';
 import { startTransaction } from './orders.ts';
@@ -60,27 +59,18 @@ async function begin(ctx: Ctx, project: ProjectRow, txn: TransactionRow, input: 
   const dk = await dataKeyFor(ctx, project.id);
   const cryptogram = input.cryptogram ?? '';
   if (cryptogram) await checkCryptogram(ctx, project.id, input.vaultToken, cryptogram);
-  return ctx.db.tx(async (q) => {
-    const locked = await orders.findTransaction(q, project.id, txn.order_id, txn.id, true);
-    if (!locked) throw notFound('transaction');
-    if (locked.status !== 'new') throw new ApiError('TransactionAlreadyStarted', `transaction already started: it is ${locked.status}`);
-    const now = nowFor(project);
-    if (locked.expires_at && now >= new Date(locked.expires_at)) throw new ApiError('TransactionAlreadyStarted', 'transaction has expired');
-    const row = await findVaultCard(q, project.id, input.vaultToken, true);
-    if (!row || row.transaction_id !== locked.id) throw invalid('vaultToken', 'vaultToken is not a card stored for this transaction');
-    // The device authenticated the customer: a cryptogram stands for a successful 3-D Secure (Y).
-    const three: ThreeDsResult = cryptogram
-      ? { trans_status: 'Y', eci: input.eciIndicator || eciFor(row.brand, 'Y'), liability_shift: true }
-      : await connector.authenticate3ds({ project_id: project.id, transaction_id: locked.id, amount: locked.amount, currency: locked.currency, now, card: openCard(dk, row) });
-    await q.query(
-      'INSERT INTO card_authentications (transaction_id, project_id, vault_token, trans_status, eci, created, modified) VALUES ($1, $2, $3, $4, $5, $6, $6)',
-      [locked.id, project.id, row.id, three.trans_status, three.eci ?? null, now],
-    );
-    const details: Record<string, unknown> = { ...locked.details, truncated_pan: row.truncated_pan, card_expiry: row.expiry, vault_token: row.id };
-    if (three.trans_status !== 'C') details.liability_shift = three.liability_shift;
-    await moveTransaction(ctx, q, locked, 'pending', now, { source: 'wallet', patch: { payment_method_brand: row.brand, details } });
-    return three;
-  });
+  return ctx.db.tx((q) =>
+    startAuthentication(ctx, q, project, txn.order_id, txn.id, {
+      vaultToken: input.vaultToken,
+      field: 'vaultToken',
+      source: 'wallet',
+      // The device authenticated the customer: a cryptogram stands for a successful 3-D Secure (Y).
+      decide: async (row, locked, now) =>
+        cryptogram
+          ? { trans_status: 'Y', eci: input.eciIndicator || eciFor(row.brand, 'Y'), liability_shift: true }
+          : connector.authenticate3ds({ project_id: project.id, transaction_id: locked.id, amount: locked.amount, currency: locked.currency, now, card: openCard(dk, row) }),
+    }),
+  );
 }
 
 /** The wallet transaction a pay step names, of the order named and paid with `method`. */

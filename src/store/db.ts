@@ -153,3 +153,8 @@ export async function pgliteDb(dataDir: string): Promise<Db> {
     close: () => lite.close(),
   };
 }
+
+/** The cheapest statement: does the database answer? */
+export async function ping(q: Queryable) {
+  await q.query('SELECT 1');
+}

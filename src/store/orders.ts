@@ -148,3 +148,18 @@ export async function insertOutbox(q: Queryable, projectId: string, orderId: str
   ]);
   return rows[0].id;
 }
+
+/** The transaction a vault setup_token belongs to. */
+export async function transactionBySetupToken(q: Queryable, token: string): Promise<Pick<TransactionRow, 'id' | 'project_id'> | undefined> {
+  return (await q.query<Pick<TransactionRow, 'id' | 'project_id'>>('SELECT id, project_id FROM transactions WHERE setup_token = $1', [token]))[0];
+}
+
+/** The setup_token stored its card: it is used up. */
+export async function markSetupTokenUsed(q: Queryable, transactionId: string, now: Date) {
+  await q.query('UPDATE transactions SET setup_token_used = $2 WHERE id = $1', [transactionId, now]);
+}
+
+/** Locks every transaction of an order, in id order (so concurrent cancels cannot deadlock). */
+export async function lockTransactionsOfOrder(q: Queryable, projectId: string, orderId: string) {
+  await q.query('SELECT id FROM transactions WHERE project_id = $1 AND order_id = $2 ORDER BY id FOR UPDATE', [projectId, orderId]);
+}

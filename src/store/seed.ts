@@ -1,10 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { Ctx } from '../services/context.ts';
-import { nowFor } from '../services/context.ts';
-import type { Queryable } from './db.ts';
-import { findProject } from './projects.ts';
+import type { Db, Queryable } from './db.ts';
+import type { ProjectRow } from '../domain/entities.ts';
 import { settingsOf, type FeeRule } from '../domain/project.ts';
-import { ApiError, invalid } from '../domain/errors.ts';
 
 /**
  * `tender seed`: fills a project with realistic orders, fast, straight in SQL (generate_series
@@ -44,8 +41,6 @@ export interface SeedResult {
   from: string;
   to: string;
 }
-
-export const MAX_SEED_ORDERS = 10_000_000;
 
 /** Fee of `amt` under a rule given as SQL (bps null: no rule, no fee): as feeFor in domain/money.ts. */
 const fee = (amt: string, bps: string, fixed: string) => `(CASE WHEN ${bps} IS NULL OR (${amt}) = 0 THEN 0 ELSE ((${amt}) * ${bps} + 5000) / 10000 + ${fixed} END)`;
@@ -301,21 +296,17 @@ async function tableExists(q: Queryable, name: string) {
   return (await q.query<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [name]))[0].t !== null;
 }
 
-/** Seeds `orders` payment orders (and their capture, void, refund and chargeback orders) into a project. */
-export async function seedOrders(ctx: Ctx, opts: SeedOptions): Promise<SeedResult> {
+/** Seeds `orders` payment orders (and their capture, void, refund and chargeback orders) into a project, `now` its clock. */
+export async function seedProject(db: Db, project: ProjectRow, now: Date, opts: SeedOptions): Promise<SeedResult> {
   const total = opts.orders;
-  if (!Number.isSafeInteger(total) || total < 1 || total > MAX_SEED_ORDERS) throw invalid('orders', `orders must be an integer from 1 to ${MAX_SEED_ORDERS}`);
-  const project = await findProject(ctx.db, opts.projectId);
-  if (!project) throw new ApiError('NotFound', `project ${opts.projectId} not found`);
   const settings = settingsOf(project.settings);
   const fees = settings.fees as Record<string, FeeRule | undefined>;
-  const now = nowFor(project);
   const days = opts.days ?? 365;
   const batch = opts.batch ?? 5000;
   const prefix = opts.prefix ?? `ORD-${randomBytes(3).toString('hex')}-`;
   const isTest = project.mode === 'test';
-  const withLedger = await tableExists(ctx.db, 'ledger_entries');
-  const withLinks = await tableExists(ctx.db, 'payment_links');
+  const withLedger = await tableExists(db, 'ledger_entries');
+  const withLinks = await tableExists(db, 'payment_links');
   const params = [
     project.id, project.merchant_id, 0, 0, now, days, prefix, isTest, settings.capture_window, settings.default_expiration_period,
     ...rule(fees['credit-card']), ...rule(fees['wallet-a-pay']), ...rule(fees['wallet-b-pay']), ...rule(fees.refund), ...rule(fees.chargeback), withLinks,
@@ -331,7 +322,7 @@ export async function seedOrders(ctx: Ctx, opts: SeedOptions): Promise<SeedResul
     const p = [...params];
     p[2] = from;
     p[3] = to;
-    const made = await ctx.db.tx(async (q) => {
+    const made = await db.tx(async (q) => {
       await run(q, PLAN, p);
       await run(q, CHILDREN, [...rule(fees.refund), ...rule(fees.chargeback)]);
       if (withLinks) await run(q, LINKS, [project.id, project.merchant_id, isTest]);
@@ -346,7 +337,7 @@ export async function seedOrders(ctx: Ctx, opts: SeedOptions): Promise<SeedResul
     done += to - from + 1;
     opts.onProgress?.(done, total);
   };
-  const lanes = ctx.db.kind === 'postgres' ? Math.max(1, opts.concurrency ?? 1) : 1;
+  const lanes = db.kind === 'postgres' ? Math.max(1, opts.concurrency ?? 1) : 1;
   let next = 0;
   await Promise.all(Array.from({ length: Math.min(lanes, batches.length) }, async () => {
     while (next < batches.length) {
@@ -360,7 +351,7 @@ export async function seedOrders(ctx: Ctx, opts: SeedOptions): Promise<SeedResul
   }));
   // fresh statistics, so the planner sees the new volume (autovacuum would, minutes later)
   for (const table of ['orders', 'transactions', 'events', ...(withLedger ? ['ledger_entries'] : []), ...(withLinks ? ['payment_links'] : [])])
-    await ctx.db.exec(`ANALYZE ${table}`);
+    await db.exec(`ANALYZE ${table}`);
   return {
     project_id: project.id,
     orders: total,
