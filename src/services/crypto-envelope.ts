@@ -4,7 +4,7 @@ import * as dataKeys from '../store/keys.ts';
 import type { DataKeyRow } from '../store/keys.ts';
 
 /**
- * Envelope encryption of card data (DESIGN.md "Secrets and the vault").
+ * Envelope encryption of card data (docs/design.md "Secrets and the vault").
  *
  * Each project has one random 256-bit data key. It is stored only wrapped (AES-256-GCM) by the
  * master key, in `data_keys.wraps` under the master key's id. Card fields are sealed with
