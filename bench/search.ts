@@ -26,7 +26,7 @@ import { createLogger } from '../src/log.ts';
 import { pgDb, type Db } from '../src/store/db.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { createProject } from '../src/services/tenancy.ts';
-import { seedOrders } from '../src/store/seed.ts';
+import { seedOrders } from '../src/services/seed.ts';
 import { compileQuery, compileTransactionTerm, parseSort } from '../src/domain/query.ts';
 
 const argv = process.argv.slice(2);

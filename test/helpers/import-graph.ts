@@ -51,7 +51,10 @@ export function layerOf(root: string, file: string): string {
   return rest.length ? first : first.replace(/\.ts$/, '');
 }
 
-/** Every broken rule and every import cycle under `root` (a src/ tree). */
+/** A statement sent to the database: `q.query(...)`, `db.exec(...)`, `ctx.db.query<Row>(...)`. */
+const RUNS_SQL = /\b(?:q|db|client|pool)\.(?:query|exec)\s*(?:<[^>]*>)?\(/;
+
+/** Every broken rule, every import cycle and every SQL statement outside store/ under `root` (a src/ tree). */
 export function checkImports(root: string): Problem[] {
   root = resolve(root);
   const files = sources(root);
@@ -63,7 +66,9 @@ export function checkImports(root: string): Problem[] {
     const name = relative(root, file);
     if (!(from in RULES)) problems.push({ file: name, message: `${from} is not a known layer` });
     const targets: string[] = [];
-    for (const spec of specifiers(readFileSync(file, 'utf8'))) {
+    const text = readFileSync(file, 'utf8');
+    if (from !== 'store' && RUNS_SQL.test(text)) problems.push({ file: name, message: `${from} runs SQL: every statement belongs in store/` });
+    for (const spec of specifiers(text)) {
       const target = resolve(dirname(file), spec);
       if (!known.has(target)) {
         if (!target.startsWith(root + sep)) problems.push({ file: name, message: `imports ${spec}, outside the source tree` });

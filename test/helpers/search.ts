@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { basic, startTestService, validOrder, type TestService } from './service.ts';
 import type { Db } from '../../src/store/db.ts';
 import { payOrder } from './pay.ts';
-import { seedOrders, type SeedResult } from '../../src/store/seed.ts';
+import { seedOrders, type SeedResult } from '../../src/services/seed.ts';
 
 /** The example orders the search e2e files query, on a service of their own. */
 export interface SearchFixture {

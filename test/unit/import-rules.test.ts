@@ -31,6 +31,7 @@ test('a tree where each layer breaks its rule fails, naming each file and import
     'jobs/work.ts: jobs may not import http (../http/route.ts)',
     'log.ts: log may not import domain (./domain/rule.ts)',
     'services/far.ts: imports ../../outside.ts, outside the source tree',
+    'services/sql.ts: services runs SQL: every statement belongs in store/',
     'services/use.ts: services may not import jobs (../jobs/work.ts)',
     'store/rows.ts: store may not import services (../services/use.ts)',
     'wallets/token.ts: wallets may not import acquirer (../acquirer/conn.ts)',
