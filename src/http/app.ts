@@ -1,4 +1,5 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { UUID_PATTERN } from '../domain/ids.ts';
 import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -15,7 +16,6 @@ import type { Routes } from './registry.ts';
 /** Path prefix of a surface whose base URL is on this host: `http://h/vault` -> `/vault`. */
 export const prefixOf = (url: string) => new URL(url).pathname.replace(/\/+$/, '');
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Drops `null` members (null means absent), except inside free-form merchant data. */
 export function stripNulls(value: unknown, key?: string): unknown {
@@ -39,7 +39,7 @@ export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstanc
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false },
       // ajv-formats' uuid also takes `urn:uuid:...`, which PostgreSQL's uuid type refuses (a 500): the plain form only.
-      onCreate: (ajv: { addFormat(name: string, re: RegExp): unknown }) => ajv.addFormat('uuid', UUID),
+      onCreate: (ajv: { addFormat(name: string, re: RegExp): unknown }) => ajv.addFormat('uuid', UUID_PATTERN),
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 

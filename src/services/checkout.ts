@@ -1,4 +1,5 @@
 import type { Ctx } from './context.ts';
+import { isUuid } from '../domain/ids.ts';
 import { nowFor } from './context.ts';
 import * as orders from '../store/orders.ts';
 import { findProject } from '../store/projects.ts';
@@ -29,8 +30,6 @@ export interface Checkout {
   now: Date;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export const isUuid = (s: string) => UUID.test(s);
 
 /** The payment methods of the hosted page: the project's active ones, filtered by the order. */
 export function offeredMethods(settings: ProjectSettings, order: Pick<OrderRow, 'currency' | 'body'>): PaymentMethod[] {

@@ -1,4 +1,5 @@
 import type { Queryable } from '../store/db.ts';
+import { isUuid } from '../domain/ids.ts';
 import * as orders from '../store/orders.ts';
 import { findProject } from '../store/projects.ts';
 import { nowFor, type Ctx, type OrderStatusHook } from './context.ts';
@@ -90,7 +91,6 @@ export function returnUrlFor(config: Config, order: Pick<OrderRow, 'id' | 'proje
 }
 
 const CVC = /^[0-9]{3}$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** POST /v1/orders/{order_id}/transactions/{transaction_id}/authenticate/ */
 export function authenticate(ctx: Ctx, project: ProjectRow, orderId: string, transactionId: string, input: StartInput) {
@@ -99,14 +99,14 @@ export function authenticate(ctx: Ctx, project: ProjectRow, orderId: string, tra
 
 /** For the hosted card form: the same start, bound to the transaction instead of an API key. */
 export async function startCardPayment(ctx: Ctx, transactionId: string, input: StartInput) {
-  const txn = UUID.test(transactionId) ? await orders.transactionById(ctx.db, transactionId) : undefined;
+  const txn = isUuid(transactionId) ? await orders.transactionById(ctx.db, transactionId) : undefined;
   const project = txn && (await findProject(ctx.db, txn.project_id));
   if (!txn || !project) throw notFound('transaction');
   return start(ctx, project, txn.order_id, txn.id, input);
 }
 
 async function start(ctx: Ctx, project: ProjectRow, orderId: string, transactionId: string, input: StartInput): Promise<{ redirect_url: string }> {
-  if (typeof input.vault_token !== 'string' || !UUID.test(input.vault_token)) throw invalid('vault_token', 'vault_token must be a uuid');
+  if (typeof input.vault_token !== 'string' || !isUuid(input.vault_token)) throw invalid('vault_token', 'vault_token must be a uuid');
   if (typeof input.cvc !== 'string' || !CVC.test(input.cvc)) throw invalid('cvc', 'cvc must be 3 digits');
   const connector = connectorFor(ctx, project);
   const dk = await dataKeyFor(ctx, project.id);
@@ -137,7 +137,7 @@ export interface ThreeDsView {
 
 /** What the 3-D Secure page needs to know about a transaction (no lock). */
 export async function loadThreeDs(ctx: Ctx, transactionId: string): Promise<ThreeDsView | undefined> {
-  if (!UUID.test(transactionId)) return undefined;
+  if (!isUuid(transactionId)) return undefined;
   const txn = await orders.transactionById(ctx.db, transactionId);
   if (!txn) return undefined;
   const [order, project, auth] = await Promise.all([

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { isUuid } from '../domain/ids.ts';
+import { EXPIRY_PATTERN, PAN_PATTERN, type CardInput, type VaultCard } from '../domain/schemas/card.ts';
 import type { Queryable } from '../store/db.ts';
 import * as orders from '../store/orders.ts';
 import * as vault from '../store/vault.ts';
@@ -15,35 +17,19 @@ import type { CardData } from '../acquirer/connector.ts';
  * vault_token. PAN, cardholder name and CVC are stored only sealed (crypto-envelope.ts).
  */
 
-export interface CardInput {
-  pan: string;
-  /** MMYYYY */
-  expiry: string;
-  name?: string;
-  setup_token: string;
-}
-
-export interface VaultCard {
-  vault_token: string;
-  truncated_pan: string;
-  brand: string;
-  brands: string[];
-}
-
-export const PAN_PATTERN = /^[0-9]{12,19}$/;
-export const EXPIRY_PATTERN = /^(0[1-9]|1[0-2])[0-9]{4}$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const PAN = new RegExp(PAN_PATTERN);
+const EXPIRY = new RegExp(EXPIRY_PATTERN);
 
 /** Every rule of a card; the HTTP schema checks the shape first, the hosted page relies on this. */
 export function checkCardInput(input: CardInput) {
-  if (typeof input.pan !== 'string' || !PAN_PATTERN.test(input.pan)) throw invalid('pan', 'pan must be 12 to 19 digits');
+  if (typeof input.pan !== 'string' || !PAN.test(input.pan)) throw invalid('pan', 'pan must be 12 to 19 digits');
   if (!luhnValid(input.pan)) throw invalid('pan', 'pan is not a valid card number (check digit)');
   const brands = detectBrands(input.pan);
   if (!brands) throw invalid('pan', 'pan is not a card number of a supported brand');
-  if (typeof input.expiry !== 'string' || !EXPIRY_PATTERN.test(input.expiry)) throw invalid('expiry', 'expiry must be MMYYYY');
+  if (typeof input.expiry !== 'string' || !EXPIRY.test(input.expiry)) throw invalid('expiry', 'expiry must be MMYYYY');
   if (input.name !== undefined && (typeof input.name !== 'string' || input.name.length < 1 || input.name.length > 120))
     throw invalid('name', 'name must be 1 to 120 characters');
-  if (typeof input.setup_token !== 'string' || !UUID.test(input.setup_token)) throw invalid('setup_token', 'setup_token must be a uuid');
+  if (typeof input.setup_token !== 'string' || !isUuid(input.setup_token)) throw invalid('setup_token', 'setup_token must be a uuid');
   return brands;
 }
 
