@@ -4,7 +4,7 @@ import { nowFor } from './context.ts';
 import * as orders from '../store/orders.ts';
 import type { OrderInput, OrderUpdate, TransactionInput } from '../domain/schemas/order.ts';
 import { ApiError, invalid, notFound } from '../domain/errors.ts';
-import { isCurrency } from '../domain/money.ts';
+import { isCurrency } from '../domain/currency.ts';
 import { addDuration, isPositiveDuration } from '../domain/duration.ts';
 import { customerProblem, missingBilling } from '../domain/customer.ts';
 import { activeMethods, isPaymentMethod, methodAccepts, settingsOf, type PaymentMethod } from '../domain/project.ts';

@@ -10,7 +10,7 @@ import type { Checkout } from './checkout.ts';
 import { makeSandboxChain, type Signer } from '../wallets/wallet-a-pki.ts';
 import { openPaymentToken, publicKeyHash, sealPaymentToken, WalletATokenError, type WalletAPayment } from '../wallets/wallet-a-token.ts';
 import { merchantIdentifierOf } from '../domain/project.ts';
-import { currencyNumeric } from '../domain/money.ts';
+import { currencyNumeric } from '../domain/currency.ts';
 import { eciFor } from '../domain/card.ts';
 import { ApiError, invalid } from '../domain/errors.ts';
 import type { ProjectRow, TransactionRow } from '../domain/entities.ts';

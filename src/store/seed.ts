@@ -42,7 +42,7 @@ export interface SeedResult {
   to: string;
 }
 
-/** Fee of `amt` under a rule given as SQL (bps null: no rule, no fee): as feeFor in domain/money.ts. */
+/** Fee of `amt` under a rule given as SQL (bps null: no rule, no fee): as feeFor in domain/currency.ts. */
 const fee = (amt: string, bps: string, fixed: string) => `(CASE WHEN ${bps} IS NULL OR (${amt}) = 0 THEN 0 ELSE ((${amt}) * ${bps} + 5000) / 10000 + ${fixed} END)`;
 
 /**

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { isValidAmount } from '../../domain/money.ts';
+import { isValidAmount } from '../../domain/currency.ts';
 import { ApiError } from '../../domain/errors.ts';
 import type { Ctx } from '../../services/context.ts';
 import { captureTransaction, voidTransaction } from '../../services/captures.ts';

@@ -6,7 +6,7 @@ import { payOnPageWithWalletA, payWithWalletA } from '../../services/wallet-a-pa
 import { createSession } from '../../services/wallets.ts';
 import { merchantIdentifierOf } from '../../domain/project.ts';
 import { ApiError } from '../../domain/errors.ts';
-import { formatMinor } from '../../domain/money.ts';
+import { formatMinor } from '../../domain/currency.ts';
 import { settingsOf } from '../../domain/project.ts';
 import { ErrorBody, TransactionParams, Uuid } from '../../domain/schemas/common.ts';
 import type { WalletButton } from './render.ts';

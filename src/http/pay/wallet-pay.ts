@@ -6,7 +6,7 @@ import { loadCheckout, outcomeOf, transactionOf, type Checkout } from '../../ser
 import { payOnPage, payWithWalletB, type WalletMethod } from '../../services/wallet-pay.ts';
 import { recipientKeys } from '../../services/wallets.ts';
 import { ApiError, notFound } from '../../domain/errors.ts';
-import { formatMinor } from '../../domain/money.ts';
+import { formatMinor } from '../../domain/currency.ts';
 import { ErrorBody, TransactionParams, Uuid } from '../../domain/schemas/common.ts';
 import { checkCsrf, csrfKey, originAllowed } from './security.ts';
 
