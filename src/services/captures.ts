@@ -9,7 +9,7 @@ import { captureLegs, captureProblem, figures, releaseLegs, remainingAuthorizati
 import { cancelJob } from '../store/jobs.ts';
 import { loadOrderView } from './order-view.ts';
 import { moveTransaction } from './transitions.ts';
-import { askAcquirer, book, createChildOrder, creditRule, ensureSettlement, guarded, lockPayment, type MoneyTransaction } from './money.ts';
+import { askAcquirer, book, createChildOrder, creditRule, ensureSettlement, guarded, lockPayment, type MoneyTransaction } from './operations.ts';
 import type { OrderRow, ProjectRow } from '../domain/entities.ts';
 
 /** POST .../captures/: captures all that remains of a pre-authorization, once. Answers the capture order. */

@@ -8,7 +8,7 @@ import { ApiError, invalid, notFound } from '../domain/errors.ts';
 import { debitLegs, figures, refundable, reversalLegs, settlementLegs } from '../domain/ledger.ts';
 import { loadOrderView } from './order-view.ts';
 import { moveTransaction } from './transitions.ts';
-import { book, createChildOrder, debitRule, ensureSettlement, guarded, lockOrderPayment, nextSettlementRun } from './money.ts';
+import { book, createChildOrder, debitRule, ensureSettlement, guarded, lockOrderPayment, nextSettlementRun } from './operations.ts';
 import { schedule } from '../store/jobs.ts';
 import type { ProjectRow, TransactionRow } from '../domain/entities.ts';
 

@@ -7,7 +7,7 @@ import { dataKeyFor } from './crypto-envelope.ts';
 import { deleteCvc, openCard, storeCvc } from './vault.ts';
 import { deleteCvcOfOrder, findCardAuth, findVaultCard, insertCardAuth, setAcquirerReference, setChallengeResult, type CardAuthRow, type VaultCardRow } from '../store/vault.ts';
 import { moveTransaction } from './transitions.ts';
-import { onAuthorized } from './money.ts';
+import { onAuthorized } from './operations.ts';
 import { schedule } from '../store/jobs.ts';
 import { ApiError, invalid, notFound } from '../domain/errors.ts';
 import { isFinalOrder } from '../domain/status.ts';

@@ -5,7 +5,7 @@ import { touchOrder } from '../store/ledger.ts';
 import { ApiError, invalid } from '../domain/errors.ts';
 import { debitLegs, figures, refundable } from '../domain/ledger.ts';
 import { loadOrderView } from './order-view.ts';
-import { askAcquirer, book, createChildOrder, debitRule, ensureSettlement, guarded, lockOrderPayment } from './money.ts';
+import { askAcquirer, book, createChildOrder, debitRule, ensureSettlement, guarded, lockOrderPayment } from './operations.ts';
 import type { ProjectRow } from '../domain/entities.ts';
 
 export interface RefundInput {

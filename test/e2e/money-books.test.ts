@@ -332,7 +332,7 @@ async function cliStore(): Promise<CliStore> {
      VALUES ($1, $2, $3, 'accepted', 'credit-card', 'EUR', 1000, 'credit', 'PT30M', now(), now())`,
     [txnId, projectId, orderId],
   );
-  const { onAuthorized } = await import('../../src/services/money.ts');
+  const { onAuthorized } = await import('../../src/services/operations.ts');
   await db.tx(async (q) => {
     const [txn] = await q.query('SELECT * FROM transactions WHERE id = $1', [txnId]);
     const [project] = await q.query('SELECT * FROM projects WHERE id = $1', [projectId]);

@@ -13,6 +13,12 @@ import { connectorFor } from './connectors.ts';
 import { newId } from '../domain/ids.ts';
 import type { OrderKind, OrderRow, ProjectRow, TransactionRow } from '../domain/entities.ts';
 
+/*
+ * What the money operations on a paid order share (captures.ts, refunds.ts, chargebacks.ts):
+ * booking an authorization, locking the payment, asking the acquirer, creating the capture,
+ * void, refund, chargeback or reversal order, and the ledger journal of each.
+ */
+
 /** A transaction row with the columns migration 020 adds. */
 export type MoneyTransaction = TransactionRow & { authorized: Date | null; capture_before: Date | null };
 
