@@ -30,7 +30,7 @@ import { webhookRoutes } from './http/api/webhooks.ts';
 import { linkRoutes } from './http/api/links.ts';
 import { paymentRoutes } from './http/api/payments.ts';
 import { testCardRoutes } from './http/api/test-cards.ts';
-import { moneyRoutes, moneyTestRoutes } from './http/api/money.ts';
+import { moneyRoutes, moneyTestRoutes } from './http/api/operations.ts';
 import { searchRoutes } from './http/api/search.ts';
 import { walletARoutes } from './http/api/wallet-a.ts';
 import { walletBRoutes, walletBTestRoutes } from './http/api/wallet-b.ts';
