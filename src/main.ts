@@ -30,7 +30,7 @@ import { webhookRoutes } from './http/api/webhooks.ts';
 import { linkRoutes } from './http/api/links.ts';
 import { paymentRoutes } from './http/api/payments.ts';
 import { testCardRoutes } from './http/api/test-cards.ts';
-import { moneyRoutes, moneyTestRoutes } from './http/api/operations.ts';
+import { operationRoutes, operationTestRoutes } from './http/api/operations.ts';
 import { searchRoutes } from './http/api/search.ts';
 import { walletARoutes } from './http/api/wallet-a.ts';
 import { walletBRoutes, walletBTestRoutes } from './http/api/wallet-b.ts';
@@ -76,8 +76,8 @@ const walletButtons = [walletAButton, walletBButton];
 
 /** The routes of each surface; app.ts mounts those of the surfaces this process serves. */
 const routes = (buttons: WalletButton[]): Routes => ({
-  authenticated: [orderRoutes, projectRoutes, webhookRoutes, linkRoutes, paymentRoutes, moneyRoutes, searchRoutes, walletARoutes, walletBRoutes],
-  test: [testRoutes, testCardRoutes, moneyTestRoutes, walletBTestRoutes],
+  authenticated: [orderRoutes, projectRoutes, webhookRoutes, linkRoutes, paymentRoutes, operationRoutes, searchRoutes, walletARoutes, walletBRoutes],
+  test: [testRoutes, testCardRoutes, operationTestRoutes, walletBTestRoutes],
   public: [linkPageRoutes, payPages(buttons), threeDsRoutes, walletPayRoutes, walletAPayRoutes, walletSheetRoutes],
   vault: [vaultRoutes],
   'wallet-b-token': [walletBTokenRoutes],
