@@ -12,7 +12,7 @@ import { KeyCache } from './services/key-cache.ts';
 import { dropSealedCvc, lateDecline } from './services/payments.ts';
 import { expirePaymentLink, followLinkOrders } from './services/links.ts';
 import { makeWebhookSecret, queueWebhooks } from './services/webhooks.ts';
-import { makeWalletKeys } from './services/wallets.ts';
+import { makeWalletKeys } from './services/wallet-keys.ts';
 import { deliverOrderWebhooks, deliveryLeaseMs } from './services/webhook-delivery.ts';
 import { expireTransaction } from './services/expiry.ts';
 import { expireAuthorization, runDelayedCapture } from './services/captures.ts';

@@ -4,7 +4,7 @@ import * as store from '../store/wallets.ts';
 import { nowFor, type Ctx } from './context.ts';
 import { checkDataKey, dataKeyFor, openField, sealedRecord } from './crypto-envelope.ts';
 import { storeCard } from './vault.ts';
-import { renamed, tokenClock, TokenRefused } from './wallets.ts';
+import { renamed, tokenClock, TokenRefused } from './wallet-keys.ts';
 import { payVaulted, walletTransaction, walletTransactionOf, type BrowserInfo, type WalletPayResult } from './wallet-pay.ts';
 import type { Checkout } from './checkout.ts';
 import { makeSandboxChain, type Signer } from '../wallets/wallet-a-pki.ts';

@@ -5,7 +5,7 @@ import { nowFor, type Ctx } from './context.ts';
 import { dataKeyFor } from './crypto-envelope.ts';
 import { openCard } from './vault.ts';
 import { completeAuthentication, returnUrlFor, startAuthentication, threeDsUrl } from './payments.ts';
-import { checkCryptogram, recipientKeys, sandboxRootKey, tokenClock, tokenize } from './wallets.ts';
+import { checkCryptogram, recipientKeys, sandboxRootKey, tokenClock, tokenize } from './wallet-keys.ts';
 import { outcomeOf, transactionOf, type Checkout } from './checkout.ts';
 import { startTransaction } from './orders.ts';
 import { sealToken } from '../wallets/wallet-b-token.ts';

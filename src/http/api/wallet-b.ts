@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
-import { configureRecipient, pinTokenClock, tokenizationParameters } from '../../services/wallets.ts';
+import { configureRecipient, pinTokenClock, tokenizationParameters } from '../../services/wallet-keys.ts';
 import { ErrorBody } from '../../domain/schemas/common.ts';
 import { BasicAuth } from '../auth.ts';
 

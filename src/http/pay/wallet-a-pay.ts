@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
 import { loadCheckout, type Checkout } from '../../services/checkout.ts';
 import { payOnPageWithWalletA, payWithWalletA } from '../../services/wallet-a-pay.ts';
-import { createSession } from '../../services/wallets.ts';
+import { createSession } from '../../services/wallet-keys.ts';
 import { merchantIdentifierOf } from '../../domain/project.ts';
 import { ApiError } from '../../domain/errors.ts';
 import { formatMinor } from '../../domain/currency.ts';

@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
 import { loadCheckout, outcomeOf, transactionOf, type Checkout } from '../../services/checkout.ts';
 import { payOnPage, payWithWalletB, type WalletMethod } from '../../services/wallet-pay.ts';
-import { recipientKeys } from '../../services/wallets.ts';
+import { recipientKeys } from '../../services/wallet-keys.ts';
 import { ApiError, notFound } from '../../domain/errors.ts';
 import { formatMinor } from '../../domain/currency.ts';
 import { ErrorBody, TransactionParams, Uuid } from '../../domain/schemas/common.ts';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
-import { tokenize } from '../../services/wallets.ts';
+import { tokenize } from '../../services/wallet-keys.ts';
 import { ErrorBody, Uuid } from '../../domain/schemas/common.ts';
 
 /**

@@ -21,9 +21,10 @@ import {
 import type { ProjectRow } from '../domain/entities.ts';
 
 /**
- * Wallet use cases: the project's wallet-b-pay keys, the token service (verify, decrypt,
- * vault) and wallet-a-pay merchant sessions. The pay step is in wallet-pay.ts beside this.
- * See docs/wallets.md.
+ * A project's wallet keys and what is built on them: the wallet-b-pay recipient and root keys,
+ * the token service (verify, decrypt, vault) and the wallet-a-pay merchant identity and sessions.
+ * The pay steps are in wallet-pay.ts and wallet-a-pay.ts beside this; the token cryptography in
+ * src/wallets/. See docs/wallets.md.
  */
 
 // ---- wallet-b-pay keys ---------------------------------------------------------------
