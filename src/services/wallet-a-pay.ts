@@ -1,6 +1,6 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import * as store from '../store/wallets.ts';
+import * as store from '../store/wallet-keys.ts';
 import { nowFor, type Ctx } from './context.ts';
 import { checkDataKey, dataKeyFor, openField, sealedRecord } from './crypto-envelope.ts';
 import { storeCard } from './vault.ts';

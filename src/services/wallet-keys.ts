@@ -4,7 +4,7 @@ import type { Ctx, ProjectCreatedHook } from './context.ts';
 import { nowFor } from './context.ts';
 import { findProject, updateProjectSettings } from '../store/projects.ts';
 import * as orders from '../store/orders.ts';
-import * as store from '../store/wallets.ts';
+import * as store from '../store/wallet-keys.ts';
 import { ApiError, invalid } from '../domain/errors.ts';
 import { dataKeyFor, fingerprint, openField, sealField, sealedRecord, checkDataKey } from './crypto-envelope.ts';
 import { storeCard } from './vault.ts';
