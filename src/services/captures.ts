@@ -67,7 +67,7 @@ export async function voidTransaction(ctx: Ctx, project: ProjectRow, orderId: st
         await moveTransaction(ctx, q, txn, 'cancelled', now, { reason: 'voided', source: 'merchant', patch: { voided_amount: voided, is_capturable: false } });
         await dropAuthorizationJobs(q, txn.id);
       } else {
-        await orders.updateTransaction(q, txn.id, { voided_amount: voided, modified: now });
+        await orders.setVoidedAmount(q, txn.id, voided, now);
       }
       await touchOrder(q, order.id, now, { flag: 'has-voids' });
       await book(q, child.txn, txn, now, releaseLegs(amount, 'void'));

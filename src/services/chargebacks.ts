@@ -34,7 +34,7 @@ export async function chargeback(ctx: Ctx, project: ProjectRow, orderId: string,
         { kind: 'chargeback', amount: take, direction: 'debit', status: 'completed', flags: ['is-chargeback'], figures: f, source: 'issuer', description: 'chargeback' },
         now,
       );
-      await orders.updateTransaction(q, txn.id, { charged_back_amount: txn.charged_back_amount + take, modified: now });
+      await orders.setChargedBackAmount(q, txn.id, txn.charged_back_amount + take, now);
       await ledger.touchOrder(q, order.id, now, { flag: 'has-chargebacks' });
       await book(q, child.txn, txn, now, debitLegs(take, f.fee, 'chargeback'));
       await ensureSettlement(q, project, now);
@@ -66,7 +66,7 @@ export async function reverseChargeback(ctx: Ctx, project: ProjectRow, orderId: 
         { kind: 'reversal', amount: give, direction: 'credit', status: 'completed', flags: ['is-reversal'], figures: f, source: 'issuer', description: 'chargeback reversal' },
         now,
       );
-      await orders.updateTransaction(q, txn.id, { charged_back_amount: txn.charged_back_amount - give, modified: now });
+      await orders.setChargedBackAmount(q, txn.id, txn.charged_back_amount - give, now);
       await ledger.touchOrder(q, order.id, now, { flag: 'has-reversals' });
       await book(q, child.txn, txn, now, reversalLegs(give, f.fee));
       await ensureSettlement(q, project, now);
@@ -79,7 +79,7 @@ export async function reverseChargeback(ctx: Ctx, project: ProjectRow, orderId: 
 async function settleRows(ctx: Ctx, q: Queryable, rows: TransactionRow[], now: Date) {
   for (const t of rows) {
     const payment = t.of_transaction_id ? (await orders.transactionById(q, t.of_transaction_id))! : t;
-    await orders.updateTransaction(q, t.id, { settled: now, modified: now });
+    await orders.markSettled(q, t.id, now);
     await book(q, t, payment, now, settlementLegs(t.credit_debit, t.amount, t.fee_amount ?? 0));
     if (t.status === 'accepted') await moveTransaction(ctx, q, t, 'completed', now, { source: 'settlement' });
   }

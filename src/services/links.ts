@@ -170,10 +170,10 @@ export async function orderFromLink(ctx: Ctx, page: LinkPage, method: PaymentMet
 /** Order status hook: keeps the link's modified and completed in step with its orders, in the order's own transaction. */
 export const followLinkOrders: OrderStatusHook = async (q, order, _from, to, now) => {
   if (!order.payment_link_id) return;
-  const patch: Partial<LinkRow> = { modified: now };
+  const patch: Pick<LinkRow, 'modified'> & Partial<Pick<LinkRow, 'completed'>> = { modified: now };
   // The first paid order completes the link (also one paid just after the link's expiry moment).
   if (to === 'completed' && (await links.countCompletedOrders(q, order.project_id, order.payment_link_id)) === 1) patch.completed = now;
-  await links.updateLink(q, order.payment_link_id, patch);
+  await links.touchLink(q, order.payment_link_id, patch);
 };
 
 /** Job expire_payment_link, at the link's expiry in the project's clock. Safe to run twice. */
@@ -185,6 +185,6 @@ export async function expirePaymentLink(ctx: Ctx, linkId: string) {
     const locked = (await links.findLink(q, project.id, linkId, true))!;
     const state = await linkState(q, locked, nowFor(project));
     if (state.status !== 'expired' || locked.completed) return;
-    await links.updateLink(q, linkId, { modified: later(locked.modified, locked.expires_at), completed: locked.expires_at });
+    await links.touchLink(q, linkId, { modified: later(locked.modified, locked.expires_at), completed: locked.expires_at });
   });
 }

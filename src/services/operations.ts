@@ -46,7 +46,7 @@ export async function onAuthorized(q: Queryable, project: ProjectRow, txn: Trans
     capture_before: captureBefore,
     ...figureColumns(txn.currency, f),
   };
-  await orders.updateRow(q, 'transactions', txn.id, patch);
+  await orders.setAuthorization(q, txn.id, patch);
   Object.assign(txn, patch);
   await book(q, txn, txn, now, sale ? captureLegs(txn.amount, f.fee, false) : holdLegs(txn.amount));
   if (txn.capture_mode === 'delayed') await schedule(q, { project_id: project.id, kind: 'delayed_capture', ref_id: txn.id, run_at: captureBefore! });

@@ -175,7 +175,7 @@ export async function updateOrder(ctx: Ctx, project: ProjectRow, orderId: string
     if (!order) throw notFound('order');
     if (isFinalOrder(order.status)) throw new ApiError('ValidationError', `order is ${order.status} and can no longer be changed`, undefined, 409);
     const { description, merchant_order_id, ...bodyFields } = input;
-    await orders.updateOrder(q, order.id, {
+    await orders.setOrderDetails(q, order.id, {
       description: description ?? order.description,
       merchant_order_id: merchant_order_id ?? order.merchant_order_id,
       body: { ...order.body, ...bodyFields },

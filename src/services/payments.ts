@@ -213,7 +213,7 @@ async function applyOutcome(
     ...(extra.three_d_secure ? { three_d_secure: extra.three_d_secure } : {}),
     processing: { status: outcome.status, response_code: outcome.response_code, response_code_description: outcome.response_code_description },
   };
-  const patch: Partial<TransactionRow> = { outcomes, ...(extra.details ? { details: extra.details } : {}) };
+  const patch: Pick<TransactionRow, 'outcomes'> & Partial<Pick<TransactionRow, 'details'>> = { outcomes, ...(extra.details ? { details: extra.details } : {}) };
   if (outcome.reference) await setAcquirerReference(q, txn.id, outcome.reference);
   switch (outcome.status) {
     case 'accepted':
@@ -221,7 +221,7 @@ async function applyOutcome(
       return;
     case 'processing':
       // asked again and still in progress: keep waiting
-      if (txn.status === 'processing') await orders.updateTransaction(q, txn.id, { ...patch, modified: now });
+      if (txn.status === 'processing') await orders.setProcessingOutcome(q, txn.id, { ...patch, modified: now });
       else await moveTransaction(ctx, q, txn, 'processing', now, { patch });
       await schedule(q, { project_id: project.id, kind: 'late_decline', ref_id: txn.id, run_at: new Date(now.getTime() + ctx.config.lateDeclineMs) });
       return;

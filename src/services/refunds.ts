@@ -49,7 +49,7 @@ export async function refundOrder(ctx: Ctx, project: ProjectRow, orderId: string
         },
         now,
       );
-      await orders.updateTransaction(q, txn.id, { refunded_amount: txn.refunded_amount + input.amount, modified: now });
+      await orders.setRefundedAmount(q, txn.id, txn.refunded_amount + input.amount, now);
       await touchOrder(q, order.id, now, { flag: 'has-refunds', refunded: input.amount });
       await book(q, child.txn, txn, now, debitLegs(input.amount, f.fee, 'refund'));
       await ensureSettlement(q, project, now);

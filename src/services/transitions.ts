@@ -8,7 +8,8 @@ import type { OrderRow, TransactionRow } from '../domain/entities.ts';
 export interface StatusChange {
   reason?: string | null;
   source?: string;
-  patch?: Partial<TransactionRow>;
+  /** the columns that change with the status (store/orders.ts StatusColumns) */
+  patch?: orders.StatusColumns;
 }
 
 /** What a status change needs of the context: the hooks main.ts lists, run in the change's database transaction. */
@@ -20,9 +21,9 @@ export type HooksCtx = Pick<Ctx, 'hooks'>;
  */
 export async function moveTransaction(ctx: HooksCtx, q: Queryable, txn: TransactionRow, to: TransactionStatus, now: Date, change: StatusChange = {}): Promise<boolean> {
   if (!canMove(txn.status, to)) return false;
-  const patch: Partial<TransactionRow> = { ...change.patch, status: to, modified: now };
+  const patch: Pick<TransactionRow, 'status' | 'modified'> & orders.StatusColumns = { ...change.patch, status: to, modified: now };
   if (change.reason !== undefined) patch.reason = change.reason;
-  await orders.updateTransaction(q, txn.id, patch);
+  await orders.setTransactionStatus(q, txn.id, patch);
   Object.assign(txn, patch);
   await appendEvent(q, txn, to, now, change.source ?? 'set_status');
   await refreshOrderStatus(ctx, q, txn.project_id, txn.order_id, now);
@@ -53,7 +54,7 @@ export async function refreshOrderStatus(ctx: HooksCtx, q: Queryable, projectId:
 export async function setOrderStatus(ctx: HooksCtx, q: Queryable, order: OrderRow, next: OrderStatus, now: Date) {
   const from = order.status;
   const completed = isFinalOrder(next) ? now : null;
-  await orders.updateOrder(q, order.id, { status: next, modified: now, completed });
+  await orders.setOrderStatusRow(q, order.id, { status: next, modified: now, completed });
   Object.assign(order, { status: next, modified: now, completed });
   await orders.insertOutbox(q, order.project_id, order.id, next, now);
   for (const hook of ctx.hooks.orderStatus) await hook(q, order, from, next, now);

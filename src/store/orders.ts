@@ -86,7 +86,7 @@ export function insertNewOrder(db: Db, n: NewOrder): Promise<void> {
   return write(n);
 }
 
-/** UPDATE ... WHERE id = $1 of the given columns. */
+/** UPDATE ... WHERE id = $1 of the given columns: the named updates below, and links.ts. */
 export async function updateRow(q: Queryable, table: string, id: string, patch: Record<string, unknown>) {
   const cols = Object.keys(patch).filter((k) => patch[k] !== undefined);
   if (!cols.length) return;
@@ -96,8 +96,40 @@ export async function updateRow(q: Queryable, table: string, id: string, patch: 
 
 export const insertOrder = (q: Queryable, o: Partial<OrderRow>) => insertRow(q, 'orders', o);
 export const insertTransaction = (q: Queryable, t: Partial<TransactionRow>) => insertRow(q, 'transactions', t);
-export const updateOrder = (q: Queryable, id: string, patch: Partial<OrderRow>) => updateRow(q, 'orders', id, patch);
-export const updateTransaction = (q: Queryable, id: string, patch: Partial<TransactionRow>) => updateRow(q, 'transactions', id, patch);
+
+// ---- named updates: each says which columns a use case may change -------------------------
+
+/** The merchant's own fields of an order (PUT while not final). */
+export const setOrderDetails = (q: Queryable, id: string, d: Pick<OrderRow, 'description' | 'merchant_order_id' | 'body' | 'modified'>) => updateRow(q, 'orders', id, d);
+
+/** An order's derived status; `completed` when it became final. */
+export const setOrderStatusRow = (q: Queryable, id: string, s: Pick<OrderRow, 'status' | 'modified' | 'completed'>) => updateRow(q, 'orders', id, s);
+
+/** What may change with a transaction's status: the outcome, the card seen, the money the move settles. */
+export type StatusColumns = Partial<Pick<TransactionRow, 'reason' | 'payment_method_brand' | 'details' | 'outcomes' | 'captured_amount' | 'voided_amount' | 'is_capturable'>>;
+
+/** A transaction's new status, and the columns that change with it. */
+export const setTransactionStatus = (q: Queryable, id: string, s: Pick<TransactionRow, 'status' | 'modified'> & StatusColumns) => updateRow(q, 'transactions', id, s);
+
+/** An authorization still in progress asked again: its latest outcome, no move. */
+export const setProcessingOutcome = (q: Queryable, id: string, o: Pick<TransactionRow, 'outcomes' | 'modified'> & Partial<Pick<TransactionRow, 'details'>>) =>
+  updateRow(q, 'transactions', id, o);
+
+/** The money counters and figures of a successful authorization. */
+export const setAuthorization = (
+  q: Queryable,
+  id: string,
+  a: Pick<TransactionRow, 'authorized_amount' | 'captured_amount' | 'is_capturable' | 'fee_currency' | 'fee_amount' | 'settlement_currency' | 'settlement_amount'> & {
+    authorized: Date;
+    capture_before: Date | null;
+  },
+) => updateRow(q, 'transactions', id, a);
+
+export const setVoidedAmount = (q: Queryable, id: string, voided: number, now: Date) => updateRow(q, 'transactions', id, { voided_amount: voided, modified: now });
+export const setRefundedAmount = (q: Queryable, id: string, refunded: number, now: Date) => updateRow(q, 'transactions', id, { refunded_amount: refunded, modified: now });
+export const setChargedBackAmount = (q: Queryable, id: string, chargedBack: number, now: Date) =>
+  updateRow(q, 'transactions', id, { charged_back_amount: chargedBack, modified: now });
+export const markSettled = (q: Queryable, id: string, now: Date) => updateRow(q, 'transactions', id, { settled: now, modified: now });
 
 export async function findOrder(q: Queryable, projectId: string, id: string, lock = false): Promise<OrderRow | undefined> {
   return (await q.query<OrderRow>(`SELECT * FROM orders WHERE project_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [projectId, id]))[0];
