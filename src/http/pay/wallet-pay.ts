@@ -95,8 +95,7 @@ export function payable(c: Checkout | undefined, method: WalletMethod, transacti
 }
 
 export const walletPayRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
-  const kctx = ctx;
-  const key = csrfKey(kctx.masterKey);
+  const key = csrfKey(ctx.masterKey);
 
   app.post(
     '/pay/:order_id/select-payment-method/wallet-b-pay/:transaction_id/',
@@ -112,7 +111,7 @@ export const walletPayRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (a
         response: { 200: WalletPayAnswer, 400: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody },
       },
     },
-    async (req) => payWithWalletB(kctx, req.params.order_id, req.params.transaction_id, req.body),
+    async (req) => payWithWalletB(ctx, req.params.order_id, req.params.transaction_id, req.body),
   );
 
   app.get('/pay/assets/wallets.js', { schema: { hide: true } }, async (_req, reply) =>
@@ -128,7 +127,7 @@ export const walletPayRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (a
     { schema: { hide: true } },
     async (req, reply) => {
       const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-b-pay', req.query.transaction_id);
-      return reply.header('Cache-Control', 'no-store').send(await paymentRequestOf(kctx, c));
+      return reply.header('Cache-Control', 'no-store').send(await paymentRequestOf(ctx, c));
     },
   );
 
@@ -143,7 +142,7 @@ export const walletPayRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (a
       if (!originAllowed(req.headers.origin, ctx.config.publicBaseUrl) || !checkCsrf(key, scope, csrf, c.now)) {
         throw new ApiError('Forbidden', 'this page has expired: reload it and try again');
       }
-      const result = await payOnPage(kctx, c, transaction_id, walletBPayMessage, browser);
+      const result = await payOnPage(ctx, c, transaction_id, walletBPayMessage, browser);
       return reply.header('Cache-Control', 'no-store').send(result);
     },
   );

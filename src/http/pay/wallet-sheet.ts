@@ -127,8 +127,7 @@ const SHEET_CARDS = testCards().map((card) => ({ pan: card.pan, brand: card.bran
 const groupedPan = (pan: string) => pan.replace(/(.{4})/g, '$1 ').trim();
 
 export const walletSheetRoutes = (ctx: Ctx) => async (app: FastifyInstance) => {
-  const kctx = ctx;
-  const key = csrfKey(kctx.masterKey);
+  const key = csrfKey(ctx.masterKey);
   const localeOf = (req: FastifyRequest, c: Checkout) => pickLocale(c.order.body?.customer?.locale, req.headers['accept-language']);
 
   const send = (reply: FastifyReply, c: Checkout | undefined, status: number, html: string) => {
@@ -198,7 +197,7 @@ ${auths}<button type="submit">${esc(x.confirm(amount))}</button>
         return message(req, reply, 403, 'forbidden_title', 'form_expired', c);
       }
       try {
-        const txn = await walletTransaction(kctx, c, undefined, method);
+        const txn = await walletTransaction(ctx, c, undefined, method);
         return reply.code(303).header('Location', paths.sheet(c.order.id, method, txn.id)).send();
       } catch (err) {
         if (!(err instanceof ApiError) || err.status >= 500) throw err;
@@ -224,7 +223,7 @@ ${auths}<button type="submit">${esc(x.confirm(amount))}</button>
       const authMethod = wallet.authMethods.length < 2 ? wallet.authMethods[0] : wallet.authMethods.find((m) => m === body.auth_method);
       if (!card || !authMethod || !/^\d+$/.test(String(body.card))) return sheet(req, reply, c, txnId, 422, x.refused);
       try {
-        const result = await wallet.pay(kctx, c, txnId, card, authMethod);
+        const result = await wallet.pay(ctx, c, txnId, card, authMethod);
         return reply.code(303).header('Location', result.redirect_url).send();
       } catch (err) {
         if (!(err instanceof ApiError) || err.status >= 500) throw err;

@@ -36,7 +36,6 @@ const RefusedBody = Type.Object({
 });
 
 export const walletBTokenRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
-  const kctx = ctx;
   for (const test of [false, true]) {
     app.post(
       test ? '/test/tokens/' : '/tokens/',
@@ -51,7 +50,7 @@ export const walletBTokenRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async
           response: { 200: TokenizeAnswer, 400: RefusedBody, 403: ErrorBody, 409: ErrorBody },
         },
       },
-      async (req) => tokenize(kctx, req.body, { test }),
+      async (req) => tokenize(ctx, req.body, { test }),
     );
   }
 };
