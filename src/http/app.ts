@@ -8,10 +8,11 @@ import type { Ctx } from '../services/context.ts';
 import { databaseReady } from '../services/health.ts';
 import { installErrorHandling } from './errors.ts';
 import { requireApiKey } from './auth.ts';
-import { installRateLimit } from './rate-limit.ts';
+import { installRateLimit, limitAnonymous, payResourceOf } from './rate-limit.ts';
 import { idempotency } from './idempotency.ts';
 import { requireTestProject } from './api/test-tools.ts';
 import type { Routes } from './registry.ts';
+import { shapeBody } from '../domain/schemas/shape.ts';
 
 /** Path prefix of a surface whose base URL is on this host: `http://h/vault` -> `/vault`. */
 export const prefixOf = (url: string) => new URL(url).pathname.replace(/\/+$/, '');
@@ -57,7 +58,10 @@ export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstanc
     done(null, payload);
   });
   app.addHook('preValidation', async (req) => {
-    if (req.body && typeof req.body === 'object') req.body = stripNulls(req.body);
+    // then as real clients send it: PHP's `[]` for `{}` (a whole body too: no route takes an array),
+    // customers normalised (domain/schemas/shape.ts)
+    if (Array.isArray(req.body) && req.body.length === 0) req.body = {};
+    if (req.body && typeof req.body === 'object') req.body = shapeBody(req.routeOptions.schema?.body as never, stripNulls(req.body));
   });
   await app.register(formbody);
 
@@ -94,7 +98,11 @@ export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstanc
       });
       for (const p of routes.authenticated) await api.register(p(ctx));
     });
-    for (const p of routes.public) await app.register(p(ctx));
+    // hosted pages: every form post is limited per client address and per order, link or transaction
+    await app.register(async (pub) => {
+      limitAnonymous(pub, ctx, 'pay-post', { subjectsOf: (req) => [payResourceOf(req.url)] });
+      for (const p of routes.public) await pub.register(p(ctx));
+    });
   }
   const elsewhere = { vault: ctx.config.vaultUrl, 'wallet-b-token': ctx.config.walletBTokenUrl, portal: ctx.config.portalUrl } as const;
   for (const [surface, url] of Object.entries(elsewhere) as [keyof typeof elsewhere, string][]) {

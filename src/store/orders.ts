@@ -100,7 +100,11 @@ export const insertTransaction = (q: Queryable, t: Partial<TransactionRow>) => i
 // ---- named updates: each says which columns a use case may change -------------------------
 
 /** The merchant's own fields of an order (PUT while not final). */
-export const setOrderDetails = (q: Queryable, id: string, d: Pick<OrderRow, 'description' | 'merchant_order_id' | 'body' | 'modified'>) => updateRow(q, 'orders', id, d);
+export const setOrderDetails = (
+  q: Queryable,
+  id: string,
+  d: Pick<OrderRow, 'description' | 'merchant_order_id' | 'body' | 'modified'> & Partial<Pick<OrderRow, 'customer_email' | 'merchant_customer_id'>>,
+) => updateRow(q, 'orders', id, d);
 
 /** An order's derived status; `completed` when it became final. */
 export const setOrderStatusRow = (q: Queryable, id: string, s: Pick<OrderRow, 'status' | 'modified' | 'completed'>) => updateRow(q, 'orders', id, s);

@@ -5,10 +5,12 @@ import { storeCard } from '../../services/vault.ts';
 import { ErrorBody } from '../../domain/schemas/common.ts';
 import { CardInput, VaultCard } from '../../domain/schemas/card.ts';
 import { BasicAuth, requireApiKey } from '../auth.ts';
+import { installRateLimit } from '../rate-limit.ts';
 
 /** {vault_url}/v1/cards/: the card vault, behind the project's API key. */
 export const vaultRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
   requireApiKey(app, ctx);
+  installRateLimit(app, ctx.config.rateLimitPerMinute, ctx.config.redisUrl, 'vault');
   app.post(
     '/v1/cards/',
     {
@@ -17,7 +19,7 @@ export const vaultRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) 
         summary: 'Store a card against a setup_token',
         security: BasicAuth,
         body: CardInput,
-        response: { 201: VaultCard, 400: ErrorBody, 401: ErrorBody, 409: ErrorBody },
+        response: { 201: VaultCard, 400: ErrorBody, 401: ErrorBody, 409: ErrorBody, 429: ErrorBody },
       },
     },
     async (req, reply) => reply.code(201).send(await storeCard(ctx, req.body, { projectId: req.project.id })),
