@@ -12,6 +12,7 @@
  *
  * --reuse keeps a tender_bench database seeded by an earlier --keep run (skips seeding).
  */
+import { buildContext } from '../src/main.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpus, totalmem } from 'node:os';
@@ -85,7 +86,7 @@ async function prepare(admin: pg.Client): Promise<Setup> {
     await migrate(db);
     const masterKey = randomBytes(32).toString('hex');
     const config = loadConfig({ ...process.env, DATABASE_URL: dbUrl(DB_NAME), LOG_LEVEL: 'warn' }, { masterKey });
-    const ctx = { db, config, log: createLogger('warn'), masterKey: Buffer.from(masterKey, 'hex') };
+    const ctx = buildContext({ db, config, log: createLogger('warn') });
     const project = await createProject(ctx, { name: 'Bench shop', mode: 'test' });
     const bar = new cliProgress.SingleBar({ stream: process.stderr, format: 'seeding {bar} {value}/{total} orders | {rate}/s | ETA {eta_formatted}' }, cliProgress.Presets.shades_classic);
     const started = Date.now();

@@ -14,7 +14,7 @@ import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/log.ts';
 import { pgDb } from '../src/store/db.ts';
 import { migrate } from '../src/store/migrate.ts';
-import { startService } from '../src/main.ts';
+import { jobTable, startService } from '../src/main.ts';
 import { createProject } from '../src/services/tenancy.ts';
 import { setProjectWebhookUrl } from '../src/services/webhooks.ts';
 import { setOrderStatus } from '../src/services/transitions.ts';
@@ -65,7 +65,7 @@ try {
     Array.from({ length: 8 }, async () => {
       while (next < ids.length) {
         const id = ids[next++];
-        await db.tx(async (q) => setOrderStatus(q, (await findOrder(q, project.id, id, true))!, 'cancelled', nowFor(project)));
+        await db.tx(async (q) => setOrderStatus(svc.ctx, q, (await findOrder(q, project.id, id, true))!, 'cancelled', nowFor(project)));
       }
     }),
   );
@@ -74,7 +74,7 @@ try {
   if (pending !== rows) throw new Error(`expected ${rows} pending deliveries, found ${pending}`);
 
   const t1 = performance.now();
-  const worker = startWorker(svc.ctx);
+  const worker = startWorker(svc.ctx, jobTable);
   for (;;) {
     const [{ done }] = await db.query<{ done: number }>("SELECT count(*)::int AS done FROM webhook_deliveries WHERE status <> 'pending'");
     if (done >= rows) break;

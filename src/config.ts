@@ -1,4 +1,6 @@
 import { resolve } from 'node:path';
+import { Type, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
 import { parseMethodAliases, type MethodAliases } from './domain/project.ts';
 
 /** Every setting, from the environment, with a default that runs on a laptop. */
@@ -56,6 +58,68 @@ export interface Config {
 export type Surface = 'api' | 'vault' | 'wallet-b-token' | 'portal';
 export const ALL_SURFACES: Surface[] = ['api', 'vault', 'wallet-b-token', 'portal'];
 
+/**
+ * Every environment setting and what it accepts, checked when the process starts: a bad value
+ * stops it with a message naming each setting (an unchecked `WEBHOOK_MAX_ATTEMPTS=abc` became NaN
+ * and a failing delivery then retried forever). Unset or empty means the default.
+ */
+const setting = (pattern: string, accepts: string) => Type.Optional(Type.String({ pattern: `^(?:${pattern})?$`, description: accepts }));
+const COUNT = setting('[0-9]+', 'a whole number, 0 or more');
+const POSITIVE = setting('0*[1-9][0-9]*', 'a whole number, 1 or more');
+const PORT = setting('[0-9]{1,5}', 'a port number, 0 to 65535');
+const URL_SETTING = setting('https?://\\S+', 'an http:// or https:// URL');
+const DURATION = setting('P\\S+', 'an ISO 8601 duration such as PT30M or P5D');
+const SURFACE_NAMES = 'api|vault|wallet-b-token|portal';
+export const SettingsSchema = Type.Object({
+  PORT,
+  HOST: setting('\\S+', 'a host name or address'),
+  PUBLIC_BASE_URL: URL_SETTING,
+  VAULT_URL: URL_SETTING,
+  WALLET_B_TOKEN_URL: URL_SETTING,
+  PORTAL_URL: URL_SETTING,
+  DATABASE_URL: setting('postgres(?:ql)?://\\S+', 'a postgres:// connection URL'),
+  DATABASE_POOL_SIZE: POSITIVE,
+  REPORT_CONNECTIONS: POSITIVE,
+  LOG_LEVEL: setting('fatal|error|warn|info|debug|trace|silent', 'one of fatal, error, warn, info, debug, trace, silent'),
+  TENDER_SURFACES: setting(`\\s*(?:${SURFACE_NAMES})\\s*(?:,\\s*(?:${SURFACE_NAMES})\\s*)*`, 'a comma-separated list of api, vault, wallet-b-token, portal'),
+  TENDER_WORKER: setting('on|off', 'on or off'),
+  TENDER_WORKER_POLL_MS: POSITIVE,
+  TENDER_WORKER_CONCURRENCY: POSITIVE,
+  WEBHOOK_TIMEOUT_MS: POSITIVE,
+  WEBHOOK_RETRY_INTERVAL_MS: COUNT,
+  WEBHOOK_MAX_ATTEMPTS: POSITIVE,
+  WEBHOOK_CONCURRENCY: POSITIVE,
+  SETUP_TOKEN_TTL_SECONDS: POSITIVE,
+  CAPTURE_WINDOW: DURATION,
+  DEFAULT_EXPIRATION_PERIOD: DURATION,
+  LATE_DECLINE_MS: COUNT,
+  RATE_LIMIT_PER_MINUTE: COUNT,
+  PUBLIC_RATE_LIMIT_PER_MINUTE: COUNT,
+  CARD_TESTING_MAX_DECLINES: COUNT,
+  CARD_TESTING_WINDOW_SECONDS: POSITIVE,
+  API_KEY_CACHE_MS: COUNT,
+  SHUTDOWN_GRACE_MS: COUNT,
+  REDIS_URL: setting('rediss?://\\S+', 'a redis:// or rediss:// URL'),
+  WALLET_A_TIMEOUT_MS: POSITIVE,
+});
+
+/** A setting the process cannot start with; the message names each one and what it accepts. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid settings:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Each bad setting once, as `NAME="value": expected what it accepts`. */
+export function checkSettings(env: NodeJS.ProcessEnv): string[] {
+  const props = SettingsSchema.properties as Record<string, TSchema>;
+  const given = Object.fromEntries(Object.keys(props).filter((k) => env[k] !== undefined).map((k) => [k, env[k]]));
+  const bad = new Set<string>();
+  for (const e of Value.Errors(SettingsSchema, given)) bad.add(e.path.replace(/^\//, ''));
+  return [...bad].map((k) => `${k}=${JSON.stringify(given[k])}: expected ${props[k].description}`);
+}
+
 const int = (v: string | undefined, d: number) => (v === undefined || v === '' ? d : Number.parseInt(v, 10));
 /** A whole-number setting within [min, max]; anything else is an error naming the setting. */
 function wholeNumber(env: NodeJS.ProcessEnv, name: string, d: number, min: number, max: number): number {
@@ -67,11 +131,14 @@ function wholeNumber(env: NodeJS.ProcessEnv, name: string, d: number, min: numbe
 }
 const trim = (u: string) => u.replace(/\/+$/, '');
 
+/** The settings of this process; throws ConfigError when one is not what it accepts. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const problems = checkSettings(env);
+  if (problems.length) throw new ConfigError(problems);
   const port = overrides.port ?? int(env.PORT, 8080);
   const host = env.HOST ?? '127.0.0.1';
   const base = trim(overrides.publicBaseUrl ?? env.PUBLIC_BASE_URL ?? `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`);
-  const surfaces = (env.TENDER_SURFACES ? env.TENDER_SURFACES.split(',').map((s) => s.trim()) : ALL_SURFACES) as Surface[];
+  const surfaces = env.TENDER_SURFACES ? ALL_SURFACES.filter((s) => env.TENDER_SURFACES!.split(',').map((n) => n.trim()).includes(s)) : ALL_SURFACES;
   const cfg: Config = {
     port,
     host,

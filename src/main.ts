@@ -5,19 +5,112 @@ import { createLogger, type Logger } from './log.ts';
 import { openStore } from './store/open.ts';
 import type { Db } from './store/db.ts';
 import { acquireLock, releaseLock } from './store/lock.ts';
-import { buildApp } from './http/app.ts';
-import { registerRoutes } from './http/routes.ts';
-import { registerJobHandlers } from './jobs/handlers.ts';
-import { settleDueJobs, startWorker } from './jobs/worker.ts';
+import { simulator } from './acquirer/simulator/index.ts';
+import type { Connectors, Ctx } from './services/context.ts';
 import { loadMasterKey } from './services/master-key.ts';
-import type { Ctx } from './services/context.ts';
 import { KeyCache } from './services/key-cache.ts';
+import { dropSealedCvc, lateDecline } from './services/payments.ts';
+import { expirePaymentLink, followLinkOrders } from './services/links.ts';
+import { makeWebhookSecret, queueWebhooks } from './services/webhooks.ts';
+import { makeWalletKeys } from './services/wallet-keys.ts';
+import { deliverOrderWebhooks, deliveryLeaseMs } from './services/webhook-delivery.ts';
+import { expireTransaction } from './services/expiry.ts';
+import { expireAuthorization, runDelayedCapture } from './services/captures.ts';
+import { runSettlement } from './services/chargebacks.ts';
+import { runIdempotencyCleanup } from './services/idempotency.ts';
+import { settleDueJobs, startWorker, type JobTable } from './jobs/worker.ts';
+import { buildApp } from './http/app.ts';
+import type { Routes } from './http/registry.ts';
 import { adminRoutes } from './http/admin.ts';
 import { gracefulClose } from './http/shutdown.ts';
+import { orderRoutes } from './http/api/orders.ts';
+import { projectRoutes } from './http/api/projects.ts';
+import { testRoutes } from './http/api/test-tools.ts';
+import { webhookRoutes } from './http/api/webhooks.ts';
+import { linkRoutes } from './http/api/links.ts';
+import { paymentRoutes } from './http/api/payments.ts';
+import { testCardRoutes } from './http/api/test-cards.ts';
+import { operationRoutes, operationTestRoutes } from './http/api/operations.ts';
+import { searchRoutes } from './http/api/search.ts';
+import { walletARoutes } from './http/api/wallet-a.ts';
+import { walletBRoutes, walletBTestRoutes } from './http/api/wallet-b.ts';
+import { linkPageRoutes } from './http/pay/link-page.ts';
+import { payPages } from './http/pay/pages.ts';
+import type { WalletButton } from './http/pay/render.ts';
+import { threeDsRoutes } from './http/pay/three-ds.ts';
+import { walletPayRoutes } from './http/pay/wallet-pay.ts';
+import { walletAButton, walletAPayRoutes } from './http/pay/wallet-a-pay.ts';
+import { walletBButton, walletSheetRoutes } from './http/pay/wallet-sheet.ts';
+import { vaultRoutes } from './http/vault/index.ts';
+import { walletBTokenRoutes } from './http/wallet-b-token/index.ts';
+import { portalRoutes } from './http/portal/index.ts';
+import { commands } from './cli/commands.ts';
+
+/**
+ * The wiring of Tender, in one place (docs/architecture.md): what runs when an order's status
+ * changes or a project is created, every kind of due work, and the routes of each surface.
+ * No module registers itself by being imported.
+ */
+
+/** In this order, inside the database transaction of every order status change (after its outbox row). */
+const orderStatusHooks = [queueWebhooks, followLinkOrders, dropSealedCvc];
+
+/** In this order, after a project is created; what they return is shown once (the webhook secret). */
+const projectCreatedHooks = [makeWebhookSecret, makeWalletKeys];
+
+/** Every kind of due work (the jobs table's `kind`) and what runs it. */
+export const jobTable: JobTable = {
+  expire_transaction: { run: (ctx, job) => expireTransaction(ctx, job.ref_id) },
+  // side by side (each order keeps its own sequence), with a lease a bit longer than a round of attempts
+  deliver_webhook: { run: deliverOrderWebhooks, concurrent: true, leaseMs: deliveryLeaseMs },
+  expire_payment_link: { run: (ctx, job) => expirePaymentLink(ctx, job.ref_id) },
+  late_decline: { run: (ctx, job) => lateDecline(ctx, job.ref_id) },
+  delayed_capture: { run: (ctx, job) => runDelayedCapture(ctx, job.ref_id) },
+  authorization_expiry: { run: (ctx, job) => expireAuthorization(ctx, job.ref_id) },
+  settlement: { run: (ctx, job) => runSettlement(ctx, job.ref_id, new Date(job.run_at)).then(() => {}) },
+  idempotency_cleanup: { run: (ctx, job) => runIdempotencyCleanup(ctx, job.ref_id) },
+};
+
+/** The wallet buttons the hosted order pages offer. */
+const walletButtons = [walletAButton, walletBButton];
+
+/** The routes of each surface; app.ts mounts those of the surfaces this process serves. */
+const routes = (buttons: WalletButton[]): Routes => ({
+  authenticated: [orderRoutes, projectRoutes, webhookRoutes, linkRoutes, paymentRoutes, operationRoutes, searchRoutes, walletARoutes, walletBRoutes],
+  test: [testRoutes, testCardRoutes, operationTestRoutes, walletBTestRoutes],
+  public: [linkPageRoutes, payPages(buttons), threeDsRoutes, walletPayRoutes, walletAPayRoutes, walletSheetRoutes],
+  vault: [vaultRoutes],
+  'wallet-b-token': [walletBTokenRoutes],
+  portal: [portalRoutes],
+});
+
+export interface ContextParts {
+  db: Db;
+  config: Config;
+  log: Logger;
+  keyCache?: KeyCache;
+  /** the acquirer of live projects (none is built in); test projects use the simulator */
+  liveConnector?: Connectors['live'];
+}
+
+/** The context every use case gets: for the running service and for one-off CLI commands alike. */
+export function buildContext(parts: ContextParts): Ctx {
+  const ctx: Ctx = {
+    db: parts.db,
+    config: parts.config,
+    log: parts.log,
+    masterKey: loadMasterKey(parts.config, parts.log),
+    keyCache: parts.keyCache,
+    connectors: { test: simulator, live: parts.liveConnector },
+    dueWork: { settle: (projectId) => settleDueJobs(ctx, jobTable, projectId) },
+    hooks: { orderStatus: orderStatusHooks, projectCreated: projectCreatedHooks },
+  };
+  return ctx;
+}
 
 export interface Service {
   app: FastifyInstance;
-  ctx: Ctx & { masterKey: Buffer };
+  ctx: Ctx;
   url: string;
   close(): Promise<void>;
 }
@@ -26,9 +119,12 @@ export interface StartOptions {
   config?: Config;
   db?: Db;
   log?: Logger;
+  liveConnector?: Connectors['live'];
+  /** the hosted pages' wallet buttons, when not the built-in ones (tests of the page layout) */
+  walletButtons?: WalletButton[];
 }
 
-/** config -> store -> surfaces -> workers. Listens, and fills in URLs when the port was 0. */
+/** config -> store -> context -> surfaces -> workers. Listens, and fills in URLs when the port was 0. */
 export async function startService(opts: StartOptions = {}): Promise<Service> {
   const config = opts.config ?? loadConfig();
   const log = opts.log ?? createLogger(config.logLevel);
@@ -40,12 +136,9 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     const db = opts.db ?? (await openStore(config));
     const keyCache = new KeyCache(config.apiKeyCacheMs);
     unlistenKeys = await keyCache.listen(db);
-    const ctx: Ctx & { masterKey: Buffer } = { db, config, log, masterKey: loadMasterKey(config, log), keyCache };
-    ctx.runDueJobs = (projectId) => settleDueJobs(ctx, projectId);
-    registerRoutes();
-    registerJobHandlers();
-    const app = await buildApp(ctx);
-    await app.register(adminRoutes(ctx, adminToken));
+    const ctx = buildContext({ db, config, log, keyCache, liveConnector: opts.liveConnector });
+    const app = await buildApp(ctx, routes(opts.walletButtons ?? walletButtons));
+    await app.register(adminRoutes(ctx, adminToken, commands));
     const shutdown = gracefulClose(app.server, config.shutdownGraceMs);
     await app.listen({ port: config.port, host: config.host });
     const address = app.server.address();
@@ -55,7 +148,7 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
       Object.assign(config, { publicBaseUrl: fresh.publicBaseUrl, vaultUrl: fresh.vaultUrl, walletBTokenUrl: fresh.walletBTokenUrl, portalUrl: fresh.portalUrl });
     }
     if (embedded) acquireLock(config.dataDir, { pid: process.pid, url: config.publicBaseUrl, token: adminToken });
-    const worker = config.worker.enabled ? startWorker(ctx) : undefined;
+    const worker = config.worker.enabled ? startWorker(ctx, jobTable) : undefined;
     let closed = false;
     return {
       app,

@@ -1,7 +1,4 @@
 import type { TransStatus } from '../domain/card.ts';
-import { ApiError } from '../domain/errors.ts';
-import type { ProjectRow } from '../store/projects.ts';
-import { simulator } from './simulator/index.ts';
 
 /**
  * The boundary to an acquirer. The simulator implements it for test projects; a real acquirer
@@ -59,24 +56,4 @@ export interface Connector {
   capture(req: PaymentRef & { reference?: string }): Promise<Outcome>;
   void(req: PaymentRef & { reference?: string }): Promise<Outcome>;
   refund(req: PaymentRef & { reference?: string }): Promise<Outcome>;
-}
-
-/** Connectors of live projects, by project. None is built in: a live payment without one is refused. */
-export const liveConnectors: { forProject?: (project: ProjectRow) => Connector | undefined } = {};
-
-export function connectorFor(project: ProjectRow): Connector {
-  if (project.mode === 'test') return simulator;
-  const live = liveConnectors.forProject?.(project);
-  if (!live) throw new ApiError('Forbidden', 'no acquirer connector is configured for this live project');
-  return live;
-}
-
-/** The outcome of a transaction that 3-D Secure refused: no authorization was sent. */
-export function authenticationFailed(s: TransStatus): Outcome {
-  return {
-    status: 'declined',
-    reason: 'authentication_failed',
-    response_code: `3DS-${s}`,
-    response_code_description: s === 'R' ? '3-D Secure authentication rejected by the issuer' : '3-D Secure authentication failed',
-  };
 }

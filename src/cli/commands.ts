@@ -12,7 +12,7 @@ import { createUser } from '../services/portal-users.ts';
  * Administrative commands. The CLI runs them on the store directly, or, when a server holds
  * the embedded store, through that server's admin endpoint (see store/lock.ts).
  */
-export type Command = (ctx: Ctx & { masterKey: Buffer }, args: Record<string, any>) => Promise<unknown>;
+export type Command = (ctx: Ctx, args: Record<string, any>) => Promise<unknown>;
 
 export const commands: Record<string, Command> = {
   'project create': (ctx, a) => createProject(ctx, { name: String(a.name), mode: a.mode, merchantId: a.merchant }),

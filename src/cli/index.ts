@@ -4,8 +4,7 @@ import { createLogger } from '../log.ts';
 import { openStore } from '../store/open.ts';
 import { readLock } from '../store/lock.ts';
 import { commands } from './commands.ts';
-import { loadMasterKey } from '../services/master-key.ts';
-import { startService } from '../main.ts';
+import { buildContext, startService } from '../main.ts';
 import { ensureFirstProject } from './first-run.ts';
 import { ApiError } from '../domain/errors.ts';
 import { seedCli } from './seed.ts';
@@ -32,7 +31,7 @@ async function run(name: string, args: Record<string, unknown>, json: boolean, p
     const log = createLogger(process.env.LOG_LEVEL ?? 'warn');
     const db = await openStore(config);
     try {
-      result = await commands[name]({ db, config, log, masterKey: loadMasterKey(config, log) }, args);
+      result = await commands[name](buildContext({ db, config, log }), args);
     } finally {
       await db.close();
     }

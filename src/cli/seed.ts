@@ -4,7 +4,7 @@ import { loadConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
 import { openStore } from '../store/open.ts';
 import { readLock } from '../store/lock.ts';
-import { loadMasterKey } from '../services/master-key.ts';
+import { buildContext } from '../main.ts';
 import { MAX_SEED_ORDERS, seedOrders, type SeedResult } from '../services/seed.ts';
 
 export interface SeedCliOptions {
@@ -59,7 +59,7 @@ export async function seedCli(o: SeedCliOptions) {
       const log = createLogger(process.env.LOG_LEVEL ?? 'warn');
       const db = await openStore(config);
       try {
-        const ctx = { db, config, log, masterKey: loadMasterKey(config, log) };
+        const ctx = buildContext({ db, config, log });
         result = await seedOrders(ctx, { projectId: o.project, orders: total, days, concurrency: 2, onProgress: progress });
       } finally {
         await db.close();

@@ -13,3 +13,7 @@ export function newId(now = Date.now()): string {
   const ms = now.toString(16).padStart(12, '0');
   return `${ms.slice(0, 8)}-${ms.slice(8)}-7${random.slice(15)}`;
 }
+
+/** A UUID as PostgreSQL's uuid type takes it, written plainly (no braces, no `urn:uuid:`), any case. */
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (text: unknown): text is string => typeof text === 'string' && UUID_PATTERN.test(text);

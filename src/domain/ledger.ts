@@ -5,7 +5,7 @@
  * Sign convention: a leg's amount is positive when it debits the account, negative when it
  * credits it. Every journal sums to zero.
  */
-import { feeFor } from './money.ts';
+import { feeFor } from './currency.ts';
 
 export const ACCOUNTS = [
   'holds', // funds reserved on the cardholder's card by an authorization (debit-normal)

@@ -1,4 +1,4 @@
-import { currencyExponent } from './money.ts';
+import { currencyExponent } from './currency.ts';
 
 /** Pure rules of the merchant portal: amounts typed by people, sign-in throttling, session expiry. */
 

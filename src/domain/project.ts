@@ -54,6 +54,9 @@ export function methodAccepts(s: ProjectSettings, method: PaymentMethod, currenc
   return Boolean(s.payment_methods[method]?.currencies.includes(currency));
 }
 
+/** The wallet-a merchant identifier of a project: its id without hyphens. */
+export const merchantIdentifierOf = (projectId: string) => projectId.replace(/-/g, '');
+
 /** Other identifiers for Tender's methods, such as the wallets' own names: alias -> method. */
 export type MethodAliases = Readonly<Record<string, PaymentMethod>>;
 

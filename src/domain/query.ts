@@ -29,7 +29,8 @@
 import { ORDER_STATUSES, TRANSACTION_STATUSES } from './status.ts';
 import { PAYMENT_METHODS } from './project.ts';
 
-import { MAX_QUERY_LENGTH, Parser, QueryError, simplify, UUID_RE, parseInstant, parseAmount, escapeLike, type Bound, type FieldRef, type Node, type TermNode, type RangeNode } from './query-syntax.ts';
+import { MAX_QUERY_LENGTH, Parser, QueryError, simplify, parseInstant, parseAmount, escapeLike, type Bound, type FieldRef, type Node, type TermNode, type RangeNode } from './query-syntax.ts';
+import { UUID_PATTERN } from './ids.ts';
 
 export { MAX_QUERY_LENGTH, MAX_RESULT_WINDOW, QueryError, type QueryParam } from './query-syntax.ts';
 export * from './sort.ts';
@@ -158,7 +159,7 @@ class Compiler {
     }
     switch (def.kind) {
       case 'uuid':
-        if (!UUID_RE.test(t.value)) throw this.invalid(name, t.pos, 'a UUID');
+        if (!UUID_PATTERN.test(t.value)) throw this.invalid(name, t.pos, 'a UUID');
         return atom(`${col} = ${this.param(t.value.toLowerCase(), '::uuid')}`);
       case 'amount': {
         const n = parseAmount(t.value);

@@ -2,7 +2,8 @@
  * Sorting and search_after keyset paging of order search (docs/search.md): the ORDER BY, the
  * cursor's encoding and the keyset condition.
  */
-import { QueryError, UUID_RE, parseAmount, parseInstant } from './query-syntax.ts';
+import { QueryError, parseAmount, parseInstant } from './query-syntax.ts';
+import { UUID_PATTERN } from './ids.ts';
 // ---------------------------------------------------------------------------------------
 // Sorting and keyset paging
 
@@ -107,7 +108,7 @@ export function decodeSearchAfter(text: string): SearchAfter | null {
   if (!Array.isArray(payload) || payload.length < 2 || payload.length > 3) throw searchAfterError('not a cursor');
   const [value, id, sort] = payload as unknown[];
   if (!(value === null || typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)))) throw searchAfterError('bad value');
-  if (typeof id !== 'string' || !UUID_RE.test(id)) throw searchAfterError('bad id');
+  if (typeof id !== 'string' || !UUID_PATTERN.test(id)) throw searchAfterError('bad id');
   if (sort !== undefined && typeof sort !== 'string') throw searchAfterError('bad sort');
   return sort === undefined ? { value, id } : { value, id, sort };
 }

@@ -1,23 +1,22 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { UUID_PATTERN } from '../domain/ids.ts';
 import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Ctx } from '../services/context.ts';
+import { databaseReady } from '../services/health.ts';
 import { installErrorHandling } from './errors.ts';
 import { requireApiKey } from './auth.ts';
 import { installRateLimit, limitAnonymous, payResourceOf } from './rate-limit.ts';
 import { idempotency } from './idempotency.ts';
-import { orderRoutes } from './api/orders.ts';
-import { projectRoutes } from './api/projects.ts';
-import { requireTestProject, testRoutes } from './api/test-tools.ts';
-import { apiPlugins, surfacePlugins } from './registry.ts';
+import { requireTestProject } from './api/test-tools.ts';
+import type { Routes } from './registry.ts';
 import { shapeBody } from '../domain/schemas/shape.ts';
 
 /** Path prefix of a surface whose base URL is on this host: `http://h/vault` -> `/vault`. */
 export const prefixOf = (url: string) => new URL(url).pathname.replace(/\/+$/, '');
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Drops `null` members (null means absent), except inside free-form merchant data. */
 export function stripNulls(value: unknown, key?: string): unknown {
@@ -31,7 +30,8 @@ export function stripNulls(value: unknown, key?: string): unknown {
   return value;
 }
 
-export async function buildApp(ctx: Ctx): Promise<FastifyInstance> {
+/** The Fastify app of this process: the routes of its surfaces (config.surfaces) mounted one way. */
+export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
@@ -40,7 +40,7 @@ export async function buildApp(ctx: Ctx): Promise<FastifyInstance> {
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false },
       // ajv-formats' uuid also takes `urn:uuid:...`, which PostgreSQL's uuid type refuses (a 500): the plain form only.
-      onCreate: (ajv: { addFormat(name: string, re: RegExp): unknown }) => ajv.addFormat('uuid', UUID),
+      onCreate: (ajv: { addFormat(name: string, re: RegExp): unknown }) => ajv.addFormat('uuid', UUID_PATTERN),
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -82,12 +82,8 @@ export async function buildApp(ctx: Ctx): Promise<FastifyInstance> {
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
-    try {
-      await ctx.db.query('SELECT 1');
-      return { status: 'ready' };
-    } catch {
-      return reply.code(503).send({ error: { status: 503, type: 'ServerError', value: 'database unavailable' } });
-    }
+    if (await databaseReady(ctx)) return { status: 'ready' };
+    return reply.code(503).send({ error: { status: 503, type: 'ServerError', value: 'database unavailable' } });
   });
 
   const surfaces = new Set(ctx.config.surfaces);
@@ -96,25 +92,22 @@ export async function buildApp(ctx: Ctx): Promise<FastifyInstance> {
       requireApiKey(api, ctx);
       installRateLimit(api, ctx.config.rateLimitPerMinute, ctx.config.redisUrl);
       idempotency(api, ctx);
-      await api.register(orderRoutes(ctx));
-      await api.register(projectRoutes(ctx));
       await api.register(async (t) => {
         t.addHook('preHandler', requireTestProject);
-        await t.register(testRoutes(ctx));
-        for (const p of apiPlugins.test) await t.register(p(ctx));
+        for (const p of routes.test) await t.register(p(ctx));
       });
-      for (const p of apiPlugins.authenticated) await api.register(p(ctx));
+      for (const p of routes.authenticated) await api.register(p(ctx));
     });
     // hosted pages: every form post is limited per client address and per order, link or transaction
     await app.register(async (pub) => {
       limitAnonymous(pub, ctx, 'pay-post', { subjectsOf: (req) => [payResourceOf(req.url)] });
-      for (const p of apiPlugins.public) await pub.register(p(ctx));
+      for (const p of routes.public) await pub.register(p(ctx));
     });
   }
-  for (const [surface, plugins] of Object.entries(surfacePlugins)) {
-    if (!surfaces.has(surface as keyof typeof surfacePlugins)) continue;
-    const url = { vault: ctx.config.vaultUrl, 'wallet-b-token': ctx.config.walletBTokenUrl, portal: ctx.config.portalUrl }[surface]!;
-    for (const p of plugins) await app.register(p(ctx), { prefix: prefixOf(url) });
+  const elsewhere = { vault: ctx.config.vaultUrl, 'wallet-b-token': ctx.config.walletBTokenUrl, portal: ctx.config.portalUrl } as const;
+  for (const [surface, url] of Object.entries(elsewhere) as [keyof typeof elsewhere, string][]) {
+    if (!surfaces.has(surface)) continue;
+    for (const p of routes[surface]) await app.register(p(ctx), { prefix: prefixOf(url) });
   }
   return app as unknown as FastifyInstance;
 }

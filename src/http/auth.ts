@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Ctx } from '../services/context.ts';
 import { authenticate } from '../services/tenancy.ts';
-import type { ProjectRow } from '../store/projects.ts';
+import type { ProjectRow } from '../domain/entities.ts';
 import { ApiError } from '../domain/errors.ts';
 import { throttleOf } from '../services/throttle.ts';
 

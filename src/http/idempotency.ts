@@ -3,12 +3,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Ctx } from '../services/context.ts';
 import { nowFor } from '../services/context.ts';
 import { ApiError } from '../domain/errors.ts';
-import { findProject } from '../store/projects.ts';
-import { cleanupKeys } from '../store/idempotency.ts';
 import { abandonRequest, claimRequest, finishRequest } from '../services/idempotency.ts';
 import type { OpenTx } from '../services/idempotency.ts';
 import { RETRY_AFTER_UNAVAILABLE } from './errors.ts';
-import { schedule } from '../jobs/queue.ts';
 
 /** Response headers a replay repeats; the rest (date, rate limit) describe the moment, not the result. */
 const REPLAYED_HEADERS = ['content-type', 'location'];
@@ -121,15 +118,5 @@ export function idempotency(app: FastifyInstance, ctx: Ctx) {
     if (!held || held.done) return;
     held.done = true;
     await abandonRequest(held.open);
-  });
-}
-
-/** Job `idempotency_cleanup` (one per project): forgets keys older than 24 h, and comes back when the next one expires. */
-export async function runIdempotencyCleanup(ctx: Ctx, projectId: string) {
-  await ctx.db.tx(async (q) => {
-    const project = await findProject(q, projectId);
-    if (!project) return;
-    const next = await cleanupKeys(q, projectId, nowFor(project));
-    if (next) await schedule(q, { project_id: projectId, kind: 'idempotency_cleanup', ref_id: projectId, run_at: next });
   });
 }

@@ -1,30 +1,26 @@
 import type { Ctx } from '../services/context.ts';
-import { claimDue, countDueInProgress, failJob, finishJob, type JobRow } from './queue.ts';
+import { claimDue, countDueInProgress, extendLeases, failJob, finishJob } from '../store/jobs.ts';
+import type { JobRow } from '../domain/entities.ts';
 
-/** A job handler. It runs at least once; it must be safe to run again. */
-export type JobHandler = (ctx: Ctx, job: JobRow) => Promise<void>;
-export const handlers = new Map<string, JobHandler>();
-
-export interface JobOptions {
+/** A kind of due work: its handler runs at least once, so it must be safe to run again. */
+export interface JobKind {
+  run: (ctx: Ctx, job: JobRow) => Promise<void>;
   /** Jobs of this kind may run side by side with other jobs (the handler keeps its own order, e.g. per order). */
   concurrent?: boolean;
   /** How long a claimed job stays reserved before another node may take it over (default 60 s). */
   leaseMs?: (config: Ctx['config']) => number;
 }
-const options = new Map<string, JobOptions>();
 
-export function registerJob(kind: string, handler: JobHandler, opts: JobOptions = {}) {
-  handlers.set(kind, handler);
-  options.set(kind, opts);
-}
+/** Every kind of due work by name: the table main.ts writes. */
+export type JobTable = Record<string, JobKind>;
 
 const LEASE_MS = 60_000;
 
-async function runOne(ctx: Ctx, job: JobRow) {
-  const handler = handlers.get(job.kind);
+async function runOne(ctx: Ctx, table: JobTable, job: JobRow) {
+  const kind = Object.hasOwn(table, job.kind) ? table[job.kind] : undefined;
   try {
-    if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
-    await handler(ctx, job);
+    if (!kind) throw new Error(`no handler for job kind ${job.kind}`);
+    await kind.run(ctx, job);
     await finishJob(ctx.db, job);
   } catch (err) {
     const backoff = Math.min(3_600_000, 1000 * 2 ** Math.min(job.attempts, 12));
@@ -33,39 +29,39 @@ async function runOne(ctx: Ctx, job: JobRow) {
   }
 }
 
-const leaseOf = (ctx: Ctx, kind: string) => options.get(kind)?.leaseMs?.(ctx.config) ?? LEASE_MS;
+const leaseOf = (ctx: Ctx, table: JobTable, kind: string) => (Object.hasOwn(table, kind) ? table[kind].leaseMs?.(ctx.config) : undefined) ?? LEASE_MS;
+const concurrent = (table: JobTable, kind: string) => Object.hasOwn(table, kind) && Boolean(table[kind].concurrent);
 
 /** The shortest lease of any kind: jobs are claimed with it, then the others get their longer one. */
-const shortestLease = (ctx: Ctx) => Math.min(LEASE_MS, ...[...options.keys()].map((k) => leaseOf(ctx, k)));
+const shortestLease = (ctx: Ctx, table: JobTable) => Math.min(LEASE_MS, ...Object.keys(table).map((k) => leaseOf(ctx, table, k)));
 
 /**
  * Gives claimed jobs the lease of their kind. Claiming with the shortest and extending (within
  * that shortest lease) means a node killed in between leaves no job reserved for long.
  */
-async function applyLeases(ctx: Ctx, jobs: JobRow[], claimedWith: number) {
+async function applyLeases(ctx: Ctx, table: JobTable, jobs: JobRow[], claimedWith: number) {
   const byLease = new Map<number, number[]>();
   for (const j of jobs) {
-    const lease = leaseOf(ctx, j.kind);
+    const lease = leaseOf(ctx, table, j.kind);
     if (lease !== claimedWith) byLease.set(lease, [...(byLease.get(lease) ?? []), j.id]);
   }
-  for (const [lease, ids] of byLease)
-    await ctx.db.query("UPDATE jobs SET locked_until = now() + ($2 * interval '1 millisecond') WHERE id = ANY($1::bigint[])", [ids, lease]);
+  for (const [lease, ids] of byLease) await extendLeases(ctx.db, ids, lease);
 }
 
 /**
  * Runs every job due now (for one project, or all), until none is left. Returns how many ran.
- * Jobs run one after another in claim order, except kinds registered `concurrent` (webhook
+ * Jobs run one after another in claim order, except kinds marked `concurrent` (webhook
  * deliveries), which run side by side, up to the worker's concurrency, so a slow receiver holds
  * one slot rather than the whole queue.
  */
-export async function runDueJobs(ctx: Ctx, projectId?: string, batch = 50): Promise<number> {
+export async function runDueJobs(ctx: Ctx, table: JobTable, projectId?: string, batch = 50): Promise<number> {
   const limit = Math.max(1, batch, ctx.config.worker.concurrency, ctx.config.webhook.concurrency);
   const inFlight = new Set<Promise<void>>();
   let ran = 0;
   for (let round = 0; round < 100_000 && ran < 50_000; round++) {
     const room = Math.min(batch, limit - inFlight.size);
     // with jobs under way, claim again once a few slots are free rather than one by one
-    const lease = shortestLease(ctx);
+    const lease = shortestLease(ctx, table);
     const jobs = room > 0 && (!inFlight.size || room >= Math.min(batch, limit) / 2) ? await claimDue(ctx.db, room, lease, projectId) : [];
     if (!jobs.length) {
       if (!inFlight.size) break;
@@ -73,13 +69,13 @@ export async function runDueJobs(ctx: Ctx, projectId?: string, batch = 50): Prom
       continue;
     }
     ran += jobs.length;
-    await applyLeases(ctx, jobs, lease);
+    await applyLeases(ctx, table, jobs, lease);
     for (const job of jobs) {
-      if (!options.get(job.kind)?.concurrent) continue;
-      const p: Promise<void> = runOne(ctx, job).finally(() => inFlight.delete(p));
+      if (!concurrent(table, job.kind)) continue;
+      const p: Promise<void> = runOne(ctx, table, job).finally(() => inFlight.delete(p));
       inFlight.add(p);
     }
-    for (const job of jobs) if (!options.get(job.kind)?.concurrent) await runOne(ctx, job);
+    for (const job of jobs) if (!concurrent(table, job.kind)) await runOne(ctx, table, job);
   }
   await Promise.all(inFlight);
   return ran;
@@ -91,18 +87,18 @@ export async function runDueJobs(ctx: Ctx, projectId?: string, batch = 50): Prom
  * every job due on the project's clock has run. Waits at most `waitMs` for the others.
  * Returns how many jobs this call ran.
  */
-export async function settleDueJobs(ctx: Ctx, projectId: string, waitMs = 10_000): Promise<number> {
-  let ran = await runDueJobs(ctx, projectId);
+export async function settleDueJobs(ctx: Ctx, table: JobTable, projectId: string, waitMs = 10_000): Promise<number> {
+  let ran = await runDueJobs(ctx, table, projectId);
   const until = Date.now() + waitMs;
   while (Date.now() < until && (await countDueInProgress(ctx.db, projectId)) > 0) {
     await new Promise((r) => setTimeout(r, 25));
-    ran += await runDueJobs(ctx, projectId);
+    ran += await runDueJobs(ctx, table, projectId);
   }
   return ran;
 }
 
 /** The background loop: polls, and wakes early on NOTIFY tender_jobs. */
-export function startWorker(ctx: Ctx) {
+export function startWorker(ctx: Ctx, table: JobTable) {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let wake: (() => void) | undefined;
@@ -112,7 +108,7 @@ export function startWorker(ctx: Ctx) {
   const loop = async () => {
     while (!stopped) {
       try {
-        await runDueJobs(ctx, undefined, ctx.config.worker.concurrency);
+        await runDueJobs(ctx, table, undefined, ctx.config.worker.concurrency);
       } catch (err) {
         if (!stopped) ctx.log.error({ err: (err as Error).message }, 'worker loop');
       }

@@ -1,17 +1,16 @@
 import type { Queryable } from '../store/db.ts';
 import type { Ctx } from './context.ts';
 import { nowFor } from './context.ts';
-import type { ProjectRow } from '../store/projects.ts';
 import * as orders from '../store/orders.ts';
-import type { OrderRow } from '../store/orders.ts';
 import { findProject } from '../store/projects.ts';
 import { touchOrder } from '../store/ledger.ts';
 import { ApiError } from '../domain/errors.ts';
 import { captureLegs, captureProblem, figures, releaseLegs, remainingAuthorization, voidProblem } from '../domain/ledger.ts';
-import { cancelJob } from '../jobs/queue.ts';
+import { cancelJob } from '../store/jobs.ts';
 import { loadOrderView } from './order-view.ts';
 import { moveTransaction } from './transitions.ts';
-import { askAcquirer, book, createChildOrder, creditRule, ensureSettlement, guarded, lockPayment, type MoneyTransaction } from './money.ts';
+import { askAcquirer, book, createChildOrder, creditRule, ensureSettlement, guarded, lockPayment, type MoneyTransaction } from './operations.ts';
+import type { OrderRow, ProjectRow } from '../domain/entities.ts';
 
 /** POST .../captures/: captures all that remains of a pre-authorization, once. Answers the capture order. */
 export async function captureTransaction(ctx: Ctx, project: ProjectRow, orderId: string, txnId: string) {
@@ -21,19 +20,19 @@ export async function captureTransaction(ctx: Ctx, project: ProjectRow, orderId:
       const now = nowFor(project);
       const problem = order.kind === 'payment' ? captureProblem(txn, now) : `a ${order.kind} order can not be captured`;
       if (problem) throw new ApiError('CanNotCaptureTransaction', problem);
-      const capture = await captureIn(q, project, order, txn, now, 'merchant');
+      const capture = await captureIn(ctx, q, project, order, txn, now, 'merchant');
       return (await loadOrderView(q, ctx.config, project.id, capture.id))!;
     }),
   );
 }
 
 /** The capture itself, on a locked, capturable transaction: capture order, counters, ledger. */
-async function captureIn(q: Queryable, project: ProjectRow, order: OrderRow, txn: MoneyTransaction, now: Date, source: string) {
+async function captureIn(ctx: Ctx, q: Queryable, project: ProjectRow, order: OrderRow, txn: MoneyTransaction, now: Date, source: string) {
   const amount = remainingAuthorization(txn);
-  const outcomes = await askAcquirer(q, project, txn, 'capture', amount, now, 'CanNotCaptureTransaction');
+  const outcomes = await askAcquirer(ctx, q, project, txn, 'capture', amount, now, 'CanNotCaptureTransaction');
   const f = figures('credit', amount, creditRule(project, txn.payment_method));
-  const child = await createChildOrder(q, project, order, txn, { kind: 'capture', amount, direction: 'credit', status: 'accepted', figures: f, source, outcomes }, now);
-  await moveTransaction(q, txn, 'completed', now, { source, patch: { captured_amount: txn.captured_amount + amount, is_capturable: false } });
+  const child = await createChildOrder(ctx, q, project, order, txn, { kind: 'capture', amount, direction: 'credit', status: 'accepted', figures: f, source, outcomes }, now);
+  await moveTransaction(ctx, q, txn, 'completed', now, { source, patch: { captured_amount: txn.captured_amount + amount, is_capturable: false } });
   await touchOrder(q, order.id, now, { flag: 'has-captures' });
   await book(q, child.txn, txn, now, captureLegs(amount, f.fee, true));
   await dropAuthorizationJobs(q, txn.id);
@@ -53,8 +52,9 @@ export async function voidTransaction(ctx: Ctx, project: ProjectRow, orderId: st
       const problem = order.kind === 'payment' ? voidProblem(txn, now, part?.amount) : `a ${order.kind} order can not be voided`;
       if (problem) throw new ApiError('CanNotVoidTransaction', problem);
       const amount = part?.amount ?? remainingAuthorization(txn);
-      const outcomes = await askAcquirer(q, project, txn, 'void', amount, now, 'CanNotVoidTransaction');
+      const outcomes = await askAcquirer(ctx, q, project, txn, 'void', amount, now, 'CanNotVoidTransaction');
       const child = await createChildOrder(
+        ctx,
         q,
         project,
         order,
@@ -64,10 +64,10 @@ export async function voidTransaction(ctx: Ctx, project: ProjectRow, orderId: st
       );
       const voided = txn.voided_amount + amount;
       if (voided + txn.captured_amount >= txn.authorized_amount) {
-        await moveTransaction(q, txn, 'cancelled', now, { reason: 'voided', source: 'merchant', patch: { voided_amount: voided, is_capturable: false } });
+        await moveTransaction(ctx, q, txn, 'cancelled', now, { reason: 'voided', source: 'merchant', patch: { voided_amount: voided, is_capturable: false } });
         await dropAuthorizationJobs(q, txn.id);
       } else {
-        await orders.updateTransaction(q, txn.id, { voided_amount: voided, modified: now });
+        await orders.setVoidedAmount(q, txn.id, voided, now);
       }
       await touchOrder(q, order.id, now, { flag: 'has-voids' });
       await book(q, child.txn, txn, now, releaseLegs(amount, 'void'));
@@ -94,7 +94,7 @@ export async function runDelayedCapture(ctx: Ctx, txnId: string) {
     const now = nowFor(project);
     if (captureProblem(txn, now)) return;
     const order = (await orders.findOrder(q, project.id, txn.order_id))!;
-    await captureIn(q, project, order, txn, now, 'delayed_capture');
+    await captureIn(ctx, q, project, order, txn, now, 'delayed_capture');
   });
 }
 
@@ -106,7 +106,7 @@ export async function expireAuthorization(ctx: Ctx, txnId: string) {
     const project = (await findProject(q, txn.project_id))!;
     const now = nowFor(project);
     const remaining = remainingAuthorization(txn);
-    await moveTransaction(q, txn, 'expired', now, { reason: 'authorization expired', source: 'expiry', patch: { is_capturable: false } });
+    await moveTransaction(ctx, q, txn, 'expired', now, { reason: 'authorization expired', source: 'expiry', patch: { is_capturable: false } });
     await book(q, txn, txn, now, releaseLegs(remaining, 'expiry'));
   });
 }

@@ -1,17 +1,16 @@
 import type { Queryable } from '../store/db.ts';
 import type { Ctx } from './context.ts';
 import { nowFor } from './context.ts';
-import type { ProjectRow } from '../store/projects.ts';
 import { findProject } from '../store/projects.ts';
 import * as orders from '../store/orders.ts';
-import type { TransactionRow } from '../store/orders.ts';
-import { touchOrder } from '../store/ledger.ts';
+import * as ledger from '../store/ledger.ts';
 import { ApiError, invalid, notFound } from '../domain/errors.ts';
 import { debitLegs, figures, refundable, reversalLegs, settlementLegs } from '../domain/ledger.ts';
 import { loadOrderView } from './order-view.ts';
 import { moveTransaction } from './transitions.ts';
-import { book, createChildOrder, debitRule, ensureSettlement, guarded, lockOrderPayment, nextSettlementRun } from './money.ts';
-import { schedule } from '../jobs/queue.ts';
+import { book, createChildOrder, debitRule, ensureSettlement, guarded, lockOrderPayment, nextSettlementRun } from './operations.ts';
+import { schedule } from '../store/jobs.ts';
+import type { ProjectRow, TransactionRow } from '../domain/entities.ts';
 
 /**
  * A chargeback (test projects simulate the issuer with it): the cardholder's bank takes back
@@ -30,12 +29,13 @@ export async function chargeback(ctx: Ctx, project: ProjectRow, orderId: string,
       const now = nowFor(project);
       const f = figures('debit', take, debitRule(project, 'chargeback'));
       const child = await createChildOrder(
+        ctx,
         q, project, order, txn,
         { kind: 'chargeback', amount: take, direction: 'debit', status: 'completed', flags: ['is-chargeback'], figures: f, source: 'issuer', description: 'chargeback' },
         now,
       );
-      await orders.updateTransaction(q, txn.id, { charged_back_amount: txn.charged_back_amount + take, modified: now });
-      await touchOrder(q, order.id, now, { flag: 'has-chargebacks' });
+      await orders.setChargedBackAmount(q, txn.id, txn.charged_back_amount + take, now);
+      await ledger.touchOrder(q, order.id, now, { flag: 'has-chargebacks' });
       await book(q, child.txn, txn, now, debitLegs(take, f.fee, 'chargeback'));
       await ensureSettlement(q, project, now);
       return (await loadOrderView(q, ctx.config, project.id, child.order.id))!;
@@ -61,12 +61,13 @@ export async function reverseChargeback(ctx: Ctx, project: ProjectRow, orderId: 
       const now = nowFor(project);
       const f = figures('credit', give, debitRule(project, 'reversal'));
       const child = await createChildOrder(
+        ctx,
         q, project, order, txn,
         { kind: 'reversal', amount: give, direction: 'credit', status: 'completed', flags: ['is-reversal'], figures: f, source: 'issuer', description: 'chargeback reversal' },
         now,
       );
-      await orders.updateTransaction(q, txn.id, { charged_back_amount: txn.charged_back_amount - give, modified: now });
-      await touchOrder(q, order.id, now, { flag: 'has-reversals' });
+      await orders.setChargedBackAmount(q, txn.id, txn.charged_back_amount - give, now);
+      await ledger.touchOrder(q, order.id, now, { flag: 'has-reversals' });
       await book(q, child.txn, txn, now, reversalLegs(give, f.fee));
       await ensureSettlement(q, project, now);
       return (await loadOrderView(q, ctx.config, project.id, child.order.id))!;
@@ -74,23 +75,13 @@ export async function reverseChargeback(ctx: Ctx, project: ProjectRow, orderId: 
   );
 }
 
-/**
- * Money transactions awaiting settlement: sales, captures, refunds, chargebacks and reversals
- * (holds and voids move no money). Locked, skipping rows another settlement holds.
- */
-const UNSETTLED = `
-  SELECT t.* FROM transactions t JOIN orders o ON o.id = t.order_id
-  WHERE t.project_id = $1 AND t.settled IS NULL AND t.settlement_amount IS NOT NULL
-    AND t.status IN ('accepted', 'completed')
-    AND ((o.kind = 'payment' AND t.capture_mode IS NULL) OR o.kind IN ('capture', 'refund', 'chargeback', 'reversal'))`;
-
 /** Settles each transaction: marks it settled, journals the payout, and a settled sale or capture becomes completed. */
-async function settleRows(q: Queryable, rows: TransactionRow[], now: Date) {
+async function settleRows(ctx: Ctx, q: Queryable, rows: TransactionRow[], now: Date) {
   for (const t of rows) {
     const payment = t.of_transaction_id ? (await orders.transactionById(q, t.of_transaction_id))! : t;
-    await orders.updateTransaction(q, t.id, { settled: now, modified: now });
+    await orders.markSettled(q, t.id, now);
     await book(q, t, payment, now, settlementLegs(t.credit_debit, t.amount, t.fee_amount ?? 0));
-    if (t.status === 'accepted') await moveTransaction(q, t, 'completed', now, { source: 'settlement' });
+    if (t.status === 'accepted') await moveTransaction(ctx, q, t, 'completed', now, { source: 'settlement' });
   }
   return rows.length;
 }
@@ -100,11 +91,8 @@ export async function settleOrder(ctx: Ctx, project: ProjectRow, orderId: string
   return ctx.db.tx(async (q) => {
     const order = await orders.findOrder(q, project.id, orderId);
     if (!order) throw notFound('order');
-    const rows = await q.query<TransactionRow>(
-      `${UNSETTLED} AND (o.id = $2 OR o.related_order_id = $2) ORDER BY t.created, t.id FOR UPDATE OF t SKIP LOCKED`,
-      [project.id, order.id],
-    );
-    await settleRows(q, rows, nowFor(project));
+    const rows = await ledger.lockUnsettledOfOrder(q, project.id, order.id);
+    await settleRows(ctx, q, rows, nowFor(project));
     return (await loadOrderView(q, ctx.config, project.id, order.id))!;
   });
 }
@@ -119,18 +107,16 @@ export async function runSettlement(ctx: Ctx, projectId: string, cutoff: Date, b
     const n = await ctx.db.tx(async (q) => {
       const project = await findProject(q, projectId);
       if (!project) return 0;
-      const rows = await q.query<TransactionRow>(`${UNSETTLED} AND t.created <= $2 ORDER BY t.created, t.id LIMIT $3 FOR UPDATE OF t SKIP LOCKED`, [
-        projectId, cutoff, batch,
-      ]);
-      return settleRows(q, rows, nowFor(project));
+      const rows = await ledger.lockUnsettledBefore(q, projectId, cutoff, batch);
+      return settleRows(ctx, q, rows, nowFor(project));
     });
     settled += n;
     if (n < batch) break;
   }
   await ctx.db.tx(async (q) => {
-    const later = await q.query(`${UNSETTLED} LIMIT 1`, [projectId]);
+    const later = await ledger.hasUnsettled(q, projectId);
     const project = await findProject(q, projectId);
-    if (later.length && project?.mode === 'live') await schedule(q, { project_id: projectId, kind: 'settlement', ref_id: projectId, run_at: nextSettlementRun(cutoff) });
+    if (later && project?.mode === 'live') await schedule(q, { project_id: projectId, kind: 'settlement', ref_id: projectId, run_at: nextSettlementRun(cutoff) });
   });
   return settled;
 }

@@ -1,8 +1,8 @@
 import type { Ctx } from './context.ts';
+import { isUuid } from '../domain/ids.ts';
 import { nowFor } from './context.ts';
 import * as orders from '../store/orders.ts';
-import type { OrderRow, TransactionRow } from '../store/orders.ts';
-import { findProject, type ProjectRow } from '../store/projects.ts';
+import { findProject } from '../store/projects.ts';
 import { activeMethods, methodAccepts, settingsOf, type PaymentMethod, type ProjectSettings } from '../domain/project.ts';
 import { addDuration, parseDuration } from '../domain/duration.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
@@ -10,6 +10,7 @@ import { startTransaction } from './orders.ts';
 import { storeCardForTransaction } from './vault.ts';
 import { startCardPayment } from './payments.ts';
 import { detectBrands, luhnValid } from '../domain/card.ts';
+import type { OrderRow, ProjectRow, TransactionRow } from '../domain/entities.ts';
 
 /**
  * Use cases behind the hosted payment pages (src/http/pay): what a page shows, and paying
@@ -17,7 +18,6 @@ import { detectBrands, luhnValid } from '../domain/card.ts';
  */
 
 /** The vault and the acquirer need the master key besides the usual context. */
-export type PayCtx = Ctx & { masterKey: Buffer };
 
 export interface Checkout {
   project: ProjectRow;
@@ -30,8 +30,6 @@ export interface Checkout {
   now: Date;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export const isUuid = (s: string) => UUID.test(s);
 
 /** The payment methods of the hosted page: the project's active ones, filtered by the order. */
 export function offeredMethods(settings: ProjectSettings, order: Pick<OrderRow, 'currency' | 'body'>): PaymentMethod[] {
@@ -168,7 +166,7 @@ export function checkCardForm(body: Record<string, unknown>): CardCheck {
  * picked the method), stores the card in the vault with the transaction's setup_token, then
  * starts 3-D Secure. Returns where to send the customer.
  */
-export async function payByCard(ctx: PayCtx, c: Checkout, card: CardEntry, transactionId?: string): Promise<{ redirect_url: string; transaction_id: string }> {
+export async function payByCard(ctx: Ctx, c: Checkout, card: CardEntry, transactionId?: string): Promise<{ redirect_url: string; transaction_id: string }> {
   const outcome = outcomeOf(c).outcome;
   if (outcome !== 'open') throw new ApiError('TransactionAlreadyStarted', `this order is ${outcome}`);
   let txn = transactionId ? transactionOf(c, transactionId) : c.transactions.find(isOpenCardTransaction);

@@ -1,18 +1,47 @@
-import type { Db } from '../store/db.ts';
+import type { Db, Queryable } from '../store/db.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
-import type { ProjectRow } from '../store/projects.ts';
+import type { OrderStatus } from '../domain/status.ts';
+import type { Connector } from '../acquirer/connector.ts';
 import type { KeyCache } from './key-cache.ts';
+import type { OrderRow, ProjectRow } from '../domain/entities.ts';
 
-/** What every use case needs: the store, the settings, a logger. */
+/** Runs inside the database transaction of an order's status change (outbox, links, sealed CVCs). */
+export type OrderStatusHook = (q: Queryable, order: OrderRow, from: OrderStatus, to: OrderStatus, now: Date) => Promise<void>;
+
+/** Adds to a new project (webhook secret, wallet keys); what it returns is shown once to whoever created it. */
+export type ProjectCreatedHook = (ctx: Ctx, projectId: string) => Promise<void | Record<string, unknown>>;
+
+/** The acquirers: the simulator serves test projects; live projects need one of their own. */
+export interface Connectors {
+  test: Connector;
+  /** the connector of a live project, or undefined when none is configured (its payments are refused) */
+  live?: (project: ProjectRow) => Connector | undefined;
+}
+
+/** Due work as services and routes see it; the job worker (jobs/) implements it, main.ts wires it. */
+export interface DueWork {
+  /** Runs every job due on the project's clock now, waiting for those another runner holds; returns how many ran here. */
+  settle(projectId: string): Promise<number>;
+}
+
+/** What every use case needs, built once by main.ts (docs/architecture.md). */
 export interface Ctx {
   db: Db;
   config: Config;
   log: Logger;
+  /** wraps every project's data keys (services/crypto-envelope.ts) */
+  masterKey: Buffer;
   /** API key -> project, in a running service (absent in one-off CLI commands) */
   keyCache?: KeyCache;
-  /** runs a project's due jobs now (the test clock); wired by main.ts, absent in CLI commands */
-  runDueJobs?: (projectId: string) => Promise<number>;
+  connectors: Connectors;
+  dueWork: DueWork;
+  hooks: {
+    /** in order, when an order's status changes */
+    orderStatus: OrderStatusHook[];
+    /** in order, when a project is created */
+    projectCreated: ProjectCreatedHook[];
+  };
 }
 
 /** The project's clock: wall time plus the offset a test project has advanced by. */

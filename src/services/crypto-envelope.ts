@@ -1,5 +1,7 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
 import type { Ctx } from './context.ts';
+import * as dataKeys from '../store/keys.ts';
+import type { DataKeyRow } from '../store/keys.ts';
 
 /**
  * Envelope encryption of card data (docs/design.md "Secrets and the vault").
@@ -12,7 +14,6 @@ import type { Ctx } from './context.ts';
  */
 
 /** Use cases that touch card data need the master key besides the store. */
-export type KeyedCtx = Ctx & { masterKey: Buffer };
 
 export interface DataKey {
   id: string;
@@ -56,11 +57,6 @@ function toDataKey(id: string, projectId: string, raw: Buffer): DataKey {
 // so entries stay valid for the life of the process.
 const cache = new WeakMap<Buffer, Map<string, DataKey>>();
 
-interface DataKeyRow {
-  id: string;
-  project_id: string;
-  wraps: Record<string, string>;
-}
 
 function unwrap(master: Buffer, row: DataKeyRow): Buffer {
   const wrapped = row.wraps[masterKeyId(master)];
@@ -73,20 +69,20 @@ function unwrap(master: Buffer, row: DataKeyRow): Buffer {
  * Call it before opening a database transaction: it uses its own statements on ctx.db, so a
  * rolled-back caller can never leave a cached key that the store does not have.
  */
-export async function dataKeyFor(ctx: KeyedCtx, projectId: string): Promise<DataKey> {
+export async function dataKeyFor(ctx: Ctx, projectId: string): Promise<DataKey> {
   const q = ctx.db;
   let keys = cache.get(ctx.masterKey);
   if (!keys) cache.set(ctx.masterKey, (keys = new Map()));
   const hit = keys.get(projectId);
   if (hit) return hit;
-  let row = (await q.query<DataKeyRow>('SELECT id, project_id, wraps FROM data_keys WHERE project_id = $1', [projectId]))[0];
+  let row = await dataKeys.findDataKey(q, projectId);
   if (!row) {
     const id = randomUUID();
     const raw = randomBytes(32);
     const wraps = { [masterKeyId(ctx.masterKey)]: seal(ctx.masterKey, raw, wrapAad(projectId, id)) };
     raw.fill(0);
-    await q.query('INSERT INTO data_keys (id, project_id, wraps) VALUES ($1, $2, $3) ON CONFLICT (project_id) DO NOTHING', [id, projectId, JSON.stringify(wraps)]);
-    row = (await q.query<DataKeyRow>('SELECT id, project_id, wraps FROM data_keys WHERE project_id = $1', [projectId]))[0];
+    await dataKeys.insertDataKey(q, { id, project_id: projectId, wraps });
+    row = (await dataKeys.findDataKey(q, projectId))!;
   }
   const raw = unwrap(ctx.masterKey, row);
   const dk = toDataKey(row.id, projectId, raw);
@@ -107,7 +103,7 @@ export const openField = (dk: DataKey, recordId: string, field: string, sealed: 
 
 /** Keyed fingerprint of a PAN for de-duplication within a project. */
 /** A new record's id with a secret sealed to it under the project's data key: the columns of a sealed key row. */
-export async function sealedRecord(ctx: KeyedCtx, projectId: string, field: string, secret: string) {
+export async function sealedRecord(ctx: Ctx, projectId: string, field: string, secret: string) {
   const dk = await dataKeyFor(ctx, projectId);
   const id = randomUUID();
   return { id, project_id: projectId, data_key_id: dk.id, private_key_ct: sealField(dk, id, field, secret) };
@@ -131,12 +127,12 @@ export interface RewrapResult {
  * beside the current one, so nodes on the old key and nodes already on the new key both work.
  * Once every node runs with the new key, `prune` drops the other wraps. Idempotent.
  */
-export async function rewrapDataKeys(ctx: KeyedCtx, newMaster: Buffer, opts: { prune?: boolean } = {}): Promise<RewrapResult> {
+export async function rewrapDataKeys(ctx: Ctx, newMaster: Buffer, opts: { prune?: boolean } = {}): Promise<RewrapResult> {
   const oldId = masterKeyId(ctx.masterKey);
   const newId = masterKeyId(newMaster);
   const result: RewrapResult = { master_key_id: oldId, new_master_key_id: newId, data_keys: 0, rewrapped: 0, already_wrapped: 0, pruned: 0, unreadable: [] };
   await ctx.db.tx(async (q) => {
-    const rows = await q.query<DataKeyRow>('SELECT id, project_id, wraps FROM data_keys ORDER BY project_id FOR UPDATE');
+    const rows = await dataKeys.lockAllDataKeys(q);
     result.data_keys = rows.length;
     for (const row of rows) {
       const wraps = { ...row.wraps };
@@ -154,7 +150,7 @@ export async function rewrapDataKeys(ctx: KeyedCtx, newMaster: Buffer, opts: { p
       if (opts.prune) {
         for (const k of Object.keys(wraps)) if (k !== newId) delete wraps[k], result.pruned++;
       }
-      await q.query('UPDATE data_keys SET wraps = $2, modified = now() WHERE id = $1', [row.id, JSON.stringify(wraps)]);
+      await dataKeys.setWraps(q, row.id, wraps);
     }
   });
   return result;

@@ -12,6 +12,6 @@ export async function expireTransaction(ctx: Ctx, transactionId: string) {
     const project = (await findProject(q, txn.project_id))!;
     const now = nowFor(project);
     if (txn.expires_at && now < new Date(txn.expires_at)) return;
-    await moveTransaction(q, txn, 'expired', now, { reason: 'expired', source: 'expiry' });
+    await moveTransaction(ctx, q, txn, 'expired', now, { reason: 'expired', source: 'expiry' });
   });
 }

@@ -1,7 +1,10 @@
 import type { Ctx } from './context.ts';
 import type { OpenTx } from '../store/db.ts';
 export type { OpenTx };
-import { claimKey, lockKey, storeResponse, type Claim, type IdempotencyRow } from '../store/idempotency.ts';
+import { claimKey, cleanupKeys, lockKey, storeResponse, type Claim, type IdempotencyRow } from '../store/idempotency.ts';
+import { findProject } from '../store/projects.ts';
+import { schedule } from '../store/jobs.ts';
+import { nowFor } from './context.ts';
 
 /**
  * An Idempotency-Key request runs in one database transaction with its key: the claim, all the
@@ -60,3 +63,13 @@ export async function finishRequest(open: OpenTx, projectId: string, key: string
 
 /** A request that ended without its response being sent (aborted): its work is rolled back. */
 export const abandonRequest = (open: OpenTx) => open.rollback();
+
+/** Job `idempotency_cleanup` (one per project): forgets keys older than 24 h, and comes back when the next one expires. */
+export async function runIdempotencyCleanup(ctx: Ctx, projectId: string) {
+  await ctx.db.tx(async (q) => {
+    const project = await findProject(q, projectId);
+    if (!project) return;
+    const next = await cleanupKeys(q, projectId, nowFor(project));
+    if (next) await schedule(q, { project_id: projectId, kind: 'idempotency_cleanup', ref_id: projectId, run_at: next });
+  });
+}

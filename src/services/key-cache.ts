@@ -1,5 +1,6 @@
 import type { Db } from '../store/db.ts';
-import { PROJECTS_CHANNEL, type ProjectRow } from '../store/projects.ts';
+import { PROJECTS_CHANNEL } from '../store/projects.ts';
+import type { ProjectRow } from '../domain/entities.ts';
 
 /**
  * API key hash -> project, kept for `ttlMs`. Every API request would otherwise read api_keys and

@@ -47,9 +47,5 @@ export async function checkLedger(q: Queryable, projectId?: string): Promise<Led
 
   for (const t of await ledger.missingFigures(q, projectId)) v.push(`${at(t.order_id, t.id)}: fee or settlement figures are missing`);
 
-  const [{ n }] = await q.query<{ n: number }>(
-    'SELECT count(DISTINCT journal_id)::int AS n FROM ledger_entries WHERE ($1::uuid IS NULL OR project_id = $1::uuid)',
-    [projectId ?? null],
-  );
-  return { ok: v.length === 0, transactions: totals.length, journals: n, violations: v };
+  return { ok: v.length === 0, transactions: totals.length, journals: await ledger.countJournals(q, projectId), violations: v };
 }

@@ -1,8 +1,7 @@
-import type { Ctx } from './context.ts';
+import type { Ctx, OrderStatusHook } from './context.ts';
 import { nowFor } from './context.ts';
 import type { Config } from '../config.ts';
 import type { Queryable } from '../store/db.ts';
-import type { ProjectRow } from '../store/projects.ts';
 import { findProject } from '../store/projects.ts';
 import * as links from '../store/links.ts';
 import type { LinkRow } from '../store/links.ts';
@@ -12,10 +11,10 @@ import { addDuration } from '../domain/duration.ts';
 import { deriveLinkStatus, isFinalLink, type LinkState } from '../domain/link-status.ts';
 import { activeMethods, isPaymentMethod, methodAccepts, settingsOf, type PaymentMethod } from '../domain/project.ts';
 import { checkOrderInput, createOrder, withMethodNames } from './orders.ts';
-import { orderStatusHooks } from './transitions.ts';
 import { checkPublicUrls } from './webhooks.ts';
-import { schedule } from '../jobs/queue.ts';
+import { schedule } from '../store/jobs.ts';
 import { newId } from '../domain/ids.ts';
+import type { ProjectRow } from '../domain/entities.ts';
 
 export const DEFAULT_LINK_EXPIRATION = 'P30D';
 
@@ -169,14 +168,14 @@ export async function orderFromLink(ctx: Ctx, page: LinkPage, method: PaymentMet
   }
 }
 
-/** Keeps the link's modified and completed in step with its orders, in the order's own transaction. */
-orderStatusHooks.push(async (q, order, _from, to, now) => {
+/** Order status hook: keeps the link's modified and completed in step with its orders, in the order's own transaction. */
+export const followLinkOrders: OrderStatusHook = async (q, order, _from, to, now) => {
   if (!order.payment_link_id) return;
-  const patch: Partial<LinkRow> = { modified: now };
+  const patch: Pick<LinkRow, 'modified'> & Partial<Pick<LinkRow, 'completed'>> = { modified: now };
   // The first paid order completes the link (also one paid just after the link's expiry moment).
   if (to === 'completed' && (await links.countCompletedOrders(q, order.project_id, order.payment_link_id)) === 1) patch.completed = now;
-  await links.updateLink(q, order.payment_link_id, patch);
-});
+  await links.touchLink(q, order.payment_link_id, patch);
+};
 
 /** Job expire_payment_link, at the link's expiry in the project's clock. Safe to run twice. */
 export async function expirePaymentLink(ctx: Ctx, linkId: string) {
@@ -187,6 +186,6 @@ export async function expirePaymentLink(ctx: Ctx, linkId: string) {
     const locked = (await links.findLink(q, project.id, linkId, true))!;
     const state = await linkState(q, locked, nowFor(project));
     if (state.status !== 'expired' || locked.completed) return;
-    await links.updateLink(q, linkId, { modified: later(locked.modified, locked.expires_at), completed: locked.expires_at });
+    await links.touchLink(q, linkId, { modified: later(locked.modified, locked.expires_at), completed: locked.expires_at });
   });
 }

@@ -1,7 +1,7 @@
 import type { Queryable } from '../store/db.ts';
 import * as orders from '../store/orders.ts';
-import type { OrderRow, TransactionRow, EventRow } from '../store/orders.ts';
 import type { Config } from '../config.ts';
+import type { EventRow, OrderRow, TransactionRow } from '../domain/entities.ts';
 import { customerMessage } from '../domain/customer-message.ts';
 import { isFinalOrder } from '../domain/status.ts';
 

@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Ctx } from './context.ts';
 import { nowFor } from './context.ts';
-import type { ProjectRow } from '../store/projects.ts';
 import * as orders from '../store/orders.ts';
-import type { OrderRow, TransactionRow } from '../store/orders.ts';
 import { PaymentMethodDetailsInput, READ_ONLY_FIELDS, type OrderInput, type OrderUpdate, type TransactionInput } from '../domain/schemas/order.ts';
 import { ApiError, invalid, notFound } from '../domain/errors.ts';
-import { isCurrency } from '../domain/money.ts';
+import { isCurrency } from '../domain/currency.ts';
 import { addDuration, isPositiveDuration } from '../domain/duration.ts';
 import { customerProblem, missingBilling } from '../domain/customer.ts';
 import { activeMethods, isPaymentMethod, methodAccepts, resolveMethod, settingsOf, type MethodAliases, type PaymentMethod } from '../domain/project.ts';
@@ -14,9 +12,10 @@ import { isCancellable, isFinalOrder } from '../domain/status.ts';
 import { loadOrderView, renderOrder } from './order-view.ts';
 import { unchanged } from '../domain/read-only.ts';
 import { moveTransaction, newEventRow, setOrderStatus } from './transitions.ts';
-import { schedule } from '../jobs/queue.ts';
+import { schedule } from '../store/jobs.ts';
 import { checkOrderUrls } from './webhooks.ts';
 import { newId } from '../domain/ids.ts';
+import type { OrderRow, ProjectRow, TransactionRow } from '../domain/entities.ts';
 
 /** Rules of an order body that its schema cannot express. Throws the first one broken. */
 export function checkOrderInput(project: ProjectRow, input: OrderInput) {
@@ -211,7 +210,7 @@ export async function updateOrder(ctx: Ctx, project: ProjectRow, orderId: string
     const { description, merchant_order_id, customer, return_url, failure_url, webhook_url, extra, order_lines } = input;
     const body = { ...order.body };
     for (const [k, v] of Object.entries({ customer, return_url, failure_url, webhook_url, extra, order_lines })) if (v !== undefined) body[k] = v;
-    await orders.updateOrder(q, order.id, {
+    await orders.setOrderDetails(q, order.id, {
       description: description ?? order.description,
       merchant_order_id: merchant_order_id ?? order.merchant_order_id,
       ...(customer ? { customer_email: customer.email_address ?? null, merchant_customer_id: customer.merchant_customer_id ?? null } : {}),
@@ -226,15 +225,15 @@ export async function updateOrder(ctx: Ctx, project: ProjectRow, orderId: string
 export async function cancelOrder(ctx: Ctx, project: ProjectRow, orderId: string) {
   return ctx.db.tx(async (q) => {
     // Transactions before their order: the lock order of authorization and expiry, so no deadlock.
-    await q.query('SELECT id FROM transactions WHERE project_id = $1 AND order_id = $2 ORDER BY id FOR UPDATE', [project.id, orderId]);
+    await orders.lockTransactionsOfOrder(q, project.id, orderId);
     const order = await orders.findOrder(q, project.id, orderId, true);
     if (!order) throw notFound('order');
     const now = nowFor(project);
     const txns = await orders.transactionsOf(q, project.id, [order.id]);
     if (order.kind !== 'payment' || isFinalOrder(order.status) || txns.some((t) => !isCancellable(t.status)))
       throw new ApiError('CanNotCancelTransaction', `order in status ${order.status} can not be cancelled`);
-    if (txns.length === 0) await setOrderStatus(q, order, 'cancelled', now);
-    for (const t of txns) await moveTransaction(q, t, 'cancelled', now, { reason: 'cancelled by merchant', source: 'merchant' });
+    if (txns.length === 0) await setOrderStatus(ctx, q, order, 'cancelled', now);
+    for (const t of txns) await moveTransaction(ctx, q, t, 'cancelled', now, { reason: 'cancelled by merchant', source: 'merchant' });
     return (await loadOrderView(q, ctx.config, project.id, order.id))!;
   });
 }

@@ -1,19 +1,21 @@
 import type { Queryable } from '../store/db.ts';
+import { isUuid } from '../domain/ids.ts';
 import * as orders from '../store/orders.ts';
-import type { OrderRow, TransactionRow } from '../store/orders.ts';
-import { findProject, type ProjectRow } from '../store/projects.ts';
-import { nowFor } from './context.ts';
-import type { KeyedCtx } from './crypto-envelope.ts';
+import { findProject } from '../store/projects.ts';
+import { nowFor, type Ctx, type OrderStatusHook } from './context.ts';
 import { dataKeyFor } from './crypto-envelope.ts';
-import { deleteCvc, findVaultCard, openCard, storeCvc } from './vault.ts';
-import { moveTransaction, orderStatusHooks } from './transitions.ts';
-import { onAuthorized } from './money.ts';
-import { schedule } from '../jobs/queue.ts';
+import { deleteCvc, openCard, storeCvc } from './vault.ts';
+import { deleteCvcOfOrder, findCardAuth, findVaultCard, insertCardAuth, setAcquirerReference, setChallengeResult, type CardAuthRow, type VaultCardRow } from '../store/vault.ts';
+import { moveTransaction } from './transitions.ts';
+import { onAuthorized } from './operations.ts';
+import { schedule } from '../store/jobs.ts';
 import { ApiError, invalid, notFound } from '../domain/errors.ts';
 import { isFinalOrder } from '../domain/status.ts';
 import { liabilityShift, type TransStatus } from '../domain/card.ts';
-import { authenticationFailed, connectorFor, type Outcome, type ThreeDsResult } from '../acquirer/connector.ts';
+import type { Outcome, ThreeDsResult } from '../acquirer/connector.ts';
+import { authenticationFailed, connectorFor } from './connectors.ts';
 import type { Config } from '../config.ts';
+import type { OrderRow, ProjectRow, TransactionRow } from '../domain/entities.ts';
 
 /**
  * Card payments after the vault: authenticate (3-D Secure), authorize through the project's
@@ -29,13 +31,42 @@ export interface StartInput {
   cvc: string;
 }
 
-export interface CardAuthRow {
-  transaction_id: string;
-  project_id: string;
-  vault_token: string;
-  trans_status: TransStatus;
-  eci: string | null;
-  acquirer_reference: string | null;
+/** How a payment method starts card authentication (the hosted form and API with a card; wallets with a device token). */
+export interface AuthenticationStart {
+  /** the stored card, and the input field that named it (for errors) */
+  vaultToken: string;
+  field: string;
+  /** the payment method the transaction must have, when the caller has not checked it */
+  method?: string;
+  /** the event source of the move to pending (default set_status) */
+  source?: string;
+  /** 3-D Secure of the card: the connector's, or the device's */
+  decide(card: VaultCardRow, txn: TransactionRow, now: Date): Promise<ThreeDsResult>;
+  /** what else the started card keeps (the hosted form: its sealed CVC); details to show */
+  keep?(q: Queryable, card: VaultCardRow): Promise<Record<string, unknown>>;
+}
+
+/**
+ * Starts card authentication, once for cards and wallets alike, in the caller's database
+ * transaction: the transaction (locked) must be new and unexpired and the card stored for it;
+ * 3-D Secure is decided, its row written, and the transaction moves new -> pending.
+ */
+export async function startAuthentication(ctx: Ctx, q: Queryable, project: ProjectRow, orderId: string, transactionId: string, start: AuthenticationStart): Promise<ThreeDsResult> {
+  const txn = await orders.findTransaction(q, project.id, orderId, transactionId, true);
+  if (!txn) throw notFound('transaction');
+  if (start.method && txn.payment_method !== start.method) throw invalid('transaction_id', `a ${txn.payment_method} transaction is not authenticated with a card`);
+  if (txn.status !== 'new') throw new ApiError('TransactionAlreadyStarted', `transaction already started: it is ${txn.status}`);
+  const now = nowFor(project);
+  if (txn.expires_at && now >= new Date(txn.expires_at)) throw new ApiError('TransactionAlreadyStarted', 'transaction has expired');
+  const row = await findVaultCard(q, project.id, start.vaultToken, true);
+  if (!row || row.transaction_id !== txn.id) throw invalid(start.field, `${start.field} is not a card stored for this transaction`);
+  const three = await start.decide(row, txn, now);
+  const shown = (await start.keep?.(q, row)) ?? {};
+  await insertCardAuth(q, { transaction_id: txn.id, project_id: project.id, vault_token: row.id, trans_status: three.trans_status, eci: three.eci ?? null }, now);
+  const details: Record<string, unknown> = { ...txn.details, truncated_pan: row.truncated_pan, card_expiry: row.expiry, ...shown, vault_token: row.id };
+  if (three.trans_status !== 'C') details.liability_shift = three.liability_shift;
+  await moveTransaction(ctx, q, txn, 'pending', now, { ...(start.source ? { source: start.source } : {}), patch: { payment_method_brand: row.brand, details } });
+  return three;
 }
 
 /** The simulated 3-D Secure page of a transaction, on the API host. */
@@ -60,52 +91,38 @@ export function returnUrlFor(config: Config, order: Pick<OrderRow, 'id' | 'proje
 }
 
 const CVC = /^[0-9]{3}$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** POST /v1/orders/{order_id}/transactions/{transaction_id}/authenticate/ */
-export function authenticate(ctx: KeyedCtx, project: ProjectRow, orderId: string, transactionId: string, input: StartInput) {
+export function authenticate(ctx: Ctx, project: ProjectRow, orderId: string, transactionId: string, input: StartInput) {
   return start(ctx, project, orderId, transactionId, input);
 }
 
 /** For the hosted card form: the same start, bound to the transaction instead of an API key. */
-export async function startCardPayment(ctx: KeyedCtx, transactionId: string, input: StartInput) {
-  const txn = UUID.test(transactionId) ? await orders.transactionById(ctx.db, transactionId) : undefined;
+export async function startCardPayment(ctx: Ctx, transactionId: string, input: StartInput) {
+  const txn = isUuid(transactionId) ? await orders.transactionById(ctx.db, transactionId) : undefined;
   const project = txn && (await findProject(ctx.db, txn.project_id));
   if (!txn || !project) throw notFound('transaction');
   return start(ctx, project, txn.order_id, txn.id, input);
 }
 
-async function start(ctx: KeyedCtx, project: ProjectRow, orderId: string, transactionId: string, input: StartInput): Promise<{ redirect_url: string }> {
-  if (typeof input.vault_token !== 'string' || !UUID.test(input.vault_token)) throw invalid('vault_token', 'vault_token must be a uuid');
+async function start(ctx: Ctx, project: ProjectRow, orderId: string, transactionId: string, input: StartInput): Promise<{ redirect_url: string }> {
+  if (typeof input.vault_token !== 'string' || !isUuid(input.vault_token)) throw invalid('vault_token', 'vault_token must be a uuid');
   if (typeof input.cvc !== 'string' || !CVC.test(input.cvc)) throw invalid('cvc', 'cvc must be 3 digits');
-  const connector = connectorFor(project);
+  const connector = connectorFor(ctx, project);
   const dk = await dataKeyFor(ctx, project.id);
-  await ctx.db.tx(async (q) => {
-    const txn = await orders.findTransaction(q, project.id, orderId, transactionId, true);
-    if (!txn) throw notFound('transaction');
-    if (txn.payment_method !== 'credit-card') throw invalid('transaction_id', `a ${txn.payment_method} transaction is not authenticated with a card`);
-    if (txn.status !== 'new') throw new ApiError('TransactionAlreadyStarted', `transaction already started: it is ${txn.status}`);
-    const now = nowFor(project);
-    if (txn.expires_at && now >= new Date(txn.expires_at)) throw new ApiError('TransactionAlreadyStarted', 'transaction has expired');
-    const row = await findVaultCard(q, project.id, input.vault_token, true);
-    if (!row || row.transaction_id !== txn.id) throw invalid('vault_token', 'vault_token is not a card stored for this transaction');
-    const card = openCard(dk, row);
-    const three = await connector.authenticate3ds({ ...refOf(txn, now), card });
-    await storeCvc(q, dk, row, input.cvc);
-    await q.query(
-      'INSERT INTO card_authentications (transaction_id, project_id, vault_token, trans_status, eci, created, modified) VALUES ($1, $2, $3, $4, $5, $6, $6)',
-      [txn.id, project.id, row.id, three.trans_status, three.eci ?? null, now],
-    );
-    const details: Record<string, unknown> = {
-      ...txn.details,
-      truncated_pan: row.truncated_pan,
-      card_expiry: row.expiry,
-      ...(card.name !== undefined ? { cardholder_name: card.name } : {}),
-      vault_token: row.id,
-    };
-    if (three.trans_status !== 'C') details.liability_shift = three.liability_shift;
-    await moveTransaction(q, txn, 'pending', now, { patch: { payment_method_brand: row.brand, details } });
-  });
+  await ctx.db.tx((q) =>
+    startAuthentication(ctx, q, project, orderId, transactionId, {
+      vaultToken: input.vault_token,
+      field: 'vault_token',
+      method: 'credit-card',
+      decide: (row, txn, now) => connector.authenticate3ds({ ...refOf(txn, now), card: openCard(dk, row) }),
+      async keep(q, row) {
+        await storeCvc(q, dk, row, input.cvc);
+        const name = openCard(dk, row).name;
+        return name !== undefined ? { cardholder_name: name } : {};
+      },
+    }),
+  );
   return { redirect_url: threeDsUrl(ctx.config, transactionId) };
 }
 
@@ -119,8 +136,8 @@ export interface ThreeDsView {
 }
 
 /** What the 3-D Secure page needs to know about a transaction (no lock). */
-export async function loadThreeDs(ctx: KeyedCtx, transactionId: string): Promise<ThreeDsView | undefined> {
-  if (!UUID.test(transactionId)) return undefined;
+export async function loadThreeDs(ctx: Ctx, transactionId: string): Promise<ThreeDsView | undefined> {
+  if (!isUuid(transactionId)) return undefined;
   const txn = await orders.transactionById(ctx.db, transactionId);
   if (!txn) return undefined;
   const [order, project, auth] = await Promise.all([
@@ -132,8 +149,7 @@ export async function loadThreeDs(ctx: KeyedCtx, transactionId: string): Promise
   return { txn, order, project, auth };
 }
 
-const findAuth = async (q: Queryable, projectId: string, transactionId: string, lock = false) =>
-  (await q.query<CardAuthRow>(`SELECT * FROM card_authentications WHERE project_id = $1 AND transaction_id = $2${lock ? ' FOR UPDATE' : ''}`, [projectId, transactionId]))[0];
+const findAuth = findCardAuth;
 
 /** Statuses of 3-D Secure after which the card may be authorized (U: not enrolled, no liability shift). */
 const PROCEED = new Set<TransStatus>(['Y', 'A', 'U']);
@@ -144,12 +160,12 @@ export type Step = { kind: 'frictionless' } | { kind: 'challenge'; answer: strin
  * Finishes 3-D Secure and authorizes, once: the row lock and the `pending` check make a
  * repeated visit or double submit a no-op. Returns the order as it is afterwards.
  */
-export async function completeAuthentication(ctx: KeyedCtx, target: string | ThreeDsView, step: Step): Promise<OrderRow | undefined> {
+export async function completeAuthentication(ctx: Ctx, target: string | ThreeDsView, step: Step): Promise<OrderRow | undefined> {
   const view = typeof target === 'string' ? await loadThreeDs(ctx, target) : target;
   if (!view) return undefined;
   const { project } = view;
   const transactionId = view.txn.id;
-  const connector = connectorFor(project);
+  const connector = connectorFor(ctx, project);
   const dk = await dataKeyFor(ctx, project.id);
   return ctx.db.tx(async (q) => {
     const txn = await orders.transactionById(q, transactionId, true);
@@ -158,7 +174,7 @@ export async function completeAuthentication(ctx: KeyedCtx, target: string | Thr
     const now = nowFor(project);
     if (step.kind === 'cancel') {
       await deleteCvc(q, project.id, [txn.id]);
-      await moveTransaction(q, txn, 'cancelled', now, { reason: 'cancelled by customer', source: 'customer' });
+      await moveTransaction(ctx, q, txn, 'cancelled', now, { reason: 'cancelled by customer', source: 'customer' });
       return orders.findOrder(q, project.id, txn.order_id);
     }
     const row = (await findVaultCard(q, project.id, auth.vault_token))!;
@@ -167,7 +183,7 @@ export async function completeAuthentication(ctx: KeyedCtx, target: string | Thr
     if (three.trans_status === 'C') {
       if (step.kind !== 'challenge') return orders.findOrder(q, project.id, txn.order_id); // still waiting for the customer
       three = await connector.completeChallenge({ ...refOf(txn, now), card, answer: step.answer });
-      await q.query('UPDATE card_authentications SET trans_status = $2, eci = $3, modified = $4 WHERE transaction_id = $1', [txn.id, three.trans_status, three.eci ?? null, now]);
+      await setChallengeResult(q, txn.id, three.trans_status, three.eci ?? null, now);
     }
     const outcome = PROCEED.has(three.trans_status)
       ? await connector.authorize({ ...refOf(txn, now), card, three_ds: three, capture: !txn.capture_mode })
@@ -184,7 +200,7 @@ export async function completeAuthentication(ctx: KeyedCtx, target: string | Thr
 
 /** Moves the transaction by the connector's answer, in the caller's database transaction. */
 async function applyOutcome(
-  ctx: { config: Config },
+  ctx: Ctx,
   q: Queryable,
   project: ProjectRow,
   txn: TransactionRow,
@@ -197,29 +213,29 @@ async function applyOutcome(
     ...(extra.three_d_secure ? { three_d_secure: extra.three_d_secure } : {}),
     processing: { status: outcome.status, response_code: outcome.response_code, response_code_description: outcome.response_code_description },
   };
-  const patch: Partial<TransactionRow> = { outcomes, ...(extra.details ? { details: extra.details } : {}) };
-  if (outcome.reference) await q.query('UPDATE card_authentications SET acquirer_reference = $2 WHERE transaction_id = $1', [txn.id, outcome.reference]);
+  const patch: Pick<TransactionRow, 'outcomes'> & Partial<Pick<TransactionRow, 'details'>> = { outcomes, ...(extra.details ? { details: extra.details } : {}) };
+  if (outcome.reference) await setAcquirerReference(q, txn.id, outcome.reference);
   switch (outcome.status) {
     case 'accepted':
-      if (await moveTransaction(q, txn, 'accepted', now, { reason: null, patch })) await onAuthorized(q, project, txn, now);
+      if (await moveTransaction(ctx, q, txn, 'accepted', now, { reason: null, patch })) await onAuthorized(q, project, txn, now);
       return;
     case 'processing':
       // asked again and still in progress: keep waiting
-      if (txn.status === 'processing') await orders.updateTransaction(q, txn.id, { ...patch, modified: now });
-      else await moveTransaction(q, txn, 'processing', now, { patch });
+      if (txn.status === 'processing') await orders.setProcessingOutcome(q, txn.id, { ...patch, modified: now });
+      else await moveTransaction(ctx, q, txn, 'processing', now, { patch });
       await schedule(q, { project_id: project.id, kind: 'late_decline', ref_id: txn.id, run_at: new Date(now.getTime() + ctx.config.lateDeclineMs) });
       return;
     default:
-      await moveTransaction(q, txn, outcome.status, now, { reason: outcome.reason ?? outcome.status, patch });
+      await moveTransaction(ctx, q, txn, outcome.status, now, { reason: outcome.reason ?? outcome.status, patch });
   }
 }
 
 /** Job `late_decline`: the acquirer's later answer to an authorization that stayed processing. */
-export async function lateDecline(ctx: { db: KeyedCtx['db']; config: Config }, transactionId: string) {
+export async function lateDecline(ctx: Ctx, transactionId: string) {
   const txn = await orders.transactionById(ctx.db, transactionId);
   const project = txn && (await findProject(ctx.db, txn.project_id));
   if (!txn || !project || txn.status !== 'processing') return;
-  const connector = connectorFor(project);
+  const connector = connectorFor(ctx, project);
   await ctx.db.tx(async (q) => {
     const locked = await orders.transactionById(q, transactionId, true);
     const auth = locked && (await findAuth(q, project.id, locked.id, true));
@@ -230,13 +246,11 @@ export async function lateDecline(ctx: { db: KeyedCtx['db']; config: Config }, t
   });
 }
 
-// An order that ends while a CVC is still sealed (expired during the challenge, cancelled by the
-// merchant) loses it in the same database transaction.
-orderStatusHooks.push(async (q, order, _from, to) => {
+/**
+ * Order status hook: an order that ends while a CVC is still sealed (expired during the challenge,
+ * cancelled by the merchant) loses it in the same database transaction.
+ */
+export const dropSealedCvc: OrderStatusHook = async (q, order, _from, to) => {
   if (!isFinalOrder(to)) return;
-  await q.query(
-    `UPDATE vault_cards SET cvc_ct = NULL WHERE project_id = $1 AND cvc_ct IS NOT NULL
-       AND transaction_id IN (SELECT id FROM transactions WHERE project_id = $1 AND order_id = $2)`,
-    [order.project_id, order.id],
-  );
-});
+  await deleteCvcOfOrder(q, order.project_id, order.id);
+};

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Ctx } from './context.ts';
 import { nowFor } from './context.ts';
 import * as store from '../store/portal.ts';
-import type { ProjectRow } from '../store/projects.ts';
+import type { ProjectRow } from '../domain/entities.ts';
 import { advanceClock } from '../store/projects.ts';
 import { insertApiKey } from '../store/projects.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
@@ -227,7 +227,7 @@ export async function runTestClock(ctx: Ctx, actor: Actor, project: ProjectRow, 
     project.clock_offset_ms = await advanceClock(ctx.db, project.id, durationMs(advance));
     ctx.keyCache?.clear();
   }
-  const jobs = ctx.runDueJobs ? await ctx.runDueJobs(project.id) : 0;
+  const jobs = await ctx.dueWork.settle(project.id);
   await audit(ctx, actor, 'test_clock', project.id, { ...(advance ? { advance } : {}), jobs_run: jobs });
   return { clock: nowFor(project), jobs };
 }

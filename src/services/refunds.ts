@@ -1,12 +1,12 @@
 import type { Ctx } from './context.ts';
 import { nowFor } from './context.ts';
-import type { ProjectRow } from '../store/projects.ts';
 import * as orders from '../store/orders.ts';
 import { touchOrder } from '../store/ledger.ts';
 import { ApiError, invalid } from '../domain/errors.ts';
 import { debitLegs, figures, refundable } from '../domain/ledger.ts';
 import { loadOrderView } from './order-view.ts';
-import { askAcquirer, book, createChildOrder, debitRule, ensureSettlement, guarded, lockOrderPayment } from './money.ts';
+import { askAcquirer, book, createChildOrder, debitRule, ensureSettlement, guarded, lockOrderPayment } from './operations.ts';
+import type { ProjectRow } from '../domain/entities.ts';
 
 export interface RefundInput {
   amount: number;
@@ -27,9 +27,10 @@ export async function refundOrder(ctx: Ctx, project: ProjectRow, orderId: string
       const left = refundable(txn);
       if (input.amount > left) throw new ApiError('RefundError', `amount ${input.amount} is above the ${left} that can still be refunded`, 'amount');
       const now = nowFor(project);
-      const outcomes = await askAcquirer(q, project, txn, 'refund', input.amount, now, 'RefundError');
+      const outcomes = await askAcquirer(ctx, q, project, txn, 'refund', input.amount, now, 'RefundError');
       const f = figures('debit', input.amount, debitRule(project, 'refund'));
       const child = await createChildOrder(
+        ctx,
         q,
         project,
         order,
@@ -48,7 +49,7 @@ export async function refundOrder(ctx: Ctx, project: ProjectRow, orderId: string
         },
         now,
       );
-      await orders.updateTransaction(q, txn.id, { refunded_amount: txn.refunded_amount + input.amount, modified: now });
+      await orders.setRefundedAmount(q, txn.id, txn.refunded_amount + input.amount, now);
       await touchOrder(q, order.id, now, { flag: 'has-refunds', refunded: input.amount });
       await book(q, child.txn, txn, now, debitLegs(input.amount, f.fee, 'refund'));
       await ensureSettlement(q, project, now);

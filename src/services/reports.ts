@@ -2,12 +2,12 @@ import { PassThrough, Readable, Transform } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import type { Ctx } from './context.ts';
 import type { Queryable } from '../store/db.ts';
-import type { ProjectRow } from '../store/projects.ts';
 import { ACTING_KINDS } from '../store/orders.ts';
 import * as store from '../store/search.ts';
 import type { ReportRow } from '../store/search.ts';
 import { planSearch, type SearchInput, type SearchPlan } from './search.ts';
 import type { SearchAfter } from '../domain/sort.ts';
+import type { ProjectRow } from '../domain/entities.ts';
 
 /**
  * The CSV transaction report (POST /v1/search/orders/?format=csv): one row per transaction,

@@ -1,8 +1,6 @@
 import type { Ctx } from './context.ts';
 import type { Queryable } from '../store/db.ts';
-import type { ProjectRow } from '../store/projects.ts';
 import * as orders from '../store/orders.ts';
-import type { EventRow } from '../store/orders.ts';
 import * as store from '../store/search.ts';
 import type { Filter, SearchRow } from '../store/search.ts';
 import { ApiError, invalid } from '../domain/errors.ts';
@@ -19,6 +17,7 @@ import {
   type SortSpec,
 } from '../domain/query.ts';
 import { renderOrder } from './order-view.ts';
+import type { EventRow, OrderRow, ProjectRow } from '../domain/entities.ts';
 
 /** The body of POST /v1/search/orders/ (after schema validation). */
 export interface SearchInput {
@@ -108,7 +107,7 @@ export async function searchOrders(ctx: Ctx, project: ProjectRow, input: SearchI
 }
 
 /** Order views of many orders with four queries in all, not four per order. */
-export async function renderOrders(ctx: Ctx, q: Queryable, projectId: string, rows: SearchRow[] | orders.OrderRow[]) {
+export async function renderOrders(ctx: Ctx, q: Queryable, projectId: string, rows: SearchRow[] | OrderRow[]) {
   if (!rows.length) return [];
   const ids = rows.map((r) => r.id);
   const [txns, children] = await Promise.all([orders.transactionsOf(q, projectId, ids), orders.childOrdersOf(q, projectId, ids)]);
@@ -120,7 +119,7 @@ export async function renderOrders(ctx: Ctx, q: Queryable, projectId: string, ro
     const { sort_value: _, ...order } = row as SearchRow;
     const own = txnsOf.get(order.id) ?? [];
     const ownEvents: EventRow[] = own.flatMap((t) => eventsOf.get(t.id) ?? []);
-    return renderOrder(ctx.config, order as orders.OrderRow, own, ownEvents, childrenOf.get(order.id) ?? []);
+    return renderOrder(ctx.config, order as OrderRow, own, ownEvents, childrenOf.get(order.id) ?? []);
   });
 }
 

@@ -37,12 +37,9 @@ export async function createProject(ctx: Ctx, input: { name: string; mode: 'test
     await projects.insertApiKey(q, { id: randomUUID(), project_id: projectId, key_hash: k.hash, hint: k.hint });
   });
   const shown: Record<string, unknown> = {};
-  for (const hook of projectCreatedHooks) Object.assign(shown, await hook(ctx, projectId));
+  for (const hook of ctx.hooks.projectCreated) Object.assign(shown, await hook(ctx, projectId));
   return { merchant_id: merchantId, project_id: projectId, api_key: k.key, ...shown };
 }
-
-/** Other modules (webhook secrets, wallet keys) add to a new project here; what a hook returns is shown once in the result. */
-export const projectCreatedHooks: Array<(ctx: Ctx, projectId: string) => Promise<void | Record<string, unknown>>> = [];
 
 /** Issues a new key and revokes every older one of the project. */
 export async function rotateKey(ctx: Ctx, projectId: string): Promise<{ project_id: string; api_key: string }> {
@@ -81,4 +78,11 @@ export async function authenticate(ctx: Ctx, header: string | undefined) {
   const project = hash ? await (ctx.keyCache ? ctx.keyCache.get(hash, () => load(hash)) : load(hash)) : undefined;
   if (!project) throw new ApiError('Unauthorized', key ? 'API key is not valid' : 'API key missing: use HTTP Basic authentication with the key as username');
   return project;
+}
+
+/** Moves a test project's clock forward by `ms`; returns its new offset. Cached projects are dropped at once. */
+export async function advanceTestClock(ctx: Ctx, projectId: string, ms: number): Promise<number> {
+  const offset = await projects.advanceClock(ctx.db, projectId, ms);
+  ctx.keyCache?.clear();
+  return offset;
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Ctx } from './context.ts';
 import { nowFor } from './context.ts';
-import type { ProjectRow } from '../store/projects.ts';
+import type { ProjectRow } from '../domain/entities.ts';
 import * as store from '../store/throttle.ts';
 import { rateLimited } from '../domain/errors.ts';
 

@@ -1,31 +1,32 @@
 import type { Queryable } from '../store/db.ts';
 import * as orders from '../store/orders.ts';
-import type { OrderRow, TransactionRow } from '../store/orders.ts';
 import { canMove, deriveOrderStatus, isFinalOrder, type OrderStatus, type TransactionStatus } from '../domain/status.ts';
 import { newId } from '../domain/ids.ts';
+import type { Ctx } from './context.ts';
+import type { OrderRow, TransactionRow } from '../domain/entities.ts';
 
 export interface StatusChange {
   reason?: string | null;
   source?: string;
-  patch?: Partial<TransactionRow>;
+  /** the columns that change with the status (store/orders.ts StatusColumns) */
+  patch?: orders.StatusColumns;
 }
 
-/** Listeners run inside the same database transaction as an order's status change (outbox, links). */
-export type OrderStatusHook = (q: Queryable, order: OrderRow, from: OrderStatus, to: OrderStatus, now: Date) => Promise<void>;
-export const orderStatusHooks: OrderStatusHook[] = [];
+/** What a status change needs of the context: the hooks main.ts lists, run in the change's database transaction. */
+export type HooksCtx = Pick<Ctx, 'hooks'>;
 
 /**
  * Moves a transaction to a new status: the row, an event, and the order's derived status,
  * all in the caller's database transaction. Returns false when the move is not allowed.
  */
-export async function moveTransaction(q: Queryable, txn: TransactionRow, to: TransactionStatus, now: Date, change: StatusChange = {}): Promise<boolean> {
+export async function moveTransaction(ctx: HooksCtx, q: Queryable, txn: TransactionRow, to: TransactionStatus, now: Date, change: StatusChange = {}): Promise<boolean> {
   if (!canMove(txn.status, to)) return false;
-  const patch: Partial<TransactionRow> = { ...change.patch, status: to, modified: now };
+  const patch: Pick<TransactionRow, 'status' | 'modified'> & orders.StatusColumns = { ...change.patch, status: to, modified: now };
   if (change.reason !== undefined) patch.reason = change.reason;
-  await orders.updateTransaction(q, txn.id, patch);
+  await orders.setTransactionStatus(q, txn.id, patch);
   Object.assign(txn, patch);
   await appendEvent(q, txn, to, now, change.source ?? 'set_status');
-  await refreshOrderStatus(q, txn.project_id, txn.order_id, now);
+  await refreshOrderStatus(ctx, q, txn.project_id, txn.order_id, now);
   return true;
 }
 
@@ -39,22 +40,22 @@ export async function appendEvent(q: Queryable, txn: Pick<TransactionRow, 'id' |
 }
 
 /** Recomputes an order's status from its transactions; writes the outbox row when it changes. */
-export async function refreshOrderStatus(q: Queryable, projectId: string, orderId: string, now: Date): Promise<OrderStatus> {
+export async function refreshOrderStatus(ctx: HooksCtx, q: Queryable, projectId: string, orderId: string, now: Date): Promise<OrderStatus> {
   const order = await orders.findOrder(q, projectId, orderId, true);
   if (!order) throw new Error(`order ${orderId} vanished`);
   const txns = await orders.transactionsOf(q, projectId, [orderId]);
   const next = deriveOrderStatus(order.status, txns.map((t) => t.status));
   if (next === order.status) return next;
-  await setOrderStatus(q, order, next, now);
+  await setOrderStatus(ctx, q, order, next, now);
   return next;
 }
 
-/** Sets an order's status directly (orders created final, such as capture orders) with outbox and hooks. */
-export async function setOrderStatus(q: Queryable, order: OrderRow, next: OrderStatus, now: Date) {
+/** Sets an order's status directly (orders created final, such as capture orders) with outbox and hooks, in the order main.ts lists them. */
+export async function setOrderStatus(ctx: HooksCtx, q: Queryable, order: OrderRow, next: OrderStatus, now: Date) {
   const from = order.status;
   const completed = isFinalOrder(next) ? now : null;
-  await orders.updateOrder(q, order.id, { status: next, modified: now, completed });
+  await orders.setOrderStatusRow(q, order.id, { status: next, modified: now, completed });
   Object.assign(order, { status: next, modified: now, completed });
   await orders.insertOutbox(q, order.project_id, order.id, next, now);
-  for (const hook of orderStatusHooks) await hook(q, order, from, next, now);
+  for (const hook of ctx.hooks.orderStatus) await hook(q, order, from, next, now);
 }

@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import { isUuid } from '../domain/ids.ts';
+import { EXPIRY_PATTERN, PAN_PATTERN, type CardInput, type VaultCard } from '../domain/schemas/card.ts';
 import type { Queryable } from '../store/db.ts';
 import * as orders from '../store/orders.ts';
+import * as vault from '../store/vault.ts';
+import type { VaultCardRow } from '../store/vault.ts';
 import { findProject } from '../store/projects.ts';
-import { nowFor } from './context.ts';
+import { nowFor, type Ctx } from './context.ts';
 import { ApiError, invalid } from '../domain/errors.ts';
 import { detectBrands, luhnValid, truncatePan } from '../domain/card.ts';
-import { checkDataKey, dataKeyFor, fingerprint, openField, sealField, type DataKey, type KeyedCtx } from './crypto-envelope.ts';
+import { checkDataKey, dataKeyFor, fingerprint, openField, sealField, type DataKey } from './crypto-envelope.ts';
 import type { CardData } from '../acquirer/connector.ts';
 
 /**
@@ -13,51 +17,19 @@ import type { CardData } from '../acquirer/connector.ts';
  * vault_token. PAN, cardholder name and CVC are stored only sealed (crypto-envelope.ts).
  */
 
-export interface CardInput {
-  pan: string;
-  /** MMYYYY */
-  expiry: string;
-  name?: string;
-  setup_token: string;
-}
-
-export interface VaultCard {
-  vault_token: string;
-  truncated_pan: string;
-  brand: string;
-  brands: string[];
-}
-
-export interface VaultCardRow {
-  id: string;
-  project_id: string;
-  transaction_id: string;
-  data_key_id: string;
-  pan_ct: string;
-  name_ct: string | null;
-  fingerprint: string;
-  expiry: string;
-  truncated_pan: string;
-  brand: string;
-  brands: string[];
-  cvc_ct: string | null;
-  created: Date;
-}
-
-export const PAN_PATTERN = /^[0-9]{12,19}$/;
-export const EXPIRY_PATTERN = /^(0[1-9]|1[0-2])[0-9]{4}$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const PAN = new RegExp(PAN_PATTERN);
+const EXPIRY = new RegExp(EXPIRY_PATTERN);
 
 /** Every rule of a card; the HTTP schema checks the shape first, the hosted page relies on this. */
 export function checkCardInput(input: CardInput) {
-  if (typeof input.pan !== 'string' || !PAN_PATTERN.test(input.pan)) throw invalid('pan', 'pan must be 12 to 19 digits');
+  if (typeof input.pan !== 'string' || !PAN.test(input.pan)) throw invalid('pan', 'pan must be 12 to 19 digits');
   if (!luhnValid(input.pan)) throw invalid('pan', 'pan is not a valid card number (check digit)');
   const brands = detectBrands(input.pan);
   if (!brands) throw invalid('pan', 'pan is not a card number of a supported brand');
-  if (typeof input.expiry !== 'string' || !EXPIRY_PATTERN.test(input.expiry)) throw invalid('expiry', 'expiry must be MMYYYY');
+  if (typeof input.expiry !== 'string' || !EXPIRY.test(input.expiry)) throw invalid('expiry', 'expiry must be MMYYYY');
   if (input.name !== undefined && (typeof input.name !== 'string' || input.name.length < 1 || input.name.length > 120))
     throw invalid('name', 'name must be 1 to 120 characters');
-  if (typeof input.setup_token !== 'string' || !UUID.test(input.setup_token)) throw invalid('setup_token', 'setup_token must be a uuid');
+  if (typeof input.setup_token !== 'string' || !isUuid(input.setup_token)) throw invalid('setup_token', 'setup_token must be a uuid');
   return brands;
 }
 
@@ -76,9 +48,9 @@ export interface StoreOptions {
  * transaction was created (with the order, or when started later) in the project's clock,
  * and only for its own transaction and project. Nothing is stored when a rule fails.
  */
-export async function storeCard(ctx: KeyedCtx, input: CardInput, opts: StoreOptions = {}): Promise<VaultCard> {
+export async function storeCard(ctx: Ctx, input: CardInput, opts: StoreOptions = {}): Promise<VaultCard> {
   const { brand, brands } = checkCardInput(input);
-  const found = (await ctx.db.query<{ id: string; project_id: string }>('SELECT id, project_id FROM transactions WHERE setup_token = $1', [input.setup_token]))[0];
+  const found = await orders.transactionBySetupToken(ctx.db, input.setup_token);
   if (!found || (opts.projectId && found.project_id !== opts.projectId) || (opts.transactionId && found.id !== opts.transactionId)) throw unknownToken();
   const project = await findProject(ctx.db, found.project_id);
   if (!project) throw unknownToken();
@@ -93,29 +65,27 @@ export async function storeCard(ctx: KeyedCtx, input: CardInput, opts: StoreOpti
     if (now.getTime() - new Date(txn.created).getTime() > ctx.config.setupTokenTtlSeconds * 1000)
       throw tokenError(`setup_token expired: it is valid ${ctx.config.setupTokenTtlSeconds} seconds after the order was created`);
     if (txn.status !== 'new') throw tokenError(`setup_token can no longer be used: the transaction is ${txn.status}`, 409);
-    await q.query(
-      `INSERT INTO vault_cards (id, project_id, transaction_id, data_key_id, pan_ct, name_ct, fingerprint, expiry, truncated_pan, brand, brands, created)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-      [
-        id, project.id, txn.id, dk.id,
-        sealField(dk, id, 'pan', input.pan),
-        input.name !== undefined ? sealField(dk, id, 'name', input.name) : null,
-        fingerprint(dk, input.pan),
-        input.expiry, truncatePan(input.pan), brand, brands, now,
-      ],
-    );
-    await q.query('UPDATE transactions SET setup_token_used = $2 WHERE id = $1', [txn.id, now]);
+    await vault.insertVaultCard(q, {
+      id,
+      project_id: project.id,
+      transaction_id: txn.id,
+      data_key_id: dk.id,
+      pan_ct: sealField(dk, id, 'pan', input.pan),
+      name_ct: input.name !== undefined ? sealField(dk, id, 'name', input.name) : null,
+      fingerprint: fingerprint(dk, input.pan),
+      expiry: input.expiry,
+      truncated_pan: truncatePan(input.pan),
+      brand,
+      brands,
+      created: now,
+    });
+    await orders.markSetupTokenUsed(q, txn.id, now);
   });
   return { vault_token: id, truncated_pan: truncatePan(input.pan), brand, brands };
 }
 
 /** For the hosted card form: the setup_token must be the one of this transaction. No API key. */
-export const storeCardForTransaction = (ctx: KeyedCtx, transactionId: string, input: CardInput) => storeCard(ctx, input, { transactionId });
-
-/** The stored card of a transaction, locked when asked. */
-export async function findVaultCard(q: Queryable, projectId: string, vaultToken: string, lock = false): Promise<VaultCardRow | undefined> {
-  return (await q.query<VaultCardRow>(`SELECT * FROM vault_cards WHERE project_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [projectId, vaultToken]))[0];
-}
+export const storeCardForTransaction = (ctx: Ctx, transactionId: string, input: CardInput) => storeCard(ctx, input, { transactionId });
 
 /** The card in clear, for the connector only. Never logged, never returned. */
 export function openCard(dk: DataKey, row: VaultCardRow): CardData & { name?: string } {
@@ -128,10 +98,10 @@ export function openCard(dk: DataKey, row: VaultCardRow): CardData & { name?: st
 
 /** Keeps the CVC sealed until the authorization (docs/design.md "Secrets and the vault": then it is deleted). */
 export async function storeCvc(q: Queryable, dk: DataKey, row: VaultCardRow, cvc: string) {
-  await q.query('UPDATE vault_cards SET cvc_ct = $2 WHERE id = $1', [row.id, sealField(dk, row.id, 'cvc', cvc)]);
+  await vault.setSealedCvc(q, row.id, sealField(dk, row.id, 'cvc', cvc));
 }
 
 export async function deleteCvc(q: Queryable, projectId: string, transactionIds: string[]) {
   if (!transactionIds.length) return;
-  await q.query('UPDATE vault_cards SET cvc_ct = NULL WHERE project_id = $1 AND transaction_id = ANY($2::uuid[]) AND cvc_ct IS NOT NULL', [projectId, transactionIds]);
+  await vault.deleteCvcOfTransactions(q, projectId, transactionIds);
 }

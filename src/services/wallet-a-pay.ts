@@ -1,20 +1,19 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import type { ProjectRow } from '../store/projects.ts';
-import type { TransactionRow } from '../store/orders.ts';
-import * as store from '../store/wallets.ts';
-import { nowFor } from './context.ts';
-import { checkDataKey, dataKeyFor, openField, sealedRecord, type KeyedCtx } from './crypto-envelope.ts';
+import * as store from '../store/wallet-keys.ts';
+import { nowFor, type Ctx } from './context.ts';
+import { checkDataKey, dataKeyFor, openField, sealedRecord } from './crypto-envelope.ts';
 import { storeCard } from './vault.ts';
-import { renamed, tokenClock, TokenRefused } from './wallets.ts';
+import { renamed, tokenClock, TokenRefused } from './wallet-keys.ts';
 import { payVaulted, walletTransaction, walletTransactionOf, type BrowserInfo, type WalletPayResult } from './wallet-pay.ts';
 import type { Checkout } from './checkout.ts';
 import { makeSandboxChain, type Signer } from '../wallets/wallet-a-pki.ts';
 import { openPaymentToken, publicKeyHash, sealPaymentToken, WalletATokenError, type WalletAPayment } from '../wallets/wallet-a-token.ts';
-import { merchantIdentifierOf } from '../wallets/wallet-a-session.ts';
-import { currencyNumeric } from '../domain/money.ts';
+import { merchantIdentifierOf } from '../domain/project.ts';
+import { currencyNumeric } from '../domain/currency.ts';
 import { eciFor } from '../domain/card.ts';
 import { ApiError, invalid } from '../domain/errors.ts';
+import type { ProjectRow, TransactionRow } from '../domain/entities.ts';
 
 /**
  * wallet-a-pay payments: the project's payment processing key (tokens are encrypted to it),
@@ -28,7 +27,7 @@ const TOKEN_FIELD = 'paymentToken';
 // ---- keys -----------------------------------------------------------------------------
 
 /** The project's active key row of a kind (public halves only), made on first use. */
-async function keyRow(ctx: KeyedCtx, project: Pick<ProjectRow, 'id' | 'mode'>, kind: store.WalletAKeyKind): Promise<store.WalletAKeyRow> {
+async function keyRow(ctx: Ctx, project: Pick<ProjectRow, 'id' | 'mode'>, kind: store.WalletAKeyKind): Promise<store.WalletAKeyRow> {
   let row = await store.activeWalletAKey(ctx.db, project.id, kind);
   if (!row) {
     await insertKey(ctx, project, kind, kind === 'processing' ? newProcessingKey() : newSandboxSigner(project), false);
@@ -39,7 +38,7 @@ async function keyRow(ctx: KeyedCtx, project: Pick<ProjectRow, 'id' | 'mode'>, k
 }
 
 /** A key row's private key (PKCS#8 PEM): opened only where it signs or decrypts. */
-async function openKey(ctx: KeyedCtx, row: store.WalletAKeyRow): Promise<string> {
+async function openKey(ctx: Ctx, row: store.WalletAKeyRow): Promise<string> {
   const dk = await dataKeyFor(ctx, row.project_id);
   checkDataKey(dk, row.data_key_id);
   return openField(dk, row.id, `wallet-a/${row.kind}`, row.private_key_ct);
@@ -71,19 +70,19 @@ function newSandboxSigner(project: Pick<ProjectRow, 'id' | 'mode'>): NewKey {
   return { privateKey: chain.leafKey, publicPem: [chain.leaf, chain.intermediate, chain.root].join(''), publicKeyHash: null };
 }
 
-async function insertKey(ctx: KeyedCtx, project: Pick<ProjectRow, 'id'>, kind: store.WalletAKeyKind, key: NewKey, replace: boolean) {
+async function insertKey(ctx: Ctx, project: Pick<ProjectRow, 'id'>, kind: store.WalletAKeyKind, key: NewKey, replace: boolean) {
   const row = { ...(await sealedRecord(ctx, project.id, `wallet-a/${kind}`, key.privateKey)), kind, public_key_hash: key.publicKeyHash, public_pem: key.publicPem, created: new Date() };
   await ctx.db.tx((q) => store.insertWalletAKey(q, row, replace));
 }
 
 /** What a merchant needs to get the provider's payment processing certificate for the project's key. */
-export async function paymentProcessing(ctx: KeyedCtx, project: ProjectRow) {
+export async function paymentProcessing(ctx: Ctx, project: ProjectRow) {
   const row = await keyRow(ctx, project, 'processing');
   return { merchant_identifier: merchantIdentifierOf(project.id), public_key: row.public_pem, public_key_hash: row.public_key_hash! };
 }
 
 /** Imports the project's payment processing private key (PEM, EC P-256), retiring the previous one. */
-export async function importProcessingKey(ctx: KeyedCtx, project: ProjectRow, input: { private_key: string }) {
+export async function importProcessingKey(ctx: Ctx, project: ProjectRow, input: { private_key: string }) {
   let key;
   try {
     key = createPrivateKey(input.private_key);
@@ -96,7 +95,7 @@ export async function importProcessingKey(ctx: KeyedCtx, project: ProjectRow, in
 }
 
 /** A test project's sandbox chain: leaf, intermediate and root certificates (PEM). */
-async function sandboxChain(ctx: KeyedCtx, project: ProjectRow) {
+async function sandboxChain(ctx: Ctx, project: ProjectRow) {
   if (project.mode !== 'test') throw new ApiError('Forbidden', 'the sandbox wallet is available to test projects only');
   const row = await keyRow(ctx, project, 'sandbox_signer');
   const [leaf, intermediate, root] = certificatesIn(row.public_pem);
@@ -124,7 +123,7 @@ export function readCaFile(path: string | undefined): X509Certificate[] {
 }
 
 /** Live projects trust the provider's roots; test projects also the test roots and their own sandbox root. */
-export async function trustedRoots(ctx: KeyedCtx, project: ProjectRow): Promise<X509Certificate[]> {
+export async function trustedRoots(ctx: Ctx, project: ProjectRow): Promise<X509Certificate[]> {
   const roots = readCaFile(ctx.config.walletA.rootCaFile);
   if (project.mode !== 'test') return roots;
   const { root } = await sandboxChain(ctx, project);
@@ -142,7 +141,7 @@ export interface WalletAPayInput extends BrowserInfo {
 const alreadyUsed = () => new TokenRefused('token_already_used', 'paymentToken refused: this token (header.transactionId) has already been used', TOKEN_FIELD);
 
 /** Verifies and decrypts a token for the transaction: signature chain, key, amount and currency, one use. */
-async function openFor(ctx: KeyedCtx, project: ProjectRow, txn: TransactionRow, token: unknown): Promise<WalletAPayment> {
+async function openFor(ctx: Ctx, project: ProjectRow, txn: TransactionRow, token: unknown): Promise<WalletAPayment> {
   const roots = await trustedRoots(ctx, project);
   if (!roots.length) throw new ApiError('ServerError', 'no wallet-a-pay root certificates are configured (WALLET_A_ROOT_CA_FILE)', undefined, 503);
   const row = await keyRow(ctx, project, 'processing');
@@ -169,13 +168,13 @@ async function openFor(ctx: KeyedCtx, project: ProjectRow, txn: TransactionRow, 
  * authorized with the token's cryptogram (3-D Secure done on the device: liability shift).
  * Nothing is stored unless every check passes.
  */
-export async function payWithWalletA(ctx: KeyedCtx, orderId: string, transactionId: string, input: WalletAPayInput): Promise<WalletPayResult> {
+export async function payWithWalletA(ctx: Ctx, orderId: string, transactionId: string, input: WalletAPayInput): Promise<WalletPayResult> {
   const { txn, project } = await walletTransactionOf(ctx, orderId, transactionId, 'wallet-a-pay');
   return payToken(ctx, project, txn, input);
 }
 
 /** The pay step once the transaction and its project are known (the hosted page has them already). */
-async function payToken(ctx: KeyedCtx, project: ProjectRow, txn: TransactionRow, input: WalletAPayInput): Promise<WalletPayResult> {
+async function payToken(ctx: Ctx, project: ProjectRow, txn: TransactionRow, input: WalletAPayInput): Promise<WalletPayResult> {
   if (txn.setup_token !== input.setupToken) throw invalid('setupToken', `setupToken does not belong to transaction ${txn.id}`);
   const payment = await openFor(ctx, project, txn, input.paymentToken);
   let vaulted;
@@ -192,13 +191,13 @@ async function payToken(ctx: KeyedCtx, project: ProjectRow, txn: TransactionRow,
 }
 
 /** Pays from the hosted page with the device's token (or the sandbox's), as a merchant's server would. */
-export async function payOnPageWithWalletA(ctx: KeyedCtx, c: Checkout, transactionId: string | undefined, paymentToken: unknown, browser: BrowserInfo = {}) {
+export async function payOnPageWithWalletA(ctx: Ctx, c: Checkout, transactionId: string | undefined, paymentToken: unknown, browser: BrowserInfo = {}) {
   const txn = await walletTransaction(ctx, c, transactionId, 'wallet-a-pay');
   return { transaction_id: txn.id, ...(await payToken(ctx, c.project, txn, { ...browser, paymentToken, setupToken: txn.setup_token! })) };
 }
 
 /** A token as the wallet would make it for a test card, for the transaction's amount, signed by the project's sandbox chain. */
-export async function sandboxWalletAToken(ctx: KeyedCtx, project: ProjectRow, txn: Pick<TransactionRow, 'amount' | 'currency'>, card: { pan: string; brand: string }) {
+export async function sandboxWalletAToken(ctx: Ctx, project: ProjectRow, txn: Pick<TransactionRow, 'amount' | 'currency'>, card: { pan: string; brand: string }) {
   const chain = await sandboxChain(ctx, project);
   const signer: Signer = { leaf: chain.leaf, intermediate: chain.intermediate, privateKey: await openKey(ctx, chain.row) };
   const processing = await keyRow(ctx, project, 'processing');

@@ -1,19 +1,19 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import * as orders from '../store/orders.ts';
-import type { TransactionRow } from '../store/orders.ts';
-import { findProject, type ProjectRow } from '../store/projects.ts';
-import { nowFor } from './context.ts';
-import { dataKeyFor, type KeyedCtx } from './crypto-envelope.ts';
-import { findVaultCard, openCard } from './vault.ts';
-import { completeAuthentication, returnUrlFor, threeDsUrl } from './payments.ts';
-import { moveTransaction } from './transitions.ts';
-import { checkCryptogram, recipientKeys, sandboxRootKey, tokenClock, tokenize } from './wallets.ts';
+import { findProject } from '../store/projects.ts';
+import { nowFor, type Ctx } from './context.ts';
+import { dataKeyFor } from './crypto-envelope.ts';
+import { openCard } from './vault.ts';
+import { completeAuthentication, returnUrlFor, startAuthentication, threeDsUrl } from './payments.ts';
+import { checkCryptogram, recipientKeys, sandboxRootKey, tokenClock, tokenize } from './wallet-keys.ts';
 import { outcomeOf, transactionOf, type Checkout } from './checkout.ts';
 import { startTransaction } from './orders.ts';
 import { sealToken } from '../wallets/wallet-b-token.ts';
-import { connectorFor, type ThreeDsResult } from '../acquirer/connector.ts';
+import type { ThreeDsResult } from '../acquirer/connector.ts';
+import { connectorFor } from './connectors.ts';
 import { eciFor } from '../domain/card.ts';
 import { ApiError, invalid, notFound } from '../domain/errors.ts';
+import type { ProjectRow, TransactionRow } from '../domain/entities.ts';
 
 /**
  * The pay step of a wallet transaction once its card is vaulted: for wallet-b-pay (POST
@@ -54,36 +54,27 @@ export const AUTHENTICATION_REQUIRED = 'authentication_required';
 export type WalletMethod = 'wallet-a-pay' | 'wallet-b-pay';
 
 /** Starts the transaction: decides its 3-D Secure (the device's, or the issuer's) and moves it to pending. */
-async function begin(ctx: KeyedCtx, project: ProjectRow, txn: TransactionRow, input: WalletPayInput): Promise<ThreeDsResult> {
-  const connector = connectorFor(project);
+async function begin(ctx: Ctx, project: ProjectRow, txn: TransactionRow, input: WalletPayInput): Promise<ThreeDsResult> {
+  const connector = connectorFor(ctx, project);
   const dk = await dataKeyFor(ctx, project.id);
   const cryptogram = input.cryptogram ?? '';
   if (cryptogram) await checkCryptogram(ctx, project.id, input.vaultToken, cryptogram);
-  return ctx.db.tx(async (q) => {
-    const locked = await orders.findTransaction(q, project.id, txn.order_id, txn.id, true);
-    if (!locked) throw notFound('transaction');
-    if (locked.status !== 'new') throw new ApiError('TransactionAlreadyStarted', `transaction already started: it is ${locked.status}`);
-    const now = nowFor(project);
-    if (locked.expires_at && now >= new Date(locked.expires_at)) throw new ApiError('TransactionAlreadyStarted', 'transaction has expired');
-    const row = await findVaultCard(q, project.id, input.vaultToken, true);
-    if (!row || row.transaction_id !== locked.id) throw invalid('vaultToken', 'vaultToken is not a card stored for this transaction');
-    // The device authenticated the customer: a cryptogram stands for a successful 3-D Secure (Y).
-    const three: ThreeDsResult = cryptogram
-      ? { trans_status: 'Y', eci: input.eciIndicator || eciFor(row.brand, 'Y'), liability_shift: true }
-      : await connector.authenticate3ds({ project_id: project.id, transaction_id: locked.id, amount: locked.amount, currency: locked.currency, now, card: openCard(dk, row) });
-    await q.query(
-      'INSERT INTO card_authentications (transaction_id, project_id, vault_token, trans_status, eci, created, modified) VALUES ($1, $2, $3, $4, $5, $6, $6)',
-      [locked.id, project.id, row.id, three.trans_status, three.eci ?? null, now],
-    );
-    const details: Record<string, unknown> = { ...locked.details, truncated_pan: row.truncated_pan, card_expiry: row.expiry, vault_token: row.id };
-    if (three.trans_status !== 'C') details.liability_shift = three.liability_shift;
-    await moveTransaction(q, locked, 'pending', now, { source: 'wallet', patch: { payment_method_brand: row.brand, details } });
-    return three;
-  });
+  return ctx.db.tx((q) =>
+    startAuthentication(ctx, q, project, txn.order_id, txn.id, {
+      vaultToken: input.vaultToken,
+      field: 'vaultToken',
+      source: 'wallet',
+      // The device authenticated the customer: a cryptogram stands for a successful 3-D Secure (Y).
+      decide: async (row, locked, now) =>
+        cryptogram
+          ? { trans_status: 'Y', eci: input.eciIndicator || eciFor(row.brand, 'Y'), liability_shift: true }
+          : connector.authenticate3ds({ project_id: project.id, transaction_id: locked.id, amount: locked.amount, currency: locked.currency, now, card: openCard(dk, row) }),
+    }),
+  );
 }
 
 /** The wallet transaction a pay step names, of the order named and paid with `method`. */
-export async function walletTransactionOf(ctx: KeyedCtx, orderId: string, transactionId: string, method: WalletMethod) {
+export async function walletTransactionOf(ctx: Ctx, orderId: string, transactionId: string, method: WalletMethod) {
   const txn = await orders.transactionById(ctx.db, transactionId);
   if (!txn || txn.order_id !== orderId) throw notFound('transaction');
   const project = await findProject(ctx.db, txn.project_id);
@@ -96,7 +87,7 @@ export async function walletTransactionOf(ctx: KeyedCtx, orderId: string, transa
  * Pays a wallet transaction with its vaulted card: with a cryptogram authorized at once, without
  * one (PAN_ONLY) sent to 3-D Secure.
  */
-export async function payVaulted(ctx: KeyedCtx, project: ProjectRow, txn: TransactionRow, input: WalletPayInput): Promise<WalletPayResult> {
+export async function payVaulted(ctx: Ctx, project: ProjectRow, txn: TransactionRow, input: WalletPayInput): Promise<WalletPayResult> {
   const cryptogram = input.cryptogram ?? '';
   if (!cryptogram && input.eciIndicator) throw invalid('eciIndicator', 'eciIndicator must be empty when cryptogram is empty (PAN_ONLY)');
   await begin(ctx, project, txn, input);
@@ -109,7 +100,7 @@ export async function payVaulted(ctx: KeyedCtx, project: ProjectRow, txn: Transa
 }
 
 /** Pays a wallet-b-pay transaction with a vaulted card. Bound to the order and transaction ids and the vault token. */
-export async function payWithWalletB(ctx: KeyedCtx, orderId: string, transactionId: string, input: WalletPayInput): Promise<WalletPayResult> {
+export async function payWithWalletB(ctx: Ctx, orderId: string, transactionId: string, input: WalletPayInput): Promise<WalletPayResult> {
   const { txn, project } = await walletTransactionOf(ctx, orderId, transactionId, 'wallet-b-pay');
   return payVaulted(ctx, project, txn, input);
 }
@@ -117,7 +108,7 @@ export async function payWithWalletB(ctx: KeyedCtx, orderId: string, transaction
 // ---- the hosted page: the device's wallet and the sandbox wallet sheet ------------------
 
 /** The wallet transaction a hosted page pays: the one named, or one started now for the order. */
-export async function walletTransaction(ctx: KeyedCtx, c: Checkout, transactionId: string | undefined, method: WalletMethod): Promise<TransactionRow> {
+export async function walletTransaction(ctx: Ctx, c: Checkout, transactionId: string | undefined, method: WalletMethod): Promise<TransactionRow> {
   const { outcome } = outcomeOf(c);
   if (outcome !== 'open') throw new ApiError('TransactionAlreadyStarted', `this order is ${outcome}`);
   if (transactionId) {
@@ -136,7 +127,7 @@ export async function walletTransaction(ctx: KeyedCtx, c: Checkout, transactionI
 }
 
 /** Pays from the hosted page with a token the wallet gave: the token service, then the pay step, as a merchant would. */
-export async function payOnPage(ctx: KeyedCtx, c: Checkout, transactionId: string | undefined, walletBPayMessage: string, browser: BrowserInfo = {}) {
+export async function payOnPage(ctx: Ctx, c: Checkout, transactionId: string | undefined, walletBPayMessage: string, browser: BrowserInfo = {}) {
   const txn = await walletTransaction(ctx, c, transactionId, 'wallet-b-pay');
   const test = c.project.mode === 'test';
   const token = await tokenize(ctx, { walletBPayMessage, setupToken: txn.setup_token!, transactionId: txn.id }, { test });
@@ -149,7 +140,7 @@ export type SandboxAuthMethod = 'CRYPTOGRAM_3DS' | 'PAN_ONLY';
  * A token as the wallet would make it for a test card, signed with the project's sandbox root
  * key and encrypted to its recipient key (ECv2), valid for an hour of the token clock.
  */
-export async function sandboxToken(ctx: KeyedCtx, project: ProjectRow, card: { pan: string; brand: string; authMethod: SandboxAuthMethod }): Promise<string> {
+export async function sandboxToken(ctx: Ctx, project: ProjectRow, card: { pan: string; brand: string; authMethod: SandboxAuthMethod }): Promise<string> {
   const root = await sandboxRootKey(ctx, project);
   const recipient = await recipientKeys(ctx, project);
   const now = tokenClock(project);

@@ -4,14 +4,13 @@ import { Agent, request } from 'undici';
 import type { Ctx } from './context.ts';
 import { nowFor } from './context.ts';
 import type { Config } from '../config.ts';
-import { findProject, type ProjectRow } from '../store/projects.ts';
+import { findProject } from '../store/projects.ts';
 import * as store from '../store/webhooks.ts';
 import type { DeliveryRow } from '../store/webhooks.ts';
-import type { JobRow } from '../jobs/queue.ts';
-import type { JobOptions } from '../jobs/worker.ts';
 import { signedHeaders } from '../domain/webhook-signing.ts';
 import { addressClass, isIpLiteral, isLocalName } from '../domain/ssrf.ts';
 import { signingSecrets } from './webhooks.ts';
+import type { JobRow, ProjectRow } from '../domain/entities.ts';
 
 /** At most this much of a receiver's answer is read; the rest is cut off with the connection. */
 const MAX_RESPONSE_BYTES = 4096;
@@ -219,8 +218,5 @@ export async function deliverOrderWebhooks(ctx: Ctx, job: JobRow) {
   await store.rescheduleOrderJob(ctx.db, orderId, new Date(job.run_at), new Date(Math.max(Math.min(...left), claimed + 1)));
 }
 
-/** Delivery jobs run side by side (each keeps its own order's sequence); a lease a bit longer than a round of attempts. */
-export const deliveryJobOptions: JobOptions = {
-  concurrent: true,
-  leaseMs: (config) => 3 * config.webhook.timeoutMs + 2 * HOLD_MARGIN_MS, // 22 s by default
-};
+/** How long a claimed delivery job stays reserved: a bit longer than a round of attempts (22 s by default). */
+export const deliveryLeaseMs = (config: Config) => 3 * config.webhook.timeoutMs + 2 * HOLD_MARGIN_MS;

@@ -1,32 +1,24 @@
 import { lookup } from 'node:dns/promises';
-import type { Ctx } from './context.ts';
+import type { Ctx, OrderStatusHook, ProjectCreatedHook } from './context.ts';
 import { nowFor } from './context.ts';
 import type { Config } from '../config.ts';
 import type { Queryable } from '../store/db.ts';
-import { findProject, setWebhookUrl, type ProjectRow } from '../store/projects.ts';
-import { findOrder, type OrderRow } from '../store/orders.ts';
+import { findProject, setWebhookUrl } from '../store/projects.ts';
+import { findOrder } from '../store/orders.ts';
 import * as store from '../store/webhooks.ts';
 import type { AttemptRow, DeliveryRow } from '../store/webhooks.ts';
 import { ApiError, invalid, notFound } from '../domain/errors.ts';
 import { newSecret } from '../domain/webhook-signing.ts';
 import { addressClass, isIpLiteral, isLocalName } from '../domain/ssrf.ts';
-import { orderStatusHooks } from './transitions.ts';
-import { projectCreatedHooks } from './tenancy.ts';
-import { dataKeyFor, openField, sealField, type KeyedCtx } from './crypto-envelope.ts';
+import { dataKeyFor, openField, sealField } from './crypto-envelope.ts';
 import { newId } from '../domain/ids.ts';
+import type { OrderRow, ProjectRow } from '../domain/entities.ts';
 
 /** Where an order's status changes are sent. `target` says why (shown in the delivery log). */
 export interface WebhookTarget {
   url: string;
   target: string;
 }
-
-/**
- * More receivers of an order's status changes, asked inside the status change's database
- * transaction. Payment links are built in (orders.payment_link_id -> payment_links.webhook_url);
- * other modules may push here. A URL is notified once per change even when named twice.
- */
-export const extraWebhookTargets: Array<(q: Queryable, order: OrderRow) => Promise<WebhookTarget[]>> = [];
 
 const ROTATION_GRACE_MS = 24 * 3600_000;
 const iso = (d: Date | string | null | undefined) => (d ? new Date(d).toISOString().replace('Z', '+00:00') : undefined);
@@ -36,15 +28,9 @@ const iso = (d: Date | string | null | undefined) => (d ? new Date(d).toISOStrin
 const CURRENT = 'webhook_secret';
 const PREVIOUS = 'webhook_previous_secret';
 
-function keyed(ctx: Ctx): KeyedCtx {
-  const masterKey = (ctx as Partial<KeyedCtx>).masterKey;
-  if (!masterKey) throw new Error('webhook secrets need the master key (ctx.masterKey)');
-  return { ...ctx, masterKey };
-}
-
 /** Makes the project's first secret. Returns it when made here, undefined when one existed. */
 export async function createWebhookSecret(ctx: Ctx, projectId: string): Promise<string | undefined> {
-  const dk = await dataKeyFor(keyed(ctx), projectId);
+  const dk = await dataKeyFor(ctx, projectId);
   const secret = newSecret();
   const made = await store.insertSecret(ctx.db, { project_id: projectId, data_key_id: dk.id, secret_ct: sealField(dk, projectId, CURRENT, secret) });
   return made ? secret : undefined;
@@ -57,7 +43,7 @@ export async function createWebhookSecret(ctx: Ctx, projectId: string): Promise<
 export async function rotateWebhookSecret(ctx: Ctx, projectId: string) {
   const project = await findProject(ctx.db, projectId);
   if (!project) throw new ApiError('NotFound', `project ${projectId} not found`);
-  const dk = await dataKeyFor(keyed(ctx), projectId);
+  const dk = await dataKeyFor(ctx, projectId);
   const fresh = newSecret();
   return ctx.db.tx(async (q) => {
     const row = await store.lockSecret(q, projectId);
@@ -86,17 +72,17 @@ export async function signingSecrets(ctx: Ctx, project: Pick<ProjectRow, 'id' | 
   // Projects made before webhooks existed get a secret on first use (`webhook-secret rotate` shows one).
   if (!row) await createWebhookSecret(ctx, project.id);
   row ??= (await store.findSecret(ctx.db, project.id))!;
-  const dk = await dataKeyFor(keyed(ctx), project.id);
+  const dk = await dataKeyFor(ctx, project.id);
   const secrets = [openField(dk, project.id, CURRENT, row.secret_ct)];
   if (row.previous_ct && row.previous_expires && nowFor(project) < new Date(row.previous_expires)) secrets.push(openField(dk, project.id, PREVIOUS, row.previous_ct));
   return secrets;
 }
 
-// A new project gets its secret at once; `project create` shows it (the only time it is shown).
-projectCreatedHooks.push(async (ctx, projectId) => {
+/** Project created hook: a new project gets its secret at once; `project create` shows it (the only time it is shown). */
+export const makeWebhookSecret: ProjectCreatedHook = async (ctx, projectId) => {
   const secret = await createWebhookSecret(ctx, projectId);
   return secret ? { webhook_secret: secret } : undefined;
-});
+};
 
 // ---- outbox -> deliveries ------------------------------------------------------------------
 
@@ -113,7 +99,6 @@ export async function targetsFor(q: Queryable, order: OrderRow): Promise<Webhook
     const linkUrl = await store.linkWebhookUrl(q, order.project_id, order.payment_link_id);
     if (linkUrl) found.push({ url: linkUrl, target: 'payment_link' });
   }
-  for (const extra of extraWebhookTargets) found.push(...(await extra(q, order)));
   const seen = new Set<string>();
   return found.filter((t) => !seen.has(t.url) && seen.add(t.url));
 }
@@ -132,14 +117,16 @@ async function queueDeliveries(q: Queryable, order: OrderRow, targets: WebhookTa
   return made;
 }
 
-// Every order status change: its outbox row was just written; its deliveries and the order's
-// delivery job are written in the same database transaction, so a crash loses none of them.
-orderStatusHooks.push(async (q, order, _from, to, now) => {
+/**
+ * Order status hook: the change's outbox row was just written; its deliveries and the order's
+ * delivery job are written in the same database transaction, so a crash loses none of them.
+ */
+export const queueWebhooks: OrderStatusHook = async (q, order, _from, to, now) => {
   const targets = await targetsFor(q, order);
   if (!targets.length) return;
   const outbox = await store.latestOutbox(q, order.project_id, order.id);
   await queueDeliveries(q, order, targets, now, { outboxId: outbox?.id ?? null, status: to, resend: false });
-});
+};
 
 // ---- URL safety (SSRF) ---------------------------------------------------------------------
 

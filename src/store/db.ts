@@ -382,3 +382,8 @@ export async function pgliteDb(dataDir: string): Promise<Db> {
   };
   return db;
 }
+
+/** The cheapest statement: does the database answer? */
+export async function ping(q: Queryable) {
+  await q.query('SELECT 1');
+}

@@ -1,6 +1,7 @@
 import type { Queryable } from './db.ts';
 import type { Leg } from '../domain/ledger.ts';
 import { newId } from '../domain/ids.ts';
+import type { TransactionRow } from '../domain/entities.ts';
 
 export interface JournalHead {
   project_id: string;
@@ -176,4 +177,34 @@ export async function ensureJob(q: Queryable, job: { project_id: string; kind: s
 export async function acquirerReference(q: Queryable, transactionId: string): Promise<string | undefined> {
   const [row] = await q.query<{ acquirer_reference: string | null }>('SELECT acquirer_reference FROM card_authentications WHERE transaction_id = $1', [transactionId]);
   return row?.acquirer_reference ?? undefined;
+}
+
+/**
+ * Money transactions awaiting settlement: sales, captures, refunds, chargebacks and reversals
+ * (holds and voids move no money). Locked, skipping rows another settlement holds.
+ */
+const UNSETTLED = `
+  SELECT t.* FROM transactions t JOIN orders o ON o.id = t.order_id
+  WHERE t.project_id = $1 AND t.settled IS NULL AND t.settlement_amount IS NOT NULL
+    AND t.status IN ('accepted', 'completed')
+    AND ((o.kind = 'payment' AND t.capture_mode IS NULL) OR o.kind IN ('capture', 'refund', 'chargeback', 'reversal'))`;
+
+/** The unsettled money of an order and of the orders made from it, locked. */
+export async function lockUnsettledOfOrder(q: Queryable, projectId: string, orderId: string): Promise<TransactionRow[]> {
+  return q.query<TransactionRow>(`${UNSETTLED} AND (o.id = $2 OR o.related_order_id = $2) ORDER BY t.created, t.id FOR UPDATE OF t SKIP LOCKED`, [projectId, orderId]);
+}
+
+/** Up to `limit` unsettled money transactions created up to `cutoff`, oldest first, locked. */
+export async function lockUnsettledBefore(q: Queryable, projectId: string, cutoff: Date, limit: number): Promise<TransactionRow[]> {
+  return q.query<TransactionRow>(`${UNSETTLED} AND t.created <= $2 ORDER BY t.created, t.id LIMIT $3 FOR UPDATE OF t SKIP LOCKED`, [projectId, cutoff, limit]);
+}
+
+export async function hasUnsettled(q: Queryable, projectId: string): Promise<boolean> {
+  return (await q.query(`${UNSETTLED} LIMIT 1`, [projectId])).length > 0;
+}
+
+/** How many journals the ledger holds (of one project, or all). */
+export async function countJournals(q: Queryable, projectId?: string): Promise<number> {
+  const [{ n }] = await q.query<{ n: number }>('SELECT count(DISTINCT journal_id)::int AS n FROM ledger_entries WHERE ($1::uuid IS NULL OR project_id = $1::uuid)', [projectId ?? null]);
+  return n;
 }

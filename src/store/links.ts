@@ -31,7 +31,8 @@ export interface LinkOrderRow {
 }
 
 export const insertLink = (q: Queryable, row: LinkRow) => insertRow(q, 'payment_links', row as unknown as Record<string, unknown>);
-export const updateLink = (q: Queryable, id: string, patch: Partial<LinkRow>) => updateRow(q, 'payment_links', id, patch);
+/** A link's orders changed (modified), and the first paid one or its expiry completed it. */
+export const touchLink = (q: Queryable, id: string, t: Pick<LinkRow, 'modified'> & Partial<Pick<LinkRow, 'completed'>>) => updateRow(q, 'payment_links', id, t);
 
 export async function findLink(q: Queryable, projectId: string, id: string, lock = false): Promise<LinkRow | undefined> {
   return (await q.query<LinkRow>(`SELECT * FROM payment_links WHERE project_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [projectId, id]))[0];

@@ -1,67 +1,11 @@
 import type { Db, Queryable } from './db.ts';
 import { coalescer } from './coalesce.ts';
-import type { OrderStatus, TransactionStatus } from '../domain/status.ts';
+import type { EventRow, OrderKind, OrderRow, TransactionRow } from '../domain/entities.ts';
 
-export type OrderKind = 'payment' | 'capture' | 'void' | 'refund' | 'chargeback' | 'reversal';
 /** Kinds of order that act on another order and its transaction (related_order_id, of_transaction_id). */
 export const ACTING_KINDS: ReadonlyArray<Exclude<OrderKind, 'payment'>> = ['capture', 'void', 'refund', 'chargeback', 'reversal'];
 
-export interface OrderRow {
-  id: string;
-  project_id: string;
-  merchant_id: string;
-  kind: OrderKind;
-  status: OrderStatus;
-  merchant_order_id: string | null;
-  description: string | null;
-  currency: string;
-  amount: number;
-  flags: string[];
-  customer_email: string | null;
-  merchant_customer_id: string | null;
-  related_order_id: string | null;
-  payment_link_id: string | null;
-  refunded_amount: number;
-  body: Record<string, any>;
-  created: Date;
-  modified: Date;
-  completed: Date | null;
-}
 
-export interface TransactionRow {
-  id: string;
-  project_id: string;
-  order_id: string;
-  status: TransactionStatus;
-  payment_method: string | null;
-  payment_method_brand: string | null;
-  currency: string;
-  amount: number;
-  credit_debit: 'credit' | 'debit';
-  capture_mode: 'manual' | 'delayed' | null;
-  transaction_type: string | null;
-  expiration_period: string;
-  expires_at: Date | null;
-  is_capturable: boolean;
-  authorized_amount: number;
-  captured_amount: number;
-  voided_amount: number;
-  refunded_amount: number;
-  charged_back_amount: number;
-  reason: string | null;
-  of_transaction_id: string | null;
-  setup_token: string | null;
-  setup_token_used: Date | null;
-  details: Record<string, any>;
-  outcomes: Record<string, any> | null;
-  fee_currency: string | null;
-  fee_amount: number | null;
-  settlement_currency: string | null;
-  settlement_amount: number | null;
-  settled: Date | null;
-  created: Date;
-  modified: Date;
-}
 
 /** The money counters of a transaction that has moved no money yet. */
 export const NO_MONEY_MOVED = {
@@ -73,14 +17,6 @@ export const NO_MONEY_MOVED = {
   charged_back_amount: 0,
 } as const;
 
-export interface EventRow {
-  id: string;
-  transaction_id: string;
-  event: string;
-  source: string;
-  occurred: Date;
-  noticed: Date;
-}
 
 const JSON_COLUMNS = new Set(['body', 'details', 'outcomes', 'payload', 'settings']);
 
@@ -150,7 +86,7 @@ export function insertNewOrder(db: Db, n: NewOrder): Promise<void> {
   return write(n);
 }
 
-/** UPDATE ... WHERE id = $1 of the given columns. */
+/** UPDATE ... WHERE id = $1 of the given columns: the named updates below, and links.ts. */
 export async function updateRow(q: Queryable, table: string, id: string, patch: Record<string, unknown>) {
   const cols = Object.keys(patch).filter((k) => patch[k] !== undefined);
   if (!cols.length) return;
@@ -160,8 +96,44 @@ export async function updateRow(q: Queryable, table: string, id: string, patch: 
 
 export const insertOrder = (q: Queryable, o: Partial<OrderRow>) => insertRow(q, 'orders', o);
 export const insertTransaction = (q: Queryable, t: Partial<TransactionRow>) => insertRow(q, 'transactions', t);
-export const updateOrder = (q: Queryable, id: string, patch: Partial<OrderRow>) => updateRow(q, 'orders', id, patch);
-export const updateTransaction = (q: Queryable, id: string, patch: Partial<TransactionRow>) => updateRow(q, 'transactions', id, patch);
+
+// ---- named updates: each says which columns a use case may change -------------------------
+
+/** The merchant's own fields of an order (PUT while not final). */
+export const setOrderDetails = (
+  q: Queryable,
+  id: string,
+  d: Pick<OrderRow, 'description' | 'merchant_order_id' | 'body' | 'modified'> & Partial<Pick<OrderRow, 'customer_email' | 'merchant_customer_id'>>,
+) => updateRow(q, 'orders', id, d);
+
+/** An order's derived status; `completed` when it became final. */
+export const setOrderStatusRow = (q: Queryable, id: string, s: Pick<OrderRow, 'status' | 'modified' | 'completed'>) => updateRow(q, 'orders', id, s);
+
+/** What may change with a transaction's status: the outcome, the card seen, the money the move settles. */
+export type StatusColumns = Partial<Pick<TransactionRow, 'reason' | 'payment_method_brand' | 'details' | 'outcomes' | 'captured_amount' | 'voided_amount' | 'is_capturable'>>;
+
+/** A transaction's new status, and the columns that change with it. */
+export const setTransactionStatus = (q: Queryable, id: string, s: Pick<TransactionRow, 'status' | 'modified'> & StatusColumns) => updateRow(q, 'transactions', id, s);
+
+/** An authorization still in progress asked again: its latest outcome, no move. */
+export const setProcessingOutcome = (q: Queryable, id: string, o: Pick<TransactionRow, 'outcomes' | 'modified'> & Partial<Pick<TransactionRow, 'details'>>) =>
+  updateRow(q, 'transactions', id, o);
+
+/** The money counters and figures of a successful authorization. */
+export const setAuthorization = (
+  q: Queryable,
+  id: string,
+  a: Pick<TransactionRow, 'authorized_amount' | 'captured_amount' | 'is_capturable' | 'fee_currency' | 'fee_amount' | 'settlement_currency' | 'settlement_amount'> & {
+    authorized: Date;
+    capture_before: Date | null;
+  },
+) => updateRow(q, 'transactions', id, a);
+
+export const setVoidedAmount = (q: Queryable, id: string, voided: number, now: Date) => updateRow(q, 'transactions', id, { voided_amount: voided, modified: now });
+export const setRefundedAmount = (q: Queryable, id: string, refunded: number, now: Date) => updateRow(q, 'transactions', id, { refunded_amount: refunded, modified: now });
+export const setChargedBackAmount = (q: Queryable, id: string, chargedBack: number, now: Date) =>
+  updateRow(q, 'transactions', id, { charged_back_amount: chargedBack, modified: now });
+export const markSettled = (q: Queryable, id: string, now: Date) => updateRow(q, 'transactions', id, { settled: now, modified: now });
 
 export async function findOrder(q: Queryable, projectId: string, id: string, lock = false): Promise<OrderRow | undefined> {
   return (await q.query<OrderRow>(`SELECT * FROM orders WHERE project_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [projectId, id]))[0];
@@ -211,4 +183,19 @@ export async function insertOutbox(q: Queryable, projectId: string, orderId: str
     projectId, orderId, status, created,
   ]);
   return rows[0].id;
+}
+
+/** The transaction a vault setup_token belongs to. */
+export async function transactionBySetupToken(q: Queryable, token: string): Promise<Pick<TransactionRow, 'id' | 'project_id'> | undefined> {
+  return (await q.query<Pick<TransactionRow, 'id' | 'project_id'>>('SELECT id, project_id FROM transactions WHERE setup_token = $1', [token]))[0];
+}
+
+/** The setup_token stored its card: it is used up. */
+export async function markSetupTokenUsed(q: Queryable, transactionId: string, now: Date) {
+  await q.query('UPDATE transactions SET setup_token_used = $2 WHERE id = $1', [transactionId, now]);
+}
+
+/** Locks every transaction of an order, in id order (so concurrent cancels cannot deadlock). */
+export async function lockTransactionsOfOrder(q: Queryable, projectId: string, orderId: string) {
+  await q.query('SELECT id FROM transactions WHERE project_id = $1 AND order_id = $2 ORDER BY id FOR UPDATE', [projectId, orderId]);
 }

@@ -1,5 +1,6 @@
 import type { Queryable } from './db.ts';
-import { PROJECTS_CHANNEL, type ProjectRow } from './projects.ts';
+import { PROJECTS_CHANNEL } from './projects.ts';
+import type { ProjectRow } from '../domain/entities.ts';
 import type { FailureCount } from '../domain/portal.ts';
 
 /** Every statement of the merchant portal: users, sessions, throttling, actions, audit, and its reads. */

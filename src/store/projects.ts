@@ -1,16 +1,7 @@
 import type { Queryable } from './db.ts';
+import type { ProjectRow } from '../domain/entities.ts';
 import type { ProjectSettings } from '../domain/project.ts';
 
-export interface ProjectRow {
-  id: string;
-  merchant_id: string;
-  name: string;
-  mode: 'test' | 'live';
-  webhook_url: string | null;
-  settings: Partial<ProjectSettings>;
-  clock_offset_ms: number;
-  created: Date;
-}
 
 /** Every change to a project or its keys is announced here, so processes drop their cached keys (services/key-cache.ts). */
 export const PROJECTS_CHANNEL = 'tender_projects';

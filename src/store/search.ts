@@ -1,8 +1,9 @@
 import type { Queryable } from './db.ts';
-import { ACTING_KINDS, type OrderRow } from './orders.ts';
+import { ACTING_KINDS } from './orders.ts';
 import type { SearchAfter, SortSpec } from '../domain/sort.ts';
 import { keysetCondition } from '../domain/sort.ts';
-import { EXPONENTS_NOT_2 } from '../domain/money.ts';
+import { EXPONENTS_NOT_2 } from '../domain/currency.ts';
+import type { OrderRow } from '../domain/entities.ts';
 
 /**
  * The SQL of order search and reports. `where` is a compiled query (src/domain/query.ts) over
@@ -91,7 +92,7 @@ export type ReportRow = Record<string, string | null> & {
 export const exponentSql = (col: string) =>
   `CASE ${col} ${EXPONENTS_NOT_2.map(([code, digits]) => `WHEN '${code}' THEN ${digits}`).join(' ')} ELSE 2 END`;
 
-/** Minor units as a decimal in the currency's exponent, as domain/money.ts formatMinor writes them. */
+/** Minor units as a decimal in the currency's exponent, as domain/currency.ts formatMinor writes them. */
 export const decimalsSql = (amount: string, e: string) =>
   `CASE WHEN ${e} = 0 THEN ${amount}::text ELSE CASE WHEN ${amount} < 0 THEN '-' ELSE '' END || (abs(${amount}) / (10 ^ ${e})::bigint)::text || '.' || lpad((abs(${amount}) % (10 ^ ${e})::bigint)::text, ${e}, '0') END`;
 

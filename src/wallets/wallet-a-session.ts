@@ -2,13 +2,14 @@ import type { Config } from '../config.ts';
 /**
  * wallet-a-pay merchant validation (the browser's onvalidatemerchant event): the rules of a
  * session request, the live call to the wallet provider over mutual TLS, and the offline
- * sandbox validator of test projects. No store here; services/wallets.ts wires it up.
+ * sandbox validator of test projects. No store here; services/wallet-keys.ts wires it up.
  * See docs/wallets.md.
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
 import { ApiError, invalid } from '../domain/errors.ts';
+import { merchantIdentifierOf } from '../domain/project.ts';
 
 /**
  * The wallet provider's documented merchant validation hosts (production pods, the China
@@ -60,8 +61,6 @@ export interface SessionRequest {
   initiativeContext: string;
 }
 
-/** The merchant identifier of a project: its id without hyphens. */
-export const merchantIdentifierOf = (projectId: string) => projectId.replace(/-/g, '');
 
 const DOMAIN = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 

@@ -12,8 +12,11 @@ import { launchBrowser, startShop, phonePage } from '../helpers/browser.ts';
 import { startTestService, validOrder, type TestService } from '../helpers/service.ts';
 import { makeSandboxChain } from '../../src/wallets/wallet-a-pki.ts';
 import { sealPaymentToken } from '../../src/wallets/wallet-a-token.ts';
-import { liveConnectors } from '../../src/acquirer/connector.ts';
 import { simulator } from '../../src/acquirer/simulator/index.ts';
+
+/** Live projects whose acquirer is the simulator, for as long as a test needs (the service asks through its liveConnector). */
+const simulatedLive = new Set<string>();
+const liveConnector = (project: { id: string }) => (simulatedLive.has(project.id) ? simulator : undefined);
 
 /**
  * A customer in a real browser (Debian's headless Chromium) pays with wallet-a-pay on the
@@ -64,6 +67,7 @@ before(async () => {
   providerHost = `localhost:${(provider.address() as AddressInfo).port}`;
 
   t = await startTestService({
+    liveConnector,
     config: { walletA: { validationHosts: [providerHost], timeoutMs: 10_000, caFile: join(dir, 'ca.crt'), rootCaFile: join(dir, 'roots.pem') } },
   });
   shop = await startShop();
@@ -195,7 +199,7 @@ test('a live order paid with a device: merchant validation over mutual TLS, the 
   seen.length = 0;
   const events: [string, any][] = [];
   const { page, cspErrors, pageErrors } = await phone();
-  liveConnectors.forProject = (project) => (project.id === live.project_id ? simulator : undefined);
+  simulatedLive.add(live.project_id);
   try {
     await page.route(`${LIVE_SHOP}/**`, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>Shop</title><h1>Thank you for your order</h1>' }));
     await page.exposeFunction('__walletA', (kind: string, value: unknown) => void events.push([kind, value]));
@@ -238,7 +242,7 @@ test('a live order paid with a device: merchant validation over mutual TLS, the 
     assert.equal(paid.transactions[0].payment_method_details.liability_shift, true);
     assert.deepEqual(cspErrors, []);
   } finally {
-    delete liveConnectors.forProject;
+    simulatedLive.delete(live.project_id);
     await page.context().close();
   }
 });

@@ -14,9 +14,13 @@ import { checkLedger } from '../../src/services/ledger-check.ts';
 import { findProject, updateProjectSettings } from '../../src/store/projects.ts';
 import { canonicalJson } from '../../src/http/idempotency.ts';
 import { lockKey } from '../../src/store/idempotency.ts';
-import { liveConnectors } from '../../src/acquirer/connector.ts';
 import { simulator } from '../../src/acquirer/simulator/index.ts';
+
+/** Live projects whose acquirer is the simulator, for as long as a test needs (the service asks through its liveConnector). */
+const simulatedLive = new Set<string>();
+const liveConnector = (project: { id: string }) => (simulatedLive.has(project.id) ? simulator : undefined);
 import { runDueJobs } from '../../src/jobs/worker.ts';
+import { jobTable } from '../../src/main.ts';
 import { pgliteDb, pgDb, type Db } from '../../src/store/db.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { createHash } from 'node:crypto';
@@ -24,7 +28,7 @@ import { moneyClient, eventually, expectError } from '../helpers/money.ts';
 
 let t: TestService;
 before(async () => {
-  t = await startTestService();
+  t = await startTestService({ liveConnector });
 });
 after(async () => t?.close());
 
@@ -90,7 +94,7 @@ test('settle (test projects) settles the order and the orders created from it; a
 
 test('live projects settle by the daily settlement job', async () => {
   const live = await t.newProject('live');
-  liveConnectors.forProject = (p) => (p.id === live.project_id ? simulator : undefined);
+  simulatedLive.add(live.project_id);
   try {
     const s = await payOrder(t, {}, { key: live.api_key });
     assert.equal(s.transactions[0].status, 'accepted');
@@ -101,13 +105,13 @@ test('live projects settle by the daily settlement job', async () => {
     assert.ok(runAt.getTime() > Date.now() && runAt.getTime() <= Date.now() + 86_400_000);
     // the day passes
     await t.db.query("UPDATE jobs SET run_at = now() WHERE kind = 'settlement' AND ref_id = $1", [live.project_id]);
-    await runDueJobs(t.svc.ctx, live.project_id);
+    await runDueJobs(t.svc.ctx, jobTable, live.project_id);
     await eventually(async () => assert.equal((await get(s.id, { key: live.api_key })).transactions[0].status, 'completed'));
     const [row] = await t.db.query('SELECT settled FROM transactions WHERE id = $1', [s.transactions[0].id]);
     assert.ok(row.settled);
     await ledgerSound(live.project_id);
   } finally {
-    liveConnectors.forProject = undefined;
+    simulatedLive.delete(live.project_id);
   }
 });
 
@@ -356,7 +360,7 @@ async function cliStore(): Promise<CliStore> {
      VALUES ($1, $2, $3, 'accepted', 'credit-card', 'EUR', 1000, 'credit', 'PT30M', now(), now())`,
     [txnId, projectId, orderId],
   );
-  const { onAuthorized } = await import('../../src/services/money.ts');
+  const { onAuthorized } = await import('../../src/services/operations.ts');
   await db.tx(async (q) => {
     const [txn] = await q.query('SELECT * FROM transactions WHERE id = $1', [txnId]);
     const [project] = await q.query('SELECT * FROM projects WHERE id = $1', [projectId]);

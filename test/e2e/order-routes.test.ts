@@ -206,7 +206,7 @@ test('DELETE cancels an order without a transaction', async () => {
 test('DELETE cancels an order whose transaction is pending', async () => {
   const o = (await t.api('POST', '/v1/orders/', cardOrder())).body;
   const txn = (await orders.findTransaction(t.db, t.project.project_id, o.id, o.transactions[0].id))!;
-  await t.db.tx((q) => moveTransaction(q, txn, 'pending', new Date()));
+  await t.db.tx((q) => moveTransaction(t.svc.ctx, q, txn, 'pending', new Date()));
   const res = await t.api('DELETE', `/v1/orders/${o.id}/`);
   assert.equal(res.status, 200, res.text);
   assert.equal(res.body.status, 'cancelled');
@@ -217,7 +217,7 @@ for (const status of ['processing', 'accepted', 'declined', 'expired'] as const)
   test(`DELETE an order whose transaction is ${status} -> 409 CanNotCancelTransaction`, async () => {
     const o = (await t.api('POST', '/v1/orders/', cardOrder())).body;
     const txn = (await orders.findTransaction(t.db, t.project.project_id, o.id, o.transactions[0].id))!;
-    await t.db.tx((q) => moveTransaction(q, txn, status, new Date()));
+    await t.db.tx((q) => moveTransaction(t.svc.ctx, q, txn, status, new Date()));
     const before = (await t.api('GET', `/v1/orders/${o.id}/`)).body;
     const res = await t.api('DELETE', `/v1/orders/${o.id}/`);
     assert.equal(res.status, 409, res.text);

@@ -1,7 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, validOrder, cardOrder, type TestService } from '../helpers/service.ts';
-import { walletButtons } from '../../src/http/pay/render.ts';
 import { checkCardForm, normaliseExpiry } from '../../src/services/checkout.ts';
 import { findProject, updateProjectSettings } from '../../src/store/projects.ts';
 import { settingsOf } from '../../src/domain/project.ts';
@@ -111,9 +110,10 @@ test('language: customer.locale first, then Accept-Language, then English', asyn
 });
 
 test('methods are filtered by the order payment_methods and by currency', async () => {
-  // a stand-in for the wallet module's buttons
+  // a service whose pages offer stand-ins for the wallet buttons
   const fake = (method: 'wallet-a-pay' | 'wallet-b-pay') => ({ method, render: () => `<button type="button" class="fake">${method}</button>` });
-  walletButtons.push(fake('wallet-a-pay'), fake('wallet-b-pay'));
+  const main = t;
+  t = await startTestService({ walletButtons: [fake('wallet-a-pay'), fake('wallet-b-pay')] });
   try {
     const all = await get(`/pay/${(await newOrder()).id}/`);
     assert.deepEqual(methodsOf(all.html), ['credit-card', 'wallet-a-pay', 'wallet-b-pay']);
@@ -140,7 +140,8 @@ test('methods are filtered by the order payment_methods and by currency', async 
     assert.deepEqual(methodsOf(g.html), ['wallet-a-pay']);
     assert.ok(!hasCardForm(g.html));
   } finally {
-    walletButtons.splice(walletButtons.length - 2, 2);
+    await t.close();
+    t = main;
   }
 });
 

@@ -1,11 +1,11 @@
 // The CSV's transaction.amount_with_decimals is formatted by SQL (so PostgreSQL's COPY can write
-// it); it must equal domain/money.ts formatMinor for every payable currency and any amount.
+// it); it must equal domain/currency.ts formatMinor for every payable currency and any amount.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import cc from 'currency-codes';
 import { freshStore } from '../helpers/service.ts';
 import { decimalsSql, exponentSql } from '../../src/store/search.ts';
-import { formatMinor, isCurrency } from '../../src/domain/money.ts';
+import { formatMinor, isCurrency } from '../../src/domain/currency.ts';
 
 test('amount_with_decimals in SQL equals formatMinor for every payable currency', async () => {
   const store = await freshStore();

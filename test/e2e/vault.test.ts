@@ -6,7 +6,8 @@ import { startTestService, type TestService } from '../helpers/service.ts';
 import { createCardOrder, followBrowser, futureExpiry, randomPan, startPayment, vault } from '../helpers/cards.ts';
 import { commands } from '../../src/cli/commands.ts';
 import { dataKeyFor } from '../../src/services/crypto-envelope.ts';
-import { findVaultCard, openCard } from '../../src/services/vault.ts';
+import { openCard } from '../../src/services/vault.ts';
+import { findVaultCard } from '../../src/store/vault.ts';
 
 // Every log line of the service, at level info, to prove no PAN reaches them.
 const logs: string[] = [];

@@ -8,8 +8,11 @@ import { walletOrder as walletOrderOf, hostedPage, deviceConfig } from '../helpe
 import { startTestService, validOrder, request, type TestService } from '../helpers/service.ts';
 import { makeSandboxChain, type SandboxChain } from '../../src/wallets/wallet-a-pki.ts';
 import { sealPaymentToken } from '../../src/wallets/wallet-a-token.ts';
-import { liveConnectors } from '../../src/acquirer/connector.ts';
 import { simulator } from '../../src/acquirer/simulator/index.ts';
+
+/** Live projects whose acquirer is the simulator, for as long as a test needs (the service asks through its liveConnector). */
+const simulatedLive = new Set<string>();
+const liveConnector = (project: { id: string }) => (simulatedLive.has(project.id) ? simulator : undefined);
 
 /**
  * wallet-a-pay payments over HTTP: the payment processing key, the pay step with tokens sealed
@@ -31,7 +34,7 @@ before(async () => {
   const prodFile = join(dir, 'roots.pem');
   writeFileSync(testFile, testChain.root);
   writeFileSync(prodFile, prodChain.root);
-  t = await startTestService({ config: { walletA: { validationHosts: [], timeoutMs: 2000, rootCaFile: prodFile, testRootCaFile: testFile } } });
+  t = await startTestService({ liveConnector, config: { walletA: { validationHosts: [], timeoutMs: 2000, rootCaFile: prodFile, testRootCaFile: testFile } } });
 });
 after(async () => {
   await t?.close();
@@ -257,13 +260,13 @@ describe('pay step', () => {
     const live = await t.newProject('live');
     const o = await walletOrder(live.api_key);
     assertRefused(await pay(o.order.id, o.txn.id, { paymentToken: await sealed({ key: live.api_key }), setupToken: o.setupToken }), 'untrusted_certificate');
-    liveConnectors.forProject = (project) => (project.id === live.project_id ? simulator : undefined);
+    simulatedLive.add(live.project_id);
     try {
       const res = await pay(o.order.id, o.txn.id, { paymentToken: await sealed({ key: live.api_key, chain: prodChain }), setupToken: o.setupToken });
       assert.equal(res.status, 200, res.text);
       assert.equal(res.body.is_successful, true);
     } finally {
-      delete liveConnectors.forProject;
+      simulatedLive.delete(live.project_id);
     }
     const testOrder = await walletOrder();
     assert.equal((await pay(testOrder.order.id, testOrder.txn.id, { paymentToken: await sealed({ chain: prodChain }), setupToken: testOrder.setupToken })).status, 200);
@@ -337,7 +340,7 @@ describe('hosted page', () => {
     const forged = await request(`${t.url}${cfg.pay_url}`, 'POST', { csrf: `${cfg.csrf.split('.')[0]}.${'A'.repeat(43)}`, paymentToken: token });
     assert.equal(forged.status, 403);
     assert.equal((await t.api('GET', `/v1/orders/${o.body.id}/`, undefined, { key: live.api_key })).body.transactions.length, 0, 'nothing started');
-    liveConnectors.forProject = (project) => (project.id === live.project_id ? simulator : undefined);
+    simulatedLive.add(live.project_id);
     try {
       const res = await request(`${t.url}${cfg.pay_url}`, 'POST', { csrf: cfg.csrf, paymentToken: token, browser_info_java_enabled: false });
       assert.equal(res.status, 200, res.text);
@@ -346,7 +349,7 @@ describe('hosted page', () => {
       assert.equal(paid.status, 'completed');
       assert.equal(paid.transactions[0].id, res.body.transaction_id);
     } finally {
-      delete liveConnectors.forProject;
+      simulatedLive.delete(live.project_id);
     }
   });
 

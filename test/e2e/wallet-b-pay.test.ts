@@ -5,8 +5,11 @@ import { validOrder, request, basic, type TestService } from '../helpers/service
 import { BROWSER, prodRoot, startWalletBService, walletBClient } from '../helpers/wallet-b.ts';
 import { findProject, updateProjectSettings } from '../../src/store/projects.ts';
 import { settingsOf } from '../../src/domain/project.ts';
-import { liveConnectors } from '../../src/acquirer/connector.ts';
 import { simulator } from '../../src/acquirer/simulator/index.ts';
+
+/** Live projects whose acquirer is the simulator, for as long as a test needs (the service asks through its liveConnector). */
+const simulatedLive = new Set<string>();
+const liveConnector = (project: { id: string }) => (simulatedLive.has(project.id) ? simulator : undefined);
 
 /**
  * wallet-b-pay payments over HTTP: the pay step with tokens from the token service and by the
@@ -16,7 +19,7 @@ import { simulator } from '../../src/acquirer/simulator/index.ts';
 
 let t: TestService;
 before(async () => {
-  t = await startWalletBService();
+  t = await startWalletBService({ liveConnector });
 });
 after(async () => t?.close());
 
@@ -222,7 +225,7 @@ describe('hosted page', () => {
     assert.equal(forged.status, 403);
     assert.equal((await t.api('GET', `/v1/orders/${o.body.id}/`, undefined, { key: live.api_key })).body.transactions.length, 0, 'nothing started');
 
-    liveConnectors.forProject = (project) => (project.id === live.project_id ? simulator : undefined);
+    simulatedLive.add(live.project_id);
     try {
       const res = await request(`${t.url}${cfg.pay_url}`, 'POST', { csrf: cfg.csrf, walletBPayMessage: token, ...BROWSER });
       assert.equal(res.status, 200, res.text);
@@ -233,7 +236,7 @@ describe('hosted page', () => {
       assert.equal(paid.transactions[0].payment_method, 'wallet-b-pay');
       assert.equal(paid.transactions[0].id, res.body.transaction_id);
     } finally {
-      delete liveConnectors.forProject;
+      simulatedLive.delete(live.project_id);
     }
   });
 });

@@ -222,7 +222,7 @@ test("deliveries of one order go out in order: a later one waits while an earlie
   const id = o.body.id;
   const project = (await findProject(t.db, p.project_id))!;
   for (const status of ['processing', 'completed'] as const) {
-    await t.db.tx(async (q) => setOrderStatus(q, (await findOrder(q, p.project_id, id, true))!, status, nowFor(project)));
+    await t.db.tx(async (q) => setOrderStatus(t.svc.ctx, q, (await findOrder(q, p.project_id, id, true))!, status, nowFor(project)));
   }
   const resent = await t.api('POST', `/v1/orders/${id}/webhooks/resend/`, undefined, as(p));
   assert.equal(resent.status, 202, resent.text);

@@ -7,7 +7,7 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import { pgDb, pgliteDb, type Db } from '../../src/store/db.ts';
 import { migrate } from '../../src/store/migrate.ts';
-import { startService, type Service } from '../../src/main.ts';
+import { startService, type Service, type StartOptions } from '../../src/main.ts';
 import { createProject } from '../../src/services/tenancy.ts';
 import type pino from 'pino';
 
@@ -81,7 +81,15 @@ export async function request<T = any>(url: string, method: string, body?: unkno
 
 /** Starts the whole service on a random port with its own store and a test project. */
 export async function startTestService(
-  opts: { config?: Partial<Config>; env?: Record<string, string>; logStream?: pino.DestinationStream; pool?: { size?: number; reportSize?: number } } = {},
+  opts: {
+    config?: Partial<Config>;
+    env?: Record<string, string>;
+    logStream?: pino.DestinationStream;
+    pool?: { size?: number; reportSize?: number };
+    /** handed to the service as they are: the live acquirer, the pages' wallet buttons */
+    liveConnector?: StartOptions['liveConnector'];
+    walletButtons?: StartOptions['walletButtons'];
+  } = {},
 ): Promise<TestService> {
   const store = await freshStore(opts.pool);
   const dataDir = mkdtempSync(join(tmpdir(), 'tender-test-'));
@@ -90,7 +98,7 @@ export async function startTestService(
     { port: 0, masterKey: randomBytes(32).toString('hex'), ...opts.config },
   );
   const log = createLogger(opts.logStream ? 'info' : config.logLevel, opts.logStream);
-  const svc = await startService({ config, db: store.db, log });
+  const svc = await startService({ config, db: store.db, log, liveConnector: opts.liveConnector, walletButtons: opts.walletButtons });
   const project = await createProject(svc.ctx, { name: 'Test shop', mode: 'test' });
   const api: TestService['api'] = (method, path, body, o = {}) => {
     const key = o.key === undefined ? project.api_key : o.key;

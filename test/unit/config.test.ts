@@ -1,8 +1,29 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadConfig } from '../../src/config.ts';
+import { checkSettings, ConfigError, loadConfig } from '../../src/config.ts';
 
 test('database pools: 10 connections for queries and 2 apart for CSV reports, each set from the environment', () => {
   assert.deepEqual(loadConfig({}).databasePool, { size: 10, reportSize: 2 });
   assert.deepEqual(loadConfig({ DATABASE_POOL_SIZE: '25', REPORT_CONNECTIONS: '4' }).databasePool, { size: 25, reportSize: 4 });
+});
+
+test('a bad setting stops loading with a message naming it and what it accepts', () => {
+  assert.throws(
+    () => loadConfig({ WEBHOOK_MAX_ATTEMPTS: 'abc' }),
+    (err: any) => err instanceof ConfigError && /WEBHOOK_MAX_ATTEMPTS="abc": expected a whole number, 1 or more/.test(err.message),
+  );
+});
+
+test('every bad setting is named, each once', () => {
+  const problems = checkSettings({ PORT: '80x', TENDER_SURFACES: 'api,shop', LOG_LEVEL: 'loud', CAPTURE_WINDOW: '5 days', WEBHOOK_MAX_ATTEMPTS: '0', PUBLIC_BASE_URL: 'pay.example' });
+  assert.deepEqual(problems.map((p) => p.split('=')[0]).sort(), ['CAPTURE_WINDOW', 'LOG_LEVEL', 'PORT', 'PUBLIC_BASE_URL', 'TENDER_SURFACES', 'WEBHOOK_MAX_ATTEMPTS']);
+  assert.match(problems.find((p) => p.startsWith('TENDER_SURFACES'))!, /api, vault, wallet-b-token, portal/);
+});
+
+test('good and empty settings load: empty means the default', () => {
+  const c = loadConfig({ WEBHOOK_MAX_ATTEMPTS: '3', TENDER_SURFACES: 'vault, api', PORT: '', CAPTURE_WINDOW: 'P7D' });
+  assert.equal(c.webhook.maxAttempts, 3);
+  assert.deepEqual(c.surfaces, ['api', 'vault']);
+  assert.equal(c.port, 8080);
+  assert.equal(c.captureWindow, 'P7D');
 });

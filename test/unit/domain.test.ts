@@ -1,7 +1,7 @@
 // Pure rules of src/domain: money, durations, state machines, customer rules.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { currencyExponent, feeFor, formatMinor, isCurrency, isValidAmount } from '../../src/domain/money.ts';
+import { currencyExponent, feeFor, formatMinor, isCurrency, isValidAmount } from '../../src/domain/currency.ts';
 import { addDuration, durationMs, isPositiveDuration, parseDuration } from '../../src/domain/duration.ts';
 import {
   canMove,

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 // Error mapping (src/http/errors.ts): every failure becomes the error body of docs/design.md "Errors"; a 500 never
 // carries internals such as the message or stack of the underlying error.
@@ -8,6 +9,7 @@ import { ApiError, ERROR_STATUS, invalid, notFound } from '../../src/domain/erro
 import { fieldOf, toApiError } from '../../src/http/errors.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { loadConfig } from '../../src/config.ts';
+import { buildContext } from '../../src/main.ts';
 import { createLogger } from '../../src/log.ts';
 import type { Db } from '../../src/store/db.ts';
 
@@ -107,8 +109,8 @@ const stubDb = {
   close: async () => {},
 } as unknown as Db;
 
-const config = loadConfig({ LOG_LEVEL: 'error' }, { port: 0 });
-const app = await buildApp({ db: stubDb, config, log: createLogger('error', logStream) });
+const config = loadConfig({ LOG_LEVEL: 'error' }, { port: 0, masterKey: randomBytes(32).toString('hex') });
+const app = await buildApp(buildContext({ db: stubDb, config, log: createLogger('error', logStream) }), { authenticated: [], test: [], public: [], vault: [], 'wallet-b-token': [], portal: [] });
 app.get('/boom', async () => {
   throw new Error('secret internals at /srv/tender/src/x.ts:12');
 });

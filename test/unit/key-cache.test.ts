@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KeyCache } from '../../src/services/key-cache.ts';
-import type { ProjectRow } from '../../src/store/projects.ts';
+import type { ProjectRow } from '../../src/domain/entities.ts';
 
 const project = (name = 'Shop'): ProjectRow => ({
   id: 'p1', merchant_id: 'm1', name, mode: 'test', webhook_url: null, settings: { wallet_b_clock: undefined }, clock_offset_ms: 0, created: new Date(0),

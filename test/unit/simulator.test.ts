@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { detectBrands, eciFor, expiryEnd, isExpired, liabilityShift, luhnValid, truncatePan } from '../../src/domain/card.ts';
 import { decideAuthentication, decideAuthorization, decideChallenge, decideInquiry } from '../../src/acquirer/simulator/index.ts';
 import { TEST_CARDS, testCard } from '../../src/acquirer/simulator/cards.ts';
-import { authenticationFailed } from '../../src/acquirer/connector.ts';
+import { authenticationFailed } from '../../src/services/connectors.ts';
 import { open, seal } from '../../src/services/crypto-envelope.ts';
 import { returnUrlFor } from '../../src/services/payments.ts';
 import { loadConfig } from '../../src/config.ts';

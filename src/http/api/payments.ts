@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
-import type { KeyedCtx } from '../../services/crypto-envelope.ts';
 import { authenticate } from '../../services/payments.ts';
 import { ErrorBody, TransactionParams, Uuid } from '../../domain/schemas/common.ts';
 import { BasicAuth } from '../auth.ts';
@@ -30,6 +29,6 @@ export const paymentRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app
         response: { 200: Type.Object({ redirect_url: Type.String({ format: 'uri' }) }), ...errors },
       },
     },
-    async (req) => authenticate(ctx as KeyedCtx, req.project, req.params.order_id, req.params.transaction_id, req.body),
+    async (req) => authenticate(ctx, req.project, req.params.order_id, req.params.transaction_id, req.body),
   );
 };

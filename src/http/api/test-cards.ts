@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
-import { CHALLENGE_CODE, TEST_CARDS } from '../../acquirer/simulator/cards.ts';
+import { challengeCode, testCards } from '../../services/sandbox.ts';
 import { liabilityShift } from '../../domain/card.ts';
 import { ErrorBody } from '../../domain/schemas/common.ts';
 import { BasicAuth } from '../auth.ts';
@@ -31,12 +31,12 @@ export const testCardRoutes = (_ctx: Ctx): FastifyPluginAsyncTypebox => async (a
       },
     },
     async () => ({
-      cards: TEST_CARDS.map((c) => ({
+      cards: testCards().map((c) => ({
         pan: c.pan,
         brand: c.brands[0],
         brands: c.brands,
         three_ds: c.three_ds,
-        ...(c.three_ds === 'C' ? { challenge_code: CHALLENGE_CODE } : {}),
+        ...(c.three_ds === 'C' ? { challenge_code: challengeCode() } : {}),
         result: c.result,
         ...(c.reason ? { reason: c.reason } : {}),
         liability_shift: c.three_ds === 'C' ? true : liabilityShift(c.three_ds),

@@ -6,8 +6,7 @@ import { nowFor } from '../../services/context.ts';
 import { Duration, ErrorBody } from '../../domain/schemas/common.ts';
 import { ApiError, invalid } from '../../domain/errors.ts';
 import { durationMs, isPositiveDuration } from '../../domain/duration.ts';
-import { advanceClock } from '../../store/projects.ts';
-import { settleDueJobs } from '../../jobs/worker.ts';
+import { advanceTestClock } from '../../services/tenancy.ts';
 import { BasicAuth } from '../auth.ts';
 
 export async function requireTestProject(req: FastifyRequest) {
@@ -32,10 +31,9 @@ export const testRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) =
       const advance = req.body?.advance;
       if (advance !== undefined) {
         if (!isPositiveDuration(advance)) throw invalid('advance', 'advance must be a positive ISO 8601 duration');
-        req.project.clock_offset_ms = await advanceClock(ctx.db, req.project.id, durationMs(advance));
-        ctx.keyCache?.clear();
+        req.project.clock_offset_ms = await advanceTestClock(ctx, req.project.id, durationMs(advance));
       }
-      const jobs_run = await settleDueJobs(ctx, req.project.id);
+      const jobs_run = await ctx.dueWork.settle(req.project.id);
       return { clock: nowFor(req.project).toISOString().replace('Z', '+00:00'), offset_ms: req.project.clock_offset_ms, jobs_run };
     },
   );

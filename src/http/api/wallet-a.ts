@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
-import type { KeyedCtx } from '../../services/crypto-envelope.ts';
-import { createSession, setMerchantIdentity } from '../../services/wallets.ts';
+import { createSession, setMerchantIdentity } from '../../services/wallet-keys.ts';
 import { importProcessingKey, paymentProcessing } from '../../services/wallet-a-pay.ts';
 import { ErrorBody } from '../../domain/schemas/common.ts';
 import { BasicAuth } from '../auth.ts';
@@ -40,7 +39,6 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 502: ErrorBody,
 
 /** wallet-a-pay: merchant validation sessions, and the merchant identity live validation presents. */
 export const walletARoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
-  const kctx = ctx as KeyedCtx;
   const tags = ['wallet-a-pay'];
   app.post(
     '/v1/wallet-a-pay/sessions/',
@@ -56,7 +54,7 @@ export const walletARoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app
         response: { 200: Type.Object({ sessionData: Type.Unknown() }), ...errors },
       },
     },
-    async (req) => createSession(kctx, req.project, req.body),
+    async (req) => createSession(ctx, req.project, req.body),
   );
   app.put(
     '/v1/wallet-a-pay/merchant-identity/',
@@ -72,7 +70,7 @@ export const walletARoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app
         },
       },
     },
-    async (req) => setMerchantIdentity(kctx, req.project, req.body),
+    async (req) => setMerchantIdentity(ctx, req.project, req.body),
   );
   app.get(
     '/v1/wallet-a-pay/payment-processing/',
@@ -85,7 +83,7 @@ export const walletARoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app
         response: { 200: ProcessingAnswer, ...errors },
       },
     },
-    async (req) => paymentProcessing(kctx, req.project),
+    async (req) => paymentProcessing(ctx, req.project),
   );
   app.put(
     '/v1/wallet-a-pay/payment-processing/',
@@ -98,6 +96,6 @@ export const walletARoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app
         response: { 200: ProcessingAnswer, ...errors },
       },
     },
-    async (req) => importProcessingKey(kctx, req.project, req.body),
+    async (req) => importProcessingKey(ctx, req.project, req.body),
   );
 };

@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
-import type { KeyedCtx } from '../../services/crypto-envelope.ts';
-import { configureRecipient, pinTokenClock, tokenizationParameters } from '../../services/wallets.ts';
+import { configureRecipient, pinTokenClock, tokenizationParameters } from '../../services/wallet-keys.ts';
 import { ErrorBody } from '../../domain/schemas/common.ts';
 import { BasicAuth } from '../auth.ts';
 
@@ -27,12 +26,11 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
 
 /** wallet-b-pay settings of the project: the tokenization parameters the token service decrypts for. */
 export const walletBRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
-  const kctx = ctx as KeyedCtx;
   const tags = ['wallet-b-pay'];
   app.get(
     '/v1/wallet-b-pay/tokenization/',
     { schema: { tags, summary: "The project's wallet-b-pay tokenization parameters", security: BasicAuth, response: { 200: Tokenization, ...errors } } },
-    async (req) => tokenizationParameters(kctx, req.project),
+    async (req) => tokenizationParameters(ctx, req.project),
   );
   app.put(
     '/v1/wallet-b-pay/tokenization/',
@@ -45,7 +43,7 @@ export const walletBRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app
         response: { 200: Tokenization, ...errors },
       },
     },
-    async (req) => configureRecipient(kctx, req.project, req.body),
+    async (req) => configureRecipient(ctx, req.project, req.body),
   );
 };
 

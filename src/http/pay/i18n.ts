@@ -1,4 +1,4 @@
-import { currencyExponent, formatMinor } from '../../domain/money.ts';
+import { currencyExponent, formatMinor } from '../../domain/currency.ts';
 
 /** Languages of the hosted pages. The first is the fallback. */
 export const LOCALES = ['en', 'nl'] as const;

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { isUuid } from '../../domain/ids.ts';
 import type { Ctx } from '../../services/context.ts';
 import { nowFor } from '../../services/context.ts';
 import { linkPage, linkUrl, orderFromLink, type LinkPage } from '../../services/links.ts';
@@ -51,7 +52,6 @@ const TEXT = {
   },
 } satisfies Record<Locale, unknown>;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ACTION = 'link-pay';
 const FAILED = new Set(['error', 'cancelled', 'expired']);
 
@@ -60,7 +60,7 @@ const statusPanel = (kind: string, icon: string, title: string, text: string) =>
 <h1>${esc(title)}</h1><p>${esc(text)}</p></section>`;
 
 export const linkPageRoutes = (ctx: Ctx): FastifyPluginAsync => async (app) => {
-  const key = csrfKey((ctx as Ctx & { masterKey: Buffer }).masterKey);
+  const key = csrfKey(ctx.masterKey);
   const csp = contentSecurityPolicy(STYLE_HASH);
 
   // Every answer of these routes, errors included, is a page with the hosted pages' headers.
@@ -77,7 +77,7 @@ export const linkPageRoutes = (ctx: Ctx): FastifyPluginAsync => async (app) => {
     return reply.code(status).type('text/html; charset=utf-8').send(layout({ locale: lang, t: STRINGS[lang], title, body }));
   };
   const langOf = (req: FastifyRequest) => pickLocale(undefined, req.headers['accept-language']);
-  const load = (id: string) => (UUID.test(id) ? linkPage(ctx, id.toLowerCase()) : Promise.resolve(undefined));
+  const load = (id: string) => (isUuid(id) ? linkPage(ctx, id.toLowerCase()) : Promise.resolve(undefined));
   const missing = (reply: FastifyReply, lang: Locale) => {
     const t = TEXT[lang];
     return send(reply, lang, 404, t.missing_title, `<section class="panel status"><h1>${esc(t.missing_title)}</h1><p>${esc(t.missing_text)}</p></section>`);

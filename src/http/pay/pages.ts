@@ -12,10 +12,9 @@ import {
   transactionOf,
   type CardCheck,
   type Checkout,
-  type PayCtx,
 } from '../../services/checkout.ts';
 import { STRINGS, formatAmount, fromAcceptLanguage, pickLocale, type Locale, type Strings } from './i18n.ts';
-import { cardForm, cardPanel, layout, messagePage, methodsBlock, renderWallets, statusBlock, summaryBlock, STYLE_HASH } from './render.ts';
+import { cardForm, cardPanel, layout, messagePage, methodsBlock, renderWallets, statusBlock, summaryBlock, STYLE_HASH, type WalletButton } from './render.ts';
 import { checkCardTesting, recordCardAttempt } from '../../services/throttle.ts';
 import { checkCsrf, contentSecurityPolicy, csrfKey, issueCsrf, originAllowed, originsOf, setPageHeaders, type CspExtras, type CsrfScope } from './security.ts';
 import { pageErrorStatus } from '../errors.ts';
@@ -50,8 +49,9 @@ const paths = {
   threeDs: (t: string) => `/pay/3ds/${t}/`,
 };
 
-export const payPages = (ctx: Ctx) => async (app: FastifyInstance) => {
-  const key = csrfKey((ctx as PayCtx).masterKey);
+/** The hosted order pages; `buttons` are the wallets they offer (listed in main.ts). */
+export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: FastifyInstance) => {
+  const key = csrfKey((ctx).masterKey);
   const baseCsp = contentSecurityPolicy(STYLE_HASH);
 
   // Every answer of these routes, errors included, carries the page headers.
@@ -142,11 +142,11 @@ export const payPages = (ctx: Ctx) => async (app: FastifyInstance) => {
     } else if (txn) {
       // a wallet transaction waiting for its wallet: only that wallet's buttons
       const method = txn.payment_method as Checkout['methods'][number];
-      const wallets = renderWallets({ checkout: c, transaction: txn, locale, t, csrf }, [method]);
+      const wallets = renderWallets(buttons, { checkout: c, transaction: txn, locale, t, csrf }, [method]);
       extras = merge(extras, wallets.csp);
       body = methodsBlock(t, [method], wallets.html);
     } else {
-      const wallets = renderWallets({ checkout: c, locale, t, csrf }, c.methods);
+      const wallets = renderWallets(buttons, { checkout: c, locale, t, csrf }, c.methods);
       extras = merge(extras, wallets.csp);
       const shown = c.methods.filter((m) => m === 'credit-card' || wallets.html[m]);
       if (shown.length === 1 && shown[0] === 'credit-card') {
@@ -176,7 +176,7 @@ export const payPages = (ctx: Ctx) => async (app: FastifyInstance) => {
     try {
       // card testing: too many declines from this client or through this order's payment link
       await checkCardTesting(ctx, c.project, { address: req.ip, linkId: c.order.payment_link_id });
-      const { redirect_url, transaction_id } = await payByCard(ctx as PayCtx, c, check.card, transactionId);
+      const { redirect_url, transaction_id } = await payByCard(ctx, c, check.card, transactionId);
       await recordCardAttempt(ctx, c.project, { transactionId: transaction_id, linkId: c.order.payment_link_id, address: req.ip });
       return reply.code(303).header('Location', redirect_url).send();
     } catch (err) {

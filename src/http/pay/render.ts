@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { PaymentMethod } from '../../domain/project.ts';
-import type { TransactionRow } from '../../store/orders.ts';
 import type { CardField, Checkout, Outcome } from '../../services/checkout.ts';
 import type { Locale, Strings } from './i18n.ts';
 import type { CspExtras } from './security.ts';
+import type { TransactionRow } from '../../domain/entities.ts';
 
 /**
  * HTML of the hosted pages. Server-rendered, no script, one inline stylesheet allowed by its
@@ -188,14 +188,8 @@ export interface WalletButton {
   csp?: CspExtras;
 }
 
-/**
- * Wallet buttons shown on the hosted pages. Wallet modules push a renderer here (from
- * src/http/routes.ts); the pages render no wallet themselves.
- */
-export const walletButtons: WalletButton[] = [];
-
-/** The rendered wallet buttons of a page, with the CSP sources they need. */
-export function renderWallets(slot: Omit<WalletSlot, 'method'>, methods: PaymentMethod[]): { html: Partial<Record<PaymentMethod, string>>; csp: CspExtras } {
+/** The rendered wallet buttons of a page, with the CSP sources they need; the pages render no wallet themselves. */
+export function renderWallets(walletButtons: WalletButton[], slot: Omit<WalletSlot, 'method'>, methods: PaymentMethod[]): { html: Partial<Record<PaymentMethod, string>>; csp: CspExtras } {
   const html: Partial<Record<PaymentMethod, string>> = {};
   const csp: CspExtras = {};
   for (const w of walletButtons) {

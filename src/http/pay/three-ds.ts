@@ -3,12 +3,11 @@ import type { FastifyReply } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
 import { nowFor } from '../../services/context.ts';
-import type { KeyedCtx } from '../../services/crypto-envelope.ts';
 import { completeAuthentication, loadThreeDs, returnUrlFor, threeDsUrl, type ThreeDsView } from '../../services/payments.ts';
 import { STRINGS, formatAmount, pickLocale, type Locale } from './i18n.ts';
-import type { OrderRow } from '../../store/orders.ts';
 import { Enum, Uuid } from '../../domain/schemas/common.ts';
 import { checkCsrf, csrfKey, issueCsrf, originAllowed, originsOf, setPageHeaders } from './security.ts';
+import type { OrderRow } from '../../domain/entities.ts';
 
 /**
  * The simulated 3-D Secure pages (the issuer's ACS of test cards), on the API host:
@@ -72,8 +71,7 @@ const notFoundPage = (reply: FastifyReply) =>
   sendPage(reply, 404, "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'", page('Not found', '<h1>This payment page does not exist</h1>'));
 
 export const threeDsRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
-  const kctx = ctx as KeyedCtx;
-  const key = csrfKey(kctx.masterKey);
+  const key = csrfKey(ctx.masterKey);
   const params = Type.Object({ transaction_id: Uuid() });
 
   /** After the payment: to the merchant (or our result page). */
@@ -83,13 +81,13 @@ export const threeDsRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app
   };
 
   app.get('/pay/3ds/:transaction_id/', { schema: { hide: true, params } }, async (req, reply) => {
-    const view = await loadThreeDs(kctx, req.params.transaction_id);
+    const view = await loadThreeDs(ctx, req.params.transaction_id);
     if (!view || !view.auth) return notFoundPage(reply);
     if (view.txn.status === 'pending' && view.auth.trans_status === 'C') {
       const token = issueCsrf(key, scope(view), nowFor(view.project));
       return sendPage(reply, 200, csp(ctx.config, view), challengePage(ctx.config, view, token, pickLocale(view.order.body?.customer?.locale, req.headers['accept-language'])));
     }
-    const order = view.txn.status === 'pending' ? await completeAuthentication(kctx, view, { kind: 'frictionless' }) : view.order;
+    const order = view.txn.status === 'pending' ? await completeAuthentication(ctx, view, { kind: 'frictionless' }) : view.order;
     return finish(reply, view, order, 302);
   });
 
@@ -103,13 +101,13 @@ export const threeDsRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app
       },
     },
     async (req, reply) => {
-      const view = await loadThreeDs(kctx, req.params.transaction_id);
+      const view = await loadThreeDs(ctx, req.params.transaction_id);
       if (!view || !view.auth) return notFoundPage(reply);
       const origin = req.headers.origin;
       if (!originAllowed(typeof origin === 'string' ? origin : undefined, ctx.config.publicBaseUrl) || !checkCsrf(key, scope(view), req.body.csrf, nowFor(view.project)))
         return sendPage(reply, 403, csp(ctx.config, view), page('Session expired', `<h1>This form has expired</h1><p><a href="${esc(threeDsUrl(ctx.config, view.txn.id))}">Start the verification again</a>.</p>`));
       const step = req.body.action === 'cancel' ? ({ kind: 'cancel' } as const) : ({ kind: 'challenge', answer: req.body.code ?? '' } as const);
-      const order = view.txn.status === 'pending' ? await completeAuthentication(kctx, view, step) : view.order;
+      const order = view.txn.status === 'pending' ? await completeAuthentication(ctx, view, step) : view.order;
       return finish(reply, view, order, 303);
     },
   );

@@ -1,13 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
-import type { KeyedCtx } from '../../services/crypto-envelope.ts';
 import { loadCheckout, type Checkout } from '../../services/checkout.ts';
 import { payOnPageWithWalletA, payWithWalletA } from '../../services/wallet-a-pay.ts';
-import { createSession } from '../../services/wallets.ts';
-import { merchantIdentifierOf } from '../../wallets/wallet-a-session.ts';
+import { createSession } from '../../services/wallet-keys.ts';
+import { merchantIdentifierOf } from '../../domain/project.ts';
 import { ApiError } from '../../domain/errors.ts';
-import { formatMinor } from '../../domain/money.ts';
+import { formatMinor } from '../../domain/currency.ts';
 import { settingsOf } from '../../domain/project.ts';
 import { ErrorBody, TransactionParams, Uuid } from '../../domain/schemas/common.ts';
 import type { WalletButton } from './render.ts';
@@ -79,8 +78,7 @@ export const walletAButton: WalletButton = {
 };
 
 export const walletAPayRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
-  const kctx = ctx as KeyedCtx;
-  const key = csrfKey(kctx.masterKey);
+  const key = csrfKey(ctx.masterKey);
   const guard = (origin: string | undefined, c: Checkout, csrf: string, transactionId?: string) => {
     if (!originAllowed(origin, ctx.config.publicBaseUrl) || !checkCsrf(key, { action: DEVICE, orderId: c.order.id, transactionId }, csrf, c.now)) {
       throw new ApiError('Forbidden', 'this page has expired: reload it and try again');
@@ -102,7 +100,7 @@ export const walletAPayRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (
         response: { 200: WalletPayAnswer, 400: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 503: ErrorBody },
       },
     },
-    async (req) => payWithWalletA(kctx, req.params.order_id, req.params.transaction_id, req.body),
+    async (req) => payWithWalletA(ctx, req.params.order_id, req.params.transaction_id, req.body),
   );
 
   app.get<{ Params: { order_id: string }; Querystring: { transaction_id?: string } }>('/pay/:order_id/wallet-a-pay/config/', { schema: { hide: true } }, async (req, reply) => {
@@ -114,7 +112,7 @@ export const walletAPayRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (
     const body = req.body as typeof SessionBody.static;
     const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-a-pay', body.transaction_id);
     guard(req.headers.origin, c, body.csrf, body.transaction_id);
-    const session = await createSession(kctx, c.project, {
+    const session = await createSession(ctx, c.project, {
       validationUrl: body.validationUrl,
       merchantIdentifier: merchantIdentifierOf(c.project.id),
       displayName: c.merchantName.slice(0, 64),
@@ -127,6 +125,6 @@ export const walletAPayRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (
     const { csrf, paymentToken, transaction_id, ...browser } = req.body as typeof DeviceBody.static;
     const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-a-pay', transaction_id);
     guard(req.headers.origin, c, csrf, transaction_id);
-    return reply.header('Cache-Control', 'no-store').send(await payOnPageWithWalletA(kctx, c, transaction_id, paymentToken, browser));
+    return reply.header('Cache-Control', 'no-store').send(await payOnPageWithWalletA(ctx, c, transaction_id, paymentToken, browser));
   });
 };

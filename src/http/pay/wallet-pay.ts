@@ -2,12 +2,11 @@ import { readFileSync } from 'node:fs';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
-import type { KeyedCtx } from '../../services/crypto-envelope.ts';
 import { loadCheckout, outcomeOf, transactionOf, type Checkout } from '../../services/checkout.ts';
 import { payOnPage, payWithWalletB, type WalletMethod } from '../../services/wallet-pay.ts';
-import { recipientKeys } from '../../services/wallets.ts';
+import { recipientKeys } from '../../services/wallet-keys.ts';
 import { ApiError, notFound } from '../../domain/errors.ts';
-import { formatMinor } from '../../domain/money.ts';
+import { formatMinor } from '../../domain/currency.ts';
 import { ErrorBody, TransactionParams, Uuid } from '../../domain/schemas/common.ts';
 import { checkCsrf, csrfKey, originAllowed } from './security.ts';
 
@@ -59,7 +58,7 @@ const DeviceBody = Type.Object(
 const SCRIPT = readFileSync(new URL('./assets/wallets.js', import.meta.url), 'utf8');
 
 /** The Payment Request method data of wallet-b-pay for an order (DIRECT tokenization to the project's key). */
-async function paymentRequestOf(ctx: KeyedCtx, c: Checkout) {
+async function paymentRequestOf(ctx: Ctx, c: Checkout) {
   const keys = await recipientKeys(ctx, c.project);
   const merchantId = keys.recipientId.startsWith('merchant:') ? keys.recipientId.slice('merchant:'.length) : undefined;
   const amount = formatMinor(c.order.amount, c.order.currency);
@@ -96,8 +95,7 @@ export function payable(c: Checkout | undefined, method: WalletMethod, transacti
 }
 
 export const walletPayRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
-  const kctx = ctx as KeyedCtx;
-  const key = csrfKey(kctx.masterKey);
+  const key = csrfKey(ctx.masterKey);
 
   app.post(
     '/pay/:order_id/select-payment-method/wallet-b-pay/:transaction_id/',
@@ -113,7 +111,7 @@ export const walletPayRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (a
         response: { 200: WalletPayAnswer, 400: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody },
       },
     },
-    async (req) => payWithWalletB(kctx, req.params.order_id, req.params.transaction_id, req.body),
+    async (req) => payWithWalletB(ctx, req.params.order_id, req.params.transaction_id, req.body),
   );
 
   app.get('/pay/assets/wallets.js', { schema: { hide: true } }, async (_req, reply) =>
@@ -129,7 +127,7 @@ export const walletPayRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (a
     { schema: { hide: true } },
     async (req, reply) => {
       const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-b-pay', req.query.transaction_id);
-      return reply.header('Cache-Control', 'no-store').send(await paymentRequestOf(kctx, c));
+      return reply.header('Cache-Control', 'no-store').send(await paymentRequestOf(ctx, c));
     },
   );
 
@@ -144,7 +142,7 @@ export const walletPayRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (a
       if (!originAllowed(req.headers.origin, ctx.config.publicBaseUrl) || !checkCsrf(key, scope, csrf, c.now)) {
         throw new ApiError('Forbidden', 'this page has expired: reload it and try again');
       }
-      const result = await payOnPage(kctx, c, transaction_id, walletBPayMessage, browser);
+      const result = await payOnPage(ctx, c, transaction_id, walletBPayMessage, browser);
       return reply.header('Cache-Control', 'no-store').send(result);
     },
   );

@@ -1,10 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Ctx } from '../../services/context.ts';
-import type { KeyedCtx } from '../../services/crypto-envelope.ts';
 import { loadCheckout, outcomeOf, transactionOf, type Checkout } from '../../services/checkout.ts';
 import { payOnPage, sandboxToken, walletTransaction, type SandboxAuthMethod, type WalletMethod } from '../../services/wallet-pay.ts';
 import { payOnPageWithWalletA, sandboxWalletAToken } from '../../services/wallet-a-pay.ts';
-import { TEST_CARDS } from '../../acquirer/simulator/cards.ts';
+import { testCards } from '../../services/sandbox.ts';
 import { missingBilling } from '../../domain/customer.ts';
 import { settingsOf } from '../../domain/project.ts';
 import { ApiError } from '../../domain/errors.ts';
@@ -67,7 +66,7 @@ interface SheetWallet {
   method: WalletMethod;
   /** the ways the device may hold the card; none to choose when it is always on the device */
   authMethods: SandboxAuthMethod[];
-  pay(ctx: KeyedCtx, c: Checkout, transactionId: string, card: SheetCard, authMethod: SandboxAuthMethod): Promise<{ redirect_url: string }>;
+  pay(ctx: Ctx, c: Checkout, transactionId: string, card: SheetCard, authMethod: SandboxAuthMethod): Promise<{ redirect_url: string }>;
 }
 
 const SHEET_WALLETS: SheetWallet[] = [
@@ -124,12 +123,11 @@ export const walletBButton: WalletButton = {
 };
 
 /** The sandbox cards on offer: the simulator's table (the late decline too: it shows the webhook path). */
-const SHEET_CARDS = TEST_CARDS.map((card) => ({ pan: card.pan, brand: card.brands.at(-1)!, description: card.description }));
+const SHEET_CARDS = testCards().map((card) => ({ pan: card.pan, brand: card.brands.at(-1)!, description: card.description }));
 const groupedPan = (pan: string) => pan.replace(/(.{4})/g, '$1 ').trim();
 
 export const walletSheetRoutes = (ctx: Ctx) => async (app: FastifyInstance) => {
-  const kctx = ctx as KeyedCtx;
-  const key = csrfKey(kctx.masterKey);
+  const key = csrfKey(ctx.masterKey);
   const localeOf = (req: FastifyRequest, c: Checkout) => pickLocale(c.order.body?.customer?.locale, req.headers['accept-language']);
 
   const send = (reply: FastifyReply, c: Checkout | undefined, status: number, html: string) => {
@@ -199,7 +197,7 @@ ${auths}<button type="submit">${esc(x.confirm(amount))}</button>
         return message(req, reply, 403, 'forbidden_title', 'form_expired', c);
       }
       try {
-        const txn = await walletTransaction(kctx, c, undefined, method);
+        const txn = await walletTransaction(ctx, c, undefined, method);
         return reply.code(303).header('Location', paths.sheet(c.order.id, method, txn.id)).send();
       } catch (err) {
         if (!(err instanceof ApiError) || err.status >= 500) throw err;
@@ -225,7 +223,7 @@ ${auths}<button type="submit">${esc(x.confirm(amount))}</button>
       const authMethod = wallet.authMethods.length < 2 ? wallet.authMethods[0] : wallet.authMethods.find((m) => m === body.auth_method);
       if (!card || !authMethod || !/^\d+$/.test(String(body.card))) return sheet(req, reply, c, txnId, 422, x.refused);
       try {
-        const result = await wallet.pay(kctx, c, txnId, card, authMethod);
+        const result = await wallet.pay(ctx, c, txnId, card, authMethod);
         return reply.code(303).header('Location', result.redirect_url).send();
       } catch (err) {
         if (!(err instanceof ApiError) || err.status >= 500) throw err;

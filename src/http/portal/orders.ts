@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../domain/errors.ts';
 import { parseMajorAmount } from '../../domain/portal.ts';
-import { formatMinor } from '../../domain/money.ts';
+import { formatMinor } from '../../domain/currency.ts';
 import { PAYMENT_METHODS } from '../../domain/project.ts';
 import { nowFor } from '../../services/context.ts';
 import { searchOrders } from '../../services/search.ts';

@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
-import type { KeyedCtx } from '../../services/crypto-envelope.ts';
-import { tokenize } from '../../services/wallets.ts';
+import { tokenize } from '../../services/wallet-keys.ts';
 import { ErrorBody, Uuid } from '../../domain/schemas/common.ts';
 import { limitAnonymous } from '../rate-limit.ts';
 import { throttleOf } from '../../services/throttle.ts';
@@ -39,7 +38,6 @@ const RefusedBody = Type.Object({
 });
 
 export const walletBTokenRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
-  const kctx = ctx as KeyedCtx;
   // anonymous callers: limited per client address, and per transaction once the body names it
   limitAnonymous(app, ctx, 'wallet-b-token');
   app.addHook('preHandler', async (req) => {
@@ -60,7 +58,7 @@ export const walletBTokenRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async
           response: { 200: TokenizeAnswer, 400: RefusedBody, 403: ErrorBody, 409: ErrorBody, 429: ErrorBody },
         },
       },
-      async (req) => tokenize(kctx, req.body, { test }),
+      async (req) => tokenize(ctx, req.body, { test }),
     );
   }
 };

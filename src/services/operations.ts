@@ -1,7 +1,6 @@
 import type { Queryable } from '../store/db.ts';
-import type { ProjectRow } from '../store/projects.ts';
+import type { Ctx } from './context.ts';
 import * as orders from '../store/orders.ts';
-import type { OrderKind, OrderRow, TransactionRow } from '../store/orders.ts';
 import * as ledger from '../store/ledger.ts';
 import { captureLegs, figures, holdLegs, type Direction, type FeeRule, type Leg } from '../domain/ledger.ts';
 import { settingsOf } from '../domain/project.ts';
@@ -9,9 +8,16 @@ import { addDuration } from '../domain/duration.ts';
 import { ApiError, notFound, type ErrorType } from '../domain/errors.ts';
 import type { TransactionStatus } from '../domain/status.ts';
 import { appendEvent, moveTransaction } from './transitions.ts';
-import { schedule } from '../jobs/queue.ts';
-import { connectorFor } from '../acquirer/connector.ts';
+import { schedule } from '../store/jobs.ts';
+import { connectorFor } from './connectors.ts';
 import { newId } from '../domain/ids.ts';
+import type { OrderKind, OrderRow, ProjectRow, TransactionRow } from '../domain/entities.ts';
+
+/*
+ * What the money operations on a paid order share (captures.ts, refunds.ts, chargebacks.ts):
+ * booking an authorization, locking the payment, asking the acquirer, creating the capture,
+ * void, refund, chargeback or reversal order, and the ledger journal of each.
+ */
 
 /** A transaction row with the columns migration 020 adds. */
 export type MoneyTransaction = TransactionRow & { authorized: Date | null; capture_before: Date | null };
@@ -40,7 +46,7 @@ export async function onAuthorized(q: Queryable, project: ProjectRow, txn: Trans
     capture_before: captureBefore,
     ...figureColumns(txn.currency, f),
   };
-  await orders.updateRow(q, 'transactions', txn.id, patch);
+  await orders.setAuthorization(q, txn.id, patch);
   Object.assign(txn, patch);
   await book(q, txn, txn, now, sale ? captureLegs(txn.amount, f.fee, false) : holdLegs(txn.amount));
   if (txn.capture_mode === 'delayed') await schedule(q, { project_id: project.id, kind: 'delayed_capture', ref_id: txn.id, run_at: captureBefore! });
@@ -105,8 +111,8 @@ export async function lockOrderPayment(q: Queryable, projectId: string, orderId:
  * locked so that no second request can ask for the same money. A refusal is the operation's
  * own error; no answer is a 502. Either way nothing is stored (the caller rolls back).
  */
-export async function askAcquirer(q: Queryable, project: ProjectRow, txn: TransactionRow, op: 'capture' | 'void' | 'refund', amount: number, now: Date, errorType: ErrorType) {
-  const connector = connectorFor(project);
+export async function askAcquirer(ctx: Pick<Ctx, 'connectors'>, q: Queryable, project: ProjectRow, txn: TransactionRow, op: 'capture' | 'void' | 'refund', amount: number, now: Date, errorType: ErrorType) {
+  const connector = connectorFor(ctx, project);
   const reference = (await ledger.acquirerReference(q, txn.id)) ?? undefined;
   let outcome;
   try {
@@ -138,7 +144,7 @@ export interface ChildSpec {
  * refund, chargeback, reversal): one transaction linked by of_transaction_id, moved from new
  * to its final status, which completes the order and writes its webhook outbox row.
  */
-export async function createChildOrder(q: Queryable, project: ProjectRow, parent: OrderRow, original: TransactionRow, spec: ChildSpec, now: Date) {
+export async function createChildOrder(ctx: Ctx, q: Queryable, project: ProjectRow, parent: OrderRow, original: TransactionRow, spec: ChildSpec, now: Date) {
   const b = parent.body ?? {};
   const order: OrderRow = {
     id: newId(),
@@ -192,7 +198,7 @@ export async function createChildOrder(q: Queryable, project: ProjectRow, parent
   };
   await orders.insertTransaction(q, txn);
   await appendEvent(q, txn, 'new', now, spec.source);
-  await moveTransaction(q, txn, spec.status, now, { source: spec.source });
+  await moveTransaction(ctx, q, txn, spec.status, now, { source: spec.source });
   return { order, txn };
 }
 

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { isValidAmount } from '../../domain/money.ts';
+import { isValidAmount } from '../../domain/currency.ts';
 import { ApiError } from '../../domain/errors.ts';
 import type { Ctx } from '../../services/context.ts';
 import { captureTransaction, voidTransaction } from '../../services/captures.ts';
@@ -49,7 +49,7 @@ function tolerateEmptyJson(app: Parameters<FastifyPluginAsyncTypebox>[0]) {
 }
 
 /** Captures, voids and refunds: each answers the new order that records the movement. */
-export const moneyRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
+export const operationRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
   tolerateEmptyJson(app);
   const tags = ['captures, voids and refunds'];
   const created = { 201: OrderView, ...errors };
@@ -129,7 +129,7 @@ export const moneyRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) 
 };
 
 /** Test projects simulate the issuer and the acquirer's settlement with these. */
-export const moneyTestRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
+export const operationTestRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
   tolerateEmptyJson(app);
   const tags = ['test'];
   const created = { 201: OrderView, ...errors };

@@ -1,6 +1,6 @@
 import type { Queryable } from './db.ts';
 
-/** Rows of migration 060_wallets.sql. Private keys are sealed; services/wallets.ts opens them. */
+/** Rows of migration 060_wallets.sql. Private keys are sealed; services/wallet-keys.ts opens them. */
 
 export type WalletBKeyKind = 'recipient' | 'sandbox_root';
 

@@ -1,29 +1,30 @@
 import { createPrivateKey, createPublicKey, hkdfSync, X509Certificate } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import type { Ctx } from './context.ts';
+import type { Ctx, ProjectCreatedHook } from './context.ts';
 import { nowFor } from './context.ts';
-import type { ProjectRow } from '../store/projects.ts';
 import { findProject, updateProjectSettings } from '../store/projects.ts';
 import * as orders from '../store/orders.ts';
-import * as store from '../store/wallets.ts';
+import * as store from '../store/wallet-keys.ts';
 import { ApiError, invalid } from '../domain/errors.ts';
-import { dataKeyFor, fingerprint, openField, sealField, sealedRecord, checkDataKey, type KeyedCtx } from './crypto-envelope.ts';
+import { dataKeyFor, fingerprint, openField, sealField, sealedRecord, checkDataKey } from './crypto-envelope.ts';
 import { storeCard } from './vault.ts';
+import { merchantIdentifierOf } from '../domain/project.ts';
 import { generateSandboxKeys, openToken, TokenError, type DecryptedPayment, type RootKey } from '../wallets/wallet-b-token.ts';
 import {
   checkSessionRequest,
-  merchantIdentifierOf,
   requestLiveSession,
   sandboxSession,
   walletAConfig,
   type MerchantIdentity,
   type SessionRequest,
 } from '../wallets/wallet-a-session.ts';
+import type { ProjectRow } from '../domain/entities.ts';
 
 /**
- * Wallet use cases: the project's wallet-b-pay keys, the token service (verify, decrypt,
- * vault) and wallet-a-pay merchant sessions. The pay step is in wallet-pay.ts beside this.
- * See docs/wallets.md.
+ * A project's wallet keys and what is built on them: the wallet-b-pay recipient and root keys,
+ * the token service (verify, decrypt, vault) and the wallet-a-pay merchant identity and sessions.
+ * The pay steps are in wallet-pay.ts and wallet-a-pay.ts beside this; the token cryptography in
+ * src/wallets/. See docs/wallets.md.
  */
 
 // ---- wallet-b-pay keys ---------------------------------------------------------------
@@ -37,7 +38,7 @@ export const RECIPIENT_ID = /^[A-Za-z0-9:._-]{1,100}$/;
 const SANDBOX_ROOT_EXPIRATION = '4102444800000';
 const VERSIONS = ['ECv1', 'ECv2', 'ECv2SigningOnly'] as const;
 
-async function insertKey(ctx: KeyedCtx, project: Pick<ProjectRow, 'id'>, kind: store.WalletBKeyKind, key: { privateKey: string; publicKey: string; recipientId?: string }, now: Date, replace = false) {
+async function insertKey(ctx: Ctx, project: Pick<ProjectRow, 'id'>, kind: store.WalletBKeyKind, key: { privateKey: string; publicKey: string; recipientId?: string }, now: Date, replace = false) {
   const row = { ...(await sealedRecord(ctx, project.id, `wallet-b/${kind}`, key.privateKey)), kind, recipient_id: key.recipientId ?? null, public_key: key.publicKey, created: now };
   await ctx.db.tx(async (q) => {
     if (replace) await store.retireKeys(q, project.id, kind, row.id, now);
@@ -50,7 +51,7 @@ async function insertKey(ctx: KeyedCtx, project: Pick<ProjectRow, 'id'>, kind: s
  * project the sandbox root key its wallet sheet signs with. Run at project creation and
  * again lazily (projects made before wallets existed, or a node that raced). Idempotent.
  */
-export async function ensureWalletKeys(ctx: KeyedCtx, projectId: string) {
+export async function ensureWalletKeys(ctx: Ctx, projectId: string) {
   const project = await findProject(ctx.db, projectId);
   if (!project) return;
   const now = nowFor(project);
@@ -65,17 +66,17 @@ export async function ensureWalletKeys(ctx: KeyedCtx, projectId: string) {
   }
 }
 
-/** For projectCreatedHooks: the context of a running service carries the master key. */
-export async function onProjectCreated(ctx: Ctx, projectId: string) {
-  if ((ctx as Partial<KeyedCtx>).masterKey) await ensureWalletKeys(ctx as KeyedCtx, projectId);
-}
+/** Project created hook: a new project gets its wallet keys at once. */
+export const makeWalletKeys: ProjectCreatedHook = async (ctx, projectId) => {
+  await ensureWalletKeys(ctx, projectId);
+};
 
 interface OpenedKey {
   row: store.WalletBKeyRow;
   privateKey: string;
 }
 
-async function keysOf(ctx: KeyedCtx, project: Pick<ProjectRow, 'id'>, kind: store.WalletBKeyKind): Promise<OpenedKey[]> {
+async function keysOf(ctx: Ctx, project: Pick<ProjectRow, 'id'>, kind: store.WalletBKeyKind): Promise<OpenedKey[]> {
   let rows = await store.activeKeys(ctx.db, project.id, kind);
   if (!rows.length) {
     await ensureWalletKeys(ctx, project.id);
@@ -96,14 +97,14 @@ export interface RecipientKeys {
   publicKey: string;
 }
 
-export async function recipientKeys(ctx: KeyedCtx, project: Pick<ProjectRow, 'id'>): Promise<RecipientKeys> {
+export async function recipientKeys(ctx: Ctx, project: Pick<ProjectRow, 'id'>): Promise<RecipientKeys> {
   const keys = await keysOf(ctx, project, 'recipient');
   if (!keys.length) throw new ApiError('ServerError', 'the project has no wallet-b-pay recipient key');
   return { recipientId: keys[0].row.recipient_id!, privateKeys: keys.map((k) => k.privateKey), publicKey: keys[0].row.public_key };
 }
 
 /** The sandbox root key of a test project: the private half signs, the public half is trusted. */
-export async function sandboxRootKey(ctx: KeyedCtx, project: ProjectRow): Promise<{ privateKey: string; publicKey: string }> {
+export async function sandboxRootKey(ctx: Ctx, project: ProjectRow): Promise<{ privateKey: string; publicKey: string }> {
   if (project.mode !== 'test') throw new ApiError('Forbidden', 'the sandbox wallet is available to test projects only');
   const [key] = await keysOf(ctx, project, 'sandbox_root');
   if (!key) throw new ApiError('ServerError', 'the project has no sandbox root key');
@@ -111,7 +112,7 @@ export async function sandboxRootKey(ctx: KeyedCtx, project: ProjectRow): Promis
 }
 
 /** What a merchant configures in wallet-b-pay's DIRECT tokenization. */
-export async function tokenizationParameters(ctx: KeyedCtx, project: ProjectRow) {
+export async function tokenizationParameters(ctx: Ctx, project: ProjectRow) {
   const keys = await recipientKeys(ctx, project);
   return {
     recipient_id: keys.recipientId,
@@ -138,7 +139,7 @@ function uncompressedPoint(pkcs8: string): string {
  * Sets the project's recipient id (such as the merchant id the wallet provider assigned) and,
  * optionally, imports its recipient private key (base64 PKCS#8), retiring the previous key.
  */
-export async function configureRecipient(ctx: KeyedCtx, project: ProjectRow, input: { recipient_id?: string; private_key?: string }) {
+export async function configureRecipient(ctx: Ctx, project: ProjectRow, input: { recipient_id?: string; private_key?: string }) {
   if (input.recipient_id !== undefined && !RECIPIENT_ID.test(input.recipient_id)) {
     throw invalid('recipient_id', 'recipient_id must be 1 to 100 letters, digits or : . _ -, such as merchant:<id>');
   }
@@ -178,7 +179,7 @@ export function readRootKeysFile(path: string | undefined): RootKey[] {
 export type RootKeySet = 'production' | 'test';
 
 /** The production set is the keys file; the test set is the test keys file plus the project's sandbox root key. */
-export async function rootKeysFor(ctx: KeyedCtx, project: ProjectRow, set: RootKeySet): Promise<RootKey[]> {
+export async function rootKeysFor(ctx: Ctx, project: ProjectRow, set: RootKeySet): Promise<RootKey[]> {
   if (set === 'production') return readRootKeysFile(ctx.config.walletBRootKeysFile);
   const { publicKey } = await sandboxRootKey(ctx, project);
   const sandbox = VERSIONS.map((protocolVersion) => ({ keyValue: publicKey, protocolVersion, keyExpiration: SANDBOX_ROOT_EXPIRATION }));
@@ -255,7 +256,7 @@ const cryptogramMac = (dk: Awaited<ReturnType<typeof dataKeyFor>>, cryptogram: s
  * answers the vault token with the cryptogram and ECI (empty for PAN_ONLY). Nothing is
  * stored unless every check passes.
  */
-export async function tokenize(ctx: KeyedCtx, input: TokenizeInput, opts: { test: boolean }): Promise<TokenizeResult> {
+export async function tokenize(ctx: Ctx, input: TokenizeInput, opts: { test: boolean }): Promise<TokenizeResult> {
   const txn = await orders.transactionById(ctx.db, input.transactionId);
   if (!txn || txn.setup_token !== input.setupToken) throw invalid('setupToken', `setupToken does not belong to transaction ${input.transactionId}`);
   const project = await findProject(ctx.db, txn.project_id);
@@ -306,7 +307,7 @@ export async function tokenize(ctx: KeyedCtx, input: TokenizeInput, opts: { test
 }
 
 /** Whether a cryptogram sent to the pay step is the one the token carried (when the token service vaulted the card). */
-export async function checkCryptogram(ctx: KeyedCtx, projectId: string, vaultToken: string, cryptogram: string) {
+export async function checkCryptogram(ctx: Ctx, projectId: string, vaultToken: string, cryptogram: string) {
   const record = await store.findToken(ctx.db, projectId, vaultToken);
   if (!record || !cryptogram) return; // the merchant's own decryption (no record), or PAN_ONLY processing
   if (record.auth_method === 'PAN_ONLY') throw invalid('cryptogram', 'cryptogram must be empty: the token of this vaultToken was PAN_ONLY');
@@ -320,7 +321,7 @@ export async function checkCryptogram(ctx: KeyedCtx, projectId: string, vaultTok
 const sandboxSigningKey = (master: Buffer) => Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), 'tender/wallet-a/sandbox-session/v1', 32));
 
 /** POST /v1/wallet-a-pay/sessions/: the merchant session for the browser's completeMerchantValidation. */
-export async function createSession(ctx: KeyedCtx, project: ProjectRow, input: SessionRequest): Promise<{ sessionData: unknown }> {
+export async function createSession(ctx: Ctx, project: ProjectRow, input: SessionRequest): Promise<{ sessionData: unknown }> {
   const cfg = walletAConfig(ctx.config.walletA);
   const url = checkSessionRequest(project.id, input, cfg.hosts);
   if (project.mode === 'test') return { sessionData: sandboxSession(input, nowFor(project), sandboxSigningKey(ctx.masterKey)) };
@@ -329,7 +330,7 @@ export async function createSession(ctx: KeyedCtx, project: ProjectRow, input: S
   return { sessionData: await requestLiveSession(url, input, identity, cfg) };
 }
 
-async function merchantIdentity(ctx: KeyedCtx, project: ProjectRow): Promise<MerchantIdentity | undefined> {
+async function merchantIdentity(ctx: Ctx, project: ProjectRow): Promise<MerchantIdentity | undefined> {
   const row = await store.findIdentity(ctx.db, project.id);
   if (!row) return undefined;
   const dk = await dataKeyFor(ctx, project.id);
@@ -338,7 +339,7 @@ async function merchantIdentity(ctx: KeyedCtx, project: ProjectRow): Promise<Mer
 }
 
 /** Stores the project's merchant identity (PEM certificate and its private key) for live validation. */
-export async function setMerchantIdentity(ctx: KeyedCtx, project: ProjectRow, input: { certificate: string; private_key: string }) {
+export async function setMerchantIdentity(ctx: Ctx, project: ProjectRow, input: { certificate: string; private_key: string }) {
   let cert: X509Certificate;
   try {
     cert = new X509Certificate(input.certificate);

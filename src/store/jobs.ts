@@ -1,14 +1,6 @@
-import type { Queryable } from '../store/db.ts';
+import type { Queryable } from './db.ts';
+import type { JobRow } from '../domain/entities.ts';
 
-export interface JobRow {
-  id: number;
-  project_id: string;
-  kind: string;
-  ref_id: string;
-  payload: Record<string, any>;
-  run_at: Date;
-  attempts: number;
-}
 
 /**
  * Schedules (or reschedules) the one job of a kind for a reference. run_at is in the
@@ -69,4 +61,9 @@ export async function finishJob(q: Queryable, job: JobRow) {
 
 export async function failJob(q: Queryable, job: JobRow, error: string, retryAt: Date) {
   await q.query('UPDATE jobs SET locked_until = NULL, last_error = $2, run_at = $3 WHERE id = $1', [job.id, error.slice(0, 1000), retryAt]);
+}
+
+/** Gives claimed jobs a lease of another length (their kind's). */
+export async function extendLeases(q: Queryable, ids: number[], leaseMs: number) {
+  await q.query("UPDATE jobs SET locked_until = now() + ($2 * interval '1 millisecond') WHERE id = ANY($1::bigint[])", [ids, leaseMs]);
 }

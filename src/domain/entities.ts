@@ -1,0 +1,101 @@
+import type { OrderStatus, TransactionStatus } from './status.ts';
+import type { ProjectSettings } from './project.ts';
+
+/**
+ * The entities of Tender as every layer names them: a row of their table, field for field
+ * (store/ reads and writes them; services, routes and pages take them from here).
+ */
+
+/** A merchant's project: its API key, settings and (test projects) clock. */
+export interface ProjectRow {
+  id: string;
+  merchant_id: string;
+  name: string;
+  mode: 'test' | 'live';
+  webhook_url: string | null;
+  settings: Partial<ProjectSettings>;
+  clock_offset_ms: number;
+  created: Date;
+}
+
+export type OrderKind = 'payment' | 'capture' | 'void' | 'refund' | 'chargeback' | 'reversal';
+
+/** An order: a payment, or an operation on one (capture, void, refund, chargeback, reversal). */
+export interface OrderRow {
+  id: string;
+  project_id: string;
+  merchant_id: string;
+  kind: OrderKind;
+  status: OrderStatus;
+  merchant_order_id: string | null;
+  description: string | null;
+  currency: string;
+  amount: number;
+  flags: string[];
+  customer_email: string | null;
+  merchant_customer_id: string | null;
+  related_order_id: string | null;
+  payment_link_id: string | null;
+  refunded_amount: number;
+  body: Record<string, any>;
+  created: Date;
+  modified: Date;
+  completed: Date | null;
+}
+
+/** A transaction of an order: one attempt to move its money with a payment method. */
+export interface TransactionRow {
+  id: string;
+  project_id: string;
+  order_id: string;
+  status: TransactionStatus;
+  payment_method: string | null;
+  payment_method_brand: string | null;
+  currency: string;
+  amount: number;
+  credit_debit: 'credit' | 'debit';
+  capture_mode: 'manual' | 'delayed' | null;
+  transaction_type: string | null;
+  expiration_period: string;
+  expires_at: Date | null;
+  is_capturable: boolean;
+  authorized_amount: number;
+  captured_amount: number;
+  voided_amount: number;
+  refunded_amount: number;
+  charged_back_amount: number;
+  reason: string | null;
+  of_transaction_id: string | null;
+  setup_token: string | null;
+  setup_token_used: Date | null;
+  details: Record<string, any>;
+  outcomes: Record<string, any> | null;
+  fee_currency: string | null;
+  fee_amount: number | null;
+  settlement_currency: string | null;
+  settlement_amount: number | null;
+  settled: Date | null;
+  created: Date;
+  modified: Date;
+}
+
+/** A line of a transaction's history. */
+export interface EventRow {
+  id: string;
+  transaction_id: string;
+  event: string;
+  source: string;
+  occurred: Date;
+  noticed: Date;
+}
+
+/** Due work: one job per kind and reference, run when due on the project's clock. */
+export interface JobRow {
+  id: number;
+  project_id: string;
+  kind: string;
+  ref_id: string;
+  payload: Record<string, any>;
+  run_at: Date;
+  attempts: number;
+}
