@@ -1,6 +1,6 @@
 import { registerJob } from './worker.ts';
 import { deliverOrderWebhooks, deliveryJobOptions } from '../services/webhook-delivery.ts';
-import { expireTransaction } from '../services/expiry.ts';
+import { expireOrder, expireTransaction } from '../services/expiry.ts';
 import { expirePaymentLink } from '../services/links.ts';
 import { lateDecline } from '../services/payments.ts';
 import { expireAuthorization, runDelayedCapture } from '../services/captures.ts';
@@ -10,6 +10,7 @@ import { runIdempotencyCleanup } from '../http/idempotency.ts';
 /** Every kind of due work, in one place. */
 export function registerJobHandlers() {
   registerJob('expire_transaction', (ctx, job) => expireTransaction(ctx, job.ref_id));
+  registerJob('expire_order', (ctx, job) => expireOrder(ctx, job.ref_id));
   registerJob('deliver_webhook', deliverOrderWebhooks, deliveryJobOptions);
   registerJob('expire_payment_link', (ctx, job) => expirePaymentLink(ctx, job.ref_id));
   registerJob('late_decline', (ctx, job) => lateDecline(ctx, job.ref_id));

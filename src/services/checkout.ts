@@ -4,7 +4,7 @@ import * as orders from '../store/orders.ts';
 import type { OrderRow, TransactionRow } from '../store/orders.ts';
 import { findProject, type ProjectRow } from '../store/projects.ts';
 import { activeMethods, methodAccepts, settingsOf, type PaymentMethod, type ProjectSettings } from '../domain/project.ts';
-import { addDuration, parseDuration } from '../domain/duration.ts';
+import { orderExpiresAt } from './expiry.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
 import { startTransaction } from './orders.ts';
 import { storeCardForTransaction } from './vault.ts';
@@ -89,15 +89,8 @@ export function outcomeOf(c: Checkout): { outcome: Outcome; reason?: string; tra
   return { outcome: 'open', transaction };
 }
 
-/**
- * An order created without a transaction has no expiry job of its own (its transaction gets
- * one when the customer picks a method), so its own expiration_period is checked here.
- */
-function orderLapsed(c: Checkout): boolean {
-  const period = c.order.body?.expiration_period;
-  if (typeof period !== 'string' || !parseDuration(period)) return false;
-  return c.now >= addDuration(new Date(c.order.created), period);
-}
+/** An order without a transaction past its expiry, before its expire_order job has run. */
+const orderLapsed = (c: Checkout) => c.now >= orderExpiresAt(c.order, settingsOf(c.project.settings));
 
 // ---- the card form -------------------------------------------------------------------
 
