@@ -11,6 +11,7 @@ import { threeDsRoutes } from './pay/three-ds.ts';
 import { moneyRoutes, moneyTestRoutes } from './api/money.ts';
 import { searchRoutes } from './api/search.ts';
 import { registerWallets } from './wallets.ts';
+import { assetRoutes } from './pay/assets.ts';
 
 /** Every capability's routes, in one place. app.ts mounts them on their surface. */
 export function registerRoutes() {
@@ -19,7 +20,7 @@ export function registerRoutes() {
   apiPlugins.authenticated.push(webhookRoutes);
   apiPlugins.authenticated.push(linkRoutes);
   apiPlugins.public.push(linkPageRoutes);
-  apiPlugins.public.push(payPages);
+  apiPlugins.public.push(payPages, assetRoutes);
   surfacePlugins.vault.push(vaultRoutes);
   apiPlugins.authenticated.push(paymentRoutes);
   apiPlugins.test.push(testCardRoutes);

@@ -147,9 +147,11 @@ export function checkCardForm(body: Record<string, unknown>): CardCheck {
   if (!rawExpiry) errors.expiry = 'expiry_required';
   else if (!expiry) errors.expiry = 'expiry_format';
 
+  // American Express prints a 4-digit code on the front; every other brand 3 on the back.
   const cvc = str(body.cvc).trim();
+  const amex = !errors.pan && detectBrands(pan)?.brand === 'amex';
   if (!cvc) errors.cvc = 'cvc_required';
-  else if (!/^[0-9]{3}$/.test(cvc)) errors.cvc = 'cvc_format';
+  else if (!(amex ? /^[0-9]{4}$/ : /^[0-9]{3}$/).test(cvc)) errors.cvc = amex ? 'cvc_format_amex' : 'cvc_format';
 
   const keep = { name: name.slice(0, 120), expiry: rawExpiry.slice(0, 7) };
   if (Object.keys(errors).length) return { errors, keep };

@@ -25,7 +25,7 @@ export interface LinkInput {
   amount: number;
   currency: string;
   description?: string;
-  payment_methods?: string[];
+  payment_methods?: PaymentMethod[];
   expiration_period?: string;
   return_url?: string;
   webhook_url?: string;

@@ -3,7 +3,8 @@ import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
 import type { KeyedCtx } from '../../services/crypto-envelope.ts';
 import { storeCard } from '../../services/vault.ts';
-import { ErrorBody, Uuid } from '../../domain/schemas/common.ts';
+import { answer, errorAnswers, Uuid } from '../../domain/schemas/common.ts';
+import { cardInputExample, vaultCardExample } from '../../domain/schemas/examples.ts';
 import { BasicAuth, requireApiKey } from '../auth.ts';
 
 export const CardInput = Type.Object(
@@ -13,7 +14,7 @@ export const CardInput = Type.Object(
     expiry: Type.String({ pattern: '^(0[1-9]|1[0-2])[0-9]{4}$', description: 'MMYYYY' }),
     setup_token: Uuid({ description: "the transaction's setup_token: one use, valid 300 s after order creation" }),
   },
-  { additionalProperties: false, $id: 'CardInput' },
+  { additionalProperties: false, $id: 'CardInput', examples: [cardInputExample] },
 );
 
 export const VaultCard = Type.Object(
@@ -37,7 +38,7 @@ export const vaultRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) 
         summary: 'Store a card against a setup_token',
         security: BasicAuth,
         body: CardInput,
-        response: { 201: VaultCard, 400: ErrorBody, 401: ErrorBody, 409: ErrorBody },
+        response: { 201: answer('The card is stored: use vault_token to start the payment', VaultCard, vaultCardExample), ...errorAnswers(400, 401, 409) },
       },
     },
     async (req, reply) => reply.code(201).send(await storeCard(ctx as KeyedCtx, req.body, { projectId: req.project.id })),

@@ -3,7 +3,8 @@ import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
 import type { KeyedCtx } from '../../services/crypto-envelope.ts';
 import { tokenize } from '../../services/wallets.ts';
-import { ErrorBody, Uuid } from '../../domain/schemas/common.ts';
+import { answer, errorAnswers, Uuid } from '../../domain/schemas/common.ts';
+import { tokenizeAnswerExample, tokenizeExample } from '../../domain/schemas/examples.ts';
 
 /**
  * {wallet_b_token_url}/tokens/ and /test/tokens/: the wallet-b-pay token service. No API key
@@ -16,7 +17,7 @@ export const TokenizeBody = Type.Object(
     setupToken: Uuid({ description: "the transaction's setup_token: one use, valid 300 s after order creation" }),
     transactionId: Uuid(),
   },
-  { additionalProperties: false, $id: 'WalletBTokenize' },
+  { additionalProperties: false, $id: 'WalletBTokenize', examples: [tokenizeExample] },
 );
 
 const TokenizeAnswer = Type.Object({
@@ -49,7 +50,13 @@ export const walletBTokenRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async
             'Verifies and decrypts the token with the project\'s keys, vaults its card against the setupToken and answers the vault token. ' +
             (test ? 'Root keys: the test set, which includes the project\'s sandbox root key. Test projects only.' : 'Root keys: the production set.'),
           body: TokenizeBody,
-          response: { 200: TokenizeAnswer, 400: RefusedBody, 403: ErrorBody, 409: ErrorBody },
+          response: {
+            200: answer('The token is verified and its card vaulted: pay with vaultToken', TokenizeAnswer, tokenizeAnswerExample),
+            400: answer('The token was refused: error.code names the check that failed (docs/wallet-b-token.md)', RefusedBody, {
+              error: { status: 400, type: 'ValidationError', value: 'the token signature does not verify', field: 'walletBPayMessage', code: 'signature' },
+            }),
+            ...errorAnswers(403, 409),
+          },
         },
       },
       async (req) => tokenize(kctx, req.body, { test }),
