@@ -1,7 +1,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Ctx } from '../services/context.ts';
 import { installErrorHandling } from './errors.ts';
@@ -12,6 +11,7 @@ import { orderRoutes } from './api/orders.ts';
 import { projectRoutes } from './api/projects.ts';
 import { requireTestProject, testRoutes } from './api/test-tools.ts';
 import { apiPlugins, surfacePlugins } from './registry.ts';
+import { docsRoutes } from './docs.ts';
 
 /** Path prefix of a surface whose base URL is on this host: `http://h/vault` -> `/vault`. */
 export const prefixOf = (url: string) => new URL(url).pathname.replace(/\/+$/, '');
@@ -73,7 +73,8 @@ export async function buildApp(ctx: Ctx): Promise<FastifyInstance> {
     // shared schemas keep their $id (Customer, Order, Error) as component names instead of def-0, def-1...
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  // the reference page: rendered here from the document, no script, no CDN (src/http/docs.ts)
+  await app.register(docsRoutes(() => app.swagger() as Record<string, any>));
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));

@@ -152,7 +152,7 @@ export const projectExample = {
 
 export const currenciesExample = { payment_methods: { 'credit-card': { currencies: ['EUR', 'USD', 'GBP'] }, 'wallet-b-pay': { currencies: ['EUR', 'USD'] } } };
 
-export const searchInputExample = { query: 'status:completed AND amount:>=1000', size: 10, sort: 'created desc' };
+export const searchInputExample = { query: 'status:completed AND amount:[1000 TO *]', size: 10, sort: 'created desc' };
 export const searchResultExample = { total: 1, total_relation: 'eq', orders: [paidOrderExample], search_after: '1764065700000|01a210f4-1cdf-7033-b931-b00aae79b723' };
 
 export const cardInputExample = { name: 'Ada Lovelace', pan: '4111111111111111', expiry: '122034', setup_token: '417cb48b-4f07-4617-aca6-087c0edd9792' };
