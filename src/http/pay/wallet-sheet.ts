@@ -378,9 +378,9 @@ ${auths}${billing}<button type="submit" class="wallet">${esc(x.confirm(amount))}
       if (!originAllowed(req.headers.origin, ctx.config.publicBaseUrl) || !checkCsrf(key, { action: CONFIRM(method), orderId: c.order.id }, body.csrf, c.now)) {
         return refuse(reply, here, { alert: 'form_expired', keep: check.keep });
       }
+      if (!check.billing && fields.length) return refuse(reply, here, { errors: check.errors, keep: check.keep });
       const pick = chosen(body);
       if (!pick) return refuse(reply, here, { alert: 'refused', keep: check.keep });
-      if (!check.billing && fields.length) return refuse(reply, here, { errors: check.errors, keep: check.keep });
       return pay(req, reply, c, here, async () => {
         const txn = await walletTransaction(kctx, c, undefined, method, fields.length ? check.billing : undefined);
         return wallet.pay(kctx, c, txn.id, pick.card, pick.authMethod);
