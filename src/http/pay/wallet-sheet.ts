@@ -152,8 +152,9 @@ export function sandboxButton({ checkout: c, transaction: txn, locale, csrf }: W
 
 /**
  * A wallet's button, or '' where it cannot be offered (a transaction of another method or
- * already started). Offered whether or not the order has a billing address: the wallet's
- * sheet hands it over. Test projects get the sandbox sheet (offline, no script); live projects
+ * already started; a live device button for an order without the billing address the project
+ * requires). The sandbox sheet is offered whether or not the order has a billing address: it
+ * collects it, as a real wallet sheet hands it over. Test projects get the sandbox sheet (offline, no script); live projects
  * the device's wallet, hidden until wallets.js finds the browser can pay with it. `device`
  * gives the script its URLs and CSRF token.
  */
@@ -162,7 +163,10 @@ export function renderWallet(slot: WalletSlot, method: WalletMethod, device: () 
   if (txn && (txn.payment_method !== method || txn.status !== 'new')) return '';
   const label = t.method[method] ?? method;
   if (c.project.mode === 'test') return sandboxButton(slot, method, label);
-  const config = { ...device(), transaction_id: txn?.id, error_text: TEXT[slot.locale].device_error, billing_required: !txn && billingNeeded(c).length > 0 };
+  // The device button does not yet ask the wallet for the billing address (the sandbox sheet
+  // does): where the project requires one the order lacks, it stays away rather than fail.
+  if (!txn && billingNeeded(c).length) return '';
+  const config = { ...device(), transaction_id: txn?.id, error_text: TEXT[slot.locale].device_error };
   return (
     `<div data-wallet="${method}" data-config="${esc(JSON.stringify(config))}" hidden>` +
     `<button type="button" class="wallet">${esc(label)}</button><p class="field-error" data-wallet-error role="alert" hidden></p></div>` +
