@@ -5,13 +5,14 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Ctx } from '../services/context.ts';
 import { installErrorHandling } from './errors.ts';
 import { requireApiKey } from './auth.ts';
-import { installRateLimit } from './rate-limit.ts';
+import { installRateLimit, limitAnonymous, payResourceOf } from './rate-limit.ts';
 import { idempotency } from './idempotency.ts';
 import { orderRoutes } from './api/orders.ts';
 import { projectRoutes } from './api/projects.ts';
 import { requireTestProject, testRoutes } from './api/test-tools.ts';
 import { apiPlugins, surfacePlugins } from './registry.ts';
 import { docsRoutes } from './docs.ts';
+import { shapeBody } from '../domain/schemas/shape.ts';
 
 /** Path prefix of a surface whose base URL is on this host: `http://h/vault` -> `/vault`. */
 export const prefixOf = (url: string) => new URL(url).pathname.replace(/\/+$/, '');
@@ -57,7 +58,10 @@ export async function buildApp(ctx: Ctx): Promise<FastifyInstance> {
     done(null, payload);
   });
   app.addHook('preValidation', async (req) => {
-    if (req.body && typeof req.body === 'object') req.body = stripNulls(req.body);
+    // then as real clients send it: PHP's `[]` for `{}` (a whole body too: no route takes an array),
+    // customers normalised (domain/schemas/shape.ts)
+    if (Array.isArray(req.body) && req.body.length === 0) req.body = {};
+    if (req.body && typeof req.body === 'object') req.body = shapeBody(req.routeOptions.schema?.body as never, stripNulls(req.body));
   });
   await app.register(formbody);
 
@@ -102,7 +106,11 @@ export async function buildApp(ctx: Ctx): Promise<FastifyInstance> {
       });
       for (const p of apiPlugins.authenticated) await api.register(p(ctx));
     });
-    for (const p of apiPlugins.public) await app.register(p(ctx));
+    // hosted pages: every form post is limited per client address and per order, link or transaction
+    await app.register(async (pub) => {
+      limitAnonymous(pub, ctx, 'pay-post', { subjectsOf: (req) => [payResourceOf(req.url)] });
+      for (const p of apiPlugins.public) await pub.register(p(ctx));
+    });
   }
   for (const [surface, plugins] of Object.entries(surfacePlugins)) {
     if (!surfaces.has(surface as keyof typeof surfacePlugins)) continue;

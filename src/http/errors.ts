@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
 
 /** Ajv's instancePath and params to the dotted field name: /customer/postal_code -> customer.postal_code. */
@@ -52,10 +52,33 @@ export function toApiError(err: FastifyError | Error): ApiError {
   return new ApiError('ServerError', 'internal server error');
 }
 
+/** Seconds to wait before retrying a 503 (a lost database connection: the pool reconnects at once). */
+export const RETRY_AFTER_UNAVAILABLE = 1;
+
+/**
+ * Status of a failed hosted page: a client error as the framework says, 503 with Retry-After
+ * while the database is unavailable, else 500.
+ */
+export function pageErrorStatus(err: Error & { statusCode?: number }, reply: FastifyReply): number {
+  if (err instanceof ApiError && err.status === 503) {
+    reply.header('Retry-After', String(RETRY_AFTER_UNAVAILABLE));
+    return 503;
+  }
+  if (err instanceof ApiError && err.status < 500) {
+    if (err.retryAfter) reply.header('Retry-After', String(err.retryAfter));
+    return err.status;
+  }
+  return err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+}
+
 export function installErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((err, req, reply) => {
     const api = toApiError(err as FastifyError);
-    if (api.status >= 500) req.log.error({ err }, 'request failed');
+    if (api.retryAfter) reply.header('Retry-After', String(api.retryAfter));
+    if (api.status === 503) {
+      reply.header('Retry-After', String(RETRY_AFTER_UNAVAILABLE));
+      req.log.warn({ err: (err as Error).message }, 'database unavailable');
+    } else if (api.status >= 500) req.log.error({ err }, 'request failed');
     reply.code(api.status).type('application/json').send(JSON.stringify(api.toBody()));
   });
   app.setNotFoundHandler((req, reply) => {

@@ -36,12 +36,14 @@ test('payment_method, capture_mode and the statuses list their allowed values', 
   const post = doc.paths['/v1/orders/'].post;
   const input = post.requestBody.content['application/json'].schema;
   const txn = input.properties.transactions.items;
-  assert.deepEqual(txn.properties.payment_method.enum, ['credit-card', 'wallet-a-pay', 'wallet-b-pay']);
+  // an operator's aliases are accepted too (PAYMENT_METHOD_ALIASES), so the input names the methods in words
+  assert.match(txn.properties.payment_method.description, /credit-card, wallet-a-pay, wallet-b-pay/);
   assert.deepEqual(txn.properties.capture_mode.enum, ['manual', 'delayed']);
-  assert.deepEqual(input.properties.payment_methods.items.enum, ['credit-card', 'wallet-a-pay', 'wallet-b-pay']);
+  assert.match(input.properties.payment_methods.items.description, /credit-card, wallet-a-pay, wallet-b-pay/);
   const order = doc.components.schemas.Order ?? post.responses['201'].content['application/json'].schema;
   assert.ok(order.properties.status.enum.includes('completed'));
   assert.ok(order.properties.transactions.items.properties.status.enum.includes('accepted'));
+  assert.deepEqual(order.properties.transactions.items.properties.payment_method.enum, ['credit-card', 'wallet-a-pay', 'wallet-b-pay']);
   const example = exampleOf(post.requestBody.content['application/json']);
   assert.equal(example.currency, 'EUR');
   assert.ok(Number.isSafeInteger(example.amount) && example.amount > 0 && example.amount < 1_000_000);

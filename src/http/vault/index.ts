@@ -6,6 +6,7 @@ import { storeCard } from '../../services/vault.ts';
 import { answer, errorAnswers, Uuid } from '../../domain/schemas/common.ts';
 import { cardInputExample, vaultCardExample } from '../../domain/schemas/examples.ts';
 import { BasicAuth, requireApiKey } from '../auth.ts';
+import { installRateLimit } from '../rate-limit.ts';
 
 export const CardInput = Type.Object(
   {
@@ -30,6 +31,7 @@ export const VaultCard = Type.Object(
 /** {vault_url}/v1/cards/: the card vault, behind the project's API key. */
 export const vaultRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
   requireApiKey(app, ctx);
+  installRateLimit(app, ctx.config.rateLimitPerMinute, ctx.config.redisUrl, 'vault');
   app.post(
     '/v1/cards/',
     {
@@ -38,7 +40,7 @@ export const vaultRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) 
         summary: 'Store a card against a setup_token',
         security: BasicAuth,
         body: CardInput,
-        response: { 201: answer('The card is stored: use vault_token to start the payment', VaultCard, vaultCardExample), ...errorAnswers(400, 401, 409) },
+        response: { 201: answer('The card is stored: use vault_token to start the payment', VaultCard, vaultCardExample), ...errorAnswers(400, 401, 409, 429) },
       },
     },
     async (req, reply) => reply.code(201).send(await storeCard(ctx as KeyedCtx, req.body, { projectId: req.project.id })),

@@ -5,6 +5,8 @@ import type { KeyedCtx } from '../../services/crypto-envelope.ts';
 import { tokenize } from '../../services/wallets.ts';
 import { answer, errorAnswers, Uuid } from '../../domain/schemas/common.ts';
 import { tokenizeAnswerExample, tokenizeExample } from '../../domain/schemas/examples.ts';
+import { limitAnonymous } from '../rate-limit.ts';
+import { throttleOf } from '../../services/throttle.ts';
 
 /**
  * {wallet_b_token_url}/tokens/ and /test/tokens/: the wallet-b-pay token service. No API key
@@ -39,6 +41,12 @@ const RefusedBody = Type.Object({
 
 export const walletBTokenRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
   const kctx = ctx as KeyedCtx;
+  // anonymous callers: limited per client address, and per transaction once the body names it
+  limitAnonymous(app, ctx, 'wallet-b-token');
+  app.addHook('preHandler', async (req) => {
+    const txn = (req.body as { transactionId?: unknown } | undefined)?.transactionId;
+    if (typeof txn === 'string') await throttleOf(ctx).limit('wallet-b-token', [`transaction:${txn.toLowerCase()}`], ctx.config.publicRateLimitPerMinute);
+  });
   for (const test of [false, true]) {
     app.post(
       test ? '/test/tokens/' : '/tokens/',
@@ -55,7 +63,7 @@ export const walletBTokenRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async
             400: answer('The token was refused: error.code names the check that failed (docs/wallet-b-token.md)', RefusedBody, {
               error: { status: 400, type: 'ValidationError', value: 'the token signature does not verify', field: 'walletBPayMessage', code: 'signature' },
             }),
-            ...errorAnswers(403, 409),
+            ...errorAnswers(403, 409, 429),
           },
         },
       },
