@@ -14,7 +14,7 @@ import { expirePaymentLink, followLinkOrders } from './services/links.ts';
 import { makeWebhookSecret, queueWebhooks } from './services/webhooks.ts';
 import { makeWalletKeys } from './services/wallet-keys.ts';
 import { deliverOrderWebhooks, deliveryLeaseMs } from './services/webhook-delivery.ts';
-import { expireTransaction } from './services/expiry.ts';
+import { expireOrder, expireTransaction } from './services/expiry.ts';
 import { expireAuthorization, runDelayedCapture } from './services/captures.ts';
 import { runSettlement } from './services/chargebacks.ts';
 import { runIdempotencyCleanup } from './services/idempotency.ts';
@@ -36,6 +36,7 @@ import { walletARoutes } from './http/api/wallet-a.ts';
 import { walletBRoutes, walletBTestRoutes } from './http/api/wallet-b.ts';
 import { linkPageRoutes } from './http/pay/link-page.ts';
 import { payPages } from './http/pay/pages.ts';
+import { assetRoutes } from './http/pay/assets.ts';
 import type { WalletButton } from './http/pay/render.ts';
 import { threeDsRoutes } from './http/pay/three-ds.ts';
 import { walletPayRoutes } from './http/pay/wallet-pay.ts';
@@ -61,6 +62,7 @@ const projectCreatedHooks = [makeWebhookSecret, makeWalletKeys];
 /** Every kind of due work (the jobs table's `kind`) and what runs it. */
 export const jobTable: JobTable = {
   expire_transaction: { run: (ctx, job) => expireTransaction(ctx, job.ref_id) },
+  expire_order: { run: (ctx, job) => expireOrder(ctx, job.ref_id) },
   // side by side (each order keeps its own sequence), with a lease a bit longer than a round of attempts
   deliver_webhook: { run: deliverOrderWebhooks, concurrent: true, leaseMs: deliveryLeaseMs },
   expire_payment_link: { run: (ctx, job) => expirePaymentLink(ctx, job.ref_id) },
@@ -78,7 +80,7 @@ const walletButtons = [walletAButton, walletBButton];
 const routes = (buttons: WalletButton[]): Routes => ({
   authenticated: [orderRoutes, projectRoutes, webhookRoutes, linkRoutes, paymentRoutes, operationRoutes, searchRoutes, walletARoutes, walletBRoutes],
   test: [testRoutes, testCardRoutes, operationTestRoutes, walletBTestRoutes],
-  public: [linkPageRoutes, payPages(buttons), threeDsRoutes, walletPayRoutes, walletAPayRoutes, walletSheetRoutes],
+  public: [linkPageRoutes, payPages(buttons), assetRoutes, threeDsRoutes, walletPayRoutes, walletAPayRoutes, walletSheetRoutes],
   vault: [vaultRoutes],
   'wallet-b-token': [walletBTokenRoutes],
   portal: [portalRoutes],

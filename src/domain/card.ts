@@ -73,3 +73,34 @@ export function eciFor(brand: string, s: TransStatus): string {
   const [full, attempted, none] = MASTERCARD_LIKE.has(brand) ? ['02', '01', '00'] : ['05', '06', '07'];
   return s === 'Y' ? full : s === 'A' ? attempted : none;
 }
+
+/** One brand's rules as the hosted page's script applies them while the customer types. */
+export interface BrandRule {
+  brand: string;
+  name: string;
+  /** prefixes: a number, or an inclusive [from, to] range of same-length prefixes */
+  patterns: (number | [number, number])[];
+  lengths: number[];
+  /** positions after which a space is shown */
+  gaps: number[];
+  cvc: number;
+}
+
+/**
+ * The vault's brand rules (credit-card-type, plus the co-badged ranges) as data, for the
+ * hosted form's script: the page shows the brand the vault will store, from one source.
+ */
+export function brandRules(): { brands: BrandRule[]; coBadges: typeof CO_BADGES } {
+  const brands = Object.values(creditCardType.types).map((type) => {
+    const info = creditCardType.getTypeInfo(type);
+    return {
+      brand: brandName(info.type),
+      name: info.niceType,
+      patterns: info.patterns as (number | [number, number])[],
+      lengths: info.lengths,
+      gaps: info.gaps,
+      cvc: info.code.size,
+    };
+  });
+  return { brands, coBadges: CO_BADGES };
+}

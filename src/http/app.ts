@@ -2,7 +2,6 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { UUID_PATTERN } from '../domain/ids.ts';
 import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Ctx } from '../services/context.ts';
 import { databaseReady } from '../services/health.ts';
@@ -12,6 +11,7 @@ import { installRateLimit, limitAnonymous, payResourceOf } from './rate-limit.ts
 import { idempotency } from './idempotency.ts';
 import { requireTestProject } from './api/test-tools.ts';
 import type { Routes } from './registry.ts';
+import { docsRoutes } from './docs.ts';
 import { shapeBody } from '../domain/schemas/shape.ts';
 
 /** Path prefix of a surface whose base URL is on this host: `http://h/vault` -> `/vault`. */
@@ -77,7 +77,8 @@ export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstanc
     // shared schemas keep their $id (Customer, Order, Error) as component names instead of def-0, def-1...
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  // the reference page: rendered here from the document, no script, no CDN (src/http/docs.ts)
+  await app.register(docsRoutes(() => app.swagger() as Record<string, any>));
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));

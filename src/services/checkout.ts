@@ -4,7 +4,7 @@ import { nowFor } from './context.ts';
 import * as orders from '../store/orders.ts';
 import { findProject } from '../store/projects.ts';
 import { activeMethods, methodAccepts, settingsOf, type PaymentMethod, type ProjectSettings } from '../domain/project.ts';
-import { addDuration, parseDuration } from '../domain/duration.ts';
+import { orderExpiresAt } from './expiry.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
 import { startTransaction } from './orders.ts';
 import { storeCardForTransaction } from './vault.ts';
@@ -87,15 +87,8 @@ export function outcomeOf(c: Checkout): { outcome: Outcome; reason?: string; tra
   return { outcome: 'open', transaction };
 }
 
-/**
- * An order created without a transaction has no expiry job of its own (its transaction gets
- * one when the customer picks a method), so its own expiration_period is checked here.
- */
-function orderLapsed(c: Checkout): boolean {
-  const period = c.order.body?.expiration_period;
-  if (typeof period !== 'string' || !parseDuration(period)) return false;
-  return c.now >= addDuration(new Date(c.order.created), period);
-}
+/** An order without a transaction past its expiry, before its expire_order job has run. */
+const orderLapsed = (c: Checkout) => c.now >= orderExpiresAt(c.order, settingsOf(c.project.settings));
 
 // ---- the card form -------------------------------------------------------------------
 
@@ -152,9 +145,11 @@ export function checkCardForm(body: Record<string, unknown>): CardCheck {
   if (!rawExpiry) errors.expiry = 'expiry_required';
   else if (!expiry) errors.expiry = 'expiry_format';
 
+  // American Express prints a 4-digit code on the front; every other brand 3 on the back.
   const cvc = str(body.cvc).trim();
+  const amex = !errors.pan && detectBrands(pan)?.brand === 'amex';
   if (!cvc) errors.cvc = 'cvc_required';
-  else if (!/^[0-9]{3}$/.test(cvc)) errors.cvc = 'cvc_format';
+  else if (!(amex ? /^[0-9]{4}$/ : /^[0-9]{3}$/).test(cvc)) errors.cvc = amex ? 'cvc_format_amex' : 'cvc_format';
 
   const keep = { name: name.slice(0, 120), expiry: rawExpiry.slice(0, 7) };
   if (Object.keys(errors).length) return { errors, keep };

@@ -16,6 +16,7 @@ import { schedule } from '../store/jobs.ts';
 import { checkOrderUrls } from './webhooks.ts';
 import { newId } from '../domain/ids.ts';
 import type { OrderRow, ProjectRow, TransactionRow } from '../domain/entities.ts';
+import { orderExpiresAt } from './expiry.ts';
 
 /** Rules of an order body that its schema cannot express. Throws the first one broken. */
 export function checkOrderInput(project: ProjectRow, input: OrderInput) {
@@ -168,7 +169,9 @@ export function newOrderRows(project: ProjectRow, input: OrderInput, now: Date, 
   };
   // Written with the order, the expiry job sends no NOTIFY: it is due a whole expiration_period
   // ahead, found by the workers' poll, and PostgreSQL serialises the commits of all that notify.
-  return transactions?.[0] ? { order, ...newTransactionRows(project, order, transactions[0], now) } : { order };
+  // Without a transaction the order itself expires (its own period, else the project's default).
+  if (transactions?.[0]) return { order, ...newTransactionRows(project, order, transactions[0], now) };
+  return { order, job: { project_id: project.id, kind: 'expire_order', ref_id: order.id, run_at: orderExpiresAt(order, settingsOf(project.settings)), payload: {} } };
 }
 
 export async function createOrder(ctx: Ctx, project: ProjectRow, sent: OrderInput, extras: CreateOrderExtras = {}) {
@@ -247,6 +250,8 @@ export async function startTransaction(ctx: Ctx, project: ProjectRow, orderId: s
     const txns = await orders.transactionsOf(q, project.id, [order.id]);
     // An order holds one payment attempt; a new attempt is a new order (payment links do that).
     if (txns.length || isFinalOrder(order.status)) throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
+    // Past its expiry the order takes no transaction, even before its expire_order job has run.
+    if (nowFor(project) >= orderExpiresAt(order, settingsOf(project.settings))) throw new ApiError('TransactionAlreadyStarted', 'this order has expired');
     try {
       checkOrderInput(project, { currency: order.currency, amount: order.amount, customer: order.body.customer, transactions: [input] });
     } catch (err) {

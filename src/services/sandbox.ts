@@ -1,6 +1,8 @@
 import { CHALLENGE_CODE, TEST_CARDS, type TestCard } from '../acquirer/simulator/cards.ts';
 
 /** The simulator's test cards, as test projects see them (GET /v1/test/cards/, the sandbox wallet sheets). */
+export type { TestCard };
+
 export function testCards(): readonly TestCard[] {
   return TEST_CARDS;
 }

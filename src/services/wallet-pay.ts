@@ -14,6 +14,8 @@ import { connectorFor } from './connectors.ts';
 import { eciFor } from '../domain/card.ts';
 import { ApiError, invalid, notFound } from '../domain/errors.ts';
 import type { ProjectRow, TransactionRow } from '../domain/entities.ts';
+import { ADDRESS_PATTERN, customerProblem, missingBilling, NAME_PATTERN, POSTAL_CODE_PATTERN, isCountry } from '../domain/customer.ts';
+import { settingsOf } from '../domain/project.ts';
 
 /**
  * The pay step of a wallet transaction once its card is vaulted: for wallet-b-pay (POST
@@ -107,8 +109,78 @@ export async function payWithWalletB(ctx: Ctx, orderId: string, transactionId: s
 
 // ---- the hosted page: the device's wallet and the sandbox wallet sheet ------------------
 
-/** The wallet transaction a hosted page pays: the one named, or one started now for the order. */
-export async function walletTransaction(ctx: Ctx, c: Checkout, transactionId: string | undefined, method: WalletMethod): Promise<TransactionRow> {
+// ---- the billing address a wallet hands over --------------------------------------------
+
+/** The billing fields a wallet sheet collects (address_type is always billing). */
+export const BILLING_INPUT = ['first_name', 'last_name', 'address', 'postal_code', 'city', 'country', 'state'] as const;
+export type BillingField = (typeof BILLING_INPUT)[number];
+export type Billing = Partial<Record<BillingField, string>>;
+
+/**
+ * The billing fields a wallet payment of this order still needs: none unless the project
+ * requires a billing address for wallets (wallet_billing_required) and the order lacks one.
+ * Real wallet sheets hand the address over with the token; the sandbox sheet asks for it.
+ */
+export function billingNeeded(c: Checkout): BillingField[] {
+  if (!settingsOf(c.project.settings).wallet_billing_required) return [];
+  // asked whole, so the address is one person's (state only counts where the country has states)
+  return missingBilling(c.order.body?.customer).length ? [...BILLING_INPUT] : [];
+}
+
+const BILLING_RULES: Record<BillingField, { max: number; pattern: RegExp }> = {
+  first_name: { max: 120, pattern: new RegExp(NAME_PATTERN) },
+  last_name: { max: 120, pattern: new RegExp(NAME_PATTERN) },
+  address: { max: 120, pattern: new RegExp(ADDRESS_PATTERN) },
+  postal_code: { max: 10, pattern: new RegExp(POSTAL_CODE_PATTERN) },
+  city: { max: 120, pattern: new RegExp(ADDRESS_PATTERN) },
+  country: { max: 2, pattern: /^[A-Z]{2}$/ },
+  state: { max: 2, pattern: /^[A-Z]{2}$/ },
+};
+
+/**
+ * The order's own rules (the Customer schema's and customerProblem) for the fields a sheet
+ * asked for. Returns an error code per field (billing_required, billing_format, state_required,
+ * state_unknown) or the billing to store.
+ */
+export function checkBilling(fields: readonly BillingField[], body: Record<string, unknown>): { billing?: Billing; errors: Partial<Record<BillingField, string>>; keep: Billing } {
+  const errors: Partial<Record<BillingField, string>> = {};
+  const billing: Billing = {};
+  for (const f of fields) {
+    let v = (typeof body[f] === 'string' ? (body[f] as string) : '').trim().replace(/\s+/g, ' ');
+    if (f === 'postal_code' || f === 'country' || f === 'state') v = v.toUpperCase();
+    if (v) billing[f] = v;
+    const rule = BILLING_RULES[f];
+    if (!v) {
+      if (f !== 'state') errors[f] = 'billing_required';
+    } else if (v.length > rule.max || !rule.pattern.test(v) || (f === 'country' && !isCountry(v))) errors[f] = 'billing_format';
+  }
+  if (!errors.country && !errors.state && billing.country) {
+    const p = customerProblem({ country: billing.country, state: billing.state });
+    if (p) errors.state = billing.state ? 'state_unknown' : 'state_required';
+    else if (billing.state && !p) {
+      // a state only where the country has states
+      const withStates = customerProblem({ country: billing.country });
+      if (!withStates) delete billing.state;
+    }
+  }
+  const keep = Object.fromEntries(Object.entries(billing).map(([k, v]) => [k, v.slice(0, 120)])) as Billing;
+  return Object.keys(errors).length ? { errors, keep } : { billing, errors, keep };
+}
+
+/** Stores the billing address a wallet handed over on the order's customer, before its transaction starts. */
+async function addBilling(ctx: Ctx, c: Checkout, billing: Billing) {
+  await ctx.db.tx(async (q) => {
+    const order = await orders.findOrder(q, c.project.id, c.order.id, true);
+    if (!order) throw notFound('order');
+    const customer = { ...(order.body?.customer ?? {}), ...billing, address_type: 'billing' };
+    const body = { ...order.body, customer };
+    await orders.setOrderCustomer(q, order.id, { body, modified: nowFor(c.project) });
+    c.order.body = body;
+  });
+}
+
+/** The wallet transaction a hosted page pays: the one named, or one started now for the order (with the billing the wallet handed over). */
+export async function walletTransaction(ctx: Ctx, c: Checkout, transactionId: string | undefined, method: WalletMethod, billing?: Billing): Promise<TransactionRow> {
   const { outcome } = outcomeOf(c);
   if (outcome !== 'open') throw new ApiError('TransactionAlreadyStarted', `this order is ${outcome}`);
   if (transactionId) {
@@ -119,6 +191,7 @@ export async function walletTransaction(ctx: Ctx, c: Checkout, transactionId: st
   }
   if (!c.methods.includes(method)) throw new ApiError('Forbidden', `${method} is not offered for this order`);
   if (c.transactions.length) throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
+  if (billing) await addBilling(ctx, c, billing);
   const view = await startTransaction(ctx, c.project, c.order.id, { payment_method: method });
   const txn = await orders.transactionById(ctx.db, view.transactions[0].id);
   if (!txn) throw notFound('transaction');

@@ -106,6 +106,9 @@ export const setOrderDetails = (
   d: Pick<OrderRow, 'description' | 'merchant_order_id' | 'body' | 'modified'> & Partial<Pick<OrderRow, 'customer_email' | 'merchant_customer_id'>>,
 ) => updateRow(q, 'orders', id, d);
 
+/** The customer a wallet handed over (the billing address), in the order's body, before its transaction starts. */
+export const setOrderCustomer = (q: Queryable, id: string, d: Pick<OrderRow, 'body' | 'modified'>) => updateRow(q, 'orders', id, d);
+
 /** An order's derived status; `completed` when it became final. */
 export const setOrderStatusRow = (q: Queryable, id: string, s: Pick<OrderRow, 'status' | 'modified' | 'completed'>) => updateRow(q, 'orders', id, s);
 

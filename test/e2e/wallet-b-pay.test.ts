@@ -184,14 +184,15 @@ describe('hosted page', () => {
   const page = (path: string) => hostedPage(t, path);
   const configOf = (html: string) => deviceConfig(html, 'wallet-b-pay');
 
-  test('test projects show the sandbox sheet; without a billing address or method no wallet is offered', async () => {
+  test('test projects show the sandbox sheet, also without a billing address (the sheet asks for it); not without the method', async () => {
     const o = await t.api('POST', '/v1/orders/', validOrder());
     const p = await page(`/pay/${o.body.id}/`);
     assert.match(p.html, /data-method="wallet-b-pay"/);
     assert.match(p.html, new RegExp(`<form method="post" action="/pay/${o.body.id}/wallet-b-pay/sheet/">`));
     assert.doesNotMatch(p.html, /data-wallet="wallet-b-pay"/, 'no device wallet in test projects');
+    assert.doesNotMatch(p.csp, /connect-src/, 'the sandbox button is a plain form: no wallet script, no outside hosts');
     const noBilling = await page(`/pay/${(await t.api('POST', '/v1/orders/', validOrder({ customer: undefined }))).body.id}/`);
-    assert.doesNotMatch(noBilling.html, /data-method="wallet-b-pay"/);
+    assert.match(noBilling.html, /data-method="wallet-b-pay"/);
     const cardOnly = await page(`/pay/${(await t.api('POST', '/v1/orders/', validOrder({ payment_methods: ['credit-card'] }))).body.id}/`);
     assert.doesNotMatch(cardOnly.html, /wallet-b-pay/);
     const script = await fetch(`${t.url}/pay/assets/wallets.js`);

@@ -37,8 +37,8 @@ export async function startShop(body: (req: IncomingMessage) => string = () => '
 }
 
 /** What a browser test file shares: the service, a merchant shop and one browser. */
-export async function startBrowserSuite(shopBody?: (req: IncomingMessage) => string) {
-  const t = await startTestService();
+export async function startBrowserSuite(shopBody?: (req: IncomingMessage) => string, service: Parameters<typeof startTestService>[0] = {}) {
+  const t = await startTestService(service);
   const shop = await startShop(shopBody);
   // Without a browser (chromium missing) the file must fail, not hang on the open service and shop.
   const browser = await launchBrowser().catch(async (err) => {
@@ -56,4 +56,30 @@ export async function startBrowserSuite(shopBody?: (req: IncomingMessage) => str
       await t.close();
     },
   };
+}
+
+/** A desktop-sized page, recording CSP complaints and script errors like phonePage. */
+export async function desktopPage(browser: Browser, opts: { javaScriptEnabled?: boolean; locale?: string } = {}) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: opts.locale ?? 'en-GB', javaScriptEnabled: opts.javaScriptEnabled ?? true });
+  const page = await context.newPage();
+  const cspErrors: string[] = [];
+  const pageErrors: string[] = [];
+  page.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text());
+  });
+  page.on('pageerror', (e) => pageErrors.push(String(e)));
+  return { page, cspErrors, pageErrors };
+}
+
+/**
+ * axe-core's violations on the page as it is, every impact level, as readable lines. axe runs
+ * through the DevTools protocol, so the page's own CSP (no inline script) is left as it is.
+ */
+export async function axeViolations(page: Page): Promise<string[]> {
+  const { default: axe } = await import('axe-core');
+  await page.evaluate(axe.source);
+  const result = await page.evaluate(() => (window as unknown as { axe: { run(ctx: Document, o: object): Promise<any> } }).axe.run(document, { resultTypes: ['violations'] }));
+  return (result.violations as { id: string; impact: string; nodes: { target: string[] }[] }[]).map(
+    (v) => `${page.url()}: ${v.id} (${v.impact}) at ${v.nodes.map((n) => n.target.join(' ')).slice(0, 5).join(' | ')}`,
+  );
 }

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Uuid } from './common.ts';
+import { cardInputExample, vaultCardExample } from './examples.ts';
 
 /** A card number as the vault takes it: digits only (the check digit and brand are checked apart). */
 export const PAN_PATTERN = '^[0-9]{12,19}$';
@@ -14,7 +15,7 @@ export const CardInput = Type.Object(
     expiry: Type.String({ pattern: EXPIRY_PATTERN, description: 'MMYYYY' }),
     setup_token: Uuid({ description: "the transaction's setup_token: one use, valid 300 s after order creation" }),
   },
-  { additionalProperties: false, $id: 'CardInput' },
+  { additionalProperties: false, $id: 'CardInput', examples: [cardInputExample] },
 );
 export type CardInput = Static<typeof CardInput>;
 
@@ -26,6 +27,6 @@ export const VaultCard = Type.Object(
     brand: Type.String(),
     brands: Type.Array(Type.String()),
   },
-  { $id: 'VaultCard' },
+  { $id: 'VaultCard', examples: [vaultCardExample] },
 );
 export type VaultCard = Static<typeof VaultCard>;

@@ -1,5 +1,16 @@
 import { Type, type Static, type TOptional, type TUnknown } from '@sinclair/typebox';
 import { Amount, Currency, Duration, Enum, Url } from './common.ts';
+import { PAYMENT_METHODS } from '../project.ts';
+import { ORDER_STATUSES, TRANSACTION_STATUSES } from '../status.ts';
+import { customerExample, orderExample, orderInputExample, orderUpdateExample, transactionExample, transactionInputExample } from './examples.ts';
+
+/** A payment method of the service (which ones a project offers: GET /v1/merchants/self/projects/self/). */
+export const PaymentMethodName = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: `one of ${PAYMENT_METHODS.join(', ')}, or an alias the operator configured for one (PAYMENT_METHOD_ALIASES)`,
+  examples: ['credit-card'],
+});
 import { ADDRESS_PATTERN, ADDRESS_TYPES, NAME_PATTERN, POSTAL_CODE_PATTERN } from '../customer.ts';
 
 const Text = (max: number, opts: Record<string, unknown> = {}) => Type.String({ maxLength: max, ...opts });
@@ -48,7 +59,7 @@ export const Customer = Type.Object(
     additional_addresses: Type.Optional(Type.Array(AdditionalAddress, { maxItems: 10 })),
     user_agent: Type.Optional(Text(1024)),
   },
-  { ...strict, $id: 'Customer' },
+  { ...strict, $id: 'Customer', examples: [customerExample] },
 );
 
 export const Client = Type.Object(
@@ -77,13 +88,13 @@ export const PaymentMethodDetailsInput = Type.Object(
 
 export const TransactionInput = Type.Object(
   {
-    payment_method: Type.String({ minLength: 1, maxLength: 64 }),
-    capture_mode: Type.Optional(Enum(['manual', 'delayed'])),
+    payment_method: PaymentMethodName,
+    capture_mode: Type.Optional(Enum(['manual', 'delayed'], { description: 'manual: capture by POST .../captures/; delayed: captured by the service after the project\'s capture window; absent: captured at once' })),
     expiration_period: Type.Optional(Duration),
-    transaction_type: Type.Optional(Enum(['aft'])),
+    transaction_type: Type.Optional(Enum(['aft'], { description: 'aft: an account funding transaction (needs the receiver and a billing address)' })),
     payment_method_details: Type.Optional(PaymentMethodDetailsInput),
   },
-  strict,
+  { ...strict, examples: [transactionInputExample] },
 );
 
 export const OrderInput = Type.Object(
@@ -94,7 +105,7 @@ export const OrderInput = Type.Object(
     currency: Currency,
     amount: Amount,
     expiration_period: Type.Optional(Duration),
-    payment_methods: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { uniqueItems: true, maxItems: 20 })),
+    payment_methods: Type.Optional(Type.Array(PaymentMethodName, { uniqueItems: true, maxItems: 20, description: 'the methods order_url offers (default: every active one)' })),
     transactions: Type.Optional(Type.Array(TransactionInput, { maxItems: 1 })),
     return_url: Type.Optional(Url),
     failure_url: Type.Optional(Url),
@@ -104,7 +115,7 @@ export const OrderInput = Type.Object(
     extra: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     order_lines: Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown()), { maxItems: 500 })),
   },
-  { ...strict, $id: 'OrderInput' },
+  { ...strict, $id: 'OrderInput', examples: [orderInputExample] },
 );
 export type OrderInput = Static<typeof OrderInput>;
 export type TransactionInput = Static<typeof TransactionInput>;
@@ -137,7 +148,7 @@ export const OrderUpdate = Type.Object(
       TOptional<TUnknown>
     >),
   },
-  { ...strict, $id: 'OrderUpdate' },
+  { ...strict, $id: 'OrderUpdate', examples: [orderUpdateExample] },
 );
 export type OrderUpdate = Static<typeof OrderUpdate>;
 
@@ -147,25 +158,26 @@ export const TransactionView = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
     order_id: Type.String({ format: 'uuid' }),
-    status: Type.String(),
+    status: Enum(TRANSACTION_STATUSES),
     currency: Type.String(),
     amount: Type.Integer(),
-    credit_debit: Type.String(),
-    payment_method: Type.Optional(Type.String()),
+    credit_debit: Enum(['credit', 'debit'], { description: 'credit: money to the merchant; debit: back to the customer (refunds, chargebacks)' }),
+    payment_method: Type.Optional(Enum(PAYMENT_METHODS)),
+    capture_mode: Type.Optional(Enum(['manual', 'delayed'])),
     payment_method_brand: Type.Optional(Type.String()),
     payment_method_details: Type.Optional(Any),
     payment_url: Type.Optional(Type.String()),
     is_capturable: Type.Boolean(),
     events: Type.Array(Any),
   },
-  { additionalProperties: true },
+  { additionalProperties: true, examples: [transactionExample] },
 );
 export const OrderView = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
     project_id: Type.String({ format: 'uuid' }),
     merchant_id: Type.String({ format: 'uuid' }),
-    status: Type.String(),
+    status: Enum(ORDER_STATUSES),
     currency: Type.String(),
     amount: Type.Integer(),
     flags: Type.Array(Type.String()),
@@ -174,5 +186,5 @@ export const OrderView = Type.Object(
     order_url: Type.Optional(Type.String()),
     transactions: Type.Array(TransactionView),
   },
-  { additionalProperties: true, $id: 'Order' },
+  { additionalProperties: true, $id: 'Order', examples: [orderExample] },
 );

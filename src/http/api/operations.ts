@@ -7,11 +7,22 @@ import type { Ctx } from '../../services/context.ts';
 import { captureTransaction, voidTransaction } from '../../services/captures.ts';
 import { refundOrder } from '../../services/refunds.ts';
 import { chargeback, reverseChargeback, settleOrder } from '../../services/chargebacks.ts';
-import { ErrorBody, OrderIdParams, TransactionParams } from '../../domain/schemas/common.ts';
+import { answer, errorAnswers, OrderIdParams, TransactionParams } from '../../domain/schemas/common.ts';
+import { orderExample, paidOrderExample, partialVoidExample, refundExample } from '../../domain/schemas/examples.ts';
 import { OrderView } from '../../domain/schemas/order.ts';
 import { BasicAuth } from '../auth.ts';
 
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody };
+const errors = errorAnswers(400, 401, 403, 404, 409, 422);
+/** The order a money movement creates, as these operations answer it. */
+const movement = (what: string, kind: string, amount: number) =>
+  answer(`The ${what} order that records the movement`, OrderView, {
+    ...orderExample,
+    id: '01a210f6-3c4d-7e5f-8a9b-0c1d2e3f4a5b',
+    status: 'completed',
+    amount,
+    related_order_id: orderExample.id,
+    transactions: [{ ...orderExample.transactions[0], id: '01a210f6-3c4d-7e5f-8a9b-0c1d2e3f4a5c', status: 'completed', amount, credit_debit: kind, payment_method_details: {} }],
+  });
 const strict = { additionalProperties: false } as const;
 /**
  * "No body": nothing, or an empty JSON object. Checked by hand: a body schema would make the
@@ -52,7 +63,6 @@ function tolerateEmptyJson(app: Parameters<FastifyPluginAsyncTypebox>[0]) {
 export const operationRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
   tolerateEmptyJson(app);
   const tags = ['captures, voids and refunds'];
-  const created = { 201: OrderView, ...errors };
   const base = '/v1/orders/:order_id/transactions/:transaction_id';
 
   app.post(
@@ -62,9 +72,9 @@ export const operationRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (a
         tags,
         security: BasicAuth,
         summary: 'Capture a pre-authorization',
-        description: 'Captures all that remains of the authorization (after partial voids), once. Answers the capture order.',
+        description: 'Captures all that remains of the authorization (after partial voids), once. Answers the capture order. No body.',
         params: TransactionParams,
-        response: created,
+        response: { 201: movement('capture', 'credit', 1995), ...errors },
       },
       preValidation: noBody,
     },
@@ -78,9 +88,9 @@ export const operationRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (a
         tags,
         security: BasicAuth,
         summary: 'Void a pre-authorization',
-        description: 'Releases all that remains of the authorization. Answers the void order.',
+        description: 'Releases all that remains of the authorization. Answers the void order. No body.',
         params: TransactionParams,
-        response: created,
+        response: { 201: movement('void', 'debit', 1995), ...errors },
       },
       preValidation: noBody,
     },
@@ -96,8 +106,8 @@ export const operationRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (a
         summary: 'Void part of a pre-authorization',
         description: 'Releases `amount`; the rest stays capturable. Answers the void order.',
         params: TransactionParams,
-        body: Type.Object({ amount: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'minor units' }), description: Description }, strict),
-        response: created,
+        body: Type.Object({ amount: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'minor units' }), description: Description }, { ...strict, examples: [partialVoidExample] }),
+        response: { 201: movement('void', 'debit', 500), ...errors },
       },
     },
     async (req, reply) =>
@@ -119,9 +129,9 @@ export const operationRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (a
             description: Type.Optional(Description),
             order_lines: Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown()), { maxItems: 500 })),
           },
-          strict,
+          { ...strict, examples: [refundExample] },
         ),
-        response: created,
+        response: { 201: movement('refund', 'debit', 995), ...errors },
       },
     },
     async (req, reply) => reply.code(201).send(await refundOrder(ctx, req.project, req.params.order_id, req.body)),
@@ -132,7 +142,6 @@ export const operationRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (a
 export const operationTestRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
   tolerateEmptyJson(app);
   const tags = ['test'];
-  const created = { 201: OrderView, ...errors };
 
   app.post(
     '/v1/test/orders/:order_id/chargeback/',
@@ -143,7 +152,7 @@ export const operationTestRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => asyn
         summary: 'Simulate a chargeback',
         description: 'The issuer takes back `amount` (default: all captured money not yet refunded or charged back). Answers the chargeback order.',
         params: OrderIdParams,
-        response: created,
+        response: { 201: movement('chargeback', 'debit', 1995), ...errors },
       },
       preValidation: optionalAmount,
     },
@@ -159,7 +168,7 @@ export const operationTestRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => asyn
         summary: 'Simulate a chargeback reversal',
         description: 'The merchant won the dispute: `amount` (default: all that is charged back) is credited again. Answers the reversal order.',
         params: OrderIdParams,
-        response: created,
+        response: { 201: movement('chargeback reversal', 'credit', 1995), ...errors },
       },
       preValidation: optionalAmount,
     },
@@ -175,7 +184,7 @@ export const operationTestRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => asyn
         summary: 'Simulate settlement',
         description: 'Settles the money of the order and of the orders created from it. Answers the order.',
         params: OrderIdParams,
-        response: { 200: OrderView, ...errors },
+        response: { 200: answer('The order, its money settled', OrderView, { ...paidOrderExample, transactions: paidOrderExample.transactions.map((t) => ({ ...t, settled: true })) }), ...errors },
       },
       preValidation: noBody,
     },

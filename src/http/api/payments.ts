@@ -2,18 +2,19 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
 import { authenticate } from '../../services/payments.ts';
-import { ErrorBody, TransactionParams, Uuid } from '../../domain/schemas/common.ts';
+import { answer, errorAnswers, TransactionParams, Uuid } from '../../domain/schemas/common.ts';
+import { authenticateExample, redirectExample } from '../../domain/schemas/examples.ts';
 import { BasicAuth } from '../auth.ts';
 
 export const AuthenticateInput = Type.Object(
   {
     vault_token: Uuid({ description: 'from the vault, for a card stored with this transaction' }),
-    cvc: Type.String({ pattern: '^[0-9]{3}$', description: '3 digits' }),
+    cvc: Type.String({ pattern: '^[0-9]{3}$', description: '3 digits (the hosted page also takes the 4 of American Express: docs/design.md)' }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [authenticateExample] },
 );
 
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
+const errors = errorAnswers(400, 401, 403, 404, 409);
 
 /** Server-to-server start of a card transaction: 3-D Secure, then the customer's redirect. */
 export const paymentRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
@@ -26,7 +27,7 @@ export const paymentRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app
         security: BasicAuth,
         params: TransactionParams,
         body: AuthenticateInput,
-        response: { 200: Type.Object({ redirect_url: Type.String({ format: 'uri' }) }), ...errors },
+        response: { 200: answer('3-D Secure started: send the customer to redirect_url', Type.Object({ redirect_url: Type.String({ format: 'uri' }) }), redirectExample), ...errors },
       },
     },
     async (req) => authenticate(ctx, req.project, req.params.order_id, req.params.transaction_id, req.body),

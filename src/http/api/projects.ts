@@ -2,7 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
 import { activeMethods, settingsOf } from '../../domain/project.ts';
-import { ErrorBody } from '../../domain/schemas/common.ts';
+import { answer, errorAnswers, Enum } from '../../domain/schemas/common.ts';
+import { currenciesExample, projectExample } from '../../domain/schemas/examples.ts';
+import { PAYMENT_METHODS } from '../../domain/project.ts';
 import { BasicAuth } from '../auth.ts';
 
 const ProjectView = Type.Object(
@@ -13,7 +15,7 @@ const ProjectView = Type.Object(
     mode: Type.String({ enum: ['test', 'live'] }),
     status: Type.String({ enum: ['active-testing', 'active'] }),
     created: Type.String(),
-    payment_methods: Type.Array(Type.String()),
+    payment_methods: Type.Array(Enum(PAYMENT_METHODS), { description: 'the active payment methods' }),
   },
   { $id: 'Project' },
 );
@@ -24,7 +26,7 @@ const Currencies = Type.Object({
 
 export const projectRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
   const tags = ['project'];
-  app.get('/v1/merchants/self/projects/self/', { schema: { summary: 'The project of the API key', tags, security: BasicAuth, response: { 200: ProjectView, 401: ErrorBody } } }, async (req) => {
+  app.get('/v1/merchants/self/projects/self/', { schema: { summary: 'The project of the API key', tags, security: BasicAuth, response: { 200: answer('The project', ProjectView, projectExample), ...errorAnswers(401) } } }, async (req) => {
     const p = req.project;
     return {
       id: p.id,
@@ -36,7 +38,7 @@ export const projectRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app
       payment_methods: activeMethods(settingsOf(p.settings)),
     };
   });
-  app.get('/v1/merchants/self/projects/self/currencies/', { schema: { summary: 'Currencies per active payment method, and per alias of one (PAYMENT_METHOD_ALIASES)', tags, security: BasicAuth, response: { 200: Currencies, 401: ErrorBody } } }, async (req) => {
+  app.get('/v1/merchants/self/projects/self/currencies/', { schema: { summary: 'Currencies per active payment method, and per alias of one (PAYMENT_METHOD_ALIASES)', tags, security: BasicAuth, response: { 200: answer('The currencies each active payment method accepts', Currencies, currenciesExample), ...errorAnswers(401) } } }, async (req) => {
     const s = settingsOf(req.project.settings);
     const payment_methods: Record<string, { currencies: string[] }> = {};
     for (const m of activeMethods(s)) payment_methods[m] = { currencies: [...s.payment_methods[m]!.currencies] };

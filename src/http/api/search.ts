@@ -6,7 +6,8 @@ import { MAX_SIZE, searchOrders } from '../../services/search.ts';
 import { orderReport } from '../../services/reports.ts';
 import { MAX_QUERY_LENGTH, MAX_RESULT_WINDOW } from '../../domain/query.ts';
 import { OrderView } from '../../domain/schemas/order.ts';
-import { Enum, ErrorBody } from '../../domain/schemas/common.ts';
+import { Enum, errorAnswers } from '../../domain/schemas/common.ts';
+import { searchInputExample, searchResultExample } from '../../domain/schemas/examples.ts';
 import { BasicAuth } from '../auth.ts';
 
 export const SearchInput = Type.Object(
@@ -23,7 +24,7 @@ export const SearchInput = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false, $id: 'SearchRequest' },
+  { additionalProperties: false, $id: 'SearchRequest', examples: [searchInputExample] },
 );
 
 const SearchResult = Type.Object(
@@ -49,10 +50,12 @@ export const searchRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app)
         response: {
           200: {
             description: 'JSON page of orders, or with format=csv a CSV report (text/csv) with one row per transaction',
-            content: { 'application/json': { schema: SearchResult }, 'text/csv': { schema: Type.String() } },
+            content: {
+              'application/json': { schema: SearchResult, example: searchResultExample },
+              'text/csv': { schema: Type.String(), example: 'order_id,transaction_id,status,currency,amount\n01a210f4-1cdf-7033-b931-b00aae79b723,01a210f4-1cdf-740c-915f-f6e0416ae9e8,completed,EUR,1995\n' },
+            },
           },
-          400: ErrorBody,
-          401: ErrorBody,
+          ...errorAnswers(400, 401),
         },
       },
     },

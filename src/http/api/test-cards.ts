@@ -3,16 +3,17 @@ import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
 import { challengeCode, testCards } from '../../services/sandbox.ts';
 import { liabilityShift } from '../../domain/card.ts';
-import { ErrorBody } from '../../domain/schemas/common.ts';
+import { answer, Enum, errorAnswers } from '../../domain/schemas/common.ts';
+import { testCardsExample } from '../../domain/schemas/examples.ts';
 import { BasicAuth } from '../auth.ts';
 
 const TestCardView = Type.Object({
   pan: Type.String(),
   brand: Type.String(),
   brands: Type.Array(Type.String()),
-  three_ds: Type.String({ description: 'Y frictionless, C challenge, U not enrolled, R rejected' }),
+  three_ds: Enum(['Y', 'C', 'U', 'R'], { description: 'Y frictionless, C challenge, U not enrolled, R rejected' }),
   challenge_code: Type.Optional(Type.String()),
-  result: Type.String({ description: 'accepted, declined, error or late_decline' }),
+  result: Enum(['accepted', 'declined', 'error', 'late_decline']),
   reason: Type.Optional(Type.String()),
   liability_shift: Type.Boolean(),
   description: Type.String(),
@@ -27,7 +28,7 @@ export const testCardRoutes = (_ctx: Ctx): FastifyPluginAsyncTypebox => async (a
         tags: ['test'],
         summary: "The simulated acquirer's test cards",
         security: BasicAuth,
-        response: { 200: Type.Object({ cards: Type.Array(TestCardView), default_behaviour: Type.String() }), 403: ErrorBody },
+        response: { 200: answer('The test cards and what any other card does', Type.Object({ cards: Type.Array(TestCardView), default_behaviour: Type.String() }), testCardsExample), ...errorAnswers(403) },
       },
     },
     async () => ({

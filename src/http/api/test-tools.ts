@@ -3,7 +3,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
 import { nowFor } from '../../services/context.ts';
-import { Duration, ErrorBody } from '../../domain/schemas/common.ts';
+import { answer, Duration, errorAnswers } from '../../domain/schemas/common.ts';
+import { clockAnswerExample, clockExample } from '../../domain/schemas/examples.ts';
 import { ApiError, invalid } from '../../domain/errors.ts';
 import { durationMs, isPositiveDuration } from '../../domain/duration.ts';
 import { advanceTestClock } from '../../services/tenancy.ts';
@@ -23,8 +24,11 @@ export const testRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) =
         summary: "Advance the test project's clock and run the jobs that became due",
         tags,
         security: BasicAuth,
-        body: Type.Optional(Type.Object({ advance: Type.Optional(Duration) }, { additionalProperties: false })),
-        response: { 200: Type.Object({ clock: Type.String(), offset_ms: Type.Integer(), jobs_run: Type.Integer() }), 403: ErrorBody },
+        body: Type.Optional(Type.Object({ advance: Type.Optional(Duration) }, { additionalProperties: false, examples: [clockExample] })),
+        response: {
+          200: answer("The project's clock now, and how many jobs ran", Type.Object({ clock: Type.String(), offset_ms: Type.Integer(), jobs_run: Type.Integer() }), clockAnswerExample),
+          ...errorAnswers(400, 403),
+        },
       },
     },
     async (req) => {

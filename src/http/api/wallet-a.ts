@@ -3,7 +3,8 @@ import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
 import { createSession, setMerchantIdentity } from '../../services/wallet-keys.ts';
 import { importProcessingKey, paymentProcessing } from '../../services/wallet-a-pay.ts';
-import { ErrorBody } from '../../domain/schemas/common.ts';
+import { answer, errorAnswers } from '../../domain/schemas/common.ts';
+import { identityAnswerExample, identityExample, processingAnswerExample, processingKeyExample, walletASessionExample } from '../../domain/schemas/examples.ts';
 import { BasicAuth } from '../auth.ts';
 
 export const SessionBody = Type.Object(
@@ -13,7 +14,7 @@ export const SessionBody = Type.Object(
     displayName: Type.String({ minLength: 1, maxLength: 64, description: 'shop name shown to the customer' }),
     initiativeContext: Type.String({ minLength: 1, maxLength: 253, description: 'domain name of the payment page' }),
   },
-  { additionalProperties: false, $id: 'WalletASessionRequest' },
+  { additionalProperties: false, $id: 'WalletASessionRequest', examples: [walletASessionExample] },
 );
 
 const IdentityBody = Type.Object(
@@ -21,12 +22,12 @@ const IdentityBody = Type.Object(
     certificate: Type.String({ minLength: 1, maxLength: 65_536, description: 'merchant identity certificate, PEM' }),
     private_key: Type.String({ minLength: 1, maxLength: 65_536, description: 'its private key, PEM (stored encrypted)' }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [identityExample] },
 );
 
 const ProcessingKeyBody = Type.Object(
   { private_key: Type.String({ minLength: 1, maxLength: 65_536, description: 'EC P-256 private key, PEM (stored encrypted)' }) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [processingKeyExample] },
 );
 
 const ProcessingAnswer = Type.Object({
@@ -35,7 +36,7 @@ const ProcessingAnswer = Type.Object({
   public_key_hash: Type.String({ description: "base64 SHA-256 of the public key: tokens' header.publicKeyHash" }),
 });
 
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 502: ErrorBody, 504: ErrorBody };
+const errors = errorAnswers(400, 401, 403, 502, 504);
 
 /** wallet-a-pay: merchant validation sessions, and the merchant identity live validation presents. */
 export const walletARoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
@@ -51,7 +52,12 @@ export const walletARoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app
           'test projects get a sandbox session of the same shape, offline. Pass sessionData to completeMerchantValidation().',
         security: BasicAuth,
         body: SessionBody,
-        response: { 200: Type.Object({ sessionData: Type.Unknown() }), ...errors },
+        response: {
+          200: answer('The merchant session: pass sessionData to completeMerchantValidation()', Type.Object({ sessionData: Type.Unknown() }), {
+            sessionData: { merchantIdentifier: '0dacfae3d4324561bd422aeb2d14c388', displayName: 'Mug shop', domainName: 'pay.example.com', epochTimestamp: 1764065700000, expiresAt: 1764069300000, nonce: 'a1b2c3d4', signature: '...' },
+          }),
+          ...errors,
+        },
       },
     },
     async (req) => createSession(ctx, req.project, req.body),
@@ -65,7 +71,7 @@ export const walletARoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app
         security: BasicAuth,
         body: IdentityBody,
         response: {
-          200: Type.Object({ subject: Type.String(), issuer: Type.String(), valid_to: Type.String(), fingerprint256: Type.String() }),
+          200: answer('The certificate now in use', Type.Object({ subject: Type.String(), issuer: Type.String(), valid_to: Type.String(), fingerprint256: Type.String() }), identityAnswerExample),
           ...errors,
         },
       },
@@ -80,7 +86,7 @@ export const walletARoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app
         summary: 'The payment processing key wallet-a-pay tokens are encrypted to',
         description: 'Made with the project on first use; the private key never leaves Tender.',
         security: BasicAuth,
-        response: { 200: ProcessingAnswer, ...errors },
+        response: { 200: answer('The payment processing public key and the identifiers tokens are made for', ProcessingAnswer, processingAnswerExample), ...errors },
       },
     },
     async (req) => paymentProcessing(ctx, req.project),
@@ -93,7 +99,7 @@ export const walletARoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app
         summary: 'Import the payment processing private key (the previous key is retired)',
         security: BasicAuth,
         body: ProcessingKeyBody,
-        response: { 200: ProcessingAnswer, ...errors },
+        response: { 200: answer('The imported key, now in use', ProcessingAnswer, processingAnswerExample), ...errors },
       },
     },
     async (req) => importProcessingKey(ctx, req.project, req.body),

@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
 import { deliveryLog, resendWebhooks } from '../../services/webhooks.ts';
-import { ErrorBody, OrderIdParams } from '../../domain/schemas/common.ts';
+import { answer, errorAnswers, OrderIdParams } from '../../domain/schemas/common.ts';
+import { webhookLogExample } from '../../domain/schemas/examples.ts';
 import { BasicAuth } from '../auth.ts';
 
 const Attempt = Type.Object(
@@ -37,14 +38,14 @@ const Delivery = Type.Object(
 
 const DeliveryLog = Type.Object({ order_id: Type.String({ format: 'uuid' }), deliveries: Type.Array(Delivery) }, { $id: 'WebhookDeliveryLog' });
 
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
+const errors = errorAnswers(400, 401, 403, 404);
 
 /** The delivery log of an order's webhooks, and a way to send them again. */
 export const webhookRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
   const tags = ['webhooks'];
   app.get(
     '/v1/orders/:order_id/webhooks/',
-    { schema: { tags, security: BasicAuth, summary: 'Webhook delivery log of an order', params: OrderIdParams, response: { 200: DeliveryLog, ...errors } } },
+    { schema: { tags, security: BasicAuth, summary: 'Webhook delivery log of an order', params: OrderIdParams, response: { 200: answer("The order's webhook deliveries, newest first, with each attempt", DeliveryLog, webhookLogExample), ...errors } } },
     async (req) => deliveryLog(ctx, req.project, req.params.order_id),
   );
   app.post(
@@ -54,8 +55,9 @@ export const webhookRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app
         tags,
         security: BasicAuth,
         summary: "Queue a new status_changed delivery to the order's webhook URLs",
+        description: 'No body.',
         params: OrderIdParams,
-        response: { 202: DeliveryLog, ...errors },
+        response: { 202: answer('Queued: the delivery log with the new delivery pending', DeliveryLog, { ...webhookLogExample, deliveries: [{ ...webhookLogExample.deliveries[0], resend: true, status: 'pending', attempts: [] }] }), ...errors },
       },
     },
     async (req, reply) => reply.code(202).send(await resendWebhooks(ctx, req.project, req.params.order_id)),

@@ -113,7 +113,10 @@ export const linkPageRoutes = (ctx: Ctx): FastifyPluginAsync => async (app) => {
       notice = `<div class="test" role="status"><p>${esc(t.busy_text)}</p></div>`;
     }
     const csrf = issueCsrf(key, { action: ACTION, orderId: link.id }, nowFor(project));
-    const buttons = page.methods.map((m) => `<li><button type="submit" name="payment_method" value="${esc(m)}">${esc(t.pay_with(s.method[m] ?? m))}</button></li>`);
+    // wallets look like wallets, not like a second and third "Pay" button
+    const buttons = page.methods.map(
+      (m) => `<li><button type="submit" name="payment_method" value="${esc(m)}"${m === 'credit-card' ? '' : ' class="wallet"'}>${esc(t.pay_with(s.method[m] ?? m))}</button></li>`,
+    );
     const choose = buttons.length
       ? `<section class="panel" aria-labelledby="choose"><h1 id="choose">${esc(s.choose_method)}</h1>
 <form method="post" action="/pay/links/${esc(link.id)}/"><input type="hidden" name="csrf" value="${esc(csrf)}">

@@ -13,10 +13,11 @@ import {
   type CardCheck,
   type Checkout,
 } from '../../services/checkout.ts';
+import { checkoutScriptPath } from './assets.ts';
 import { STRINGS, formatAmount, fromAcceptLanguage, pickLocale, type Locale, type Strings } from './i18n.ts';
 import { cardForm, cardPanel, layout, messagePage, methodsBlock, renderWallets, statusBlock, summaryBlock, STYLE_HASH, type WalletButton } from './render.ts';
 import { checkCardTesting, recordCardAttempt } from '../../services/throttle.ts';
-import { checkCsrf, contentSecurityPolicy, csrfKey, issueCsrf, originAllowed, originsOf, setPageHeaders, type CspExtras, type CsrfScope } from './security.ts';
+import { checkCsrf, contentSecurityPolicy, csrfKey, flashKey, issueCsrf, originAllowed, originsOf, setFlash, setPageHeaders, takeFlash, type CspExtras, type CsrfScope } from './security.ts';
 import { pageErrorStatus } from '../errors.ts';
 
 /**
@@ -39,19 +40,29 @@ interface FormState {
   general?: string;
 }
 
+/** What a refused card form hands to its page through the flash cookie (messages as keys of Strings). */
+interface CardFlash {
+  errors?: CardCheck['errors'];
+  keep?: CardCheck['keep'];
+  general?: 'form_expired' | 'card_refused' | 'payment_started';
+}
+
 const paths = {
   order: (o: string) => `/pay/${o}/`,
   orderCard: (o: string) => `/pay/${o}/card/`,
   txn: (o: string, t: string) => `/pay/${o}/transactions/${t}/`,
   txnCard: (o: string, t: string) => `/pay/${o}/transactions/${t}/card/`,
   result: (o: string) => `/pay/${o}/result/`,
+  outcome: (o: string) => `/pay/${o}/outcome/`,
   // the 3-D Secure pages of src/http/pay (payments), where a waiting challenge continues
   threeDs: (t: string) => `/pay/3ds/${t}/`,
 };
 
 /** The hosted order pages; `buttons` are the wallets they offer (listed in main.ts). */
 export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: FastifyInstance) => {
-  const key = csrfKey((ctx).masterKey);
+  const key = csrfKey(ctx.masterKey);
+  const fkey = flashKey(ctx.masterKey);
+  const secure = ctx.config.publicBaseUrl.startsWith('https:');
   const baseCsp = contentSecurityPolicy(STYLE_HASH);
 
   // Every answer of these routes, errors included, carries the page headers.
@@ -78,7 +89,7 @@ export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: F
 
   const localeOf = (req: FastifyRequest, c: Checkout): Locale => pickLocale(c.order.body?.customer?.locale, req.headers['accept-language']);
 
-  const summary = (c: Checkout, locale: Locale, t: Strings) =>
+  const summary = (c: Checkout, locale: Locale, t: Strings, hint = true) =>
     summaryBlock(
       {
         merchantName: c.merchantName,
@@ -89,6 +100,7 @@ export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: F
         testMode: c.project.mode === 'test',
       },
       t,
+      hint,
     );
 
   const csrfFor = (c: Checkout) => (action: string, transactionId?: string) => issueCsrf(key, { action, orderId: c.order.id, transactionId }, c.now);
@@ -104,8 +116,10 @@ export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: F
     // an order from a payment link is retried from the link (a new order)
     const retryUrl = failed && c.order.payment_link_id ? linkUrl(ctx.config, c.order.payment_link_id) : undefined;
     const waitingForCustomer = transaction?.status === 'pending' && (transaction.payment_method === 'credit-card' || transaction.payment_method === 'wallet-b-pay');
+    // while the bank answers, the page's script asks for the outcome (no meta refresh)
+    const poll = outcome === 'pending' && !waitingForCustomer ? { url: paths.outcome(c.order.id), again: paths.result(c.order.id) } : undefined;
     const body =
-      summary(c, locale, t) +
+      summary(c, locale, t, outcome === 'open') +
       statusBlock(t, {
         outcome,
         reason,
@@ -114,9 +128,10 @@ export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: F
         payUrl: outcome === 'open' ? paths.order(c.order.id) : undefined,
         retryUrl,
         continueUrl: waitingForCustomer ? paths.threeDs(transaction.id) : undefined,
+        poll,
       });
-    const refresh = outcome === 'pending' && !waitingForCustomer ? 3 : undefined;
-    return send(reply, code, layout({ locale, t, title: t.status[outcome].title, body, refresh }));
+    const script = poll ? checkoutScriptPath : undefined;
+    return send(reply, code, layout({ locale, t, title: t.status[outcome].title, body, script }), poll ? { 'script-src': ["'self'"], 'connect-src': ["'self'"] } : {});
   }
 
   /**
@@ -157,22 +172,28 @@ export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: F
         body = methodsBlock(t, c.methods, wallets.html, card);
       }
     }
-    return send(reply, code, layout({ locale, t, title: `${t.title}: ${c.merchantName}`, body: summary(c, locale, t) + body }), extras);
+    // the card form's help while typing (assets/checkout.js)
+    const script = body.includes('data-card-form') ? checkoutScriptPath : undefined;
+    if (script) extras = merge(extras, { 'script-src': ["'self'"] });
+    return send(reply, code, layout({ locale, t, title: `${t.title}: ${c.merchantName}`, body: summary(c, locale, t) + body, script }), extras);
   }
 
   /** POST of the card form, on the order page (no transaction yet) or on a transaction's page. */
   async function submitCard(req: FastifyRequest, reply: FastifyReply, orderId: string, transactionId?: string) {
     const c = await loadCheckout(ctx, orderId);
     if (!c || (transactionId && !transactionOf(c, transactionId))) return notFound(req, reply);
-    const t = STRINGS[localeOf(req, c)];
+    const page = transactionId ? paths.txn(c.order.id, transactionOf(c, transactionId)!.id) : paths.order(c.order.id);
+    // POST/redirect/GET: a refused form goes back to its page, which shows why (Back never resubmits).
+    const refuse = (flash: CardFlash) => {
+      setFlash(reply, fkey, page, flash as Record<string, unknown>, secure);
+      return reply.code(303).header('Location', page).send();
+    };
     const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
     const scope: CsrfScope = { action: 'card', orderId: c.order.id, transactionId };
-    if (!originAllowed(req.headers.origin, ctx.config.publicBaseUrl) || !checkCsrf(key, scope, body.csrf, c.now)) {
-      return payPage(req, reply, c, transactionId, { general: t.form_expired }, 403);
-    }
+    if (!originAllowed(req.headers.origin, ctx.config.publicBaseUrl) || !checkCsrf(key, scope, body.csrf, c.now)) return refuse({ general: 'form_expired' });
     if (outcomeOf(c).outcome !== 'open') return reply.code(303).header('Location', paths.result(c.order.id)).send();
     const check = checkCardForm(body);
-    if (!check.card) return payPage(req, reply, c, transactionId, { check }, 422);
+    if (!check.card) return refuse({ errors: check.errors, keep: check.keep });
     try {
       // card testing: too many declines from this client or through this order's payment link
       await checkCardTesting(ctx, c.project, { address: req.ip, linkId: c.order.payment_link_id });
@@ -182,20 +203,27 @@ export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: F
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500) throw err;
       if (err.status === 429) {
+        // throttled: answered at once (with Retry-After), not through the flash
         reply.header('Retry-After', String(err.retryAfter ?? 60));
-        return payPage(req, reply, c, transactionId, { check: { errors: {}, keep: check.keep }, general: t.too_many_attempts }, 429);
+        return payPage(req, reply, c, transactionId, { check: { errors: {}, keep: check.keep }, general: STRINGS[localeOf(req, c)].too_many_attempts }, 429);
       }
       req.log.info({ order_id: c.order.id, type: err.type, field: err.field }, 'hosted card payment refused');
-      // The order may have moved on (a transaction started, a concurrent submit): show it as it is now.
-      const fresh = (await loadCheckout(ctx, c.order.id)) ?? c;
-      const general = err.type === 'TransactionAlreadyStarted' ? t.payment_started : t.card_refused;
-      return payPage(req, reply, fresh, transactionId, { check: { errors: {}, keep: check.keep }, general }, err.status === 404 ? 404 : 422);
+      // The page shows the order as it is now (a transaction started, a concurrent submit).
+      return refuse({ errors: {}, keep: check.keep, general: err.type === 'TransactionAlreadyStarted' ? 'payment_started' : 'card_refused' });
     }
   }
 
+  /** The form state a refused submit left for this page. */
+  const formState = (req: FastifyRequest, reply: FastifyReply, c: Checkout, page: string): FormState => {
+    const f = takeFlash<CardFlash>(req, reply, fkey, page);
+    if (!f) return {};
+    const t = STRINGS[localeOf(req, c)];
+    return { check: f.errors ? { errors: f.errors, keep: f.keep ?? { name: '', expiry: '' } } : undefined, general: f.general ? t[f.general] : undefined };
+  };
+
   app.get<{ Params: OrderParams }>('/pay/:order_id/', { schema: { hide: true } }, async (req, reply) => {
     const c = await loadCheckout(ctx, req.params.order_id);
-    return c ? payPage(req, reply, c, undefined) : notFound(req, reply);
+    return c ? payPage(req, reply, c, undefined, formState(req, reply, c, paths.order(c.order.id))) : notFound(req, reply);
   });
 
   app.post<{ Params: OrderParams }>('/pay/:order_id/card/', { schema: { hide: true } }, async (req, reply) => submitCard(req, reply, req.params.order_id));
@@ -203,12 +231,19 @@ export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: F
   app.get<{ Params: TxnParams }>('/pay/:order_id/transactions/:transaction_id/', { schema: { hide: true } }, async (req, reply) => {
     const c = await loadCheckout(ctx, req.params.order_id);
     if (!c || !transactionOf(c, req.params.transaction_id)) return notFound(req, reply);
-    return payPage(req, reply, c, req.params.transaction_id);
+    return payPage(req, reply, c, req.params.transaction_id, formState(req, reply, c, paths.txn(c.order.id, transactionOf(c, req.params.transaction_id)!.id)));
   });
 
   app.post<{ Params: TxnParams }>('/pay/:order_id/transactions/:transaction_id/card/', { schema: { hide: true } }, async (req, reply) =>
     submitCard(req, reply, req.params.order_id, req.params.transaction_id),
   );
+
+  // What the waiting page's script asks for: the outcome only, never the order's data.
+  app.get<{ Params: OrderParams }>('/pay/:order_id/outcome/', { schema: { hide: true } }, async (req, reply) => {
+    const c = await loadCheckout(ctx, req.params.order_id);
+    if (!c) return reply.code(404).type('application/json').send({ error: { status: 404, type: 'NotFound', value: 'order not found' } });
+    return reply.type('application/json').send({ outcome: outcomeOf(c).outcome });
+  });
 
   app.get<{ Params: OrderParams }>('/pay/:order_id/result/', { schema: { hide: true } }, async (req, reply) => {
     const c = await loadCheckout(ctx, req.params.order_id);

@@ -6,8 +6,9 @@ import type { CspExtras } from './security.ts';
 import type { TransactionRow } from '../../domain/entities.ts';
 
 /**
- * HTML of the hosted pages. Server-rendered, no script, one inline stylesheet allowed by its
- * hash in the CSP, system fonts only. Every value from outside goes through esc().
+ * HTML of the hosted pages. Server-rendered, one inline stylesheet allowed by its hash in the
+ * CSP, system fonts only; the card form and the waiting page add one first-party script
+ * (assets/checkout.js) that they do not need to work. Every value from outside goes through esc().
  */
 
 export const esc = (v: unknown) =>
@@ -21,7 +22,7 @@ main{max-width:30rem;margin:0 auto;padding:1rem}
 .panel{background:#fff;border-radius:14px;box-shadow:0 1px 3px rgba(16,24,40,.12);padding:1.25rem;margin-bottom:1rem}
 .merchant{margin:0;font-size:.95rem;color:#475467}
 .merchant strong{color:#101828}
-.amount{margin:.25rem 0 0;font-size:2rem;font-weight:700;letter-spacing:-.01em}
+.amount{margin:.25rem 0 0;font-size:clamp(1.35rem,7vw,2rem);font-weight:700;letter-spacing:-.01em;overflow-wrap:anywhere}
 .amount .code{font-size:.9rem;font-weight:600;color:#475467;margin-left:.35rem}
 .description{margin:.25rem 0 0;color:#344054}
 .ref{margin:.25rem 0 0;font-size:.85rem;color:#475467}
@@ -39,7 +40,7 @@ details[open]>summary{margin-bottom:1rem}
 .row>.field>label{align-self:end}
 label{display:block;font-weight:600;margin-bottom:.3rem}
 .hint{display:block;font-weight:400;font-size:.85rem;color:#475467}
-input[type=text]{display:block;width:100%;font:inherit;font-size:1.05rem;padding:.7rem .8rem;border:1px solid #667085;border-radius:10px;background:#fff;color:#101828}
+input[type=text],select{display:block;width:100%;font:inherit;font-size:1.05rem;padding:.7rem .8rem;border:1px solid #667085;border-radius:10px;background:#fff;color:#101828}
 input[aria-invalid=true]{border-color:#b42318;border-width:2px}
 :focus-visible,summary:focus-visible,a:focus-visible{outline:3px solid #1849a9;outline-offset:2px}
 input:focus{outline:3px solid #1849a9;outline-offset:1px}
@@ -52,6 +53,14 @@ button,.button{display:block;width:100%;font:inherit;font-size:1.1rem;font-weigh
 button:hover,.button:hover{background:#133a87}
 .secondary{background:#fff;color:#1849a9;border:2px solid #1849a9;margin-top:.75rem}
 .secondary:hover{background:#eff4ff}
+.wallet{background:#000;color:#fff;border-radius:999px}
+.wallet:hover{background:#344054}
+button[disabled]{background:#475467;cursor:progress}
+.brand{margin:.3rem 0 0;font-size:.9rem;font-weight:600;color:#344054;min-height:1.35em}
+fieldset{border:0;margin:0 0 1rem;padding:0;min-width:0}
+legend{font-weight:600;margin-bottom:.3rem;padding:0}
+.choice{display:flex;gap:.5rem;align-items:flex-start;font-weight:400;margin:.35rem 0}
+.choice input{margin-top:.3rem}
 .note{font-size:.85rem;color:#475467;margin:.75rem 0 0;text-align:center}
 .status{text-align:center}
 .status .icon{display:inline-flex;align-items:center;justify-content:center;width:3.5rem;height:3.5rem;border-radius:50%;font-size:1.8rem;font-weight:700;color:#fff;margin-bottom:.5rem}
@@ -81,8 +90,8 @@ export interface Page {
   t: Strings;
   title: string;
   body: string;
-  /** seconds until the page reloads itself (waiting for the bank) */
-  refresh?: number;
+  /** the first-party script of the page (assets/checkout.js), if it has one */
+  script?: string;
 }
 
 export function layout(p: Page): string {
@@ -92,7 +101,7 @@ export function layout(p: Page): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
-${p.refresh ? `<meta http-equiv="refresh" content="${p.refresh}">\n` : ''}<title>${esc(p.title)}</title>
+<title>${esc(p.title)}</title>
 <link rel="icon" href="data:,">
 <style>${CSS}</style>
 </head>
@@ -101,18 +110,19 @@ ${p.refresh ? `<meta http-equiv="refresh" content="${p.refresh}">\n` : ''}<title
 ${p.body}
 </main>
 <footer>Tender</footer>
-</body>
+${p.script ? `<script src="${esc(p.script)}" defer></script>\n` : ''}</body>
 </html>`;
 }
 
-export function summaryBlock(s: Summary, t: Strings): string {
+/** `hint`: the test-card hint, on pages where the customer can still pay. */
+export function summaryBlock(s: Summary, t: Strings, hint = true): string {
   return `<section class="panel" aria-labelledby="pay-to">
 <p class="merchant" id="pay-to">${esc(t.pay_to)} <strong>${esc(s.merchantName)}</strong></p>
 <p class="amount" data-amount><span class="vh">${esc(t.amount)}: </span>${esc(s.amount)}<span class="code">${esc(s.currency)}</span></p>
 ${s.description ? `<p class="description">${esc(s.description)}</p>` : ''}
 ${s.reference ? `<p class="ref">${esc(t.order_ref)}: ${esc(s.reference)}</p>` : ''}
 </section>
-${s.testMode ? `<div class="test" role="note"><p><strong>${esc(t.test_mode)}</strong></p><p>${esc(t.test_hint)}</p></div>` : ''}`;
+${s.testMode ? `<div class="test" role="note"><p><strong>${esc(t.test_mode)}</strong></p>${hint ? `<p>${esc(t.test_hint)}</p>` : ''}</div>` : ''}`;
 }
 
 // ---- card form ----------------------------------------------------------------------
@@ -153,15 +163,17 @@ export function cardForm(m: CardFormModel, t: Strings): string {
       ? `<div class="alert" role="alert"><p>${esc(m.general)}</p></div>`
       : '';
   // PAN and CVC are never written back into the page; name and expiry are.
-  return `${alert}<form method="post" action="${esc(m.action)}" novalidate class="card-form">
+  // what the script says while the customer types: the same messages as the server's
+  const messages = { ...t.field_error, busy: t.paying, cvc_hint: t.cvc_hint, cvc_hint_amex: t.cvc_hint_amex };
+  return `${alert}<form method="post" action="${esc(m.action)}" novalidate class="card-form" data-card-form data-messages="${esc(JSON.stringify(messages))}">
 <input type="hidden" name="csrf" value="${esc(m.csrf)}">
-${field('pan', t.card_number, t, m, `<input type="text" inputmode="numeric" autocomplete="cc-number" maxlength="23" spellcheck="false" autocorrect="off" required>`)}
+${field('pan', t.card_number, t, m, `<input type="text" inputmode="numeric" autocomplete="cc-number" maxlength="23" spellcheck="false" autocorrect="off" required>`).replace(/\n<\/div>$/, `\n<p class="brand" id="pan-brand" aria-live="polite"></p>\n</div>`)}
 <div class="row">
 ${field('expiry', t.expiry, t, m, `<input type="text" inputmode="numeric" autocomplete="cc-exp" maxlength="9" placeholder="${esc(t.expiry_hint)}" value="${esc(m.keep?.expiry)}" required>`, t.expiry_hint)}
-${field('cvc', t.cvc, t, m, `<input type="text" inputmode="numeric" autocomplete="cc-csc" maxlength="3" required>`, t.cvc_hint)}
+${field('cvc', t.cvc, t, m, `<input type="text" inputmode="numeric" autocomplete="cc-csc" maxlength="4" required>`, t.cvc_hint)}
 </div>
 ${field('name', t.cardholder_name, t, m, `<input type="text" autocomplete="cc-name" autocapitalize="words" spellcheck="false" maxlength="120" value="${esc(m.keep?.name)}" required>`)}
-<button type="submit">${esc(t.pay_button(m.amount))}</button>
+<button type="submit" data-label="${esc(t.pay_button(m.amount))}">${esc(t.pay_button(m.amount))}</button>
 <p class="note">${esc(t.secure_note)}</p>
 </form>`;
 }
@@ -184,7 +196,7 @@ export interface WalletButton {
   method: PaymentMethod;
   /** HTML of the button(s); '' when the wallet cannot be offered for this order */
   render(slot: WalletSlot): string;
-  /** CSP sources the button needs (its script, the wallet's API) */
+  /** CSP sources the device button needs (its script, the wallet's API); not the sandbox sheet's */
   csp?: CspExtras;
 }
 
@@ -197,6 +209,8 @@ export function renderWallets(walletButtons: WalletButton[], slot: Omit<WalletSl
     const out = w.render({ ...slot, method: w.method });
     if (!out) continue;
     html[w.method] = (html[w.method] ?? '') + out;
+    // Test projects show the sandbox sheet's plain form: no script, so none of the device wallet's sources.
+    if (slot.checkout.project.mode === 'test') continue;
     for (const [k, v] of Object.entries(w.csp ?? {}) as [keyof CspExtras, string[]][]) csp[k] = [...(csp[k] ?? []), ...v];
   }
   return { html, csp };
@@ -240,6 +254,8 @@ export interface StatusModel {
   retryUrl?: string;
   /** where to continue 3-D Secure, while it waits for the customer */
   continueUrl?: string;
+  /** while the bank answers: where the page's script asks for the outcome, and where to look again without it */
+  poll?: { url: string; again: string };
   message?: string;
 }
 
@@ -248,20 +264,25 @@ const ICON: Record<Outcome, string> = { paid: '✓', failed: '✕', pending: '�
 export function statusBlock(t: Strings, m: StatusModel): string {
   const s = t.status[m.outcome];
   const reason = m.reason ? t.reason[m.reason] ?? m.reason : undefined;
-  return `<section class="panel status ${m.outcome}" data-outcome="${m.outcome}" aria-live="polite">
+  // pending: the wait is on the customer (3-D Secure open) or on the bank, and the page says which
+  const text = m.outcome === 'pending' ? (m.continueUrl ? t.waiting_customer : t.waiting_bank) : s.text;
+  const poll = m.poll ? ` data-poll="${esc(m.poll.url)}"` : '';
+  return `<section class="panel status ${m.outcome}" data-outcome="${m.outcome}"${poll} aria-live="polite">
 <span class="icon" aria-hidden="true">${ICON[m.outcome]}</span>
 <h1>${esc(s.title)}</h1>
 ${m.message ? `<p class="alert" role="alert">${esc(m.message)}</p>` : ''}
-<p>${esc(s.text)}</p>
+<p>${esc(text)}</p>
 ${m.outcome === 'failed' && reason ? `<p class="reason" data-reason="${esc(m.reason)}">${esc(t.reason_label)}: ${esc(reason)}</p>` : ''}
 ${m.outcome === 'failed' || m.outcome === 'cancelled' || m.outcome === 'expired' ? `<p class="retry">${esc(m.retryUrl ? t.retry_link_hint : t.retry_hint)}</p>` : ''}
 ${m.continueUrl ? `<p><a class="button" href="${esc(m.continueUrl)}">${esc(t.continue_auth)}</a></p>` : ''}
+${m.poll ? `<p><a class="button secondary" href="${esc(m.poll.again)}">${esc(t.check_again)}</a></p>` : ''}
 ${m.payUrl ? `<p><a class="button" href="${esc(m.payUrl)}">${esc(t.pay_now)}</a></p>` : ''}
 ${m.retryUrl ? `<p><a class="button" href="${esc(m.retryUrl)}">${esc(t.try_again)}</a></p>` : ''}
 ${m.shopUrl ? `<p><a class="button secondary" href="${esc(m.shopUrl)}">${esc(t.back_to_shop)}</a></p>` : ''}
 </section>`;
 }
 
-export function messagePage(locale: Locale, t: Strings, title: string, text: string): string {
-  return layout({ locale, t, title, body: `<section class="panel status"><h1>${esc(title)}</h1><p>${esc(text)}</p></section>` });
+/** A page with one message; `more` is trusted HTML after it (a way forward or back). */
+export function messagePage(locale: Locale, t: Strings, title: string, text: string, more = ''): string {
+  return layout({ locale, t, title, body: `<section class="panel status"><h1>${esc(title)}</h1><p>${esc(text)}</p>${more}</section>` });
 }

@@ -1,5 +1,5 @@
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
-import type { FastifyReply } from 'fastify';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /**
  * Security of the hosted pages: response headers (strict CSP, no framing, no caching, no
@@ -97,4 +97,44 @@ export function originsOf(...urls: (string | undefined | null)[]): string[] {
     }
   }
   return out;
+}
+
+// ---- flash: what a refused form shows after its redirect (POST/redirect/GET) ------------
+
+/**
+ * A refused form answers 303 to its page, never the page itself, so Back and reload never
+ * resubmit. What that page must show (field errors, the name and expiry typed) travels in a
+ * short-lived cookie for that one path, sealed with AES-256-GCM under a key derived from the
+ * master key: stateless like the CSRF tokens, and the cardholder name never in clear or in a URL.
+ */
+const FLASH_COOKIE = 'tender_flash';
+const FLASH_TTL_SECONDS = 600;
+
+export const flashKey = (masterKey: Buffer): Buffer => Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'tender/hosted-pages/flash/v1', 32));
+
+/** Sets the flash for the page at `path` (a path of ours) that the redirect goes to. */
+export function setFlash(reply: FastifyReply, key: Buffer, path: string, data: Record<string, unknown>, secure: boolean) {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  cipher.setAAD(Buffer.from(path));
+  const body = Buffer.concat([cipher.update(JSON.stringify({ d: data, exp: Date.now() + FLASH_TTL_SECONDS * 1000 })), cipher.final()]);
+  const value = Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
+  reply.header('Set-Cookie', `${FLASH_COOKIE}=${value}; Path=${path}; Max-Age=${FLASH_TTL_SECONDS}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`);
+}
+
+/** The flash of this page, once: read and cleared. Anything tampered, stale or for another page reads as none. */
+export function takeFlash<T = Record<string, unknown>>(req: FastifyRequest, reply: FastifyReply, key: Buffer, path: string): T | undefined {
+  const raw = (req.headers.cookie ?? '').split(/;\s*/).find((c) => c.startsWith(`${FLASH_COOKIE}=`))?.slice(FLASH_COOKIE.length + 1);
+  if (!raw) return undefined;
+  reply.header('Set-Cookie', `${FLASH_COOKIE}=; Path=${path}; Max-Age=0; HttpOnly; SameSite=Lax`);
+  try {
+    const buf = Buffer.from(raw, 'base64url');
+    const decipher = createDecipheriv('aes-256-gcm', key, buf.subarray(0, 12));
+    decipher.setAAD(Buffer.from(path));
+    decipher.setAuthTag(buf.subarray(12, 28));
+    const json = JSON.parse(Buffer.concat([decipher.update(buf.subarray(28)), decipher.final()]).toString('utf8'));
+    return typeof json.exp === 'number' && json.exp > Date.now() ? (json.d as T) : undefined;
+  } catch {
+    return undefined;
+  }
 }

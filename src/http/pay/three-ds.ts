@@ -8,6 +8,8 @@ import { STRINGS, formatAmount, pickLocale, type Locale } from './i18n.ts';
 import { Enum, Uuid } from '../../domain/schemas/common.ts';
 import { checkCsrf, csrfKey, issueCsrf, originAllowed, originsOf, setPageHeaders } from './security.ts';
 import type { OrderRow } from '../../domain/entities.ts';
+import { createHash } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
 
 /**
  * The simulated 3-D Secure pages (the issuer's ACS of test cards), on the API host:
@@ -22,7 +24,7 @@ const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 function csp(config: Ctx['config'], view: ThreeDsView) {
   const b = view.order.body ?? {};
   const targets = [...new Set(["'self'", ...originsOf(config.publicBaseUrl, b.return_url, b.failure_url)])].join(' ');
-  return `default-src 'none'; style-src 'unsafe-inline'; form-action ${targets}; frame-ancestors 'none'; base-uri 'none'`;
+  return `default-src 'none'; style-src '${STYLE_HASH}'; form-action ${targets}; frame-ancestors 'none'; base-uri 'none'`;
 }
 
 const STYLE = `body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1b1f24}
@@ -33,6 +35,9 @@ input:focus,button:focus{outline:3px solid #2563eb;outline-offset:2px}
 .actions{display:flex;gap:.75rem;margin-top:1.25rem}button{font:inherit;padding:.7rem 1.2rem;border-radius:8px;border:1px solid #1d4ed8;cursor:pointer}
 .primary{background:#1d4ed8;color:#fff;flex:1}.secondary{background:#fff;color:#1d4ed8}
 .hint{background:#fff7d6;border-radius:8px;padding:.6rem .8rem;font-size:.9rem}dl{display:grid;grid-template-columns:auto 1fr;gap:.2rem 1rem}dt{color:#4b5563}dd{margin:0}`;
+
+/** The CSP source of exactly this stylesheet (no 'unsafe-inline'). */
+const STYLE_HASH = `sha256-${createHash('sha256').update(STYLE).digest('base64')}`;
 
 function page(title: string, body: string, locale: Locale = 'en') {
   return `<!doctype html><html lang="${locale}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
@@ -67,8 +72,16 @@ function sendPage(reply: FastifyReply, status: number, csp: string, html: string
   return reply.code(status).type('text/html; charset=utf-8').send(html);
 }
 
-const notFoundPage = (reply: FastifyReply) =>
-  sendPage(reply, 404, "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'", page('Not found', '<h1>This payment page does not exist</h1>'));
+const notFoundPage = (req: FastifyRequest, reply: FastifyReply) => {
+  const locale = pickLocale(undefined, req.headers['accept-language']);
+  const t = STRINGS[locale];
+  return sendPage(
+    reply,
+    404,
+    `default-src 'none'; style-src '${STYLE_HASH}'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`,
+    page(t.not_found_title, `<h1>${esc(t.not_found_title)}</h1><p>${esc(t.not_found_text)}</p>`, locale),
+  );
+};
 
 export const threeDsRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
   const key = csrfKey(ctx.masterKey);
@@ -82,7 +95,7 @@ export const threeDsRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app
 
   app.get('/pay/3ds/:transaction_id/', { schema: { hide: true, params } }, async (req, reply) => {
     const view = await loadThreeDs(ctx, req.params.transaction_id);
-    if (!view || !view.auth) return notFoundPage(reply);
+    if (!view || !view.auth) return notFoundPage(req, reply);
     if (view.txn.status === 'pending' && view.auth.trans_status === 'C') {
       const token = issueCsrf(key, scope(view), nowFor(view.project));
       return sendPage(reply, 200, csp(ctx.config, view), challengePage(ctx.config, view, token, pickLocale(view.order.body?.customer?.locale, req.headers['accept-language'])));
@@ -102,10 +115,14 @@ export const threeDsRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app
     },
     async (req, reply) => {
       const view = await loadThreeDs(ctx, req.params.transaction_id);
-      if (!view || !view.auth) return notFoundPage(reply);
+      if (!view || !view.auth) return notFoundPage(req, reply);
       const origin = req.headers.origin;
       if (!originAllowed(typeof origin === 'string' ? origin : undefined, ctx.config.publicBaseUrl) || !checkCsrf(key, scope(view), req.body.csrf, nowFor(view.project)))
-        return sendPage(reply, 403, csp(ctx.config, view), page('Session expired', `<h1>This form has expired</h1><p><a href="${esc(threeDsUrl(ctx.config, view.txn.id))}">Start the verification again</a>.</p>`));
+      {
+        const locale = pickLocale(view.order.body?.customer?.locale, req.headers['accept-language']);
+        const t = STRINGS[locale].three_ds;
+        return sendPage(reply, 403, csp(ctx.config, view), page(t.expired_title, `<h1>${esc(t.expired_title)}</h1><p>${esc(t.expired_text)}</p><p><a href="${esc(threeDsUrl(ctx.config, view.txn.id))}">${esc(t.restart)}</a></p>`, locale));
+      }
       const step = req.body.action === 'cancel' ? ({ kind: 'cancel' } as const) : ({ kind: 'challenge', answer: req.body.code ?? '' } as const);
       const order = view.txn.status === 'pending' ? await completeAuthentication(ctx, view, step) : view.order;
       return finish(reply, view, order, 303);

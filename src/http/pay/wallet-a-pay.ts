@@ -8,7 +8,8 @@ import { merchantIdentifierOf } from '../../domain/project.ts';
 import { ApiError } from '../../domain/errors.ts';
 import { formatMinor } from '../../domain/currency.ts';
 import { settingsOf } from '../../domain/project.ts';
-import { ErrorBody, TransactionParams, Uuid } from '../../domain/schemas/common.ts';
+import { answer, errorAnswers, TransactionParams, Uuid } from '../../domain/schemas/common.ts';
+import { walletAPayExample, walletPayAnswerExample } from '../../domain/schemas/examples.ts';
 import type { WalletButton } from './render.ts';
 import { checkCsrf, csrfKey, originAllowed } from './security.ts';
 import { renderWallet } from './wallet-sheet.ts';
@@ -29,7 +30,7 @@ export const WalletAPayBody = Type.Object(
     setupToken: Uuid({ description: "the transaction's setup_token: one use" }),
     ...BrowserInfo,
   },
-  { additionalProperties: false, $id: 'WalletAPay' },
+  { additionalProperties: false, $id: 'WalletAPay', examples: [walletAPayExample] },
 );
 
 const DeviceBody = Type.Object(
@@ -97,7 +98,7 @@ export const walletAPayRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (
           '(liability shift). Refusals are a ValidationError on paymentToken with a `code`. No API key: bound to the ids and the setupToken.',
         params: TransactionParams,
         body: WalletAPayBody,
-        response: { 200: WalletPayAnswer, 400: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 503: ErrorBody },
+        response: { 200: answer('Authorized (redirect_url: the merchant), or refused (is_successful false, reason)', WalletPayAnswer, walletPayAnswerExample), ...errorAnswers(400, 403, 404, 409, 503) },
       },
     },
     async (req) => payWithWalletA(ctx, req.params.order_id, req.params.transaction_id, req.body),

@@ -7,7 +7,8 @@ import { payOnPage, payWithWalletB, type WalletMethod } from '../../services/wal
 import { recipientKeys } from '../../services/wallet-keys.ts';
 import { ApiError, notFound } from '../../domain/errors.ts';
 import { formatMinor } from '../../domain/currency.ts';
-import { ErrorBody, TransactionParams, Uuid } from '../../domain/schemas/common.ts';
+import { answer, errorAnswers, TransactionParams, Uuid } from '../../domain/schemas/common.ts';
+import { walletBPayExample, walletPayAnswerExample } from '../../domain/schemas/examples.ts';
 import { checkCsrf, csrfKey, originAllowed } from './security.ts';
 
 /**
@@ -36,7 +37,7 @@ export const WalletPayBody = Type.Object(
     eciIndicator: Type.Optional(Type.String({ pattern: '^([0-9]{2})?$', description: 'empty when the wallet gave none' })),
     ...BrowserInfo,
   },
-  { additionalProperties: false, $id: 'WalletBPay' },
+  { additionalProperties: false, $id: 'WalletBPay', examples: [walletBPayExample] },
 );
 
 export const WalletPayAnswer = Type.Object({
@@ -108,7 +109,7 @@ export const walletPayRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (a
           'the customer is sent to 3-D Secure: redirect_url leads there. No API key: bound to the ids and the vaultToken.',
         params: TransactionParams,
         body: WalletPayBody,
-        response: { 200: WalletPayAnswer, 400: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+        response: { 200: answer('Authorized (redirect_url: the merchant), or sent to 3-D Secure (reason authentication_required), or refused (reason)', WalletPayAnswer, walletPayAnswerExample), ...errorAnswers(400, 403, 404, 409) },
       },
     },
     async (req) => payWithWalletB(ctx, req.params.order_id, req.params.transaction_id, req.body),

@@ -2,8 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
 import { storeCard } from '../../services/vault.ts';
-import { ErrorBody } from '../../domain/schemas/common.ts';
+import { answer, errorAnswers } from '../../domain/schemas/common.ts';
 import { CardInput, VaultCard } from '../../domain/schemas/card.ts';
+import { vaultCardExample } from '../../domain/schemas/examples.ts';
 import { BasicAuth, requireApiKey } from '../auth.ts';
 import { installRateLimit } from '../rate-limit.ts';
 
@@ -19,7 +20,7 @@ export const vaultRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) 
         summary: 'Store a card against a setup_token',
         security: BasicAuth,
         body: CardInput,
-        response: { 201: VaultCard, 400: ErrorBody, 401: ErrorBody, 409: ErrorBody, 429: ErrorBody },
+        response: { 201: answer('The card is stored: use vault_token to start the payment', VaultCard, vaultCardExample), ...errorAnswers(400, 401, 409, 429) },
       },
     },
     async (req, reply) => reply.code(201).send(await storeCard(ctx, req.body, { projectId: req.project.id })),

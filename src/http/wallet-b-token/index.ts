@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
 import { tokenize } from '../../services/wallet-keys.ts';
-import { ErrorBody, Uuid } from '../../domain/schemas/common.ts';
+import { answer, errorAnswers, Uuid } from '../../domain/schemas/common.ts';
+import { tokenizeAnswerExample, tokenizeExample } from '../../domain/schemas/examples.ts';
 import { limitAnonymous } from '../rate-limit.ts';
 import { throttleOf } from '../../services/throttle.ts';
 
@@ -17,7 +18,7 @@ export const TokenizeBody = Type.Object(
     setupToken: Uuid({ description: "the transaction's setup_token: one use, valid 300 s after order creation" }),
     transactionId: Uuid(),
   },
-  { additionalProperties: false, $id: 'WalletBTokenize' },
+  { additionalProperties: false, $id: 'WalletBTokenize', examples: [tokenizeExample] },
 );
 
 const TokenizeAnswer = Type.Object({
@@ -55,7 +56,13 @@ export const walletBTokenRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async
             'Verifies and decrypts the token with the project\'s keys, vaults its card against the setupToken and answers the vault token. ' +
             (test ? 'Root keys: the test set, which includes the project\'s sandbox root key. Test projects only.' : 'Root keys: the production set.'),
           body: TokenizeBody,
-          response: { 200: TokenizeAnswer, 400: RefusedBody, 403: ErrorBody, 409: ErrorBody, 429: ErrorBody },
+          response: {
+            200: answer('The token is verified and its card vaulted: pay with vaultToken', TokenizeAnswer, tokenizeAnswerExample),
+            400: answer('The token was refused: error.code names the check that failed (docs/wallet-b-token.md)', RefusedBody, {
+              error: { status: 400, type: 'ValidationError', value: 'the token signature does not verify', field: 'walletBPayMessage', code: 'signature' },
+            }),
+            ...errorAnswers(403, 409, 429),
+          },
         },
       },
       async (req) => tokenize(ctx, req.body, { test }),

@@ -1,0 +1,115 @@
+// The API reference: /openapi.json documents every operation with realistic examples (each
+// POST's example body is accepted by a test project), and /docs renders it as a page that
+// works on a phone with the hosted pages' security headers, compressed.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestService, type TestService } from '../helpers/service.ts';
+
+let t: TestService;
+let doc: any;
+before(async () => {
+  t = await startTestService();
+  doc = (await t.api('GET', '/openapi.json', undefined, { key: null })).body;
+});
+after(async () => t?.close());
+
+const operations = () =>
+  Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ path, method, op })));
+const exampleOf = (media: any) => media?.example ?? (media?.examples ? (Object.values(media.examples)[0] as any).value : undefined);
+
+test('every operation has a summary, every response a description and an example, every body an example', () => {
+  const problems: string[] = [];
+  for (const { path, method, op } of operations()) {
+    const name = `${method.toUpperCase()} ${path}`;
+    if (!op.summary) problems.push(`${name}: no summary`);
+    const body = op.requestBody?.content?.['application/json'];
+    if (op.requestBody && exampleOf(body) === undefined) problems.push(`${name}: no request example`);
+    for (const [code, r] of Object.entries<any>(op.responses ?? {})) {
+      if (!r.description || r.description === 'Default Response') problems.push(`${name} ${code}: no description`);
+      for (const [type, media] of Object.entries<any>(r.content ?? {})) if (exampleOf(media) === undefined) problems.push(`${name} ${code} ${type}: no example`);
+    }
+  }
+  assert.deepEqual(problems, []);
+});
+
+test('payment_method, capture_mode and the statuses list their allowed values', () => {
+  const post = doc.paths['/v1/orders/'].post;
+  const input = post.requestBody.content['application/json'].schema;
+  const txn = input.properties.transactions.items;
+  // an operator's aliases are accepted too (PAYMENT_METHOD_ALIASES), so the input names the methods in words
+  assert.match(txn.properties.payment_method.description, /credit-card, wallet-a-pay, wallet-b-pay/);
+  assert.deepEqual(txn.properties.capture_mode.enum, ['manual', 'delayed']);
+  assert.match(input.properties.payment_methods.items.description, /credit-card, wallet-a-pay, wallet-b-pay/);
+  const order = doc.components.schemas.Order ?? post.responses['201'].content['application/json'].schema;
+  assert.ok(order.properties.status.enum.includes('completed'));
+  assert.ok(order.properties.transactions.items.properties.status.enum.includes('accepted'));
+  assert.deepEqual(order.properties.transactions.items.properties.payment_method.enum, ['credit-card', 'wallet-a-pay', 'wallet-b-pay']);
+  const example = exampleOf(post.requestBody.content['application/json']);
+  assert.equal(example.currency, 'EUR');
+  assert.ok(Number.isSafeInteger(example.amount) && example.amount > 0 && example.amount < 1_000_000);
+});
+
+/**
+ * Operations whose example cannot succeed on a fresh project because it carries something only
+ * a real device or wallet provider makes (a signed wallet token, the provider's validation
+ * host): their answer must still be one they document, never a refusal of the example's shape.
+ */
+const NEEDS_A_WALLET = new Set([
+  'POST /wallet-b-token/tokens/',
+  'POST /wallet-b-token/test/tokens/',
+  'POST /pay/{order_id}/select-payment-method/wallet-b-pay/{transaction_id}/',
+  'POST /pay/{order_id}/select-payment-method/wallet-a-pay/{transaction_id}/',
+  'POST /v1/wallet-a-pay/sessions/',
+]);
+
+test("each POST operation's documented example is accepted by a test project", async () => {
+  const created = await t.api('POST', '/v1/orders/', exampleOf(doc.paths['/v1/orders/'].post.requestBody.content['application/json']));
+  assert.equal(created.status, 201, created.text);
+  const order = created.body;
+  const bare = (await t.api('POST', '/v1/orders/', { ...exampleOf(doc.paths['/v1/orders/'].post.requestBody.content['application/json']), transactions: undefined })).body;
+  const results: string[] = [];
+  // As a merchant would: the card into the vault first (its vault_token then starts 3-D Secure),
+  // the clock last (its example moves the project's time past the order's setup_token).
+  const rank = (path: string) => (path.startsWith('/vault/') ? 0 : path.includes('/clock/') ? 2 : 1);
+  const posts = operations()
+    .filter((o) => o.method === 'post')
+    .sort((a, b) => rank(a.path) - rank(b.path));
+  let vaultToken: string | undefined;
+  for (const { path, op } of posts) {
+    const name = `POST ${path}`;
+    // an order without a transaction for the operation that starts one; the example order for the rest
+    const orderId = path === '/v1/orders/{order_id}/transactions/' ? bare.id : order.id;
+    const url = path.replace('{order_id}', orderId).replace('{transaction_id}', order.transactions[0].id);
+    const example = exampleOf(op.requestBody?.content?.['application/json']);
+    // the vault stores a card against the setup_token of a transaction that exists: the example order's
+    let body = example?.setup_token ? { ...example, setup_token: order.transactions[0].payment_method_details.setup_token } : example;
+    if (body?.vault_token && vaultToken) body = { ...body, vault_token: vaultToken };
+    const res = await t.api('POST', url, body, op.security?.length ? {} : { key: null });
+    if (path.startsWith('/vault/') && res.status === 201) vaultToken = res.body.vault_token;
+    const documented = Object.keys(op.responses).includes(String(res.status));
+    const ok = res.status >= 200 && res.status < 300;
+    // a 400 on a field of the example means the example itself is wrong
+    const refusedShape = res.status === 400 && !NEEDS_A_WALLET.has(name);
+    if (!(ok || (documented && !refusedShape && res.status < 500))) results.push(`${name}: ${res.status} ${res.text.slice(0, 200)}`);
+  }
+  assert.deepEqual(results, []);
+});
+
+test('/docs: every operation on one page, phone-ready, with the security headers, compressed', async () => {
+  const res = await fetch(`${t.url}/docs`, { headers: { 'accept-encoding': 'br, gzip' } });
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('content-encoding'), 'br');
+  assert.match(res.headers.get('content-security-policy') ?? '', /default-src 'none'; style-src 'sha256-[^']+'/);
+  assert.doesNotMatch(res.headers.get('content-security-policy') ?? '', /unsafe-inline|script-src/);
+  assert.equal(res.headers.get('x-frame-options'), 'DENY');
+  assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+  const html = await res.text();
+  assert.match(html, /<meta name="viewport" content="width=device-width, initial-scale=1">/);
+  assert.doesNotMatch(html, /<script/);
+  for (const { path, method } of operations()) assert.ok(html.includes(`<code>${path.replace(/&/g, '&amp;')}</code>`) && html.includes(method.toUpperCase()), `${method} ${path}`);
+  assert.match(html, /&quot;currency&quot;: &quot;EUR&quot;/, 'the order example is shown');
+  assert.match(html, /No such resource in the project of the API key/, 'response codes are described');
+  const plain = await fetch(`${t.url}/docs`, { headers: { 'accept-encoding': 'identity' } });
+  assert.equal(plain.headers.get('content-encoding'), null);
+  assert.ok(Number(res.headers.get('content-length') ?? Infinity) < (await plain.text()).length / 3, 'compressed to a fraction');
+});

@@ -1,0 +1,32 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { axeViolations, desktopPage, phonePage, startBrowserSuite } from '../helpers/browser.ts';
+
+/**
+ * The API reference page (/docs) in a real browser: axe-core finds no violation of any impact,
+ * phone and desktop; it fits a phone's width; it runs no script.
+ */
+
+let suite: Awaited<ReturnType<typeof startBrowserSuite>>;
+before(async () => {
+  suite = await startBrowserSuite();
+});
+after(() => suite?.close());
+
+for (const [name, open] of Object.entries({ phone: phonePage, desktop: desktopPage })) {
+  test(`/docs on a ${name}: no axe violation, no horizontal scrolling, no script`, { timeout: 240_000 }, async () => {
+    const { page, cspErrors, pageErrors } = await open(suite.browser);
+    try {
+      const res = await page.goto(`${suite.t.url}/docs`);
+      assert.equal(res?.status(), 200);
+      assert.deepEqual(await axeViolations(page), []);
+      const width = await page.evaluate(() => ({ page: document.documentElement.scrollWidth, viewport: window.innerWidth }));
+      assert.ok(width.page <= width.viewport, `the page is ${width.page}px wide in a ${width.viewport}px viewport`);
+      assert.equal(await page.locator('script').count(), 0);
+      assert.ok((await page.locator('section.op').count()) >= 30, 'every operation is on the page');
+      assert.deepEqual([...cspErrors, ...pageErrors], []);
+    } finally {
+      await page.context().close();
+    }
+  });
+}
