@@ -28,6 +28,12 @@ export interface Config {
   /** how long a stopping server lets requests in flight finish before cutting them (ms) */
   shutdownGraceMs: number;
   redisUrl?: string;
+  /** native HTTPS: PEM certificate chain and private key files, both or neither */
+  tls?: { certFile: string; keyFile: string };
+  /** Fastify's trustProxy: behind a TLS terminator, X-Forwarded-Proto/-For are believed from these hops */
+  trustProxy: boolean | number | string;
+  /** live projects answer only requests that reached Tender over TLS (directly or per X-Forwarded-Proto) */
+  liveRequiresTls: boolean;
   walletBRootKeysFile?: string;
   walletBTestRootKeysFile?: string;
   walletA: {
@@ -48,6 +54,33 @@ export const ALL_SURFACES: Surface[] = ['api', 'vault', 'wallet-b-token', 'porta
 
 const int = (v: string | undefined, d: number) => (v === undefined || v === '' ? d : Number.parseInt(v, 10));
 const trim = (u: string) => u.replace(/\/+$/, '');
+
+function bool(env: NodeJS.ProcessEnv, name: string, d: boolean): boolean {
+  const v = env[name]?.trim().toLowerCase();
+  if (v === undefined || v === '') return d;
+  if (v === 'true' || v === '1') return true;
+  if (v === 'false' || v === '0') return false;
+  throw new Error(`${name} must be true or false, not ${JSON.stringify(env[name])}`);
+}
+
+/** TLS_CERT_FILE and TLS_KEY_FILE: both or neither. */
+function tlsFiles(env: NodeJS.ProcessEnv): Config['tls'] {
+  const certFile = env.TLS_CERT_FILE || undefined;
+  const keyFile = env.TLS_KEY_FILE || undefined;
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile) throw new Error(`${certFile ? 'TLS_KEY_FILE' : 'TLS_CERT_FILE'} must be set with ${certFile ? 'TLS_CERT_FILE' : 'TLS_KEY_FILE'}`);
+  return { certFile: resolve(certFile), keyFile: resolve(keyFile) };
+}
+
+/** TRUST_PROXY: true/false, a hop count, or comma-separated addresses/CIDR ranges of the proxies. */
+function trustProxy(env: NodeJS.ProcessEnv): Config['trustProxy'] {
+  const v = env.TRUST_PROXY?.trim();
+  if (!v || /^(false|0)$/i.test(v)) return false;
+  if (/^true$/i.test(v)) return true;
+  if (/^[1-9][0-9]?$/.test(v)) return Number(v);
+  if (/^[0-9a-fA-F:./]+(\s*,\s*[0-9a-fA-F:./]+)*$/.test(v)) return v;
+  throw new Error(`TRUST_PROXY must be true, false, a hop count or proxy addresses, not ${JSON.stringify(v)}`);
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const port = overrides.port ?? int(env.PORT, 8080);
@@ -86,6 +119,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     apiKeyCacheMs: int(env.API_KEY_CACHE_MS, 10_000),
     shutdownGraceMs: int(env.SHUTDOWN_GRACE_MS, 10_000),
     redisUrl: env.REDIS_URL || undefined,
+    tls: tlsFiles(env),
+    trustProxy: trustProxy(env),
+    liveRequiresTls: bool(env, 'LIVE_REQUIRES_TLS', true),
     walletBRootKeysFile: env.WALLET_B_ROOT_KEYS_FILE || undefined,
     walletBTestRootKeysFile: env.WALLET_B_TEST_ROOT_KEYS_FILE || undefined,
     walletA: {

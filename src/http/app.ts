@@ -1,10 +1,13 @@
+import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Ctx } from '../services/context.ts';
-import { installErrorHandling } from './errors.ts';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './errors.ts';
+import { installInputChecks } from './input.ts';
+import { installTransportRules } from './transport.ts';
 import { requireApiKey } from './auth.ts';
 import { installRateLimit } from './rate-limit.ts';
 import { idempotency } from './idempotency.ts';
@@ -31,8 +34,18 @@ export function stripNulls(value: unknown, key?: string): unknown {
 }
 
 export async function buildApp(ctx: Ctx): Promise<FastifyInstance> {
+  const { tls } = ctx.config;
+  // A missing Host is answered by our hook (with the error body) rather than by Node (an empty 400).
+  const server = { requireHostHeader: false };
+  const transport: object = {
+    ...(tls ? { https: { ...server, cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile), minVersion: 'TLSv1.2' } } : { http: server }),
+    trustProxy: ctx.config.trustProxy, // a number is a hop count (proxy-addr), which Fastify's types leave out
+  };
   const app = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
+    ...transport,
+    frameworkErrors,
+    clientErrorHandler,
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     bodyLimit: 1024 * 1024,
     return503OnClosing: false,
@@ -46,6 +59,9 @@ export async function buildApp(ctx: Ctx): Promise<FastifyInstance> {
   // Responses are documented by their schemas but written as they are (no field stripping).
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   installErrorHandling(app);
+  installTransportRules(app);
+  installInputChecks(app);
+  app.removeContentTypeParser('text/plain'); // JSON only (415), hosted pages add their form parser below
   // On shutdown, answers to requests still in flight close their keep-alive connection, so close()
   // does not wait for those sockets' keep-alive timeout.
   let closing = false;
@@ -59,7 +75,6 @@ export async function buildApp(ctx: Ctx): Promise<FastifyInstance> {
   app.addHook('preValidation', async (req) => {
     if (req.body && typeof req.body === 'object') req.body = stripNulls(req.body);
   });
-  await app.register(formbody);
 
   await app.register(swagger, {
     openapi: {
@@ -101,7 +116,12 @@ export async function buildApp(ctx: Ctx): Promise<FastifyInstance> {
       });
       for (const p of apiPlugins.authenticated) await api.register(p(ctx));
     });
-    for (const p of apiPlugins.public) await app.register(p(ctx));
+    // The hosted pages' forms post urlencoded bodies; every other route takes JSON only (415).
+    for (const p of apiPlugins.public)
+      await app.register(async (pages) => {
+        await pages.register(formbody);
+        await pages.register(p(ctx));
+      });
   }
   for (const [surface, plugins] of Object.entries(surfacePlugins)) {
     if (!surfaces.has(surface as keyof typeof surfacePlugins)) continue;

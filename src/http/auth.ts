@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Ctx } from '../services/context.ts';
 import { authenticate } from '../services/tenancy.ts';
 import type { ProjectRow } from '../store/projects.ts';
+import { requireTlsForLive } from './transport.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -14,6 +15,7 @@ export function requireApiKey(app: FastifyInstance, ctx: Ctx) {
   app.decorateRequest('project', null as unknown as ProjectRow);
   app.addHook('onRequest', async (req: FastifyRequest) => {
     req.project = await authenticate(ctx, req.headers.authorization);
+    requireTlsForLive(req, req.project.mode, ctx.config.liveRequiresTls);
   });
 }
 
