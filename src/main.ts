@@ -14,6 +14,7 @@ import type { Ctx } from './services/context.ts';
 import { KeyCache } from './services/key-cache.ts';
 import { adminRoutes } from './http/admin.ts';
 import { gracefulClose } from './http/shutdown.ts';
+import { sealPendingHolderNames } from './services/holder-names.ts';
 
 export interface Service {
   app: FastifyInstance;
@@ -41,6 +42,8 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     const keyCache = new KeyCache(config.apiKeyCacheMs);
     unlistenKeys = await keyCache.listen(db);
     const ctx = { db, config, log, masterKey: loadMasterKey(config, log), keyCache };
+    const sealed = await sealPendingHolderNames(ctx);
+    if (sealed) log.info({ sealed }, 'sealed cardholder names stored before names were encrypted');
     registerRoutes();
     registerJobHandlers();
     const app = await buildApp(ctx);

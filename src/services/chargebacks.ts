@@ -38,7 +38,7 @@ export async function chargeback(ctx: Ctx, project: ProjectRow, orderId: string,
       await touchOrder(q, order.id, now, { flag: 'has-chargebacks' });
       await book(q, child.txn, txn, now, debitLegs(take, f.fee, 'chargeback'));
       await ensureSettlement(q, project, now);
-      return (await loadOrderView(q, ctx.config, project.id, child.order.id))!;
+      return (await loadOrderView(q, ctx, project.id, child.order.id))!;
     }),
   );
 }
@@ -69,7 +69,7 @@ export async function reverseChargeback(ctx: Ctx, project: ProjectRow, orderId: 
       await touchOrder(q, order.id, now, { flag: 'has-reversals' });
       await book(q, child.txn, txn, now, reversalLegs(give, f.fee));
       await ensureSettlement(q, project, now);
-      return (await loadOrderView(q, ctx.config, project.id, child.order.id))!;
+      return (await loadOrderView(q, ctx, project.id, child.order.id))!;
     }),
   );
 }
@@ -105,7 +105,7 @@ export async function settleOrder(ctx: Ctx, project: ProjectRow, orderId: string
       [project.id, order.id],
     );
     await settleRows(q, rows, nowFor(project));
-    return (await loadOrderView(q, ctx.config, project.id, order.id))!;
+    return (await loadOrderView(q, ctx, project.id, order.id))!;
   });
 }
 

@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
 import type { Ctx } from './context.ts';
+import type { Queryable } from '../store/db.ts';
 
 /**
  * Envelope encryption of card data (DESIGN.md "Secrets and the vault").
@@ -75,8 +76,7 @@ function unwrap(master: Buffer, row: DataKeyRow): Buffer {
  */
 export async function dataKeyFor(ctx: KeyedCtx, projectId: string): Promise<DataKey> {
   const q = ctx.db;
-  let keys = cache.get(ctx.masterKey);
-  if (!keys) cache.set(ctx.masterKey, (keys = new Map()));
+  const keys = cacheOf(ctx.masterKey);
   const hit = keys.get(projectId);
   if (hit) return hit;
   let row = (await q.query<DataKeyRow>('SELECT id, project_id, wraps FROM data_keys WHERE project_id = $1', [projectId]))[0];
@@ -89,6 +89,26 @@ export async function dataKeyFor(ctx: KeyedCtx, projectId: string): Promise<Data
     row = (await q.query<DataKeyRow>('SELECT id, project_id, wraps FROM data_keys WHERE project_id = $1', [projectId]))[0];
   }
   const raw = unwrap(ctx.masterKey, row);
+  const dk = toDataKey(row.id, projectId, raw);
+  raw.fill(0);
+  keys.set(projectId, dk);
+  return dk;
+}
+
+function cacheOf(master: Buffer) {
+  let keys = cache.get(master);
+  if (!keys) cache.set(master, (keys = new Map()));
+  return keys;
+}
+
+/** The project's data key if it has one, read with `q` (so also inside a database transaction); never creates one. */
+export async function existingDataKey(q: Queryable, master: Buffer, projectId: string): Promise<DataKey | undefined> {
+  const keys = cacheOf(master);
+  const hit = keys.get(projectId);
+  if (hit) return hit;
+  const row = (await q.query<DataKeyRow>('SELECT id, project_id, wraps FROM data_keys WHERE project_id = $1', [projectId]))[0];
+  if (!row) return undefined;
+  const raw = unwrap(master, row);
   const dk = toDataKey(row.id, projectId, raw);
   raw.fill(0);
   keys.set(projectId, dk);

@@ -11,6 +11,7 @@ import type { TransactionStatus } from '../domain/status.ts';
 import { appendEvent, moveTransaction } from './transitions.ts';
 import { schedule } from '../jobs/queue.ts';
 import { connectorFor } from '../acquirer/connector.ts';
+import { SEALED } from './holder-names.ts';
 import { newId } from '../domain/ids.ts';
 
 /** A transaction row with the columns migration 020 adds. */
@@ -163,7 +164,7 @@ export async function createChildOrder(q: Queryable, project: ProjectRow, parent
   };
   await orders.insertOrder(q, order);
   const details: Record<string, unknown> = {};
-  for (const k of ['truncated_pan', 'card_expiry', 'cardholder_name']) if (original.details?.[k] !== undefined) details[k] = original.details[k];
+  for (const k of ['truncated_pan', 'card_expiry', SEALED]) if (original.details?.[k] !== undefined) details[k] = original.details[k];
   const txn: TransactionRow = {
     id: newId(),
     project_id: project.id,

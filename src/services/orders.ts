@@ -163,7 +163,7 @@ export async function createOrder(ctx: Ctx, project: ProjectRow, input: OrderInp
 }
 
 export async function getOrder(ctx: Ctx, project: ProjectRow, orderId: string) {
-  const view = await loadOrderView(ctx.db, ctx.config, project.id, orderId);
+  const view = await loadOrderView(ctx.db, ctx, project.id, orderId);
   if (!view) throw notFound('order');
   return view;
 }
@@ -182,7 +182,7 @@ export async function updateOrder(ctx: Ctx, project: ProjectRow, orderId: string
       body: { ...order.body, ...bodyFields },
       modified: nowFor(project),
     });
-    return (await loadOrderView(q, ctx.config, project.id, order.id))!;
+    return (await loadOrderView(q, ctx, project.id, order.id))!;
   });
 }
 
@@ -199,7 +199,7 @@ export async function cancelOrder(ctx: Ctx, project: ProjectRow, orderId: string
       throw new ApiError('CanNotCancelTransaction', `order in status ${order.status} can not be cancelled`);
     if (txns.length === 0) await setOrderStatus(q, order, 'cancelled', now);
     for (const t of txns) await moveTransaction(q, t, 'cancelled', now, { reason: 'cancelled by merchant', source: 'merchant' });
-    return (await loadOrderView(q, ctx.config, project.id, order.id))!;
+    return (await loadOrderView(q, ctx, project.id, order.id))!;
   });
 }
 
@@ -220,7 +220,7 @@ export async function startTransaction(ctx: Ctx, project: ProjectRow, orderId: s
       throw new ApiError(err.type, own(err.message), own(err.field), err.status);
     }
     await addTransaction(q, project, order, input, nowFor(project));
-    return (await loadOrderView(q, ctx.config, project.id, order.id, { withSetupToken: true }))!;
+    return (await loadOrderView(q, ctx, project.id, order.id, { withSetupToken: true }))!;
   });
 }
 

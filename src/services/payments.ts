@@ -14,6 +14,7 @@ import { isFinalOrder } from '../domain/status.ts';
 import { liabilityShift, type TransStatus } from '../domain/card.ts';
 import { authenticationFailed, connectorFor, type Outcome, type ThreeDsResult } from '../acquirer/connector.ts';
 import type { Config } from '../config.ts';
+import { SEALED, sealHolderName } from './holder-names.ts';
 
 /**
  * Card payments after the vault: authenticate (3-D Secure), authorize through the project's
@@ -100,7 +101,7 @@ async function start(ctx: KeyedCtx, project: ProjectRow, orderId: string, transa
       ...txn.details,
       truncated_pan: row.truncated_pan,
       card_expiry: row.expiry,
-      ...(card.name !== undefined ? { cardholder_name: card.name } : {}),
+      ...(card.name !== undefined ? { [SEALED]: sealHolderName(dk, card.name) } : {}),
       vault_token: row.id,
     };
     if (three.trans_status !== 'C') details.liability_shift = three.liability_shift;

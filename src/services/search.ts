@@ -19,6 +19,8 @@ import {
   type SortSpec,
 } from '../domain/query.ts';
 import { renderOrder } from './order-view.ts';
+import { openHolderNames } from './holder-names.ts';
+import type { KeyedCtx } from './crypto-envelope.ts';
 
 /** The body of POST /v1/search/orders/ (after schema validation). */
 export interface SearchInput {
@@ -116,11 +118,12 @@ export async function renderOrders(ctx: Ctx, q: Queryable, projectId: string, ro
   const eventsOf = groupBy(events, (e) => e.transaction_id);
   const txnsOf = groupBy(txns, (t) => t.order_id);
   const childrenOf = groupBy(children, (c) => c.related_order_id!);
+  const holderNames = await openHolderNames(q, (ctx as Partial<KeyedCtx>).masterKey, txns);
   return rows.map((row) => {
     const { sort_value: _, ...order } = row as SearchRow;
     const own = txnsOf.get(order.id) ?? [];
     const ownEvents: EventRow[] = own.flatMap((t) => eventsOf.get(t.id) ?? []);
-    return renderOrder(ctx.config, order as orders.OrderRow, own, ownEvents, childrenOf.get(order.id) ?? []);
+    return renderOrder(ctx.config, order as orders.OrderRow, own, ownEvents, childrenOf.get(order.id) ?? [], { holderNames });
   });
 }
 

@@ -60,7 +60,7 @@ export async function rotateKey(ctx: Ctx, projectId: string): Promise<{ project_
 /**
  * Parses `Authorization: Basic base64(key:)` to the key, strictly (RFC 7617): one space after the
  * scheme, canonical padded base64 and nothing after it, valid UTF-8, the key as user id and an
- * empty password. Anything else is no credentials at all.
+ * empty password (or the bare key). Anything else is no credentials at all.
  */
 export function keyFromAuthorization(header: string | undefined): string | undefined {
   if (!header) return undefined;
@@ -71,7 +71,8 @@ export function keyFromAuthorization(header: string | undefined): string | undef
   const decoded = bytes.toString('utf8');
   if (Buffer.from(decoded, 'utf8').compare(bytes) !== 0) return undefined; // not UTF-8
   const colon = decoded.indexOf(':');
-  if (colon <= 0 || colon !== decoded.length - 1) return undefined;
+  if (colon === -1) return decoded || undefined; // the bare key, as some clients send it
+  if (colon === 0 || colon !== decoded.length - 1) return undefined; // no key, or a password
   return decoded.slice(0, colon);
 }
 

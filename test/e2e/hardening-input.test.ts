@@ -72,7 +72,7 @@ const nested = (levels: number, inner = '1', kind: 'array' | 'object' = 'array')
 test('10,000 levels of nesting in extra, in order_lines or as the body are a 400, with or without an Idempotency-Key', async () => {
   const order = JSON.stringify(validOrder());
   const withExtra = (json: string) => order.replace(/}$/, `,"extra":{"deep":${json}}}`);
-  for (const headers of [{}, { 'idempotency-key': 'deep-1' }]) {
+  for (const headers of [{}, { 'idempotency-key': 'deep-1' }] as Record<string, string>[]) {
     for (const raw of [withExtra(nested(10_000)), withExtra(nested(10_000, '1', 'object')), order.replace(/}$/, `,"order_lines":[${nested(10_000, '{}')}]}`)])
       await rejected(() => t.api('POST', '/v1/orders/', undefined, { raw, headers }), { field: null });
     await rejected(() => t.api('POST', '/v1/orders/', undefined, { raw: nested(10_000), headers }), { field: null });

@@ -75,11 +75,15 @@ test('toApiError: Ajv validation errors name the dotted field', () => {
 });
 
 test('toApiError: body parser errors are ValidationErrors', () => {
-  for (const code of ['FST_ERR_CTP_INVALID_JSON_BODY', 'FST_ERR_CTP_EMPTY_JSON_BODY', 'FST_ERR_CTP_INVALID_MEDIA_TYPE']) {
+  for (const code of ['FST_ERR_CTP_INVALID_JSON_BODY', 'FST_ERR_CTP_EMPTY_JSON_BODY']) {
     const api = toApiError(Object.assign(new Error('parser said'), { code, statusCode: 400 }) as any);
     assert.equal(api.type, 'ValidationError', code);
     assert.equal(api.status, 400, code);
   }
+  const media = toApiError(Object.assign(new Error('parser said'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 }) as any);
+  assert.equal(media.type, 'ValidationError');
+  assert.equal(media.status, 415);
+  assert.equal(media.field, 'Content-Type');
   const large = toApiError(Object.assign(new Error('too large'), { code: 'FST_ERR_CTP_BODY_TOO_LARGE', statusCode: 413 }) as any);
   assert.equal(large.status, 413);
   assert.equal(large.type, 'ValidationError');
@@ -147,10 +151,11 @@ test('an unknown route is a 404 with the error body, for every method', async ()
   }
 });
 
-test('a method the route does not have is a 404 with the error body', async () => {
+test('a method the route does not have is a 405 with Allow and the error body', async () => {
   const res = await app.inject({ method: 'PATCH', url: '/v1/orders/' });
-  assert.equal(res.statusCode, 404);
-  assert.equal(res.json().error.type, 'NotFound');
+  assert.equal(res.statusCode, 405);
+  assert.equal(res.headers.allow, 'POST');
+  assert.equal(res.json().error.status, 405);
 });
 
 test('a body above the limit is refused with the error body', async () => {
