@@ -85,7 +85,8 @@ function trustProxy(env: NodeJS.ProcessEnv): Config['trustProxy'] {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const port = overrides.port ?? int(env.PORT, 8080);
   const host = env.HOST ?? '127.0.0.1';
-  const base = trim(overrides.publicBaseUrl ?? env.PUBLIC_BASE_URL ?? `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`);
+  const tls = tlsFiles(env);
+  const base = trim(overrides.publicBaseUrl ?? env.PUBLIC_BASE_URL ?? `${tls ? 'https' : 'http'}://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`);
   const surfaces = (env.TENDER_SURFACES ? env.TENDER_SURFACES.split(',').map((s) => s.trim()) : ALL_SURFACES) as Surface[];
   const cfg: Config = {
     port,
@@ -119,7 +120,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     apiKeyCacheMs: int(env.API_KEY_CACHE_MS, 10_000),
     shutdownGraceMs: int(env.SHUTDOWN_GRACE_MS, 10_000),
     redisUrl: env.REDIS_URL || undefined,
-    tls: tlsFiles(env),
+    tls,
     trustProxy: trustProxy(env),
     liveRequiresTls: bool(env, 'LIVE_REQUIRES_TLS', true),
     walletBRootKeysFile: env.WALLET_B_ROOT_KEYS_FILE || undefined,
