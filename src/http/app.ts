@@ -7,6 +7,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Ctx } from '../services/context.ts';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './errors.ts';
 import { installInputChecks } from './input.ts';
+import { documentErrors } from './documented-errors.ts';
+import { isCardNumber } from '../domain/card.ts';
 import { installTransportRules } from './transport.ts';
 import { requireApiKey } from './auth.ts';
 import { installRateLimit } from './rate-limit.ts';
@@ -52,13 +54,17 @@ export async function buildApp(ctx: Ctx): Promise<FastifyInstance> {
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false },
       // ajv-formats' uuid also takes `urn:uuid:...`, which PostgreSQL's uuid type refuses (a 500): the plain form only.
-      onCreate: (ajv: { addFormat(name: string, re: RegExp): unknown }) => ajv.addFormat('uuid', UUID),
+      onCreate: (ajv: { addFormat(name: string, format: RegExp | { validate: (s: string) => boolean }): unknown }) => {
+        ajv.addFormat('uuid', UUID);
+        ajv.addFormat('card-number', { validate: isCardNumber });
+      },
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Responses are documented by their schemas but written as they are (no field stripping).
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   installErrorHandling(app);
+  app.addHook('onRoute', documentErrors);
   installTransportRules(app);
   installInputChecks(app);
   app.removeContentTypeParser('text/plain'); // JSON only (415), hosted pages add their form parser below

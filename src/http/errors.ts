@@ -22,8 +22,11 @@ function validationMessage(v: { keyword: string; message?: string; params?: Reco
       return `${field} is required`;
     case 'additionalProperties':
       return `${field} is not a known field`;
-    case 'enum':
-      return `${field} must be one of: ${(v.params?.allowedValues ?? []).join(', ')}`;
+    case 'enum': {
+      const allowed: unknown[] = v.params?.allowedValues ?? [];
+      // a long list (currencies) is named by the OpenAPI document, not repeated in every error
+      return allowed.length > 20 ? `${field} is not one of the ${allowed.length} allowed values (see /openapi.json)` : `${field} must be one of: ${allowed.join(', ')}`;
+    }
     case 'format':
       return `${field} must be a valid ${v.params?.format}`;
     default:

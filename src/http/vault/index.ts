@@ -9,7 +9,7 @@ import { BasicAuth, requireApiKey } from '../auth.ts';
 export const CardInput = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 120, description: 'cardholder name' })),
-    pan: Type.String({ pattern: '^[0-9]{12,19}$', description: 'card number, digits only, Luhn-valid' }),
+    pan: Type.String({ pattern: '^[0-9]{12,19}$', format: 'card-number', description: 'card number, digits only, Luhn-valid, of a supported brand' }),
     expiry: Type.String({ pattern: '^(0[1-9]|1[0-2])[0-9]{4}$', description: 'MMYYYY' }),
     setup_token: Uuid({ description: "the transaction's setup_token: one use, valid 300 s after order creation" }),
   },
