@@ -5,7 +5,7 @@ import { simulator } from './simulator/index.ts';
 
 /**
  * The boundary to an acquirer. The simulator implements it for test projects; a real acquirer
- * plugs in behind the same interface for live projects (DESIGN.md "Who uses it").
+ * plugs in behind the same interface for live projects (docs/design.md "Who uses it").
  */
 
 /** Why a payment did not succeed, as transactions show it in `reason`. */

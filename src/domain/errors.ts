@@ -1,4 +1,4 @@
-/** Error types of the API (DESIGN.md "Error types and status codes"). */
+/** Error types of the API (docs/design.md "Error types and status codes"). */
 export const ERROR_STATUS = {
   ValidationError: 400,
   Unauthorized: 401,

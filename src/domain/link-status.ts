@@ -1,4 +1,4 @@
-/** Payment link status, derived from its orders and its expiry (DESIGN.md "Payment link status"). Pure. */
+/** Payment link status, derived from its orders and its expiry (docs/design.md "Payment link status"). Pure. */
 import { isFinalOrder, type OrderStatus } from './status.ts';
 
 export const LINK_STATUSES = ['new', 'processing', 'all_unsuccessful', 'completed', 'expired'] as const;

@@ -1,5 +1,5 @@
 /**
- * The order search language of POST /v1/search/orders/ (DESIGN.md "Search language";
+ * The order search language of POST /v1/search/orders/ (docs/design.md "Search language";
  * merchant reference: docs/search.md). Pure: query text in, parameterised SQL out.
  *
  * - `compileQuery` turns a Lucene-like query into a boolean SQL expression over the

@@ -1,4 +1,4 @@
-/** Transaction and order state machines (DESIGN.md "States"). */
+/** Transaction and order state machines (docs/design.md "States"). */
 export const TRANSACTION_STATUSES = ['new', 'pending', 'processing', 'accepted', 'completed', 'declined', 'error', 'cancelled', 'expired'] as const;
 export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];
 

@@ -34,7 +34,7 @@ function validationMessage(v: { keyword: string; message?: string; params?: Reco
   }
 }
 
-/** Maps any error to DESIGN.md's error body; 5xx never carries internals. */
+/** Maps any error to the error body (docs/design.md "Errors"); 5xx never carries internals. */
 export function toApiError(err: FastifyError | Error): ApiError {
   if (err instanceof ApiError) return err;
   const e = err as FastifyError & { validation?: any[]; validationContext?: string };

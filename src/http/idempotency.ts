@@ -61,7 +61,7 @@ function keyOf(req: FastifyRequest): string | undefined {
 }
 
 /**
- * Idempotency-Key on every POST of this scope (DESIGN.md "Idempotency"), per project:
+ * Idempotency-Key on every POST of this scope (docs/design.md "Idempotency"), per project:
  * - the first request with a key runs and its response (status, body, content-type, location)
  *   is stored before the client sees it;
  * - the same key with the same method, path and body answers the stored response byte for byte;

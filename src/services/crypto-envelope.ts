@@ -3,7 +3,7 @@ import type { Ctx } from './context.ts';
 import type { Queryable } from '../store/db.ts';
 
 /**
- * Envelope encryption of card data (DESIGN.md "Secrets and the vault").
+ * Envelope encryption of card data (docs/design.md "Secrets and the vault").
  *
  * Each project has one random 256-bit data key. It is stored only wrapped (AES-256-GCM) by the
  * master key, in `data_keys.wraps` under the master key's id. Card fields are sealed with

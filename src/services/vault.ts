@@ -126,7 +126,7 @@ export function openCard(dk: DataKey, row: VaultCardRow): CardData & { name?: st
   return card;
 }
 
-/** Keeps the CVC sealed until the authorization (DESIGN.md: then it is deleted). */
+/** Keeps the CVC sealed until the authorization (docs/design.md "Secrets and the vault": then it is deleted). */
 export async function storeCvc(q: Queryable, dk: DataKey, row: VaultCardRow, cvc: string) {
   await q.query('UPDATE vault_cards SET cvc_ct = $2 WHERE id = $1', [row.id, sealField(dk, row.id, 'cvc', cvc)]);
 }

@@ -26,7 +26,7 @@ interface Expect {
   eci: string;
 }
 
-// DESIGN.md "The simulated acquirer", written out independently of the implementation's table.
+// docs/cards.md "Test cards", written out independently of the implementation's table.
 const CASES: Expect[] = [
   { pan: '4111111111111111', brand: 'visa', order: 'completed', txn: 'accepted', liability: true, eci: '05' },
   { pan: '4242424242424242', brand: 'visa', order: 'completed', txn: 'accepted', liability: true, eci: '05' },

@@ -1,6 +1,6 @@
 // Acceptance of the orders API's validation: every rule of the spec's Order, Transaction,
-// Customer and payment_method_details tables, the General types and DESIGN's "Values" and
-// "Unknown fields". Each broken rule is a 400 ValidationError naming the field, and stores nothing.
+// Customer and payment_method_details tables, the General types and docs/design.md "Values"
+// and "Unknown fields". Each broken rule is a 400 ValidationError naming the field, and stores nothing.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { validOrder, cardOrder, basic, request, type TestService, type ApiResponse } from '../helpers/service.ts';

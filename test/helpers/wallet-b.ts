@@ -6,8 +6,8 @@ import { walletOrder } from './wallets.ts';
 import { startTestService, request, type TestService } from './service.ts';
 import { generateSandboxKeys, sealToken, type ProtocolVersion } from '../../src/wallets/wallet-b-token.ts';
 
-/** The shared public test vectors: a recipient key, root signing keys and tokens they sign. */
-export const vectors = JSON.parse(readFileSync(new URL('../../../shared/vectors/google-pay/ecv2-tink-test-keys.json', import.meta.url), 'utf8'));
+/** The public test vectors (test/fixtures/wallet-b): a recipient key, root signing keys and tokens they sign. */
+export const vectors = JSON.parse(readFileSync(new URL('../fixtures/wallet-b/ecv2-tink-test-keys.json', import.meta.url), 'utf8'));
 
 export const testRoot = generateSandboxKeys(); // listed in the test root keys file
 export const prodRoot = generateSandboxKeys(); // listed in the production root keys file

@@ -16,7 +16,7 @@ import {
 import { ecdsaSign, exportSpki, importPkcs8, lengthValue } from '../../src/wallets/wallet-b-crypto.ts';
 
 const vectors = JSON.parse(
-  readFileSync(new URL('../../../shared/vectors/google-pay/ecv2-tink-test-keys.json', import.meta.url), 'utf8'),
+  readFileSync(new URL('../fixtures/wallet-b/ecv2-tink-test-keys.json', import.meta.url), 'utf8'),
 );
 
 /** Injected clock: before the valid vector's intermediate key expires (2029-07-22). */

@@ -2,7 +2,7 @@ import type { TransStatus } from '../../domain/card.ts';
 import type { Reason } from '../connector.ts';
 
 /**
- * The simulator's test cards: DESIGN.md "The simulated acquirer", as data. Any other
+ * The simulator's test cards: docs/design.md "The simulated acquirer", as data. Any other
  * Luhn-valid PAN of a known brand approves with frictionless 3-D Secure (Y).
  * Served by GET /v1/test/cards/ and copied into the README.
  */

@@ -22,7 +22,7 @@ export const Customer = Type.Object(
     locale: Type.Optional(Type.String({ pattern: '^[A-Za-z]{2,3}([_-][A-Za-z0-9]{2,8})*$', maxLength: 35 })),
     phone_numbers: Type.Optional(Type.Array(Type.String({ pattern: '^\\+?[0-9][0-9 ()./-]{3,30}$' }), { maxItems: 10 })),
     ip_address: Type.Optional(Type.Union([Type.String({ format: 'ipv4' }), Type.String({ format: 'ipv6' })])),
-    // SDK extension fields (DESIGN.md "Unknown fields")
+    // SDK extension fields (docs/design.md "Unknown fields")
     gender: Type.Optional(Text(32)),
     birthdate: Type.Optional(Type.String({ format: 'date' })),
     additional_addresses: Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown()), { maxItems: 10 })),

@@ -7,7 +7,7 @@ import type { FastifyReply } from 'fastify';
  *
  * A CSRF token is an HMAC over (action, order, transaction, issue time) under a key derived
  * from the master key. It binds a form to the one resource it acts on and expires; nothing
- * is stored per session, so any node can check it (stateless nodes, DESIGN.md "Scale-out").
+ * is stored per session, so any node can check it (stateless nodes, docs/design.md "Scale-out").
  */
 
 /** How long a rendered form can be submitted. Longer than any transaction's default expiry. */

@@ -1,4 +1,4 @@
--- Card vault (DESIGN.md "Secrets and the vault") and card authentication state.
+-- Card vault (docs/design.md "Secrets and the vault") and card authentication state.
 
 -- One data key per project. It is never stored in clear: `wraps` maps a master key id to the
 -- data key wrapped (AES-256-GCM) by that master key. Rotation adds a wrap under the new

@@ -1,4 +1,4 @@
--- Webhooks (DESIGN.md "Webhooks"): signing secrets, deliveries fanned out from the outbox, attempts.
+-- Webhooks (docs/design.md "Webhooks"): signing secrets, deliveries fanned out from the outbox, attempts.
 
 -- The project's Standard Webhooks secret, sealed with the project's data key (services/crypto-envelope.ts).
 -- During a rotation the previous secret still signs until previous_expires (project clock).

@@ -1,4 +1,4 @@
--- Wallets (DESIGN.md "Wallets", docs/wallets.md).
+-- Wallets (docs/design.md "Wallets", docs/wallets.md).
 
 -- wallet-b-pay keys of a project. Private keys are stored only sealed by the project's data
 -- key (crypto-envelope.ts, the vault's envelope), so master key rotation covers them too.
