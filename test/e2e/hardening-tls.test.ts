@@ -102,6 +102,19 @@ test('behind a terminator: a live project over plain HTTP is refused with the er
   assert.equal(testProject.status, 200, testProject.text);
 });
 
+test("behind a terminator: a live project's hosted payment page in clear is refused (a 403 page); over HTTPS it is served", async () => {
+  const live = await proxied.newProject('live');
+  const https = { authorization: basic(live.api_key), 'x-forwarded-proto': 'https' };
+  const order = await request(`${proxied.url}/v1/orders/`, 'POST', { currency: 'EUR', amount: 100 }, https);
+  assert.equal(order.status, 201, order.text);
+  const plain = await request(`${proxied.url}/pay/${order.body.id}/`, 'GET');
+  assert.equal(plain.status, 403);
+  assert.match(plain.headers.get('content-type') ?? '', /text\/html/);
+  const secure = await request(`${proxied.url}/pay/${order.body.id}/`, 'GET', undefined, { 'x-forwarded-proto': 'https' });
+  assert.equal(secure.status, 200);
+  assert.equal(secure.headers.get('strict-transport-security'), 'max-age=31536000');
+});
+
 test('without TRUST_PROXY, X-Forwarded-Proto is not believed', async () => {
   const t = await startTestService({ env: { LIVE_REQUIRES_TLS: 'true' } });
   try {
