@@ -2,7 +2,7 @@
 // requests (bodies valid by the schema, broken in one place, any JSON, not JSON at all; path ids
 // that exist, do not, or are no ids; with the key, without, with a wrong one) and for each answer
 // checks: never a 5xx, every status documented for the operation, the error body on every 4xx,
-// and nothing stored by a 4xx. Each operation runs a bounded number of cases and time.
+// and nothing stored by a 4xx. Each operation runs a bounded number of cases (RUNS).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -11,8 +11,8 @@ import { payOrder } from '../helpers/pay.ts';
 import { createCardOrder } from '../helpers/cards.ts';
 import { body, type Schema } from '../helpers/fuzz.ts';
 
-const RUNS = 12;
-const MS_PER_OPERATION = 1000;
+/** Cases per operation: bounded by count, not time, so a loaded machine slows the test but never skips a case. */
+const RUNS = 8;
 
 let t: TestService;
 let doc: any;
@@ -80,7 +80,7 @@ test('fuzzing every operation of /openapi.json: no 5xx, documented statuses, the
           assert.equal(await rows(), before, `a 4xx stored something: ${what}`);
         }
       }),
-      { numRuns: RUNS, interruptAfterTimeLimit: MS_PER_OPERATION },
+      { numRuns: RUNS },
     );
   }
   // the generators reach past validation: some operations answered 2xx
