@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { parseMethodAliases, type MethodAliases } from './domain/project.ts';
 
 /** Every setting, from the environment, with a default that runs on a laptop. */
 export interface Config {
@@ -19,10 +20,17 @@ export interface Config {
   worker: { enabled: boolean; pollMs: number; concurrency: number };
   webhook: { timeoutMs: number; retryIntervalMs: number; maxAttempts: number; concurrency: number };
   setupTokenTtlSeconds: number;
+  /** other identifiers clients use for Tender's payment methods (PAYMENT_METHOD_ALIASES) */
+  paymentMethodAliases: MethodAliases;
   captureWindow: string;
   defaultExpiration: string;
   lateDeclineMs: number;
+  /** API requests per project (API key) per minute, on the API and the vault; 0: off */
   rateLimitPerMinute: number;
+  /** requests per minute per client address and per resource on the anonymous surfaces, and failed authentications per address; 0: off */
+  publicRateLimitPerMinute: number;
+  /** card-testing protection on the hosted pages: declines per client or payment link within the window (0 declines: off) */
+  cardTesting: { maxDeclines: number; windowSeconds: number };
   /** how long an API key's project stays cached (ms; 0: no cache); changes clear it at once */
   apiKeyCacheMs: number;
   /** how long a stopping server lets requests in flight finish before cutting them (ms) */
@@ -53,6 +61,14 @@ export type Surface = 'api' | 'vault' | 'wallet-b-token' | 'portal';
 export const ALL_SURFACES: Surface[] = ['api', 'vault', 'wallet-b-token', 'portal'];
 
 const int = (v: string | undefined, d: number) => (v === undefined || v === '' ? d : Number.parseInt(v, 10));
+/** A whole-number setting within [min, max]; anything else is an error naming the setting. */
+function wholeNumber(env: NodeJS.ProcessEnv, name: string, d: number, min: number, max: number): number {
+  const v = env[name];
+  if (v === undefined || v === '') return d;
+  const n = /^\s*\d+\s*$/.test(v) ? Number(v) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw new Error(`${name} must be a whole number from ${min} to ${max}, not "${v}"`);
+  return n;
+}
 const trim = (u: string) => u.replace(/\/+$/, '');
 
 function bool(env: NodeJS.ProcessEnv, name: string, d: boolean): boolean {
@@ -113,10 +129,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       concurrency: int(env.WEBHOOK_CONCURRENCY, 16),
     },
     setupTokenTtlSeconds: int(env.SETUP_TOKEN_TTL_SECONDS, 300),
+    paymentMethodAliases: parseMethodAliases(env.PAYMENT_METHOD_ALIASES),
     captureWindow: env.CAPTURE_WINDOW ?? 'P5D',
     defaultExpiration: env.DEFAULT_EXPIRATION_PERIOD ?? 'PT30M',
     lateDeclineMs: int(env.LATE_DECLINE_MS, 3000),
-    rateLimitPerMinute: int(env.RATE_LIMIT_PER_MINUTE, 120_000),
+    rateLimitPerMinute: wholeNumber(env, 'RATE_LIMIT_PER_MINUTE', 120_000, 0, 1e9),
+    publicRateLimitPerMinute: wholeNumber(env, 'PUBLIC_RATE_LIMIT_PER_MINUTE', 600, 0, 1e9),
+    cardTesting: {
+      maxDeclines: wholeNumber(env, 'CARD_TESTING_MAX_DECLINES', 10, 0, 1e6),
+      windowSeconds: wholeNumber(env, 'CARD_TESTING_WINDOW_SECONDS', 3600, 1, 7 * 86_400),
+    },
     apiKeyCacheMs: int(env.API_KEY_CACHE_MS, 10_000),
     shutdownGraceMs: int(env.SHUTDOWN_GRACE_MS, 10_000),
     redisUrl: env.REDIS_URL || undefined,

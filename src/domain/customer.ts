@@ -1,8 +1,51 @@
 import countries from 'i18n-iso-countries';
 
-export const NAME_PATTERN = "^[\\w -,\\.À-ÖØ-öø-ÿ]+$";
-export const ADDRESS_PATTERN = "^[\\w -,\\.\\-À-ÖØ-öø-ÿ]+$";
+/**
+ * The spec's patterns, read for real customers (docs/design.md "Readings of the spec for real
+ * clients"): `\w` is any Unicode letter, mark or digit (the spec's server matches `Wałęsa`, `Nguyễn`),
+ * names also take hyphens, addresses also take `/`. ` -,` stays the range it is (space to comma:
+ * apostrophes, `&`, `#`, parentheses). Ajv compiles patterns with the `u` flag, which `\p{…}` needs.
+ */
+const WORD = '\\p{L}\\p{M}\\p{N}_';
+export const NAME_PATTERN = `^[${WORD} -,.\\-]+$`;
+export const ADDRESS_PATTERN = `^[${WORD} -,.\\-/]+$`;
 export const POSTAL_CODE_PATTERN = '^[A-Z0-9]+( [A-Z0-9]*)?$';
+
+/** `customer` is what the webshop plugins send; the plugin SDK's Address entity allows all three. */
+export const ADDRESS_TYPES = ['customer', 'billing', 'delivery'] as const;
+
+const TEXT_FIELDS = ['first_name', 'last_name', 'address', 'street', 'city'];
+
+/** Line breaks and runs of white space become one space; the ends are trimmed. */
+export const normaliseSpace = (s: string) => s.replace(/\s+/gu, ' ').trim();
+
+/** One address-like object as the patterns expect it: white space normalised, the postcode upper-cased (its spaces stay the pattern's business). */
+function normaliseAddress(a: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...a };
+  for (const f of TEXT_FIELDS) if (typeof out[f] === 'string') out[f] = normaliseSpace(out[f] as string);
+  if (typeof out.postal_code === 'string') out.postal_code = out.postal_code.toUpperCase();
+  return out;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => Boolean(v) && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * A customer as sent by real clients, made ready for validation: text normalised (above) on the
+ * customer and its additional addresses, and `""` phone numbers (a guest without a phone: WooCommerce
+ * sends `[""]`) dropped; no phone number left means no `phone_numbers`. Anything not an object is
+ * returned as it is, for the schema to refuse.
+ */
+export function normaliseCustomer(c: unknown): unknown {
+  if (!isObject(c)) return c;
+  const out = normaliseAddress(c);
+  if (Array.isArray(out.phone_numbers)) {
+    const phones = out.phone_numbers.filter((p) => !(typeof p === 'string' && p.trim() === ''));
+    if (phones.length) out.phone_numbers = phones;
+    else delete out.phone_numbers;
+  }
+  if (Array.isArray(out.additional_addresses)) out.additional_addresses = out.additional_addresses.map((a) => (isObject(a) ? normaliseAddress(a) : a));
+  return out;
+}
 
 export const STATES: Record<string, readonly string[]> = {
   CA: 'AB BC MB NB NL NS NT NU ON PE QC SK YT'.split(' '),

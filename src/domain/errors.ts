@@ -14,12 +14,16 @@ export const ERROR_STATUS = {
   RateLimitExceeded: 429,
   FailedToFetchTransactionInformation: 502,
   ServerError: 500,
+  /** the database is unreachable or dropped the connection: retry after Retry-After */
+  ServiceUnavailable: 503,
 } as const;
 
 export type ErrorType = keyof typeof ERROR_STATUS;
 
 export class ApiError extends Error {
   readonly status: number;
+  /** seconds for the Retry-After header (429, 503) */
+  retryAfter?: number;
   constructor(
     readonly type: ErrorType,
     message: string,
@@ -42,3 +46,10 @@ export class ApiError extends Error {
 
 export const invalid = (field: string, message: string) => new ApiError('ValidationError', message, field);
 export const notFound = (what: string) => new ApiError('NotFound', `${what} not found`);
+
+/** A 429 RateLimitExceeded telling the client when to try again. */
+export function rateLimited(message: string, retryAfterSeconds: number): ApiError {
+  const err = new ApiError('RateLimitExceeded', message);
+  err.retryAfter = Math.max(1, Math.ceil(retryAfterSeconds));
+  return err;
+}

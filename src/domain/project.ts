@@ -53,3 +53,30 @@ export function activeMethods(s: ProjectSettings): PaymentMethod[] {
 export function methodAccepts(s: ProjectSettings, method: PaymentMethod, currency: string): boolean {
   return Boolean(s.payment_methods[method]?.currencies.includes(currency));
 }
+
+/** Other identifiers for Tender's methods, such as the wallets' own names: alias -> method. */
+export type MethodAliases = Readonly<Record<string, PaymentMethod>>;
+
+const ALIAS = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+/**
+ * The operator's PAYMENT_METHOD_ALIASES, `alias=method` pairs separated by commas
+ * (`apple-pay=wallet-a-pay,google-pay=wallet-b-pay`). Throws on anything else, naming the entry:
+ * a mistyped setting must stop the start, not silently refuse orders.
+ */
+export function parseMethodAliases(setting: string | undefined): MethodAliases {
+  const aliases: Record<string, PaymentMethod> = {};
+  for (const entry of (setting ?? '').split(',').map((e) => e.trim()).filter(Boolean)) {
+    const [alias, method, ...rest] = entry.split('=').map((s) => s.trim());
+    if (rest.length || !alias || !method) throw new Error(`PAYMENT_METHOD_ALIASES: "${entry}" is not alias=method`);
+    if (!ALIAS.test(alias)) throw new Error(`PAYMENT_METHOD_ALIASES: alias "${alias}" must be lower-case letters, digits, - or _ (at most 64)`);
+    if (isPaymentMethod(alias)) throw new Error(`PAYMENT_METHOD_ALIASES: "${alias}" is already a payment method`);
+    if (!isPaymentMethod(method)) throw new Error(`PAYMENT_METHOD_ALIASES: "${method}" is not a payment method (${PAYMENT_METHODS.join(', ')})`);
+    if (alias in aliases) throw new Error(`PAYMENT_METHOD_ALIASES: alias "${alias}" is given twice`);
+    aliases[alias] = method;
+  }
+  return aliases;
+}
+
+/** The method an identifier stands for: itself, or the method it is an alias of. */
+export const resolveMethod = (aliases: MethodAliases, m: string): string => (Object.hasOwn(aliases, m) ? aliases[m]! : m);

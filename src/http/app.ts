@@ -11,12 +11,13 @@ import { documentErrors } from './documented-errors.ts';
 import { isCardNumber } from '../domain/card.ts';
 import { installTransportRules } from './transport.ts';
 import { requireApiKey } from './auth.ts';
-import { installRateLimit } from './rate-limit.ts';
+import { installRateLimit, limitAnonymous, payResourceOf } from './rate-limit.ts';
 import { idempotency } from './idempotency.ts';
 import { orderRoutes } from './api/orders.ts';
 import { projectRoutes } from './api/projects.ts';
 import { requireTestProject, testRoutes } from './api/test-tools.ts';
 import { apiPlugins, surfacePlugins } from './registry.ts';
+import { shapeBody } from '../domain/schemas/shape.ts';
 
 /** Path prefix of a surface whose base URL is on this host: `http://h/vault` -> `/vault`. */
 export const prefixOf = (url: string) => new URL(url).pathname.replace(/\/+$/, '');
@@ -79,7 +80,10 @@ export async function buildApp(ctx: Ctx): Promise<FastifyInstance> {
     done(null, payload);
   });
   app.addHook('preValidation', async (req) => {
-    if (req.body && typeof req.body === 'object') req.body = stripNulls(req.body);
+    // then as real clients send it: PHP's `[]` for `{}` (a whole body too: no route takes an array),
+    // customers normalised (domain/schemas/shape.ts)
+    if (Array.isArray(req.body) && req.body.length === 0) req.body = {};
+    if (req.body && typeof req.body === 'object') req.body = shapeBody(req.routeOptions.schema?.body as never, stripNulls(req.body));
   });
 
   await app.register(swagger, {
@@ -122,12 +126,13 @@ export async function buildApp(ctx: Ctx): Promise<FastifyInstance> {
       });
       for (const p of apiPlugins.authenticated) await api.register(p(ctx));
     });
-    // The hosted pages' forms post urlencoded bodies; every other route takes JSON only (415).
-    for (const p of apiPlugins.public)
-      await app.register(async (pages) => {
-        await pages.register(formbody);
-        await pages.register(p(ctx));
-      });
+    // hosted pages: every form post is limited per client address and per order, link or transaction;
+    // their forms post urlencoded bodies, every other route takes JSON only (415)
+    await app.register(async (pub) => {
+      await pub.register(formbody);
+      limitAnonymous(pub, ctx, 'pay-post', { subjectsOf: (req) => [payResourceOf(req.url)] });
+      for (const p of apiPlugins.public) await pub.register(p(ctx));
+    });
   }
   for (const [surface, plugins] of Object.entries(surfacePlugins)) {
     if (!surfaces.has(surface as keyof typeof surfacePlugins)) continue;

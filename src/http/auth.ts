@@ -3,6 +3,8 @@ import type { Ctx } from '../services/context.ts';
 import { authenticate } from '../services/tenancy.ts';
 import type { ProjectRow } from '../store/projects.ts';
 import { requireTlsForLive } from './transport.ts';
+import { ApiError } from '../domain/errors.ts';
+import { throttleOf } from '../services/throttle.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -10,11 +12,20 @@ declare module 'fastify' {
   }
 }
 
-/** Basic authentication with the project's API key on every route of this plugin scope. */
+/**
+ * Basic authentication with the project's API key on every route of this plugin scope. Failed
+ * attempts are counted per client address: over PUBLIC_RATE_LIMIT_PER_MINUTE they get 429, not
+ * 401, until the minute passes (a valid key still gets in).
+ */
 export function requireApiKey(app: FastifyInstance, ctx: Ctx) {
   app.decorateRequest('project', null as unknown as ProjectRow);
   app.addHook('onRequest', async (req: FastifyRequest) => {
-    req.project = await authenticate(ctx, req.headers.authorization);
+    try {
+      req.project = await authenticate(ctx, req.headers.authorization);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) await throttleOf(ctx).limit('auth-failure', [req.ip], ctx.config.publicRateLimitPerMinute);
+      throw err;
+    }
     requireTlsForLive(req, req.project.mode, ctx.config.liveRequiresTls);
   });
 }

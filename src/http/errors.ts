@@ -101,6 +101,25 @@ function patternOf(url: string): RegExp {
   return new RegExp(`^${body}/?$`);
 }
 
+/** Seconds to wait before retrying a 503 (a lost database connection: the pool reconnects at once). */
+export const RETRY_AFTER_UNAVAILABLE = 1;
+
+/**
+ * Status of a failed hosted page: a client error as the framework says, 503 with Retry-After
+ * while the database is unavailable, else 500.
+ */
+export function pageErrorStatus(err: Error & { statusCode?: number }, reply: FastifyReply): number {
+  if (err instanceof ApiError && err.status === 503) {
+    reply.header('Retry-After', String(RETRY_AFTER_UNAVAILABLE));
+    return 503;
+  }
+  if (err instanceof ApiError && err.status < 500) {
+    if (err.retryAfter) reply.header('Retry-After', String(err.retryAfter));
+    return err.status;
+  }
+  return err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+}
+
 export function installErrorHandling(app: FastifyInstance) {
   // every route's methods by path pattern, so a known path with another method is a 405 with Allow
   const routes: Array<{ pattern: RegExp; methods: string[] }> = [];
@@ -110,7 +129,11 @@ export function installErrorHandling(app: FastifyInstance) {
   });
   app.setErrorHandler((err, req, reply) => {
     const api = toApiError(err as FastifyError);
-    if (api.status >= 500) req.log.error({ err }, 'request failed');
+    if (api.retryAfter) reply.header('Retry-After', String(api.retryAfter));
+    if (api.status === 503) {
+      reply.header('Retry-After', String(RETRY_AFTER_UNAVAILABLE));
+      req.log.warn({ err: (err as Error).message }, 'database unavailable');
+    } else if (api.status >= 500) req.log.error({ err }, 'request failed');
     sendError(reply, api);
   });
   app.setNotFoundHandler((req, reply) => {

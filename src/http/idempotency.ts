@@ -4,7 +4,10 @@ import type { Ctx } from '../services/context.ts';
 import { nowFor } from '../services/context.ts';
 import { ApiError } from '../domain/errors.ts';
 import { findProject } from '../store/projects.ts';
-import { claimKey, cleanupKeys, releaseKey, storeResponse } from '../store/idempotency.ts';
+import { cleanupKeys } from '../store/idempotency.ts';
+import { abandonRequest, claimRequest, finishRequest } from '../services/idempotency.ts';
+import type { OpenTx } from '../services/idempotency.ts';
+import { RETRY_AFTER_UNAVAILABLE } from './errors.ts';
 import { schedule } from '../jobs/queue.ts';
 
 /** Response headers a replay repeats; the rest (date, rate limit) describe the moment, not the result. */
@@ -12,7 +15,8 @@ const REPLAYED_HEADERS = ['content-type', 'location'];
 
 declare module 'fastify' {
   interface FastifyRequest {
-    idempotencyKey: { key: string; done: boolean } | null;
+    /** the claimed key and the transaction the request's work runs in */
+    idempotencyKey: { key: string; open: OpenTx; done: boolean } | null;
   }
 }
 
@@ -66,10 +70,21 @@ function keyOf(req: FastifyRequest): string | undefined {
  *   is stored before the client sees it;
  * - the same key with the same method, path and body answers the stored response byte for byte;
  * - with a different request: 422 IdempotencyError; while the first is still running: 409.
- * Responses not worth keeping (5xx, 429, streams) free the key again. Keys last 24 h.
+ * The request's work runs in one transaction with its key and response (services/idempotency.ts):
+ * a crash leaves nothing in flight, a retry runs it once. Responses not worth keeping (5xx, 429,
+ * streams) roll the work back and free the key. Keys last 24 h.
  */
 export function idempotency(app: FastifyInstance, ctx: Ctx) {
   app.decorateRequest('idempotencyKey', null);
+
+  // Handlers of a claimed request run inside its transaction (every query and tx of ctx.db).
+  app.addHook('onRoute', (route) => {
+    const handler = route.handler;
+    route.handler = function (this: FastifyInstance, req: FastifyRequest, reply: FastifyReply) {
+      const held = req.idempotencyKey;
+      return held ? ctx.db.within(held.open, () => handler.call(this, req, reply)) : handler.call(this, req, reply);
+    };
+  });
 
   app.addHook('preValidation', async (req: FastifyRequest, reply: FastifyReply) => {
     if (req.method !== 'POST' || !req.project) return;
@@ -78,19 +93,20 @@ export function idempotency(app: FastifyInstance, ctx: Ctx) {
     const [path, query] = req.url.split('?');
     const target = `${path.replace(/\/+$/, '')}${query ? `?${query}` : ''}`;
     const request_hash = createHash('sha256').update(`POST ${target}\n${canonicalJson(req.body ?? null)}`).digest('hex');
-    const claim = await claimKey(ctx.db, { project_id: req.project.id, key, method: 'POST', path: target, request_hash, now: nowFor(req.project) });
-    if (claim === true) {
-      req.idempotencyKey = { key, done: false };
+    const claim = await claimRequest(ctx, { project_id: req.project.id, key, method: 'POST', path: target, request_hash, now: nowFor(req.project) });
+    if (claim.kind === 'run') {
+      req.idempotencyKey = { key, open: claim.open, done: false };
       return;
     }
-    if (claim.request_hash !== request_hash)
-      throw new ApiError('IdempotencyError', 'this Idempotency-Key was already used with a different request', 'Idempotency-Key', 422);
-    if (claim.response_status === null)
+    if (claim.kind === 'busy')
       throw new ApiError('IdempotencyError', 'a request with this Idempotency-Key is still being processed; retry later', 'Idempotency-Key', 409);
-    reply.code(claim.response_status);
-    for (const [name, value] of Object.entries(claim.response_headers ?? {})) reply.header(name, value);
+    const row = claim.row;
+    if (row.request_hash !== request_hash)
+      throw new ApiError('IdempotencyError', 'this Idempotency-Key was already used with a different request', 'Idempotency-Key', 422);
+    reply.code(row.response_status!);
+    for (const [name, value] of Object.entries(row.response_headers ?? {})) reply.header(name, value);
     reply.header('idempotent-replayed', 'true');
-    return reply.send(claim.response_body ?? '');
+    return reply.send(row.response_body ?? '');
   });
 
   app.addHook('onSend', async (req, reply, payload) => {
@@ -99,30 +115,35 @@ export function idempotency(app: FastifyInstance, ctx: Ctx) {
     held.done = true;
     const status = reply.statusCode;
     const text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : undefined;
-    try {
-      if (status >= 500 || status === 429 || text === undefined) {
-        await releaseKey(ctx.db, req.project.id, held.key);
-      } else {
-        const headers: Record<string, string> = {};
-        for (const name of REPLAYED_HEADERS) {
-          const v = reply.getHeader(name);
-          if (v !== undefined) headers[name] = String(v);
-        }
-        await storeResponse(ctx.db, req.project.id, held.key, status, headers, text);
-      }
-    } catch (err) {
-      req.log.error({ err }, 'idempotency key not stored');
+    if (status >= 500 || status === 429 || text === undefined) {
+      await finishRequest(held.open, req.project.id, held.key);
+      return payload;
     }
-    return payload;
+    const headers: Record<string, string> = {};
+    for (const name of REPLAYED_HEADERS) {
+      const v = reply.getHeader(name);
+      if (v !== undefined) headers[name] = String(v);
+    }
+    try {
+      await finishRequest(held.open, req.project.id, held.key, { status, headers, body: text });
+      return payload;
+    } catch (err) {
+      // Not committed (or not known to be): the client must not take this answer as done.
+      const api = err instanceof ApiError ? err : new ApiError('ServerError', 'internal server error');
+      if (api.status >= 500 && api.status !== 503) req.log.error({ err }, 'idempotent request not committed');
+      if (api.status === 503) reply.header('Retry-After', String(RETRY_AFTER_UNAVAILABLE));
+      reply.removeHeader('location');
+      reply.code(api.status).type('application/json');
+      return JSON.stringify(api.toBody());
+    }
   });
 
-  // A response that never reached onSend frees its key. An aborted client keeps it in flight:
-  // the handler may still move money, so a retry must not run it a second time.
+  // A request that ended without reaching onSend (a hijacked reply) keeps nothing of its work.
   app.addHook('onResponse', async (req) => {
     const held = req.idempotencyKey;
     if (!held || held.done) return;
     held.done = true;
-    await releaseKey(ctx.db, req.project.id, held.key).catch(() => {});
+    await abandonRequest(held.open);
   });
 }
 

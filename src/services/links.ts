@@ -11,7 +11,7 @@ import { ApiError, notFound } from '../domain/errors.ts';
 import { addDuration } from '../domain/duration.ts';
 import { deriveLinkStatus, isFinalLink, type LinkState } from '../domain/link-status.ts';
 import { activeMethods, isPaymentMethod, methodAccepts, settingsOf, type PaymentMethod } from '../domain/project.ts';
-import { checkOrderInput, createOrder } from './orders.ts';
+import { checkOrderInput, createOrder, withMethodNames } from './orders.ts';
 import { orderStatusHooks } from './transitions.ts';
 import { checkPublicUrls } from './webhooks.ts';
 import { schedule } from '../jobs/queue.ts';
@@ -72,7 +72,8 @@ export function renderLink(config: Config, link: LinkRow, state: LinkState): any
   return view;
 }
 
-export async function createLink(ctx: Ctx, project: ProjectRow, input: LinkInput) {
+export async function createLink(ctx: Ctx, project: ProjectRow, sent: LinkInput) {
+  const input = withMethodNames(ctx.config.paymentMethodAliases, sent);
   const expiration_period = input.expiration_period ?? DEFAULT_LINK_EXPIRATION;
   // The same rules as an order: ISO 4217 currency, positive duration, known and active methods.
   checkOrderInput(project, { currency: input.currency, amount: input.amount, expiration_period, payment_methods: input.payment_methods });

@@ -3,6 +3,8 @@ import * as orders from '../store/orders.ts';
 import type { OrderRow, TransactionRow, EventRow } from '../store/orders.ts';
 import type { Config } from '../config.ts';
 import { SEALED, openHolderNames } from './holder-names.ts';
+import { customerMessage } from '../domain/customer-message.ts';
+import { isFinalOrder } from '../domain/status.ts';
 
 /** URLs of the hosted pages, built from configuration only. */
 export const urls = (config: Config) => ({
@@ -48,6 +50,7 @@ export function renderTransaction(config: Config, order: OrderRow, t: Transactio
     modified: iso(t.modified),
     status: t.status,
     reason: t.reason,
+    customer_message: customerMessage(t.status, t.reason, order.body?.customer?.locale),
     currency: t.currency,
     amount: t.amount,
     credit_debit: t.credit_debit,
@@ -124,7 +127,9 @@ export function renderOrder(
     client: b.client,
     extra: b.extra,
     order_lines: b.order_lines,
-    order_url: order.kind === 'payment' && b.order_url !== false ? urls(config).order(order.id) : undefined,
+    // Where the customer pays: orders created without a transaction keep it; one created with a
+    // transaction has it while the customer can still pay (the page shows that transaction's form).
+    order_url: order.kind === 'payment' && (b.order_url !== false || !isFinalOrder(order.status)) ? urls(config).order(order.id) : undefined,
     related_order_id: order.related_order_id,
     related_payment_link_id: order.payment_link_id,
     transactions: txns.map((t) => renderTransaction(config, order, t, events.filter((e) => e.transaction_id === t.id), opts)),

@@ -4,14 +4,15 @@ import { nowFor } from './context.ts';
 import type { ProjectRow } from '../store/projects.ts';
 import * as orders from '../store/orders.ts';
 import type { OrderRow, TransactionRow } from '../store/orders.ts';
-import type { OrderInput, OrderUpdate, TransactionInput } from '../domain/schemas/order.ts';
+import { PaymentMethodDetailsInput, READ_ONLY_FIELDS, type OrderInput, type OrderUpdate, type TransactionInput } from '../domain/schemas/order.ts';
 import { ApiError, invalid, notFound } from '../domain/errors.ts';
 import { isCurrency } from '../domain/money.ts';
 import { addDuration, isPositiveDuration } from '../domain/duration.ts';
 import { customerProblem, missingBilling } from '../domain/customer.ts';
-import { activeMethods, isPaymentMethod, methodAccepts, settingsOf, type PaymentMethod } from '../domain/project.ts';
+import { activeMethods, isPaymentMethod, methodAccepts, resolveMethod, settingsOf, type MethodAliases, type PaymentMethod } from '../domain/project.ts';
 import { isCancellable, isFinalOrder } from '../domain/status.ts';
 import { loadOrderView, renderOrder } from './order-view.ts';
+import { unchanged } from '../domain/read-only.ts';
 import { moveTransaction, newEventRow, setOrderStatus } from './transitions.ts';
 import { schedule } from '../jobs/queue.ts';
 import { checkOrderUrls } from './webhooks.ts';
@@ -31,6 +32,7 @@ export function checkOrderInput(project: ProjectRow, input: OrderInput) {
   const t = input.transactions?.[0];
   if (t) {
     checkMethod(settings, t.payment_method, input.currency, 'transactions[0].payment_method');
+    checkDetails(t.payment_method_details, 'transactions[0].payment_method_details');
     if (t.expiration_period !== undefined && !isPositiveDuration(t.expiration_period))
       throw invalid('transactions[0].expiration_period', 'expiration_period must be a positive ISO 8601 duration');
     if (t.capture_mode && t.payment_method !== 'credit-card' && !t.payment_method.startsWith('wallet-'))
@@ -43,6 +45,25 @@ function checkMethod(settings: ReturnType<typeof settingsOf>, method: string, cu
   if (!isPaymentMethod(method)) throw invalid(field, `payment method ${method} is not known`);
   if (!activeMethods(settings).includes(method)) throw new ApiError('Forbidden', `payment method ${method} is not active in this project`, field);
   if (!methodAccepts(settings, method, currency)) throw new ApiError('Forbidden', `payment method ${method} does not accept ${currency} in this project`, field);
+}
+
+const DETAILS = Object.keys(PaymentMethodDetailsInput.properties);
+
+/** After the method: details it does not take are refused by name (the schema leaves them open). */
+function checkDetails(details: Record<string, unknown> | undefined, field: string) {
+  const unknown = Object.keys(details ?? {}).find((k) => !DETAILS.includes(k));
+  if (unknown) throw invalid(`${field}.${unknown}`, `${field}.${unknown} is not a known field`);
+}
+
+/**
+ * The order with its payment methods as Tender names them: an operator's alias (such as a
+ * wallet's own name, PAYMENT_METHOD_ALIASES) becomes the method it stands for.
+ */
+export function withMethodNames<T extends Pick<OrderInput, 'payment_methods' | 'transactions'>>(aliases: MethodAliases, input: T): T {
+  const out = { ...input };
+  if (input.payment_methods) out.payment_methods = [...new Set(input.payment_methods.map((m) => resolveMethod(aliases, m)))];
+  if (input.transactions) out.transactions = input.transactions.map((t) => ({ ...t, payment_method: resolveMethod(aliases, t.payment_method) }));
+  return out;
 }
 
 /** AFT needs a receiver and a billing address; wallets need billing where the project requires it. */
@@ -151,7 +172,8 @@ export function newOrderRows(project: ProjectRow, input: OrderInput, now: Date, 
   return transactions?.[0] ? { order, ...newTransactionRows(project, order, transactions[0], now) } : { order };
 }
 
-export async function createOrder(ctx: Ctx, project: ProjectRow, input: OrderInput, extras: CreateOrderExtras = {}) {
+export async function createOrder(ctx: Ctx, project: ProjectRow, sent: OrderInput, extras: CreateOrderExtras = {}) {
+  const input = withMethodNames(ctx.config.paymentMethodAliases, sent);
   checkOrderInput(project, input);
   await checkOrderUrls(ctx, project, input); // live projects: no webhook or return URL into private networks
   // The hot path: one statement for all the rows (grouped with other requests' new orders under
@@ -168,18 +190,32 @@ export async function getOrder(ctx: Ctx, project: ProjectRow, orderId: string) {
   return view;
 }
 
-/** PUT: updates the merchant's own fields while the order is not final. */
+/**
+ * PUT: the order as GET returns it, or any part of it. The merchant's fields it holds replace
+ * theirs (validated as on creation); read-only fields are accepted when unchanged and refused by
+ * name when changed; fields it leaves out keep their value. Only while the order is not final.
+ */
 export async function updateOrder(ctx: Ctx, project: ProjectRow, orderId: string, input: OrderUpdate) {
+  if (input.customer) {
+    const p = customerProblem(input.customer);
+    if (p) throw invalid(p.field, p.message);
+  }
   await checkOrderUrls(ctx, project, input);
   return ctx.db.tx(async (q) => {
     const order = await orders.findOrder(q, project.id, orderId, true);
     if (!order) throw notFound('order');
     if (isFinalOrder(order.status)) throw new ApiError('ValidationError', `order is ${order.status} and can no longer be changed`, undefined, 409);
-    const { description, merchant_order_id, ...bodyFields } = input;
+    const current = (await loadOrderView(q, ctx, project.id, order.id))!;
+    const changed = READ_ONLY_FIELDS.find((f) => input[f] !== undefined && !unchanged(input[f], current[f]));
+    if (changed) throw invalid(changed, `${changed} is read-only and can not be changed`);
+    const { description, merchant_order_id, customer, return_url, failure_url, webhook_url, extra, order_lines } = input;
+    const body = { ...order.body };
+    for (const [k, v] of Object.entries({ customer, return_url, failure_url, webhook_url, extra, order_lines })) if (v !== undefined) body[k] = v;
     await orders.updateOrder(q, order.id, {
       description: description ?? order.description,
       merchant_order_id: merchant_order_id ?? order.merchant_order_id,
-      body: { ...order.body, ...bodyFields },
+      ...(customer ? { customer_email: customer.email_address ?? null, merchant_customer_id: customer.merchant_customer_id ?? null } : {}),
+      body,
       modified: nowFor(project),
     });
     return (await loadOrderView(q, ctx, project.id, order.id))!;
@@ -204,7 +240,8 @@ export async function cancelOrder(ctx: Ctx, project: ProjectRow, orderId: string
 }
 
 /** POST /v1/orders/{id}/transactions/: starts the one transaction of an order created without one. */
-export async function startTransaction(ctx: Ctx, project: ProjectRow, orderId: string, input: TransactionInput) {
+export async function startTransaction(ctx: Ctx, project: ProjectRow, orderId: string, sent: TransactionInput) {
+  const input = { ...sent, payment_method: resolveMethod(ctx.config.paymentMethodAliases, sent.payment_method) };
   return ctx.db.tx(async (q) => {
     const order = await orders.findOrder(q, project.id, orderId, true);
     if (!order) throw notFound('order');

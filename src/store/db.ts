@@ -3,6 +3,8 @@ import { to as copyTo } from 'pg-copy-streams';
 import { PGlite } from '@electric-sql/pglite';
 import type { Readable } from 'node:stream';
 import { privateDir } from './lock.ts';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { ApiError } from '../domain/errors.ts';
 
 /** The one query layer: plain parameterised SQL over `pg` or PGlite. */
 export interface Queryable {
@@ -19,10 +21,27 @@ export interface QueryOptions {
   prepare?: string;
 }
 
+/** A transaction left open across several steps (an idempotent request: see within()). */
+export interface OpenTx {
+  readonly q: Queryable;
+  readonly closed: boolean;
+  /** Commits; a lost connection throws the 503 ApiError (the commit may or may not have happened). */
+  commit(): Promise<void>;
+  /** Rolls back; never throws. */
+  rollback(): Promise<void>;
+}
+
 export interface Db extends Queryable {
   readonly kind: 'postgres' | 'pglite';
-  /** Runs fn in one database transaction; rolls back when it throws. */
+  /** Runs fn in one database transaction; rolls back when it throws. Inside within(): a savepoint. */
   tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
+  /** Opens a transaction that stays open until commit() or rollback(). */
+  begin(): Promise<OpenTx>;
+  /**
+   * Runs fn with every query and tx() of this Db, in fn and everything it starts, inside the
+   * open transaction (tx() becomes a savepoint). What fn does then commits or rolls back as one.
+   */
+  within<T>(open: OpenTx, fn: () => T): T;
   /** LISTEN on a channel where the driver has it; returns a stop function. */
   listen?(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   /**
@@ -51,6 +70,142 @@ export function inlineParams(sql: string, params: unknown[]): string {
   });
 }
 
+/**
+ * PostgreSQL error classes and driver errors that mean the connection, not the statement,
+ * failed: the server went away (57P01 admin_shutdown from pg_terminate_backend, 57P02, a
+ * restart), refuses connections (57P03, 53300 too_many_connections, ECONNREFUSED), or the
+ * socket broke (class 08, ECONNRESET). The statement did not commit: a retry is safe.
+ */
+const LOST_CODES = new Set(['57P01', '57P02', '57P03', '53300', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+const LOST_MESSAGES = /Connection terminated|connection error and is not queryable|Client was closed and is not queryable|timeout exceeded when trying to connect|Connection ended unexpectedly/i;
+
+export function connectionLost(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  if (!e || typeof e !== 'object') return false;
+  const code = typeof e.code === 'string' ? e.code : '';
+  return LOST_CODES.has(code) || code.startsWith('08') || (typeof e.message === 'string' && LOST_MESSAGES.test(e.message));
+}
+
+/** Seconds a client is told to wait after a lost connection: the pool reconnects on the next request. */
+export const UNAVAILABLE_RETRY_AFTER = 1;
+
+/** A lost connection becomes a 503 (Retry-After, error body); any other error passes unchanged. */
+export function unavailableOr(err: unknown): unknown {
+  if (!connectionLost(err) || err instanceof ApiError) return err;
+  const api = new ApiError('ServiceUnavailable', 'the database is temporarily unavailable; retry later');
+  (api as { cause?: unknown }).cause = err;
+  return api;
+}
+
+const ignore = () => {};
+
+const mapped = async <T>(p: Promise<T>): Promise<T> => {
+  try {
+    return await p;
+  } catch (err) {
+    throw unavailableOr(err);
+  }
+};
+
+/**
+ * LISTEN on a connection of its own that comes back by itself: when the connection drops, it
+ * reconnects (backing off to 5 s) and listens again, then calls onNotify once, because
+ * notifications sent while it was away are lost (the key cache clears, the worker looks for jobs).
+ */
+function reconnectingListener(connect: () => pg.Client, channel: string, onNotify: () => void) {
+  let client: pg.Client | undefined;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let delay = 100;
+  const open = async (again: boolean): Promise<void> => {
+    const c = connect();
+    let dropped = false;
+    const drop = () => {
+      if (dropped) return;
+      dropped = true;
+      c.removeAllListeners('notification');
+      void c.end().catch(() => {});
+      if (client === c) client = undefined;
+      if (!stopped) timer = setTimeout(() => void open(true).catch(() => {}), delay);
+      delay = Math.min(delay * 2, 5000);
+    };
+    c.on('error', drop);
+    c.on('end', drop);
+    try {
+      await c.connect();
+      c.on('notification', () => onNotify());
+      await c.query(`LISTEN ${channel}`);
+    } catch (err) {
+      drop();
+      if (!again) throw err; // the first LISTEN fails loudly, as before; later ones keep trying
+      return;
+    }
+    if (stopped) return void c.end().catch(() => {});
+    client = c;
+    delay = 100;
+    if (again) onNotify();
+  };
+  return {
+    start: () => open(false),
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await client?.end().catch(() => {});
+    },
+  };
+}
+
+interface Scope {
+  db: object;
+  open: OpenTx;
+  /** savepoint names */
+  seq: { n: number };
+  /** top-level tx() calls of one scope run one after another: savepoints on one connection nest */
+  chain: { p: Promise<unknown> };
+  /** inside a tx() of the scope: nested tx() calls are savepoints within it, not queued behind it */
+  nested: boolean;
+}
+const scopes = new AsyncLocalStorage<Scope>();
+
+/** The open transaction fn runs in (see Db.within), or undefined. */
+function scopeOf(db: object): Scope | undefined {
+  const s = scopes.getStore();
+  return s && s.db === db && !s.open.closed ? s : undefined;
+}
+
+/** query, tx and within of a Db that honour within(), over the driver's own query/tx. */
+function scoped(db: object, own: { query: Queryable['query']; tx: Db['tx'] }): Pick<Db, 'query' | 'tx' | 'within'> {
+  return {
+    query(sql, params, opts) {
+      const s = scopeOf(db);
+      return s ? s.open.q.query(sql, params, opts) : own.query(sql, params, opts);
+    },
+    tx(fn) {
+      const s = scopeOf(db);
+      if (!s) return own.tx(fn);
+      const run = async () => {
+        const name = `tender_sp_${++s.seq.n}`;
+        await s.open.q.query(`SAVEPOINT ${name}`);
+        try {
+          const result = await scopes.run({ ...s, nested: true }, () => fn(s.open.q));
+          await s.open.q.query(`RELEASE SAVEPOINT ${name}`);
+          return result;
+        } catch (err) {
+          await s.open.q.query(`ROLLBACK TO SAVEPOINT ${name}`).catch(() => {});
+          throw err;
+        }
+      };
+      if (s.nested) return run();
+      const p = s.chain.p.then(run, run);
+      s.chain.p = p.catch(() => {});
+      return p;
+    },
+    within(open, fn) {
+      return scopes.run({ db, open, seq: { n: 0 }, chain: { p: Promise.resolve() }, nested: false }, fn);
+    },
+  };
+}
+
 // bigint columns hold minor units that fit a JS safe integer; parse them as numbers.
 pg.types.setTypeParser(20, (v) => Number(v));
 
@@ -65,51 +220,90 @@ export interface PgOptions {
 
 export function pgDb({ url, schema, max = 10, reportMax = 2 }: PgOptions): Db {
   const options = schema ? `-c search_path=${schema}` : undefined;
-  // named for pg_stat_activity: tender / tender-report, with the schema when there is one
+  // named for pg_stat_activity: tender / tender-report / tender-listen, with the schema when there is one
+  const nameOf = (name: string) => (schema ? `${name} ${schema}` : name);
   const newPool = (size: number, name: string) => {
-    const p = new pg.Pool({ connectionString: url, max: size, options, application_name: schema ? `${name} ${schema}` : name });
-    p.on('error', () => {}); // an idle client's error must not kill the process
+    const p = new pg.Pool({ connectionString: url, max: size, options, application_name: nameOf(name) });
+    p.on('error', () => {}); // an idle client's error must not kill the process; the pool drops it
     return p;
   };
   const pool = newPool(max, 'tender');
   let reportPool: pg.Pool | undefined;
   const run = async (c: pg.Pool | pg.PoolClient, sql: string, params?: unknown[], opts?: QueryOptions) =>
     (opts?.prepare ? await c.query({ name: opts.prepare, text: sql, values: params as any[] }) : await c.query(sql, params as any[])).rows;
-  return {
-    kind: 'postgres',
-    query: (sql, params, opts) => run(pool, sql, params, opts) as any,
-    async tx(fn) {
-      const client = await pool.connect();
+  const begin = async (): Promise<OpenTx> => {
+    const client = await mapped(pool.connect());
+    // A checked-out client's connection can drop between statements; without a listener its
+    // 'error' event would end the process. Its next statement then fails, and the pool discards it.
+    let lost: Error | undefined;
+    const onError = (err: Error) => void (lost ??= err);
+    client.on('error', onError);
+    let closed = false;
+    const end = async (sql: 'COMMIT' | 'ROLLBACK') => {
+      if (closed) return;
+      closed = true;
+      let failed: unknown;
       try {
-        await client.query('BEGIN');
-        const result = await fn({
-          query: (sql, params, opts) => run(client, sql, params, opts) as any,
-          exec: async (sql) => void (await client.query(sql)),
-        });
-        await client.query('COMMIT');
+        await client.query(sql);
+      } catch (err) {
+        failed = err;
+      } finally {
+        client.removeListener('error', onError);
+        client.release(lost ?? (failed as Error | undefined));
+      }
+      if (failed && sql === 'COMMIT') throw unavailableOr(failed);
+    };
+    try {
+      await client.query('BEGIN');
+    } catch (err) {
+      closed = true;
+      client.removeListener('error', onError);
+      client.release(err as Error);
+      throw unavailableOr(err);
+    }
+    return {
+      q: {
+        query: (sql, params, opts) => mapped(run(client, sql, params, opts)) as any,
+        exec: async (sql) => void (await mapped(client.query(sql))),
+      },
+      get closed() {
+        return closed;
+      },
+      commit: () => end('COMMIT'),
+      rollback: () => end('ROLLBACK'),
+    };
+  };
+  const self = {}; // this store's identity for within()
+  const own = {
+    query: (sql: string, params?: unknown[], opts?: QueryOptions) => mapped(run(pool, sql, params, opts)) as any,
+    async tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+      const open = await begin();
+      try {
+        const result = await fn(open.q);
+        await open.commit();
         return result;
       } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
+        await open.rollback();
         throw err;
-      } finally {
-        client.release();
       }
     },
+  };
+  const db: Db = {
+    kind: 'postgres',
+    ...scoped(self, own),
+    begin,
     async exec(sql) {
-      await pool.query(sql);
+      await mapped(pool.query(sql));
     },
     async listen(channel, onNotify) {
-      const client = new pg.Client({ connectionString: url, options });
-      client.on('error', () => {});
-      await client.connect();
-      client.on('notification', () => onNotify());
-      await client.query(`LISTEN ${channel}`);
-      return async () => {
-        await client.end().catch(() => {});
-      };
+      const listener = reconnectingListener(() => new pg.Client({ connectionString: url, options, application_name: nameOf('tender-listen') }), channel, onNotify);
+      await listener.start();
+      return listener.stop;
     },
     async copyCsv(select, params) {
-      const client = await (reportPool ??= newPool(reportMax, 'tender-report')).connect();
+      const client = await mapped((reportPool ??= newPool(reportMax, 'tender-report')).connect());
+      // a dropped report connection ends its stream (below), not the process; one listener per client
+      if (!client.listeners('error').includes(ignore)) client.on('error', ignore);
       const stream = client.query(copyTo(`COPY (${inlineParams(select, params)}) TO STDOUT WITH (FORMAT csv)`));
       let released = false;
       const release = (err?: Error) => {
@@ -127,6 +321,7 @@ export function pgDb({ url, schema, max = 10, reportMax = 2 }: PgOptions): Db {
       await Promise.all([pool.end(), reportPool?.end()]);
     },
   };
+  return db;
 }
 
 /** Embedded Postgres in WASM. One process per data directory; `memory://` for throwaway stores. */
@@ -136,20 +331,54 @@ export async function pgliteDb(dataDir: string): Promise<Db> {
   const parse = { 20: (v: string) => Number(v) };
   const run = async (q: { query: PGlite['query'] }, sql: string, params?: unknown[]) =>
     (await q.query(sql, params as any[], { parsers: parse })).rows;
-  return {
+  const begin = async (): Promise<OpenTx> => {
+    let settle!: { resolve(): void; reject(err: Error): void };
+    let handed!: (t: { query: PGlite['query']; exec: PGlite['exec'] }) => void;
+    const got = new Promise<{ query: PGlite['query']; exec: PGlite['exec'] }>((resolve) => (handed = resolve));
+    const done = lite.transaction((t) => {
+      handed(t as any);
+      return new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+    });
+    done.catch(() => {});
+    const t = await Promise.race([got, done.then(() => Promise.reject(new Error('transaction ended before it began')))]);
+    let closed = false;
+    return {
+      q: { query: (sql, params) => run(t, sql, params) as any, exec: async (sql) => void (await t.exec(sql)) },
+      get closed() {
+        return closed;
+      },
+      async commit() {
+        if (closed) return;
+        closed = true;
+        settle.resolve();
+        await done;
+      },
+      async rollback() {
+        if (closed) return;
+        closed = true;
+        settle.reject(new Error('rolled back'));
+        await done.catch(() => {});
+      },
+    };
+  };
+  const self = {}; // this store's identity for within()
+  const own = {
+    query: (sql: string, params?: unknown[]) => run(lite, sql, params) as any,
+    tx: <T>(fn: (q: Queryable) => Promise<T>): Promise<T> =>
+      lite.transaction((t) => fn({ query: (sql, params) => run(t as any, sql, params) as any, exec: async (sql) => void (await t.exec(sql)) })),
+  };
+  const db: Db = {
     kind: 'pglite',
-    query: (sql, params) => run(lite, sql, params) as any,
-    tx: (fn) =>
-      lite.transaction((t) =>
-        fn({ query: (sql, params) => run(t as any, sql, params) as any, exec: async (sql) => void (await t.exec(sql)) }),
-      ),
-    async exec(sql) {
+    ...scoped(self, own),
+    begin,
+    async exec(sql: string) {
       await lite.exec(sql);
     },
-    async listen(channel, onNotify) {
+    async listen(channel: string, onNotify: () => void) {
       const stop = await lite.listen(channel, () => onNotify());
       return async () => stop();
     },
     close: () => lite.close(),
   };
+  return db;
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Queryable } from './db.ts';
 
 /** Keys live this long (in the project's clock), then the key may be used afresh. */
@@ -25,9 +26,20 @@ export interface Claim {
 }
 
 /**
- * Takes the key for this request: true when it is ours to run (new, or expired and taken
- * over); otherwise the stored row, finished or still in flight. A new key also makes sure the
- * project's cleanup job is waiting (one round trip).
+ * The key's lock for the rest of the transaction, or false when a live request holds it. An
+ * advisory lock, not a row: it never waits, and it ends with its transaction, so a request whose
+ * process or connection died holds nothing (its transaction, claim included, is rolled back).
+ */
+export async function lockKey(q: Queryable, projectId: string, key: string): Promise<boolean> {
+  const id = createHash('sha256').update(`${projectId}\n${key}`).digest().readBigInt64BE(0);
+  const [row] = await q.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1::bigint) AS ok', [id.toString()]);
+  return Boolean(row?.ok);
+}
+
+/**
+ * Takes the key for this request, under lockKey: true when it is ours to run (new, expired, or
+ * left without a response, which under the lock means no live request has it); otherwise the
+ * stored answer. A new key also makes sure the project's cleanup job is waiting (one round trip).
  */
 export async function claimKey(q: Queryable, c: Claim): Promise<true | IdempotencyRow> {
   const inserted = await q.query(
@@ -44,7 +56,7 @@ export async function claimKey(q: Queryable, c: Claim): Promise<true | Idempoten
   const taken = await q.query(
     `UPDATE idempotency_keys SET method = $3, path = $4, request_hash = $5, created = $6,
        response_status = NULL, response_headers = NULL, response_body = NULL
-     WHERE project_id = $1 AND key = $2 AND created <= $7 RETURNING key`,
+     WHERE project_id = $1 AND key = $2 AND (created <= $7 OR response_status IS NULL) RETURNING key`,
     [c.project_id, c.key, c.method, c.path, c.request_hash, c.now, new Date(c.now.getTime() - KEY_TTL_MS)],
   );
   if (taken.length) return true;
@@ -56,11 +68,6 @@ export async function storeResponse(q: Queryable, projectId: string, key: string
   await q.query('UPDATE idempotency_keys SET response_status = $3, response_headers = $4, response_body = $5 WHERE project_id = $1 AND key = $2', [
     projectId, key, status, JSON.stringify(headers), body,
   ]);
-}
-
-/** Forgets a key whose request ended without a response worth replaying (5xx, 429, a stream). */
-export async function releaseKey(q: Queryable, projectId: string, key: string) {
-  await q.query('DELETE FROM idempotency_keys WHERE project_id = $1 AND key = $2 AND response_status IS NULL', [projectId, key]);
 }
 
 /** Deletes the project's keys older than 24 h; returns when the oldest remaining one expires, if any. */

@@ -13,6 +13,7 @@ import { runTender } from '../helpers/cli.ts';
 import { checkLedger } from '../../src/services/ledger-check.ts';
 import { findProject, updateProjectSettings } from '../../src/store/projects.ts';
 import { canonicalJson } from '../../src/http/idempotency.ts';
+import { lockKey } from '../../src/store/idempotency.ts';
 import { liveConnectors } from '../../src/acquirer/connector.ts';
 import { simulator } from '../../src/acquirer/simulator/index.ts';
 import { runDueJobs } from '../../src/jobs/worker.ts';
@@ -242,12 +243,39 @@ test('a retried capture or refund with its Idempotency-Key moves the money once 
 test('a request still in flight with the same key is a 409 IdempotencyError', async () => {
   const key = randomUUID();
   const body = { currency: 'EUR', amount: 1 };
-  // the first request holds the key (claimed, no response yet), as while its handler runs
+  if (t.db.kind === 'postgres') {
+    // the first request holds the key's lock in its open transaction, as while its handler runs
+    const open = await t.db.begin();
+    try {
+      assert.equal(await lockKey(open.q, t.project.project_id, key), true);
+      expectError(await t.api('POST', '/v1/orders/', body, { headers: { 'idempotency-key': key } }), 409, 'IdempotencyError');
+    } finally {
+      await open.rollback();
+    }
+  }
+  // Requests side by side: each answer is the first one's (or 409 while it runs); one order.
+  const answers = await Promise.all(Array.from({ length: 8 }, () => t.api('POST', '/v1/orders/', body, { headers: { 'idempotency-key': key } })));
+  const done = answers.filter((a) => a.status === 201);
+  assert.ok(done.length >= 1);
+  for (const a of answers) if (a.status !== 201) expectError(a, 409, 'IdempotencyError');
+  for (const a of done) assert.equal(a.text, done[0].text);
+  const [n] = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE project_id = $1 AND id = $2', [t.project.project_id, done[0].body.id]);
+  assert.equal(n.n, 1);
+});
+
+test('a key left claimed without an answer (its request died with its process) is taken over: the retry runs once', async () => {
+  const key = randomUUID();
+  const body = { currency: 'EUR', amount: 3, description: `orphan-${key}` };
   const hash = createHash('sha256').update(`POST /v1/orders\n${canonicalJson(body)}`).digest('hex');
   await t.db.query('INSERT INTO idempotency_keys (project_id, key, method, path, request_hash, created) VALUES ($1, $2, $3, $4, $5, now())', [
     t.project.project_id, key, 'POST', '/v1/orders', hash,
   ]);
-  expectError(await t.api('POST', '/v1/orders/', body, { headers: { 'idempotency-key': key } }), 409, 'IdempotencyError');
+  const retry = await t.api('POST', '/v1/orders/', body, { headers: { 'idempotency-key': key } });
+  assert.equal(retry.status, 201, retry.text);
+  const again = await t.api('POST', '/v1/orders/', body, { headers: { 'idempotency-key': key } });
+  assert.equal(again.text, retry.text);
+  const [n] = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE project_id = $1 AND description = $2', [t.project.project_id, body.description]);
+  assert.equal(n.n, 1, 'one order');
 });
 
 test('Idempotency-Key is validated, also in its quoted form', async () => {

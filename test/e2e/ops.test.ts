@@ -131,7 +131,12 @@ test('/openapi.json: the orders operations carry the same schemas as validation'
   const get = doc.paths['/v1/orders/{order_id}/'].get;
   assert.equal(get.parameters[0].schema.format, 'uuid');
   const put = resolve(doc.paths['/v1/orders/{order_id}/'].put.requestBody.content['application/json'].schema);
-  assert.deepEqual(Object.keys(put.properties).sort(), ['description', 'extra', 'failure_url', 'merchant_order_id', 'return_url', 'webhook_url']);
+  // PUT takes the order as GET returns it: the merchant's fields, and the read-only ones documented as such
+  const editable = ['customer', 'description', 'extra', 'failure_url', 'merchant_order_id', 'order_lines', 'return_url', 'webhook_url'];
+  for (const f of editable) assert.ok(put.properties[f] && !/read-only/.test(put.properties[f].description ?? ''), `PUT documents ${f} as editable`);
+  for (const f of ['id', 'amount', 'currency', 'status', 'transactions', 'client', 'created', 'modified', 'refunded_amount'])
+    assert.match(put.properties[f]?.description ?? '', /read-only/, `PUT documents ${f} as read-only`);
+  assert.equal(put.additionalProperties, false);
   assert.ok(doc.paths['/v1/orders/{order_id}/'].delete);
   const start = resolve(doc.paths['/v1/orders/{order_id}/transactions/'].post.requestBody.content['application/json'].schema);
   assert.deepEqual(start.required, ['payment_method']);

@@ -78,7 +78,9 @@ test('PUT with an empty body changes nothing', async () => {
 const putCases: Array<[name: string, body: unknown, field: string]> = [
   ['a field that cannot change (amount)', { amount: 1 }, 'amount'],
   ['a field that cannot change (currency)', { currency: 'USD' }, 'currency'],
-  ['a field that cannot change (customer)', { customer: { first_name: 'Eve' } }, 'customer'],
+  ['a read-only field changed (status)', { status: 'completed' }, 'status'],
+  ['a read-only field changed (id)', { id: '00000000-0000-4000-8000-000000000000' }, 'id'],
+  ['customer invalid as on creation', { customer: { first_name: 'Eve', country: 'XX' } }, 'customer.country'],
   ['an unknown field', { descripton: 'typo' }, 'descripton'],
   ['return_url with a javascript: scheme', { return_url: 'javascript:alert(1)' }, 'return_url'],
   ['webhook_url not a uri', { webhook_url: 'not a uri' }, 'webhook_url'],

@@ -30,7 +30,7 @@ test('creates a card transaction with setup_token and payment_url', async () => 
   const res = await t.api('POST', '/v1/orders', cardOrder());
   assert.equal(res.status, 201, res.text);
   const [txn] = res.body.transactions;
-  assert.equal(res.body.order_url, undefined);
+  assert.equal(res.body.order_url, `${t.url}/pay/${res.body.id}/`, 'the customer can still pay: order_url too');
   assert.equal(txn.status, 'new');
   assert.equal(txn.credit_debit, 'credit');
   assert.equal(txn.expiration_period, 'PT30M');

@@ -1,22 +1,42 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TOptional, type TUnknown } from '@sinclair/typebox';
 import { Amount, Currency, Duration, Enum, Url } from './common.ts';
-import { ADDRESS_PATTERN, NAME_PATTERN, POSTAL_CODE_PATTERN } from '../customer.ts';
+import { ADDRESS_PATTERN, ADDRESS_TYPES, NAME_PATTERN, POSTAL_CODE_PATTERN } from '../customer.ts';
 
 const Text = (max: number, opts: Record<string, unknown> = {}) => Type.String({ maxLength: max, ...opts });
 const strict = { additionalProperties: false } as const;
 
 export const RECEIVER_TYPES = ['card-account', 'iban', 'email', 'phone-number', 'other'] as const;
 
+const Name = () => Type.String({ minLength: 1, maxLength: 120, pattern: NAME_PATTERN });
+const AddressLine = () => Type.String({ minLength: 1, maxLength: 120, pattern: ADDRESS_PATTERN });
+const PostalCode = () => Type.String({ minLength: 1, maxLength: 10, pattern: POSTAL_CODE_PATTERN });
+
+/** An entry of `customer.additional_addresses` (an SDK extension: the plugin SDK's Address entity). */
+export const AdditionalAddress = Type.Object(
+  {
+    address_type: Type.Optional(Enum(ADDRESS_TYPES)),
+    address: Type.Optional(AddressLine()),
+    street: Type.Optional(AddressLine()),
+    housenumber: Type.Optional(Text(32)),
+    postal_code: Type.Optional(PostalCode()),
+    city: Type.Optional(AddressLine()),
+    state: Type.Optional(Type.String({ pattern: '^[A-Z]{2}$' })),
+    // the pattern only: this is the client's own record of the address, not checked against ISO 3166
+    country: Type.Optional(Type.String({ pattern: '^[A-Z]{2}$' })),
+  },
+  strict,
+);
+
 export const Customer = Type.Object(
   {
     merchant_customer_id: Type.Optional(Text(255)),
     email_address: Type.Optional(Type.String({ format: 'email', maxLength: 254 })),
-    first_name: Type.Optional(Type.String({ minLength: 1, maxLength: 120, pattern: NAME_PATTERN })),
-    last_name: Type.Optional(Type.String({ minLength: 1, maxLength: 120, pattern: NAME_PATTERN })),
-    address_type: Type.Optional(Enum(['billing'])),
-    address: Type.Optional(Type.String({ minLength: 1, maxLength: 120, pattern: ADDRESS_PATTERN })),
-    postal_code: Type.Optional(Type.String({ minLength: 1, maxLength: 10, pattern: POSTAL_CODE_PATTERN })),
-    city: Type.Optional(Type.String({ minLength: 1, maxLength: 120, pattern: ADDRESS_PATTERN })),
+    first_name: Type.Optional(Name()),
+    last_name: Type.Optional(Name()),
+    address_type: Type.Optional(Enum(ADDRESS_TYPES)),
+    address: Type.Optional(AddressLine()),
+    postal_code: Type.Optional(PostalCode()),
+    city: Type.Optional(AddressLine()),
     state: Type.Optional(Type.String({ pattern: '^[A-Z]{2}$' })),
     country: Type.Optional(Type.String({ pattern: '^[A-Z]{2}$' })),
     locale: Type.Optional(Type.String({ pattern: '^[A-Za-z]{2,3}([_-][A-Za-z0-9]{2,8})*$', maxLength: 35 })),
@@ -25,7 +45,7 @@ export const Customer = Type.Object(
     // SDK extension fields (docs/design.md "Unknown fields")
     gender: Type.Optional(Text(32)),
     birthdate: Type.Optional(Type.String({ format: 'date' })),
-    additional_addresses: Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown()), { maxItems: 10 })),
+    additional_addresses: Type.Optional(Type.Array(AdditionalAddress, { maxItems: 10 })),
     user_agent: Type.Optional(Text(1024)),
   },
   { ...strict, $id: 'Customer' },
@@ -42,12 +62,17 @@ export const Client = Type.Object(
   strict,
 );
 
+/**
+ * Open to other members here so that the payment method is checked first (an unknown method is
+ * reported as such, not as its details' unknown field); services/orders.ts then refuses members
+ * not listed, by name.
+ */
 export const PaymentMethodDetailsInput = Type.Object(
   {
     receiver_account_number: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
     receiver_account_number_type: Type.Optional(Enum(RECEIVER_TYPES)),
   },
-  strict,
+  { additionalProperties: true },
 );
 
 export const TransactionInput = Type.Object(
@@ -85,6 +110,18 @@ export type OrderInput = Static<typeof OrderInput>;
 export type TransactionInput = Static<typeof TransactionInput>;
 export type CustomerInput = Static<typeof Customer>;
 
+/** Fields of the order's representation that a PUT may repeat unchanged but never change. */
+export const READ_ONLY_FIELDS = [
+  'id', 'project_id', 'merchant_id', 'merchant_name', 'currency', 'amount', 'status', 'flags', 'created', 'modified', 'completed',
+  'expiration_period', 'payment_methods', 'client', 'order_url', 'transactions', 'refunded_amount', 'related_order_id',
+  'related_payment_link_id', 'related_orders', 'refund_orders', 'chargeback_orders', 'reversal_orders', 'capture_of_order_id',
+  'void_of_order_id', 'refund_of_order_id', 'chargeback_of_order_id', 'reversal_of_order_id',
+] as const;
+
+/**
+ * PUT takes the order as GET returns it (the SDKs' update flow): the merchant's fields, validated
+ * as on creation, and the read-only ones, compared with the order by services/orders.ts.
+ */
 export const OrderUpdate = Type.Object(
   {
     description: Type.Optional(Text(1024)),
@@ -92,9 +129,15 @@ export const OrderUpdate = Type.Object(
     return_url: Type.Optional(Url),
     failure_url: Type.Optional(Url),
     webhook_url: Type.Optional(Url),
+    customer: Type.Optional(Customer),
     extra: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    order_lines: Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown()), { maxItems: 500 })),
+    ...(Object.fromEntries(READ_ONLY_FIELDS.map((f) => [f, Type.Optional(Type.Unknown({ description: 'read-only: accepted when unchanged' }))])) as Record<
+      (typeof READ_ONLY_FIELDS)[number],
+      TOptional<TUnknown>
+    >),
   },
-  strict,
+  { ...strict, $id: 'OrderUpdate' },
 );
 export type OrderUpdate = Static<typeof OrderUpdate>;
 

@@ -22,7 +22,7 @@ const Currencies = Type.Object({
   payment_methods: Type.Record(Type.String(), Type.Object({ currencies: Type.Array(Type.String()) })),
 });
 
-export const projectRoutes = (_ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
+export const projectRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
   const tags = ['project'];
   app.get('/v1/merchants/self/projects/self/', { schema: { summary: 'The project of the API key', tags, security: BasicAuth, response: { 200: ProjectView, 401: ErrorBody } } }, async (req) => {
     const p = req.project;
@@ -36,10 +36,12 @@ export const projectRoutes = (_ctx: Ctx): FastifyPluginAsyncTypebox => async (ap
       payment_methods: activeMethods(settingsOf(p.settings)),
     };
   });
-  app.get('/v1/merchants/self/projects/self/currencies/', { schema: { summary: 'Currencies per active payment method', tags, security: BasicAuth, response: { 200: Currencies, 401: ErrorBody } } }, async (req) => {
+  app.get('/v1/merchants/self/projects/self/currencies/', { schema: { summary: 'Currencies per active payment method, and per alias of one (PAYMENT_METHOD_ALIASES)', tags, security: BasicAuth, response: { 200: Currencies, 401: ErrorBody } } }, async (req) => {
     const s = settingsOf(req.project.settings);
     const payment_methods: Record<string, { currencies: string[] }> = {};
     for (const m of activeMethods(s)) payment_methods[m] = { currencies: [...s.payment_methods[m]!.currencies] };
+    // an operator's alias is listed as the method it stands for, so clients that know only the alias find it
+    for (const [alias, m] of Object.entries(ctx.config.paymentMethodAliases)) if (payment_methods[m]) payment_methods[alias] = payment_methods[m];
     return { payment_methods };
   });
 };

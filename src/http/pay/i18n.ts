@@ -41,6 +41,7 @@ const en = {
   form_expired: 'This form has expired or was not sent from this page. Please reload the page and try again.',
   card_refused: 'The card could not be used. Please check the details or try another card.',
   payment_started: 'A payment for this order has already been started.',
+  too_many_attempts: 'Too many payment attempts failed. Please try again later.',
   status: {
     paid: { title: 'Payment received', text: 'Thank you. Your payment was successful.' },
     failed: { title: 'Payment failed', text: 'The payment did not go through. No money was taken.' },
@@ -118,6 +119,7 @@ const nl: Strings = {
   form_expired: 'Dit formulier is verlopen of niet vanaf deze pagina verstuurd. Laad de pagina opnieuw en probeer het nog eens.',
   card_refused: 'De kaart kon niet worden gebruikt. Controleer de gegevens of probeer een andere kaart.',
   payment_started: 'Er is al een betaling voor deze bestelling gestart.',
+  too_many_attempts: 'Te veel betaalpogingen zijn mislukt. Probeer het later opnieuw.',
   status: {
     paid: { title: 'Betaling ontvangen', text: 'Bedankt. Uw betaling is geslaagd.' },
     failed: { title: 'Betaling mislukt', text: 'De betaling is niet gelukt. Er is geen geld afgeschreven.' },

@@ -6,6 +6,9 @@ import { isPaymentMethod } from '../../domain/project.ts';
 import { formatAmount, pickLocale, STRINGS, type Locale } from './i18n.ts';
 import { esc, layout, messagePage, STYLE_HASH, summaryBlock } from './render.ts';
 import { checkCsrf, contentSecurityPolicy, csrfKey, issueCsrf, originAllowed, setPageHeaders } from './security.ts';
+import { pageErrorStatus } from '../errors.ts';
+import { checkCardTesting } from '../../services/throttle.ts';
+import { ApiError } from '../../domain/errors.ts';
 
 /**
  * The page behind a payment link's payment_url: the link's amount and merchant, a button per
@@ -64,8 +67,8 @@ export const linkPageRoutes = (ctx: Ctx): FastifyPluginAsync => async (app) => {
   app.addHook('onRequest', async (_req, reply) => setPageHeaders(reply, csp));
   app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
     const lang = pickLocale(undefined, req.headers['accept-language']);
-    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
-    if (status >= 500) req.log.error({ err }, 'payment link page failed');
+    const status = pageErrorStatus(err, reply);
+    if (status === 500) req.log.error({ err }, 'payment link page failed');
     reply.code(status).type('text/html; charset=utf-8').send(messagePage(lang, STRINGS[lang], STRINGS[lang].error_title, STRINGS[lang].error_text));
   });
 
@@ -140,6 +143,15 @@ export const linkPageRoutes = (ctx: Ctx): FastifyPluginAsync => async (app) => {
     const method = String(body.payment_method ?? '');
     // A method the link does not offer (a tampered form) just shows the link again.
     if (!isPaymentMethod(method) || !page.methods.includes(method)) return reply.code(303).header('location', here).send();
+    try {
+      // card testing: too many declines through this link or from this client
+      await checkCardTesting(ctx, page.project, { address: req.ip, linkId: page.link.id });
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 429) throw err;
+      reply.header('Retry-After', String(err.retryAfter ?? 60));
+      const s = STRINGS[lang];
+      return send(reply, lang, 429, s.error_title, `<section class="panel status"><h1>${esc(s.error_title)}</h1><p role="alert">${esc(s.too_many_attempts)}</p></section>`);
+    }
     const result = await orderFromLink(ctx, page, method);
     // Paid or expired in the meantime: the link page says so, and no order was made.
     return reply.code(303).header('location', 'redirect' in result ? result.redirect : here).send();

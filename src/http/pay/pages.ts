@@ -17,7 +17,9 @@ import {
 import { STRINGS, formatAmount, fromAcceptLanguage, pickLocale, type Locale, type Strings } from './i18n.ts';
 import { cardForm, cardPanel, layout, messagePage, methodsBlock, renderWallets, statusBlock, summaryBlock, STYLE_HASH } from './render.ts';
 import { requireTlsForLive } from '../transport.ts';
+import { checkCardTesting, recordCardAttempt } from '../../services/throttle.ts';
 import { checkCsrf, contentSecurityPolicy, csrfKey, issueCsrf, originAllowed, originsOf, setPageHeaders, type CspExtras, type CsrfScope } from './security.ts';
+import { pageErrorStatus } from '../errors.ts';
 
 /**
  * The hosted payment pages on the API host, without an API key: bound to the order and
@@ -59,8 +61,8 @@ export const payPages = (ctx: Ctx) => async (app: FastifyInstance) => {
   app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
     const locale = fromAcceptLanguage(req.headers['accept-language']) ?? 'en';
     const t = STRINGS[locale];
-    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
-    if (status >= 500) req.log.error({ err }, 'hosted page failed');
+    const status = pageErrorStatus(err, reply);
+    if (status === 500) req.log.error({ err }, 'hosted page failed');
     reply.code(status).type('text/html; charset=utf-8').send(messagePage(locale, t, t.error_title, t.error_text));
   });
 
@@ -180,10 +182,17 @@ export const payPages = (ctx: Ctx) => async (app: FastifyInstance) => {
     const check = checkCardForm(body);
     if (!check.card) return payPage(req, reply, c, transactionId, { check }, 422);
     try {
-      const { redirect_url } = await payByCard(ctx as PayCtx, c, check.card, transactionId);
+      // card testing: too many declines from this client or through this order's payment link
+      await checkCardTesting(ctx, c.project, { address: req.ip, linkId: c.order.payment_link_id });
+      const { redirect_url, transaction_id } = await payByCard(ctx as PayCtx, c, check.card, transactionId);
+      await recordCardAttempt(ctx, c.project, { transactionId: transaction_id, linkId: c.order.payment_link_id, address: req.ip });
       return reply.code(303).header('Location', redirect_url).send();
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500) throw err;
+      if (err.status === 429) {
+        reply.header('Retry-After', String(err.retryAfter ?? 60));
+        return payPage(req, reply, c, transactionId, { check: { errors: {}, keep: check.keep }, general: t.too_many_attempts }, 429);
+      }
       req.log.info({ order_id: c.order.id, type: err.type, field: err.field }, 'hosted card payment refused');
       // The order may have moved on (a transaction started, a concurrent submit): show it as it is now.
       const fresh = (await loadCheckout(ctx, c.order.id)) ?? c;

@@ -5,6 +5,7 @@ import type { KeyedCtx } from '../../services/crypto-envelope.ts';
 import { storeCard } from '../../services/vault.ts';
 import { ErrorBody, Uuid } from '../../domain/schemas/common.ts';
 import { BasicAuth, requireApiKey } from '../auth.ts';
+import { installRateLimit } from '../rate-limit.ts';
 
 export const CardInput = Type.Object(
   {
@@ -29,6 +30,7 @@ export const VaultCard = Type.Object(
 /** {vault_url}/v1/cards/: the card vault, behind the project's API key. */
 export const vaultRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
   requireApiKey(app, ctx);
+  installRateLimit(app, ctx.config.rateLimitPerMinute, ctx.config.redisUrl, 'vault');
   app.post(
     '/v1/cards/',
     {
@@ -37,7 +39,7 @@ export const vaultRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) 
         summary: 'Store a card against a setup_token',
         security: BasicAuth,
         body: CardInput,
-        response: { 201: VaultCard, 400: ErrorBody, 401: ErrorBody, 409: ErrorBody },
+        response: { 201: VaultCard, 400: ErrorBody, 401: ErrorBody, 409: ErrorBody, 429: ErrorBody },
       },
     },
     async (req, reply) => reply.code(201).send(await storeCard(ctx as KeyedCtx, req.body, { projectId: req.project.id })),

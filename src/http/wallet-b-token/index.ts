@@ -4,6 +4,8 @@ import type { Ctx } from '../../services/context.ts';
 import type { KeyedCtx } from '../../services/crypto-envelope.ts';
 import { tokenize } from '../../services/wallets.ts';
 import { ErrorBody, Uuid } from '../../domain/schemas/common.ts';
+import { limitAnonymous } from '../rate-limit.ts';
+import { throttleOf } from '../../services/throttle.ts';
 
 /**
  * {wallet_b_token_url}/tokens/ and /test/tokens/: the wallet-b-pay token service. No API key
@@ -38,6 +40,12 @@ const RefusedBody = Type.Object({
 
 export const walletBTokenRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
   const kctx = ctx as KeyedCtx;
+  // anonymous callers: limited per client address, and per transaction once the body names it
+  limitAnonymous(app, ctx, 'wallet-b-token');
+  app.addHook('preHandler', async (req) => {
+    const txn = (req.body as { transactionId?: unknown } | undefined)?.transactionId;
+    if (typeof txn === 'string') await throttleOf(ctx).limit('wallet-b-token', [`transaction:${txn.toLowerCase()}`], ctx.config.publicRateLimitPerMinute);
+  });
   for (const test of [false, true]) {
     app.post(
       test ? '/test/tokens/' : '/tokens/',
@@ -49,7 +57,7 @@ export const walletBTokenRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async
             'Verifies and decrypts the token with the project\'s keys, vaults its card against the setupToken and answers the vault token. ' +
             (test ? 'Root keys: the test set, which includes the project\'s sandbox root key. Test projects only.' : 'Root keys: the production set.'),
           body: TokenizeBody,
-          response: { 200: TokenizeAnswer, 400: RefusedBody, 403: ErrorBody, 409: ErrorBody },
+          response: { 200: TokenizeAnswer, 400: RefusedBody, 403: ErrorBody, 409: ErrorBody, 429: ErrorBody },
         },
       },
       async (req) => tokenize(kctx, req.body, { test }),
