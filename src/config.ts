@@ -40,6 +40,12 @@ export interface Config {
   redisUrl?: string;
   /** the merchant portal's sessions and sign-in throttling (docs/portal.md) */
   portal: { sessionIdleMs: number; sessionMaxMs: number; maxFailures: number; addressMaxFailures: number; lockSeconds: number };
+  /** native HTTPS: PEM certificate chain and private key files, both or neither */
+  tls?: { certFile: string; keyFile: string };
+  /** Fastify's trustProxy: behind a TLS terminator, X-Forwarded-Proto/-For are believed from these hops */
+  trustProxy: boolean | number | string;
+  /** live projects answer only requests that reached Tender over TLS (directly or per X-Forwarded-Proto) */
+  liveRequiresTls: boolean;
   walletBRootKeysFile?: string;
   walletBTestRootKeysFile?: string;
   walletA: {
@@ -101,6 +107,15 @@ export const SettingsSchema = Type.Object({
   SHUTDOWN_GRACE_MS: COUNT,
   REDIS_URL: setting('rediss?://\\S+', 'a redis:// or rediss:// URL'),
   WALLET_A_TIMEOUT_MS: POSITIVE,
+  PORTAL_SESSION_IDLE_MINUTES: POSITIVE,
+  PORTAL_SESSION_MAX_HOURS: POSITIVE,
+  PORTAL_SIGNIN_MAX_FAILURES: POSITIVE,
+  PORTAL_SIGNIN_MAX_FAILURES_PER_ADDRESS: POSITIVE,
+  PORTAL_SIGNIN_LOCK_SECONDS: POSITIVE,
+  TLS_CERT_FILE: setting('\\S+', 'a PEM certificate chain file'),
+  TLS_KEY_FILE: setting('\\S+', 'a PEM private key file'),
+  TRUST_PROXY: setting('true|false|TRUE|FALSE|True|False|[0-9]+|[0-9a-fA-F:./]+(?:\\s*,\\s*[0-9a-fA-F:./]+)*', 'true, false, a hop count or proxy addresses'),
+  LIVE_REQUIRES_TLS: setting('true|false|1|0|TRUE|FALSE|True|False', 'true or false'),
 });
 
 /** A setting the process cannot start with; the message names each one and what it accepts. */
@@ -131,13 +146,41 @@ function wholeNumber(env: NodeJS.ProcessEnv, name: string, d: number, min: numbe
 }
 const trim = (u: string) => u.replace(/\/+$/, '');
 
+function bool(env: NodeJS.ProcessEnv, name: string, d: boolean): boolean {
+  const v = env[name]?.trim().toLowerCase();
+  if (v === undefined || v === '') return d;
+  if (v === 'true' || v === '1') return true;
+  if (v === 'false' || v === '0') return false;
+  throw new Error(`${name} must be true or false, not ${JSON.stringify(env[name])}`);
+}
+
+/** TLS_CERT_FILE and TLS_KEY_FILE: both or neither. */
+function tlsFiles(env: NodeJS.ProcessEnv): Config['tls'] {
+  const certFile = env.TLS_CERT_FILE || undefined;
+  const keyFile = env.TLS_KEY_FILE || undefined;
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile) throw new Error(`${certFile ? 'TLS_KEY_FILE' : 'TLS_CERT_FILE'} must be set with ${certFile ? 'TLS_CERT_FILE' : 'TLS_KEY_FILE'}`);
+  return { certFile: resolve(certFile), keyFile: resolve(keyFile) };
+}
+
+/** TRUST_PROXY: true/false, a hop count, or comma-separated addresses/CIDR ranges of the proxies. */
+function trustProxy(env: NodeJS.ProcessEnv): Config['trustProxy'] {
+  const v = env.TRUST_PROXY?.trim();
+  if (!v || /^(false|0)$/i.test(v)) return false;
+  if (/^true$/i.test(v)) return true;
+  if (/^[1-9][0-9]?$/.test(v)) return Number(v);
+  if (/^[0-9a-fA-F:./]+(\s*,\s*[0-9a-fA-F:./]+)*$/.test(v)) return v;
+  throw new Error(`TRUST_PROXY must be true, false, a hop count or proxy addresses, not ${JSON.stringify(v)}`);
+}
+
 /** The settings of this process; throws ConfigError when one is not what it accepts. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const problems = checkSettings(env);
   if (problems.length) throw new ConfigError(problems);
   const port = overrides.port ?? int(env.PORT, 8080);
   const host = env.HOST ?? '127.0.0.1';
-  const base = trim(overrides.publicBaseUrl ?? env.PUBLIC_BASE_URL ?? `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`);
+  const tls = tlsFiles(env);
+  const base = trim(overrides.publicBaseUrl ?? env.PUBLIC_BASE_URL ?? `${tls ? 'https' : 'http'}://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`);
   const surfaces = env.TENDER_SURFACES ? ALL_SURFACES.filter((s) => env.TENDER_SURFACES!.split(',').map((n) => n.trim()).includes(s)) : ALL_SURFACES;
   const cfg: Config = {
     port,
@@ -184,6 +227,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       addressMaxFailures: int(env.PORTAL_SIGNIN_MAX_FAILURES_PER_ADDRESS, 50),
       lockSeconds: int(env.PORTAL_SIGNIN_LOCK_SECONDS, 300),
     },
+    tls,
+    trustProxy: trustProxy(env),
+    liveRequiresTls: bool(env, 'LIVE_REQUIRES_TLS', true),
     walletBRootKeysFile: env.WALLET_B_ROOT_KEYS_FILE || undefined,
     walletBTestRootKeysFile: env.WALLET_B_TEST_ROOT_KEYS_FILE || undefined,
     walletA: {

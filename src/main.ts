@@ -109,6 +109,7 @@ export function buildContext(parts: ContextParts): Ctx {
   };
   return ctx;
 }
+import { sealPendingHolderNames } from './services/holder-names.ts';
 
 export interface Service {
   app: FastifyInstance;
@@ -139,6 +140,8 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     const keyCache = new KeyCache(config.apiKeyCacheMs);
     unlistenKeys = await keyCache.listen(db);
     const ctx = buildContext({ db, config, log, keyCache, liveConnector: opts.liveConnector });
+    const sealed = await sealPendingHolderNames(ctx);
+    if (sealed) log.info({ sealed }, 'sealed cardholder names stored before names were encrypted');
     const app = await buildApp(ctx, routes(opts.walletButtons ?? walletButtons));
     await app.register(adminRoutes(ctx, adminToken, commands));
     const shutdown = gracefulClose(app.server, config.shutdownGraceMs);
@@ -146,8 +149,9 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     if (new URL(config.publicBaseUrl).port === '0') {
-      const fresh = loadConfig({ ...process.env, PUBLIC_BASE_URL: undefined, VAULT_URL: undefined, WALLET_B_TOKEN_URL: undefined, PORTAL_URL: undefined, HOST: config.host }, { port });
-      Object.assign(config, { publicBaseUrl: fresh.publicBaseUrl, vaultUrl: fresh.vaultUrl, walletBTokenUrl: fresh.walletBTokenUrl, portalUrl: fresh.portalUrl });
+      // the surfaces' URLs made before the port was known (PORT=0) get the real one
+      const withPort = (url: string) => (new URL(url).port === '0' ? url.replace(/:0(?=\/|$)/, `:${port}`) : url);
+      Object.assign(config, { publicBaseUrl: withPort(config.publicBaseUrl), vaultUrl: withPort(config.vaultUrl), walletBTokenUrl: withPort(config.walletBTokenUrl), portalUrl: withPort(config.portalUrl) });
     }
     if (embedded) acquireLock(config.dataDir, { pid: process.pid, url: config.publicBaseUrl, token: adminToken });
     const worker = config.worker.enabled ? startWorker(ctx, jobTable) : undefined;

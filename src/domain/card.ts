@@ -33,6 +33,9 @@ export interface BrandInfo {
 }
 
 /** The brands of a full PAN whose length fits the scheme, or undefined when none is known. */
+/** What the vault takes as a PAN: 12 to 19 digits, a valid check digit, a supported brand (OpenAPI format `card-number`). */
+export const isCardNumber = (pan: string) => /^[0-9]{12,19}$/.test(pan) && luhnValid(pan) && detectBrands(pan) !== undefined;
+
 export function detectBrands(pan: string): BrandInfo | undefined {
   const co = CO_BADGES.find((c) => pan.startsWith(c.prefix));
   if (co) return { brand: co.brands[0], brands: [...co.brands] };

@@ -21,6 +21,8 @@ export const EXPONENTS_NOT_2: ReadonlyArray<readonly [string, number]> = cc.data
 
 export const isCurrency = (code: string) => currencyExponent(code) !== undefined;
 
+export const PAYABLE_CURRENCIES: string[] = cc.codes().filter(isCurrency).sort();
+
 export function isValidAmount(amount: unknown): amount is number {
   return typeof amount === 'number' && Number.isSafeInteger(amount) && amount >= 0;
 }

@@ -33,6 +33,10 @@ export class ApiError extends Error {
     super(message);
     this.status = status ?? ERROR_STATUS[type];
   }
+  /** as Fastify and the hosted pages' error handlers read it */
+  get statusCode() {
+    return this.status;
+  }
   toBody() {
     const error: Record<string, unknown> = { status: this.status, type: this.type, value: this.message };
     if (this.field) error.field = this.field;

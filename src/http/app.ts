@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { UUID_PATTERN } from '../domain/ids.ts';
 import formbody from '@fastify/formbody';
@@ -5,7 +6,11 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Ctx } from '../services/context.ts';
 import { databaseReady } from '../services/health.ts';
-import { installErrorHandling } from './errors.ts';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './errors.ts';
+import { installInputChecks } from './input.ts';
+import { documentErrors } from './documented-errors.ts';
+import { isCardNumber } from '../domain/card.ts';
+import { installTransportRules } from './transport.ts';
 import { requireApiKey } from './auth.ts';
 import { installRateLimit, limitAnonymous, payResourceOf } from './rate-limit.ts';
 import { idempotency } from './idempotency.ts';
@@ -32,21 +37,38 @@ export function stripNulls(value: unknown, key?: string): unknown {
 
 /** The Fastify app of this process: the routes of its surfaces (config.surfaces) mounted one way. */
 export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstance> {
+  const { tls } = ctx.config;
+  // A missing Host is answered by our hook (with the error body) rather than by Node (an empty 400).
+  const server = { requireHostHeader: false };
+  const transport: object = {
+    ...(tls ? { https: { ...server, cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile), minVersion: 'TLSv1.2' } } : { http: server }),
+    trustProxy: ctx.config.trustProxy, // a number is a hop count (proxy-addr), which Fastify's types leave out
+  };
   const app = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
+    ...transport,
+    frameworkErrors,
+    clientErrorHandler,
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     bodyLimit: 1024 * 1024,
     return503OnClosing: false,
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false },
       // ajv-formats' uuid also takes `urn:uuid:...`, which PostgreSQL's uuid type refuses (a 500): the plain form only.
-      onCreate: (ajv: { addFormat(name: string, re: RegExp): unknown }) => ajv.addFormat('uuid', UUID_PATTERN),
+      onCreate: (ajv: { addFormat(name: string, format: RegExp | { validate: (s: string) => boolean }): unknown }) => {
+        ajv.addFormat('uuid', UUID_PATTERN);
+        ajv.addFormat('card-number', { validate: isCardNumber });
+      },
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Responses are documented by their schemas but written as they are (no field stripping).
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   installErrorHandling(app);
+  app.addHook('onRoute', documentErrors);
+  installTransportRules(app);
+  installInputChecks(app);
+  app.removeContentTypeParser('text/plain'); // JSON only (415), hosted pages add their form parser below
   // On shutdown, answers to requests still in flight close their keep-alive connection, so close()
   // does not wait for those sockets' keep-alive timeout.
   let closing = false;
@@ -63,7 +85,6 @@ export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstanc
     if (Array.isArray(req.body) && req.body.length === 0) req.body = {};
     if (req.body && typeof req.body === 'object') req.body = shapeBody(req.routeOptions.schema?.body as never, stripNulls(req.body));
   });
-  await app.register(formbody);
 
   await app.register(swagger, {
     openapi: {
@@ -99,8 +120,10 @@ export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstanc
       });
       for (const p of routes.authenticated) await api.register(p(ctx));
     });
-    // hosted pages: every form post is limited per client address and per order, link or transaction
+    // hosted pages: every form post is limited per client address and per order, link or transaction;
+    // their forms post urlencoded bodies, every other route takes JSON only (415)
     await app.register(async (pub) => {
+      await pub.register(formbody);
       limitAnonymous(pub, ctx, 'pay-post', { subjectsOf: (req) => [payResourceOf(req.url)] });
       for (const p of routes.public) await pub.register(p(ctx));
     });

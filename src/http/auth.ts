@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Ctx } from '../services/context.ts';
 import { authenticate } from '../services/tenancy.ts';
 import type { ProjectRow } from '../domain/entities.ts';
+import { requireTlsForLive } from './transport.ts';
 import { ApiError } from '../domain/errors.ts';
 import { throttleOf } from '../services/throttle.ts';
 
@@ -25,6 +26,7 @@ export function requireApiKey(app: FastifyInstance, ctx: Ctx) {
       if (err instanceof ApiError && err.status === 401) await throttleOf(ctx).limit('auth-failure', [req.ip], ctx.config.publicRateLimitPerMinute);
       throw err;
     }
+    requireTlsForLive(req, req.project.mode, ctx.config.liveRequiresTls);
   });
 }
 

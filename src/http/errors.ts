@@ -1,4 +1,6 @@
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
 
 /** Ajv's instancePath and params to the dotted field name: /customer/postal_code -> customer.postal_code. */
@@ -20,8 +22,11 @@ function validationMessage(v: { keyword: string; message?: string; params?: Reco
       return `${field} is required`;
     case 'additionalProperties':
       return `${field} is not a known field`;
-    case 'enum':
-      return `${field} must be one of: ${(v.params?.allowedValues ?? []).join(', ')}`;
+    case 'enum': {
+      const allowed: unknown[] = v.params?.allowedValues ?? [];
+      // a long list (currencies) is named by the OpenAPI document, not repeated in every error
+      return allowed.length > 20 ? `${field} is not one of the ${allowed.length} allowed values (see /openapi.json)` : `${field} must be one of: ${allowed.join(', ')}`;
+    }
     case 'format':
       return `${field} must be a valid ${v.params?.format}`;
     default:
@@ -43,13 +48,57 @@ export function toApiError(err: FastifyError | Error): ApiError {
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new ApiError('ValidationError', 'request body is not valid JSON');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ApiError('ValidationError', 'request body must be JSON (Content-Type: application/json)');
+      return new ApiError('ValidationError', 'request body must be JSON (Content-Type: application/json)', 'Content-Type', 415);
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError('ValidationError', 'request body is too large', undefined, 413);
+    case 'FST_ERR_BAD_URL':
+      return new ApiError('ValidationError', 'the URL is not valid (bad percent-encoding)');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new ApiError('ValidationError', 'a path parameter is too long');
   }
   if (err instanceof SyntaxError && e.statusCode === 400) return new ApiError('ValidationError', 'request body is not valid JSON');
   if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return new ApiError('ValidationError', e.message, undefined, e.statusCode);
   return new ApiError('ServerError', 'internal server error');
+}
+
+/** The realm of the Basic authentication challenge on every 401 (RFC 7617). */
+export const CHALLENGE = 'Basic realm="Tender"';
+
+function sendError(reply: FastifyReply, api: ApiError) {
+  if (api.status === 401) reply.header('WWW-Authenticate', CHALLENGE);
+  reply.code(api.status).type('application/json').send(JSON.stringify(api.toBody()));
+}
+
+/** Framework errors met before routing (bad percent-encoding) get the error body too. */
+export function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: FastifyReply) {
+  void req;
+  sendError(reply, toApiError(err));
+}
+
+/**
+ * Requests Node's parser refuses (malformed HTTP, headers over the limit) never reach Fastify:
+ * the answer is written on the socket, with the error body, and the connection closed.
+ */
+export function clientErrorHandler(err: Error & { code?: string }, socket: Socket) {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, message] =
+    err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'request headers are too large']
+    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'the request was not received in time']
+    : [400, 'the request is not valid HTTP'];
+  const body = JSON.stringify(new ApiError('ValidationError', message, undefined, status).toBody());
+  if (socket.writable)
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.destroy();
+}
+
+/** A route's path pattern as a regular expression for a concrete path (`:id` one segment, `*` the rest). */
+function patternOf(url: string): RegExp {
+  const body = url
+    .replace(/\/+$/, '')
+    .split('/')
+    .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg === '*' ? '.*' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('/');
+  return new RegExp(`^${body}/?$`);
 }
 
 /** Seconds to wait before retrying a 503 (a lost database connection: the pool reconnects at once). */
@@ -72,6 +121,12 @@ export function pageErrorStatus(err: Error & { statusCode?: number }, reply: Fas
 }
 
 export function installErrorHandling(app: FastifyInstance) {
+  // every route's methods by path pattern, so a known path with another method is a 405 with Allow
+  const routes: Array<{ pattern: RegExp; methods: string[] }> = [];
+  app.addHook('onRoute', (r) => {
+    const methods = ([] as string[]).concat(r.method);
+    routes.push({ pattern: patternOf(r.url), methods });
+  });
   app.setErrorHandler((err, req, reply) => {
     const api = toApiError(err as FastifyError);
     if (api.retryAfter) reply.header('Retry-After', String(api.retryAfter));
@@ -79,10 +134,15 @@ export function installErrorHandling(app: FastifyInstance) {
       reply.header('Retry-After', String(RETRY_AFTER_UNAVAILABLE));
       req.log.warn({ err: (err as Error).message }, 'database unavailable');
     } else if (api.status >= 500) req.log.error({ err }, 'request failed');
-    reply.code(api.status).type('application/json').send(JSON.stringify(api.toBody()));
+    sendError(reply, api);
   });
   app.setNotFoundHandler((req, reply) => {
-    const api = new ApiError('NotFound', `no route ${req.method} ${req.url.split('?')[0]}`);
-    reply.code(404).type('application/json').send(JSON.stringify(api.toBody()));
+    const path = req.url.split('?')[0].replace(/\/{2,}/g, '/');
+    const allow = new Set(routes.filter((r) => r.pattern.test(path)).flatMap((r) => r.methods));
+    if (allow.size) {
+      reply.header('Allow', [...allow].sort().join(', '));
+      return sendError(reply, new ApiError('ValidationError', `method ${req.method} is not allowed here; allowed: ${[...allow].sort().join(', ')}`, undefined, 405));
+    }
+    sendError(reply, new ApiError('NotFound', `no route ${req.method} ${path}`));
   });
 }

@@ -17,15 +17,38 @@ declare module 'fastify' {
   }
 }
 
-/** JSON with object keys sorted, so the same body written in another key order is the same request. */
+/**
+ * JSON with object keys sorted, so the same body written in another key order is the same request.
+ * Without recursion (a stack of pieces still to write), so no nesting can overflow the call stack.
+ */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object')
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  return JSON.stringify(value) ?? '';
+  type Piece = { text: string } | { value: unknown };
+  const out: string[] = [];
+  const todo: Piece[] = [{ value }];
+  while (todo.length) {
+    const piece = todo.pop()!;
+    if ('text' in piece) {
+      out.push(piece.text);
+      continue;
+    }
+    const v = piece.value;
+    const next: Piece[] = [];
+    if (Array.isArray(v)) {
+      next.push({ text: '[' });
+      v.forEach((item, i) => next.push(...(i ? [{ text: ',' }] : []), { value: item }));
+      next.push({ text: ']' });
+    } else if (v && typeof v === 'object') {
+      next.push({ text: '{' });
+      Object.keys(v)
+        .sort()
+        .forEach((k, i) => next.push({ text: `${i ? ',' : ''}${JSON.stringify(k)}:` }, { value: (v as Record<string, unknown>)[k] }));
+      next.push({ text: '}' });
+    } else {
+      out.push(JSON.stringify(v) ?? '');
+    }
+    for (let i = next.length - 1; i >= 0; i--) todo.push(next[i]);
+  }
+  return out.join('');
 }
 
 /** The header as sent, or as an RFC 8941 string ("..."), which the IETF draft uses. */

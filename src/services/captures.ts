@@ -21,7 +21,7 @@ export async function captureTransaction(ctx: Ctx, project: ProjectRow, orderId:
       const problem = order.kind === 'payment' ? captureProblem(txn, now) : `a ${order.kind} order can not be captured`;
       if (problem) throw new ApiError('CanNotCaptureTransaction', problem);
       const capture = await captureIn(ctx, q, project, order, txn, now, 'merchant');
-      return (await loadOrderView(q, ctx.config, project.id, capture.id))!;
+      return (await loadOrderView(q, ctx, project.id, capture.id))!;
     }),
   );
 }
@@ -71,7 +71,7 @@ export async function voidTransaction(ctx: Ctx, project: ProjectRow, orderId: st
       }
       await touchOrder(q, order.id, now, { flag: 'has-voids' });
       await book(q, child.txn, txn, now, releaseLegs(amount, 'void'));
-      return (await loadOrderView(q, ctx.config, project.id, child.order.id))!;
+      return (await loadOrderView(q, ctx, project.id, child.order.id))!;
     }),
   );
 }

@@ -38,7 +38,7 @@ export async function chargeback(ctx: Ctx, project: ProjectRow, orderId: string,
       await ledger.touchOrder(q, order.id, now, { flag: 'has-chargebacks' });
       await book(q, child.txn, txn, now, debitLegs(take, f.fee, 'chargeback'));
       await ensureSettlement(q, project, now);
-      return (await loadOrderView(q, ctx.config, project.id, child.order.id))!;
+      return (await loadOrderView(q, ctx, project.id, child.order.id))!;
     }),
   );
 }
@@ -70,7 +70,7 @@ export async function reverseChargeback(ctx: Ctx, project: ProjectRow, orderId: 
       await ledger.touchOrder(q, order.id, now, { flag: 'has-reversals' });
       await book(q, child.txn, txn, now, reversalLegs(give, f.fee));
       await ensureSettlement(q, project, now);
-      return (await loadOrderView(q, ctx.config, project.id, child.order.id))!;
+      return (await loadOrderView(q, ctx, project.id, child.order.id))!;
     }),
   );
 }
@@ -93,7 +93,7 @@ export async function settleOrder(ctx: Ctx, project: ProjectRow, orderId: string
     if (!order) throw notFound('order');
     const rows = await ledger.lockUnsettledOfOrder(q, project.id, order.id);
     await settleRows(ctx, q, rows, nowFor(project));
-    return (await loadOrderView(q, ctx.config, project.id, order.id))!;
+    return (await loadOrderView(q, ctx, project.id, order.id))!;
   });
 }
 

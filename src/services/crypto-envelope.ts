@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
 import type { Ctx } from './context.ts';
 import * as dataKeys from '../store/keys.ts';
+import type { Queryable } from '../store/db.ts';
 import type { DataKeyRow } from '../store/keys.ts';
 
 /**
@@ -71,8 +72,7 @@ function unwrap(master: Buffer, row: DataKeyRow): Buffer {
  */
 export async function dataKeyFor(ctx: Ctx, projectId: string): Promise<DataKey> {
   const q = ctx.db;
-  let keys = cache.get(ctx.masterKey);
-  if (!keys) cache.set(ctx.masterKey, (keys = new Map()));
+  const keys = cacheOf(ctx.masterKey);
   const hit = keys.get(projectId);
   if (hit) return hit;
   let row = await dataKeys.findDataKey(q, projectId);
@@ -85,6 +85,26 @@ export async function dataKeyFor(ctx: Ctx, projectId: string): Promise<DataKey> 
     row = (await dataKeys.findDataKey(q, projectId))!;
   }
   const raw = unwrap(ctx.masterKey, row);
+  const dk = toDataKey(row.id, projectId, raw);
+  raw.fill(0);
+  keys.set(projectId, dk);
+  return dk;
+}
+
+function cacheOf(master: Buffer) {
+  let keys = cache.get(master);
+  if (!keys) cache.set(master, (keys = new Map()));
+  return keys;
+}
+
+/** The project's data key if it has one, read with `q` (so also inside a database transaction); never creates one. */
+export async function existingDataKey(q: Queryable, master: Buffer, projectId: string): Promise<DataKey | undefined> {
+  const keys = cacheOf(master);
+  const hit = keys.get(projectId);
+  if (hit) return hit;
+  const row = await dataKeys.findDataKey(q, projectId);
+  if (!row) return undefined;
+  const raw = unwrap(master, row);
   const dk = toDataKey(row.id, projectId, raw);
   raw.fill(0);
   keys.set(projectId, dk);

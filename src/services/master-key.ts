@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { privateDir } from '../store/lock.ts';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Config } from '../config.ts';
@@ -12,10 +13,11 @@ export function loadMasterKey(config: Config, log?: Logger): Buffer {
   if (config.masterKey) return parseKey(config.masterKey);
   const path = join(config.dataDir, 'master.key');
   if (!existsSync(path)) {
-    mkdirSync(config.dataDir, { recursive: true });
+    privateDir(config.dataDir);
     writeFileSync(path, randomBytes(32).toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
     log?.warn({ path }, 'TENDER_MASTER_KEY is not set: generated a master key in the data directory. Set TENDER_MASTER_KEY in production.');
   }
+  if (statSync(path).mode & 0o077) chmodSync(path, 0o600); // a key copied in with a looser mode
   return parseKey(readFileSync(path, 'utf8').trim());
 }
 

@@ -10,6 +10,7 @@ import type { TransactionStatus } from '../domain/status.ts';
 import { appendEvent, moveTransaction } from './transitions.ts';
 import { schedule } from '../store/jobs.ts';
 import { connectorFor } from './connectors.ts';
+import { SEALED } from './holder-names.ts';
 import { newId } from '../domain/ids.ts';
 import type { OrderKind, OrderRow, ProjectRow, TransactionRow } from '../domain/entities.ts';
 
@@ -169,7 +170,7 @@ export async function createChildOrder(ctx: Ctx, q: Queryable, project: ProjectR
   };
   await orders.insertOrder(q, order);
   const details: Record<string, unknown> = {};
-  for (const k of ['truncated_pan', 'card_expiry', 'cardholder_name']) if (original.details?.[k] !== undefined) details[k] = original.details[k];
+  for (const k of ['truncated_pan', 'card_expiry', SEALED]) if (original.details?.[k] !== undefined) details[k] = original.details[k];
   const txn: TransactionRow = {
     id: newId(),
     project_id: project.id,

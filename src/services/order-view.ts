@@ -2,6 +2,7 @@ import type { Queryable } from '../store/db.ts';
 import * as orders from '../store/orders.ts';
 import type { Config } from '../config.ts';
 import type { EventRow, OrderRow, TransactionRow } from '../domain/entities.ts';
+import { SEALED, openHolderNames } from './holder-names.ts';
 import { customerMessage } from '../domain/customer-message.ts';
 import { isFinalOrder } from '../domain/status.ts';
 
@@ -34,8 +35,11 @@ function compact<T extends Record<string, unknown>>(o: T): T {
   return o;
 }
 
-export function renderTransaction(config: Config, order: OrderRow, t: TransactionRow, events: EventRow[], opts: { withSetupToken?: boolean } = {}) {
+export function renderTransaction(config: Config, order: OrderRow, t: TransactionRow, events: EventRow[], opts: RenderOptions = {}) {
   const details: Record<string, unknown> = { ...t.details };
+  delete details[SEALED];
+  const name = opts.holderNames?.get(t.id);
+  if (name !== undefined) details.cardholder_name = name;
   if (opts.withSetupToken && t.setup_token) details.setup_token = t.setup_token;
   const view: Record<string, unknown> = {
     id: t.id,
@@ -72,16 +76,23 @@ export function renderTransaction(config: Config, order: OrderRow, t: Transactio
 
 export interface RenderOptions {
   withSetupToken?: boolean;
+  /** cardholder names opened (openHolderNames), by transaction id */
+  holderNames?: Map<string, string>;
 }
 
+/** What rendering needs of the context: the master key opens the cardholder names. */
+export type ViewCtx = { config: Config; masterKey?: Buffer };
+
 /** The order as the API shows it, with transactions, events and linked orders. */
-export async function loadOrderView(q: Queryable, config: Config, projectId: string, orderId: string, opts: RenderOptions = {}): Promise<any> {
+export async function loadOrderView(q: Queryable, ctx: ViewCtx, projectId: string, orderId: string, opts: RenderOptions = {}): Promise<any> {
+  const { config } = ctx;
   const order = await orders.findOrder(q, projectId, orderId);
   if (!order) return undefined;
   const txns = await orders.transactionsOf(q, projectId, [orderId]);
   const events = await orders.eventsOf(q, projectId, txns.map((t) => t.id));
   const children = await orders.childOrdersOf(q, projectId, [orderId]);
-  return renderOrder(config, order, txns, events, children, opts);
+  const holderNames = await openHolderNames(q, ctx.masterKey, txns);
+  return renderOrder(config, order, txns, events, children, { ...opts, holderNames });
 }
 
 export function renderOrder(

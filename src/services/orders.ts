@@ -187,7 +187,7 @@ export async function createOrder(ctx: Ctx, project: ProjectRow, sent: OrderInpu
 }
 
 export async function getOrder(ctx: Ctx, project: ProjectRow, orderId: string) {
-  const view = await loadOrderView(ctx.db, ctx.config, project.id, orderId);
+  const view = await loadOrderView(ctx.db, ctx, project.id, orderId);
   if (!view) throw notFound('order');
   return view;
 }
@@ -207,7 +207,7 @@ export async function updateOrder(ctx: Ctx, project: ProjectRow, orderId: string
     const order = await orders.findOrder(q, project.id, orderId, true);
     if (!order) throw notFound('order');
     if (isFinalOrder(order.status)) throw new ApiError('ValidationError', `order is ${order.status} and can no longer be changed`, undefined, 409);
-    const current = (await loadOrderView(q, ctx.config, project.id, order.id))!;
+    const current = (await loadOrderView(q, ctx, project.id, order.id))!;
     const changed = READ_ONLY_FIELDS.find((f) => input[f] !== undefined && !unchanged(input[f], current[f]));
     if (changed) throw invalid(changed, `${changed} is read-only and can not be changed`);
     const { description, merchant_order_id, customer, return_url, failure_url, webhook_url, extra, order_lines } = input;
@@ -220,7 +220,7 @@ export async function updateOrder(ctx: Ctx, project: ProjectRow, orderId: string
       body,
       modified: nowFor(project),
     });
-    return (await loadOrderView(q, ctx.config, project.id, order.id))!;
+    return (await loadOrderView(q, ctx, project.id, order.id))!;
   });
 }
 
@@ -237,7 +237,7 @@ export async function cancelOrder(ctx: Ctx, project: ProjectRow, orderId: string
       throw new ApiError('CanNotCancelTransaction', `order in status ${order.status} can not be cancelled`);
     if (txns.length === 0) await setOrderStatus(ctx, q, order, 'cancelled', now);
     for (const t of txns) await moveTransaction(ctx, q, t, 'cancelled', now, { reason: 'cancelled by merchant', source: 'merchant' });
-    return (await loadOrderView(q, ctx.config, project.id, order.id))!;
+    return (await loadOrderView(q, ctx, project.id, order.id))!;
   });
 }
 
@@ -261,7 +261,7 @@ export async function startTransaction(ctx: Ctx, project: ProjectRow, orderId: s
       throw new ApiError(err.type, own(err.message), own(err.field), err.status);
     }
     await addTransaction(q, project, order, input, nowFor(project));
-    return (await loadOrderView(q, ctx.config, project.id, order.id, { withSetupToken: true }))!;
+    return (await loadOrderView(q, ctx, project.id, order.id, { withSetupToken: true }))!;
   });
 }
 

@@ -16,6 +16,7 @@ import type { Outcome, ThreeDsResult } from '../acquirer/connector.ts';
 import { authenticationFailed, connectorFor } from './connectors.ts';
 import type { Config } from '../config.ts';
 import type { OrderRow, ProjectRow, TransactionRow } from '../domain/entities.ts';
+import { SEALED, sealHolderName } from './holder-names.ts';
 
 /**
  * Card payments after the vault: authenticate (3-D Secure), authorize through the project's
@@ -123,7 +124,7 @@ async function start(ctx: Ctx, project: ProjectRow, orderId: string, transaction
       async keep(q, row) {
         await storeCvc(q, dk, row, input.cvc);
         const name = openCard(dk, row).name;
-        return name !== undefined ? { cardholder_name: name } : {};
+        return name !== undefined ? { [SEALED]: sealHolderName(dk, name) } : {};
       },
     }),
   );

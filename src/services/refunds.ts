@@ -53,7 +53,7 @@ export async function refundOrder(ctx: Ctx, project: ProjectRow, orderId: string
       await touchOrder(q, order.id, now, { flag: 'has-refunds', refunded: input.amount });
       await book(q, child.txn, txn, now, debitLegs(input.amount, f.fee, 'refund'));
       await ensureSettlement(q, project, now);
-      return (await loadOrderView(q, ctx.config, project.id, child.order.id))!;
+      return (await loadOrderView(q, ctx, project.id, child.order.id))!;
     }),
   );
 }

@@ -18,6 +18,7 @@ import {
 } from '../domain/query.ts';
 import { renderOrder } from './order-view.ts';
 import type { EventRow, OrderRow, ProjectRow } from '../domain/entities.ts';
+import { openHolderNames } from './holder-names.ts';
 
 /** The body of POST /v1/search/orders/ (after schema validation). */
 export interface SearchInput {
@@ -115,11 +116,12 @@ export async function renderOrders(ctx: Ctx, q: Queryable, projectId: string, ro
   const eventsOf = groupBy(events, (e) => e.transaction_id);
   const txnsOf = groupBy(txns, (t) => t.order_id);
   const childrenOf = groupBy(children, (c) => c.related_order_id!);
+  const holderNames = await openHolderNames(q, ctx.masterKey, txns);
   return rows.map((row) => {
     const { sort_value: _, ...order } = row as SearchRow;
     const own = txnsOf.get(order.id) ?? [];
     const ownEvents: EventRow[] = own.flatMap((t) => eventsOf.get(t.id) ?? []);
-    return renderOrder(ctx.config, order as OrderRow, own, ownEvents, childrenOf.get(order.id) ?? []);
+    return renderOrder(ctx.config, order as OrderRow, own, ownEvents, childrenOf.get(order.id) ?? [], { holderNames });
   });
 }
 

@@ -56,14 +56,23 @@ export async function rotateKey(ctx: Ctx, projectId: string): Promise<{ project_
   return rotated;
 }
 
-/** Parses `Authorization: Basic base64(key:)` (or base64 of the bare key) to the key. */
+/**
+ * Parses `Authorization: Basic base64(key:)` to the key, strictly (RFC 7617): one space after the
+ * scheme, canonical padded base64 and nothing after it, valid UTF-8, the key as user id and an
+ * empty password (or the bare key). Anything else is no credentials at all.
+ */
 export function keyFromAuthorization(header: string | undefined): string | undefined {
   if (!header) return undefined;
-  const m = /^Basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header);
-  if (!m) return undefined;
-  const decoded = Buffer.from(m[1], 'base64').toString('utf8');
-  const key = decoded.includes(':') ? decoded.slice(0, decoded.indexOf(':')) : decoded;
-  return key || undefined;
+  const m = /^Basic ([A-Za-z0-9+/]+={0,2})$/i.exec(header);
+  if (!m || m[1].length % 4 !== 0) return undefined;
+  const bytes = Buffer.from(m[1], 'base64');
+  if (bytes.toString('base64') !== m[1]) return undefined; // junk bits or bytes the decoder would skip
+  const decoded = bytes.toString('utf8');
+  if (Buffer.from(decoded, 'utf8').compare(bytes) !== 0) return undefined; // not UTF-8
+  const colon = decoded.indexOf(':');
+  if (colon === -1) return decoded || undefined; // the bare key, as some clients send it
+  if (colon === 0 || colon !== decoded.length - 1) return undefined; // no key, or a password
+  return decoded.slice(0, colon);
 }
 
 export async function authenticate(ctx: Ctx, header: string | undefined) {

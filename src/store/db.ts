@@ -1,8 +1,8 @@
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { PGlite } from '@electric-sql/pglite';
-import { mkdirSync } from 'node:fs';
 import type { Readable } from 'node:stream';
+import { privateDir } from './lock.ts';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ApiError } from '../domain/errors.ts';
 
@@ -326,7 +326,7 @@ export function pgDb({ url, schema, max = 10, reportMax = 2 }: PgOptions): Db {
 
 /** Embedded Postgres in WASM. One process per data directory; `memory://` for throwaway stores. */
 export async function pgliteDb(dataDir: string): Promise<Db> {
-  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
+  if (!dataDir.startsWith('memory://')) privateDir(dataDir);
   const lite = await PGlite.create(dataDir);
   const parse = { 20: (v: string) => Number(v) };
   const run = async (q: { query: PGlite['query'] }, sql: string, params?: unknown[]) =>

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -37,7 +37,7 @@ export function readLock(dataDir: string): LockInfo | undefined {
 export function acquireLock(dataDir: string, info: LockInfo) {
   const holder = readLock(dataDir);
   if (holder) throw new Error(`the data directory ${dataDir} is in use by Tender process ${holder.pid} (${holder.url}); stop it first or set DATABASE_URL`);
-  mkdirSync(dataDir, { recursive: true });
+  privateDir(dataDir);
   writeFileSync(lockPath(dataDir), JSON.stringify(info), { mode: 0o600 });
 }
 
@@ -49,4 +49,13 @@ export function releaseLock(dataDir: string) {
   } catch {
     /* already gone */
   }
+}
+
+/**
+ * The data directory, made or tightened to 0700: PGlite writes its files world-readable (0666
+ * less the umask), so the directory is what keeps other users out of the data and the master key.
+ */
+export function privateDir(dir: string) {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
 }

@@ -171,7 +171,7 @@ const DECLINED = `jsonb_build_object('processing', jsonb_build_object('status', 
   'response_code', CASE decline_reason WHEN 'declined' THEN '05' WHEN 'insufficient_funds' THEN '51' WHEN 'expired_card' THEN '54' ELSE '3DS-N' END,
   'response_code_description', CASE decline_reason WHEN 'declined' THEN 'Do not honor' WHEN 'insufficient_funds' THEN 'Insufficient funds' WHEN 'expired_card' THEN 'Expired card' ELSE '3-D Secure authentication failed' END))`;
 const CARD = `jsonb_build_object('truncated_pan', CASE brand WHEN 'amex' THEN '378282*****0005' WHEN 'mastercard' THEN '555555******4444' WHEN 'maestro' THEN '675964******0005' ELSE '411111******1111' END,
-  'card_expiry', lpad((1 + n % 12)::text, 2, '0') || (2027 + n % 4), 'cardholder_name', (customer->>'first_name') || ' ' || (customer->>'last_name'), 'liability_shift', true)`;
+  'card_expiry', lpad((1 + n % 12)::text, 2, '0') || (2027 + n % 4), 'liability_shift', true)`;
 const TXN_STATUS = `CASE plan WHEN 'sale' THEN 'accepted' WHEN 'refund' THEN 'accepted' WHEN 'chargeback' THEN 'accepted' WHEN 'preauth' THEN 'accepted'
   WHEN 'settled' THEN 'completed' WHEN 'captured' THEN 'completed' WHEN 'partial_void' THEN 'completed' WHEN 'voided' THEN 'cancelled'
   WHEN 'preauth_expired' THEN 'expired' WHEN 'declined' THEN 'declined' WHEN 'txn_expired' THEN 'expired' WHEN 'cancelled' THEN 'cancelled' END`;

@@ -375,7 +375,7 @@ test('a required transaction field that is null is missing', () =>
 
 // ---- Body that is not a JSON object ------------------------------------------------------
 
-const bodyCases: Array<[name: string, raw: string | undefined, contentType: string | undefined]> = [
+const bodyCases: Array<[name: string, raw: string | undefined, contentType: string | undefined, status?: number]> = [
   ['malformed JSON', '{"currency": "EUR",', 'application/json'],
   ['JSON with a trailing comma', '{"currency": "EUR", "amount": 100,}', 'application/json'],
   ['empty body with a JSON content type', '', 'application/json'],
@@ -383,19 +383,19 @@ const bodyCases: Array<[name: string, raw: string | undefined, contentType: stri
   ['a JSON array', '[{"currency": "EUR", "amount": 100}]', 'application/json'],
   ['a JSON string', '"EUR 1.00"', 'application/json'],
   ['JSON null', 'null', 'application/json'],
-  ['a text/plain body', '{"currency": "EUR", "amount": 100}', 'text/plain'],
-  ['an XML body', '<order><currency>EUR</currency></order>', 'application/xml'],
-  ['a form-encoded body', 'currency=EUR&amount=100', 'application/x-www-form-urlencoded'],
+  ['a text/plain body', '{"currency": "EUR", "amount": 100}', 'text/plain', 415],
+  ['an XML body', '<order><currency>EUR</currency></order>', 'application/xml', 415],
+  ['a form-encoded body', 'currency=EUR&amount=100', 'application/x-www-form-urlencoded', 415],
 ];
-for (const [name, raw, contentType] of bodyCases) {
-  test(`body: ${name} -> 400 ValidationError`, async () => {
+for (const [name, raw, contentType, status = 400] of bodyCases) {
+  test(`body: ${name} -> ${status} ValidationError`, async () => {
     const before = await stored(t.db);
     const headers: Record<string, string> = { authorization: basic(t.project.api_key) };
     if (contentType) headers['content-type'] = contentType;
     const res = await request(`${t.url}/v1/orders/`, 'POST', undefined, headers, raw);
-    assert.equal(res.status, 400, res.text);
+    assert.equal(res.status, status, res.text);
     assert.equal(res.body.error.type, 'ValidationError', res.text);
-    assert.equal(res.body.error.status, 400);
+    assert.equal(res.body.error.status, status);
     assert.equal(typeof res.body.error.value, 'string');
     assert.deepEqual(await stored(t.db), before);
   });

@@ -94,7 +94,8 @@ export async function startTestService(
   const store = await freshStore(opts.pool);
   const dataDir = mkdtempSync(join(tmpdir(), 'tender-test-'));
   const config = loadConfig(
-    { TENDER_DATA_DIR: dataDir, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', TENDER_WORKER_POLL_MS: '200', ...opts.env },
+    // plain HTTP on loopback: live projects are let in (the TLS tests set LIVE_REQUIRES_TLS themselves)
+    { TENDER_DATA_DIR: dataDir, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', TENDER_WORKER_POLL_MS: '200', LIVE_REQUIRES_TLS: 'false', ...opts.env },
     { port: 0, masterKey: randomBytes(32).toString('hex'), ...opts.config },
   );
   const log = createLogger(opts.logStream ? 'info' : config.logLevel, opts.logStream);

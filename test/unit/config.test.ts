@@ -27,3 +27,19 @@ test('good and empty settings load: empty means the default', () => {
   assert.equal(c.port, 8080);
   assert.equal(c.captureWindow, 'P7D');
 });
+
+test('TLS settings: both files or neither, TRUST_PROXY forms, LIVE_REQUIRES_TLS on by default; bad values name the setting', () => {
+  const plain = loadConfig({});
+  assert.equal(plain.tls, undefined);
+  assert.equal(plain.trustProxy, false);
+  assert.equal(plain.liveRequiresTls, true);
+  assert.deepEqual(loadConfig({ TLS_CERT_FILE: '/c.pem', TLS_KEY_FILE: '/k.pem' }).tls, { certFile: '/c.pem', keyFile: '/k.pem' });
+  assert.throws(() => loadConfig({ TLS_CERT_FILE: '/c.pem' }), /TLS_KEY_FILE/);
+  assert.throws(() => loadConfig({ TLS_KEY_FILE: '/k.pem' }), /TLS_CERT_FILE/);
+  assert.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true);
+  assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2);
+  assert.equal(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy, '10.0.0.0/8, 127.0.0.1');
+  assert.throws(() => loadConfig({ TRUST_PROXY: 'yes please' }), /TRUST_PROXY/);
+  assert.equal(loadConfig({ LIVE_REQUIRES_TLS: 'false' }).liveRequiresTls, false);
+  assert.throws(() => loadConfig({ LIVE_REQUIRES_TLS: 'maybe' }), /LIVE_REQUIRES_TLS/);
+});

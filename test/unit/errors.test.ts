@@ -8,6 +8,7 @@ import { Writable } from 'node:stream';
 import { ApiError, ERROR_STATUS, invalid, notFound } from '../../src/domain/errors.ts';
 import { fieldOf, toApiError } from '../../src/http/errors.ts';
 import { buildApp } from '../../src/http/app.ts';
+import { orderRoutes } from '../../src/http/api/orders.ts';
 import { loadConfig } from '../../src/config.ts';
 import { buildContext } from '../../src/main.ts';
 import { createLogger } from '../../src/log.ts';
@@ -78,11 +79,15 @@ test('toApiError: Ajv validation errors name the dotted field', () => {
 });
 
 test('toApiError: body parser errors are ValidationErrors', () => {
-  for (const code of ['FST_ERR_CTP_INVALID_JSON_BODY', 'FST_ERR_CTP_EMPTY_JSON_BODY', 'FST_ERR_CTP_INVALID_MEDIA_TYPE']) {
+  for (const code of ['FST_ERR_CTP_INVALID_JSON_BODY', 'FST_ERR_CTP_EMPTY_JSON_BODY']) {
     const api = toApiError(Object.assign(new Error('parser said'), { code, statusCode: 400 }) as any);
     assert.equal(api.type, 'ValidationError', code);
     assert.equal(api.status, 400, code);
   }
+  const media = toApiError(Object.assign(new Error('parser said'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 }) as any);
+  assert.equal(media.type, 'ValidationError');
+  assert.equal(media.status, 415);
+  assert.equal(media.field, 'Content-Type');
   const large = toApiError(Object.assign(new Error('too large'), { code: 'FST_ERR_CTP_BODY_TOO_LARGE', statusCode: 413 }) as any);
   assert.equal(large.status, 413);
   assert.equal(large.type, 'ValidationError');
@@ -110,7 +115,7 @@ const stubDb = {
 } as unknown as Db;
 
 const config = loadConfig({ LOG_LEVEL: 'error' }, { port: 0, masterKey: randomBytes(32).toString('hex') });
-const app = await buildApp(buildContext({ db: stubDb, config, log: createLogger('error', logStream) }), { authenticated: [], test: [], public: [], vault: [], 'wallet-b-token': [], portal: [] });
+const app = await buildApp(buildContext({ db: stubDb, config, log: createLogger('error', logStream) }), { authenticated: [orderRoutes], test: [], public: [], vault: [], 'wallet-b-token': [], portal: [] });
 app.get('/boom', async () => {
   throw new Error('secret internals at /srv/tender/src/x.ts:12');
 });
@@ -150,10 +155,11 @@ test('an unknown route is a 404 with the error body, for every method', async ()
   }
 });
 
-test('a method the route does not have is a 404 with the error body', async () => {
+test('a method the route does not have is a 405 with Allow and the error body', async () => {
   const res = await app.inject({ method: 'PATCH', url: '/v1/orders/' });
-  assert.equal(res.statusCode, 404);
-  assert.equal(res.json().error.type, 'NotFound');
+  assert.equal(res.statusCode, 405);
+  assert.equal(res.headers.allow, 'POST');
+  assert.equal(res.json().error.status, 405);
 });
 
 test('a body above the limit is refused with the error body', async () => {

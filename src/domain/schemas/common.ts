@@ -1,11 +1,13 @@
 import { Type, type TSchema, type Static } from '@sinclair/typebox';
+import { PAYABLE_CURRENCIES } from '../currency.ts';
 
 /** A string limited to the given values, as a plain JSON Schema enum (one clear Ajv error). */
 export const Enum = <const T extends string>(values: readonly T[], opts: Record<string, unknown> = {}) =>
   Type.Unsafe<T>({ type: 'string', enum: [...values], ...opts });
 
 export const Uuid = (opts: Record<string, unknown> = {}) => Type.String({ format: 'uuid', ...opts });
-export const Currency = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code' });
+/** The payable ISO 4217 codes, listed, so the schema refuses what validation refuses (no XAU, XTS...). */
+export const Currency = Type.Unsafe<string>({ type: 'string', enum: PAYABLE_CURRENCIES, description: 'ISO 4217 code' });
 export const Amount = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'minor units' });
 export const Duration = Type.String({ minLength: 2, maxLength: 64, description: 'ISO 8601 duration, positive' });
 /** Absolute http(s) URI: other schemes (javascript:, data:) are never followed. */

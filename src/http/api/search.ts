@@ -12,7 +12,7 @@ import { BasicAuth } from '../auth.ts';
 
 export const SearchInput = Type.Object(
   {
-    query: Type.String({ maxLength: MAX_QUERY_LENGTH, description: 'query language of docs/search.md; `*` matches every order' }),
+    query: Type.String({ minLength: 1, maxLength: MAX_QUERY_LENGTH, description: 'query language of docs/search.md; `*` matches every order' }),
     size: Type.Optional(
       Type.Integer({ minimum: 1, maximum: MAX_SIZE, description: `orders per page (default 10; CSV: without size, every matching order)` }),
     ),

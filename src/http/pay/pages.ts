@@ -16,6 +16,7 @@ import {
 import { checkoutScriptPath } from './assets.ts';
 import { STRINGS, formatAmount, fromAcceptLanguage, pickLocale, type Locale, type Strings } from './i18n.ts';
 import { cardForm, cardPanel, layout, messagePage, methodsBlock, renderWallets, statusBlock, summaryBlock, STYLE_HASH, type WalletButton } from './render.ts';
+import { requireTlsForLive } from '../transport.ts';
 import { checkCardTesting, recordCardAttempt } from '../../services/throttle.ts';
 import { checkCsrf, contentSecurityPolicy, csrfKey, flashKey, issueCsrf, originAllowed, originsOf, setFlash, setPageHeaders, takeFlash, type CspExtras, type CsrfScope } from './security.ts';
 import { pageErrorStatus } from '../errors.ts';
@@ -178,9 +179,16 @@ export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: F
     return send(reply, code, layout({ locale, t, title: `${t.title}: ${c.merchantName}`, body: summary(c, locale, t) + body, script }), extras);
   }
 
+  /** The order's checkout; a live project's page, where card numbers are typed, is refused in clear (403 page). */
+  async function load(req: FastifyRequest, orderId: string) {
+    const c = await loadCheckout(ctx, orderId);
+    if (c) requireTlsForLive(req, c.project.mode, ctx.config.liveRequiresTls);
+    return c;
+  }
+
   /** POST of the card form, on the order page (no transaction yet) or on a transaction's page. */
   async function submitCard(req: FastifyRequest, reply: FastifyReply, orderId: string, transactionId?: string) {
-    const c = await loadCheckout(ctx, orderId);
+    const c = await load(req, orderId);
     if (!c || (transactionId && !transactionOf(c, transactionId))) return notFound(req, reply);
     const page = transactionId ? paths.txn(c.order.id, transactionOf(c, transactionId)!.id) : paths.order(c.order.id);
     // POST/redirect/GET: a refused form goes back to its page, which shows why (Back never resubmits).
@@ -222,14 +230,14 @@ export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: F
   };
 
   app.get<{ Params: OrderParams }>('/pay/:order_id/', { schema: { hide: true } }, async (req, reply) => {
-    const c = await loadCheckout(ctx, req.params.order_id);
+    const c = await load(req, req.params.order_id);
     return c ? payPage(req, reply, c, undefined, formState(req, reply, c, paths.order(c.order.id))) : notFound(req, reply);
   });
 
   app.post<{ Params: OrderParams }>('/pay/:order_id/card/', { schema: { hide: true } }, async (req, reply) => submitCard(req, reply, req.params.order_id));
 
   app.get<{ Params: TxnParams }>('/pay/:order_id/transactions/:transaction_id/', { schema: { hide: true } }, async (req, reply) => {
-    const c = await loadCheckout(ctx, req.params.order_id);
+    const c = await load(req, req.params.order_id);
     if (!c || !transactionOf(c, req.params.transaction_id)) return notFound(req, reply);
     return payPage(req, reply, c, req.params.transaction_id, formState(req, reply, c, paths.txn(c.order.id, transactionOf(c, req.params.transaction_id)!.id)));
   });
@@ -246,7 +254,7 @@ export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: F
   });
 
   app.get<{ Params: OrderParams }>('/pay/:order_id/result/', { schema: { hide: true } }, async (req, reply) => {
-    const c = await loadCheckout(ctx, req.params.order_id);
+    const c = await load(req, req.params.order_id);
     return c ? statusPage(req, reply, c) : notFound(req, reply);
   });
 };
