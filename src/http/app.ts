@@ -131,7 +131,14 @@ export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstanc
   const elsewhere = { vault: ctx.config.vaultUrl, 'wallet-b-token': ctx.config.walletBTokenUrl, portal: ctx.config.portalUrl } as const;
   for (const [surface, url] of Object.entries(elsewhere) as [keyof typeof elsewhere, string][]) {
     if (!surfaces.has(surface)) continue;
-    for (const p of routes[surface]) await app.register(p(ctx), { prefix: prefixOf(url) });
+    await app.register(
+      async (scope) => {
+        // the portal's pages post urlencoded forms, like the hosted pages; the other surfaces take JSON only
+        if (surface === 'portal') await scope.register(formbody);
+        for (const p of routes[surface]) await scope.register(p(ctx));
+      },
+      { prefix: prefixOf(url) },
+    );
   }
   return app as unknown as FastifyInstance;
 }

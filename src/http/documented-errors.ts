@@ -1,5 +1,5 @@
 import type { RouteOptions } from 'fastify';
-import { ErrorBody } from '../domain/schemas/common.ts';
+import { errorAnswers } from '../domain/schemas/common.ts';
 
 /**
  * The error statuses any API route can answer besides its own, added to every documented route
@@ -18,5 +18,6 @@ export function documentErrors(route: RouteOptions) {
   if (route.url.includes(':')) statuses.push(404);
   if ([route.method].flat().some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH')) statuses.push(413, 415);
   const response = (schema.response ??= {});
-  for (const status of statuses) response[status] ??= ErrorBody;
+  const answers = errorAnswers(...statuses) as Record<number, unknown>;
+  for (const status of statuses) response[status] ??= answers[status];
 }

@@ -1,8 +1,9 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser, Page } from 'playwright-core';
-import { axeViolations, desktopPage, phonePage, startBrowserSuite } from '../helpers/browser.ts';
-import { validOrder, type TestService } from '../helpers/service.ts';
+import type { Page } from 'playwright-core';
+import { hostedSuite, viewports } from '../helpers/hosted-suite.ts';
+import { desktopPage, phonePage } from '../helpers/browser.ts';
+import { validOrder } from '../helpers/service.ts';
 
 /**
  * The card form a customer trusts (issue 19), in a real browser with axe-core: POST/redirect/GET
@@ -11,89 +12,36 @@ import { validOrder, type TestService } from '../helpers/service.ts';
  * Express code and a busy Pay button.
  */
 
-let t: TestService;
-let browser: Browser;
-let shopUrl: string;
-let suite: Awaited<ReturnType<typeof startBrowserSuite>>;
-
-before(async () => {
-  // a late decline waits for the test clock (run-due-jobs), not for real seconds
-  suite = await startBrowserSuite(undefined, { env: { LATE_DECLINE_MS: '600000' } });
-  ({ t, browser } = suite);
-  shopUrl = suite.shop.url;
-});
-after(() => suite?.close());
-
-const getOrder = async (id: string) => (await t.api('GET', `/v1/orders/${id}/`)).body;
-const viewports = { phone: phonePage, desktop: desktopPage } as const;
-
-async function newOrder(over: Record<string, unknown> = {}) {
-  const res = await t.api('POST', '/v1/orders/', validOrder({ customer: undefined, return_url: `${shopUrl}/return`, ...over }));
-  assert.equal(res.status, 201, res.text);
-  return res.body as { id: string; order_url: string; transactions: { id: string }[] };
-}
-
-/** axe on the page as it is now; the violations are collected and asserted empty. */
-async function audit(page: Page, found: string[], label: string) {
-  for (const v of await axeViolations(page)) found.push(`${label}: ${v}`);
-}
-
-/** Opens each URL in a fresh phone and desktop page and runs axe on it. */
-async function auditAll(urls: string[]): Promise<string[]> {
-  const found: string[] = [];
-  for (const [name, open] of Object.entries(viewports)) {
-    const { page, cspErrors, pageErrors } = await open(browser);
-    try {
-      for (const url of urls) {
-        await page.goto(url);
-        await audit(page, found, name);
-      }
-      assert.deepEqual([...cspErrors, ...pageErrors], [], `${name}: no CSP complaint, no script error`);
-    } finally {
-      await page.context().close();
-    }
-  }
-  return found;
-}
-
-/** The sandbox sheet of an order without a billing address: the address, then pay. */
-async function fillBilling(page: Page) {
-  await page.getByLabel('First name').fill('Ada');
-  await page.getByLabel('Last name').fill('Lovelace');
-  await page.getByLabel('Street and number').fill('Damrak 1');
-  await page.getByLabel('Postal code').fill('1012 LG');
-  await page.getByLabel('City').fill('Amsterdam');
-  await page.getByLabel('Country').selectOption('NL');
-}
+const h = hostedSuite();
 
 test('submit the card form empty, fix it, pay, go Back: the order page again, never a resubmission', { timeout: 180_000 }, async () => {
   const found: string[] = [];
   for (const [viewport, open] of Object.entries(viewports)) {
-    const o = await newOrder();
-    const { page } = await open(browser);
+    const o = await h.newOrder();
+    const { page } = await open(h.browser);
     try {
       await page.goto(o.order_url);
       await page.locator('li[data-method="credit-card"] summary').click();
-      // past the page's own checks, as a browser without scripting sends it
+      // past the page's own checks, as a h.browser without scripting sends it
       await page.locator('form[data-card-form]').evaluate((f) => (f as HTMLFormElement).submit());
       // POST/redirect/GET: the errors are on the order page's own URL
       await page.locator('#pan-error').waitFor();
       assert.equal(page.url(), o.order_url);
       assert.match(await page.getByRole('alert').innerText(), /Please correct the fields/);
-      await audit(page, found, viewport);
+      await h.audit(page, found, viewport);
       await page.getByLabel('Card number').fill('4111111111111111');
       await page.getByLabel('Expiry date').fill('12/34');
       await page.getByLabel('Security code').fill('123');
       await page.getByLabel('Name on card').fill('Ada Lovelace');
       await page.getByRole('button', { name: /^Pay / }).click();
-      await page.waitForURL(`${shopUrl}/return**`);
-      assert.equal((await getOrder(o.id)).status, 'completed');
+      await page.waitForURL(`${h.shopUrl}/return**`);
+      assert.equal((await h.getOrder(o.id)).status, 'completed');
       const back = await page.goBack();
       assert.equal(back?.status(), 200, 'a page, not "Confirm Form Resubmission"');
       assert.equal(page.url(), o.order_url);
       await page.getByRole('heading', { name: 'Payment received' }).waitFor();
       assert.doesNotMatch(await page.locator('body').innerText(), /4111 1111 1111 1111/, 'no test-card hint once paid');
-      await audit(page, found, viewport);
+      await h.audit(page, found, viewport);
     } finally {
       await page.context().close();
     }
@@ -102,8 +50,8 @@ test('submit the card form empty, fix it, pay, go Back: the order page again, ne
 });
 
 test('scripting off: the form still works: errors from the server, then 4111111111111111 pays', { timeout: 120_000 }, async () => {
-  const o = await newOrder();
-  const { page } = await desktopPage(browser, { javaScriptEnabled: false });
+  const o = await h.newOrder();
+  const { page } = await desktopPage(h.browser, { javaScriptEnabled: false });
   await page.setViewportSize({ width: 375, height: 740 });
   try {
     await page.goto(o.order_url);
@@ -117,8 +65,8 @@ test('scripting off: the form still works: errors from the server, then 41111111
     await page.getByLabel('Security code').fill('123');
     await page.getByLabel('Name on card').fill('Ada Lovelace');
     await page.getByRole('button', { name: /^Pay / }).click();
-    await page.waitForURL(`${shopUrl}/return**`);
-    assert.equal((await getOrder(o.id)).status, 'completed');
+    await page.waitForURL(`${h.shopUrl}/return**`);
+    assert.equal((await h.getOrder(o.id)).status, 'completed');
     await page.goBack();
     assert.equal(page.url(), o.order_url);
     await page.getByRole('heading', { name: 'Payment received' }).waitFor();
@@ -128,8 +76,8 @@ test('scripting off: the form still works: errors from the server, then 41111111
 });
 
 test('scripting on: the number is grouped and its brand shown, errors follow the typing, Pay turns busy', { timeout: 120_000 }, async () => {
-  const o = await newOrder();
-  const { page, cspErrors, pageErrors } = await phonePage(browser);
+  const o = await h.newOrder();
+  const { page, cspErrors, pageErrors } = await phonePage(h.browser);
   const found: string[] = [];
   try {
     await page.goto(o.order_url);
@@ -141,7 +89,7 @@ test('scripting on: the number is grouped and its brand shown, errors follow the
     const expiry = page.getByLabel('Expiry date');
     await expiry.pressSequentially('1234');
     assert.equal(await expiry.inputValue(), '12/34');
-    await audit(page, found, 'phone, typing');
+    await h.audit(page, found, 'phone, typing');
 
     // checked on leaving a field; the error goes as soon as the field is right
     await pan.fill('');
@@ -150,7 +98,7 @@ test('scripting on: the number is grouped and its brand shown, errors follow the
     await page.locator('#pan-error').waitFor();
     assert.match(await page.locator('#pan-error').innerText(), /not valid/);
     assert.equal(await pan.getAttribute('aria-invalid'), 'true');
-    await audit(page, found, 'phone, field error');
+    await h.audit(page, found, 'phone, field error');
     await pan.fill('4111111111111111');
     assert.equal(await page.locator('#pan-error').count(), 0);
     assert.equal(await pan.getAttribute('aria-invalid'), null);
@@ -175,9 +123,9 @@ test('scripting on: the number is grouped and its brand shown, errors follow the
       }),
     );
     await page.getByRole('button', { name: /^Pay / }).click();
-    await page.waitForURL(`${shopUrl}/return**`);
+    await page.waitForURL(`${h.shopUrl}/return**`);
     assert.ok(seen.includes('pay button: disabled=true text=Paying…'), seen.join('\n'));
-    const paid = await getOrder(o.id);
+    const paid = await h.getOrder(o.id);
     assert.equal(paid.status, 'completed', 'an Amex card pays with a 4-digit code');
     assert.equal(paid.transactions[0].payment_method_brand, 'amex');
     assert.deepEqual([...cspErrors, ...pageErrors], []);
