@@ -107,8 +107,6 @@ export async function payWithWalletB(ctx: Ctx, orderId: string, transactionId: s
   return payVaulted(ctx, project, txn, input);
 }
 
-// ---- the hosted page: the device's wallet and the sandbox wallet sheet ------------------
-
 // ---- the billing address a wallet hands over --------------------------------------------
 
 /** The billing fields a wallet sheet collects (address_type is always billing). */
@@ -128,11 +126,11 @@ export function billingNeeded(c: Checkout): BillingField[] {
 }
 
 const BILLING_RULES: Record<BillingField, { max: number; pattern: RegExp }> = {
-  first_name: { max: 120, pattern: new RegExp(NAME_PATTERN) },
-  last_name: { max: 120, pattern: new RegExp(NAME_PATTERN) },
-  address: { max: 120, pattern: new RegExp(ADDRESS_PATTERN) },
-  postal_code: { max: 10, pattern: new RegExp(POSTAL_CODE_PATTERN) },
-  city: { max: 120, pattern: new RegExp(ADDRESS_PATTERN) },
+  first_name: { max: 120, pattern: new RegExp(NAME_PATTERN, 'u') },
+  last_name: { max: 120, pattern: new RegExp(NAME_PATTERN, 'u') },
+  address: { max: 120, pattern: new RegExp(ADDRESS_PATTERN, 'u') },
+  postal_code: { max: 10, pattern: new RegExp(POSTAL_CODE_PATTERN, 'u') },
+  city: { max: 120, pattern: new RegExp(ADDRESS_PATTERN, 'u') },
   country: { max: 2, pattern: /^[A-Z]{2}$/ },
   state: { max: 2, pattern: /^[A-Z]{2}$/ },
 };
