@@ -101,18 +101,28 @@ export interface ActionInput {
 export async function orderAction(ctx: Ctx, actor: Actor, project: ProjectRow, orderId: string, action: OrderAction, input: ActionInput, token: string): Promise<string> {
   if (TEST_ONLY.includes(action) && project.mode !== 'test') throw new ApiError('Forbidden', 'test tools are available to test projects only');
   if (!/^[A-Za-z0-9_-]{16,64}$/.test(token)) throw new ApiError('ValidationError', 'the confirmation is missing or not valid; start again from the order', 'token');
-  const claim = await store.claimAction(ctx.db, token, actor.user.id);
-  if (claim !== true) {
-    if (claim.result === null) throw new ApiError('IdempotencyError', 'this action is still being processed', 'token', 409);
-    return claim.result;
-  }
+  // The claim, the work and its result commit together (as an Idempotency-Key request does):
+  // a process that dies mid-action leaves neither the work nor the token behind, so the
+  // confirmation can be sent again and acts once. A second send of the same token waits for
+  // the first to commit, then answers its result.
+  const open = await ctx.db.begin();
   try {
-    const result = await run();
-    await store.finishAction(ctx.db, token, result);
-    await audit(ctx, actor, action, project.id, { order_id: orderId, ...(input.amount !== undefined ? { amount: input.amount } : {}), ...(input.transactionId ? { transaction_id: input.transactionId } : {}) });
+    const claim = await store.claimAction(open.q, token, actor.user.id);
+    if (claim !== true) {
+      await open.rollback();
+      if (claim.result === null) throw new ApiError('IdempotencyError', 'this action is still being processed', 'token', 409);
+      return claim.result;
+    }
+    const result = await ctx.db.within(open, async () => {
+      const shown = await run();
+      await store.finishAction(ctx.db, token, shown);
+      await audit(ctx, actor, action, project.id, { order_id: orderId, ...(input.amount !== undefined ? { amount: input.amount } : {}), ...(input.transactionId ? { transaction_id: input.transactionId } : {}) });
+      return shown;
+    });
+    await open.commit();
     return result;
   } catch (err) {
-    await store.releaseAction(ctx.db, token);
+    await open.rollback(); // an action refused with an error may be tried again with the same token
     throw err;
   }
 

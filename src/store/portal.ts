@@ -116,11 +116,6 @@ export async function finishAction(q: Queryable, token: string, result: string) 
   await q.query('UPDATE portal_actions SET result = $2 WHERE token = $1', [token, result]);
 }
 
-/** An action refused with an error may be tried again with the same token. */
-export async function releaseAction(q: Queryable, token: string) {
-  await q.query('DELETE FROM portal_actions WHERE token = $1', [token]);
-}
-
 // ---- audit log -----------------------------------------------------------------------------
 
 export interface AuditRow {

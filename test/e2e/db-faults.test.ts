@@ -51,12 +51,12 @@ function assertUnavailable(res: ApiResponse) {
 let t: TestService;
 before(async () => {
   // a long key cache: only the NOTIFY over LISTEN can clear it within the test
-  t = await startTestService({ env: { API_KEY_CACHE_MS: '600000' } });
+  if (pgUrl) t = await startTestService({ env: { API_KEY_CACHE_MS: '600000' } });
 });
 after(async () => t?.close());
 
-test('every database connection dropped under concurrent card flows: 503s with the error body, 2xx right after, LISTEN resumes, the ledger balances', { timeout: 280_000 }, async () => {
-  if (t.db.kind !== 'postgres') return; // PGlite has no connections to drop: its fault test is the crash below
+// PGlite has no connections to drop: on it this test does not exist (its fault test is the crash below)
+if (pgUrl) test('every database connection dropped under concurrent card flows: 503s with the error body, 2xx right after, LISTEN resumes, the ledger balances', { timeout: 280_000 }, async () => {
   const [{ schema }] = await t.db.query<{ schema: string }>('SELECT current_schema() AS schema');
   // only this service's connections (other test services share the server): named by schema
   const ours = ['tender', 'tender-report', 'tender-listen'].map((n) => `${n} ${schema}`);

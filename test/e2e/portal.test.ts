@@ -164,6 +164,16 @@ test('bad input to actions: 4xx with the reason, nothing changes', async () => {
   const twice = await c.post(`${o}actions`, { action: 'refund', amount: '100', token: 'e'.repeat(24) });
   assert.equal(twice.status, 303);
   assert.equal((await t.api('GET', `/v1/orders/${paid.id}/`)).body.refunded_amount, 100);
+  // sent twice at once (a double click): the second waits for the first and answers its result
+  const both = await Promise.all([1, 2].map(() => c.post(`${o}actions`, { action: 'refund', amount: '50', token: 'h'.repeat(24) })));
+  assert.deepEqual(both.map((r) => r.status), [303, 303]);
+  assert.equal((await t.api('GET', `/v1/orders/${paid.id}/`)).body.refunded_amount, 150);
+  // a refused action leaves its token free: the corrected confirmation acts
+  assert.equal((await c.post(`${o}actions`, { action: 'refund', amount: '100000', token: 'i'.repeat(24) })).status, 422);
+  assert.equal((await c.post(`${o}actions`, { action: 'refund', amount: '25', token: 'i'.repeat(24) })).status, 303);
+  assert.equal((await t.api('GET', `/v1/orders/${paid.id}/`)).body.refunded_amount, 175);
+  const [claims] = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM portal_actions WHERE token IN ($1, $2, $3)", ['e'.repeat(24), 'h'.repeat(24), 'i'.repeat(24)]);
+  assert.equal(claims.n, 3, 'one stored result per token');
   // the orders search reports a query error as the API does
   const search = await c.get(`/projects/${t.project.project_id}/orders/?q=${encodeURIComponent('status:(')}`);
   assert.equal(search.status, 400);
