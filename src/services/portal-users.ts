@@ -7,13 +7,13 @@ import { merchantExists } from '../store/projects.ts';
 import { ApiError, invalid } from '../domain/errors.ts';
 import { afterFailure, isEmail, lockedFor, normaliseEmail, sessionExpired, type ThrottleRule } from '../domain/portal.ts';
 import { base32Encode, otpauthUri, verifyTotp } from '../domain/totp.ts';
+import { isUuid } from '../domain/ids.ts';
 
 /**
  * Portal users: passwords (scrypt), sessions (in the database, behind a random cookie), sign-in
  * throttling per account and per address, and the optional TOTP second factor.
  */
 
-export type KeyedCtx = Ctx & { masterKey: Buffer };
 export type PortalUser = store.PortalUserRow;
 
 const scryptAsync = promisify(scrypt) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
@@ -56,7 +56,7 @@ export async function createUser(ctx: Ctx, input: { merchantId: string; email: s
   const generated = input.password === undefined ? randomBytes(15).toString('base64url') : undefined;
   const password = input.password ?? generated!;
   if (password.length < MIN_PASSWORD || password.length > MAX_PASSWORD) throw invalid('password', `the password must be ${MIN_PASSWORD} to ${MAX_PASSWORD} characters`);
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(String(input.merchantId)) || !(await merchantExists(ctx.db, input.merchantId))) throw new ApiError('NotFound', `merchant ${input.merchantId} not found`);
+  if (!isUuid(input.merchantId) || !(await merchantExists(ctx.db, input.merchantId))) throw new ApiError('NotFound', `merchant ${input.merchantId} not found`);
   const id = randomUUID();
   const made = await store.insertUser(ctx.db, { id, merchant_id: input.merchantId, email, password_hash: await hashPassword(password) });
   if (!made) throw new ApiError('ValidationError', `a portal user ${email} exists already`, 'email', 409);
@@ -162,12 +162,12 @@ export async function signOut(ctx: Ctx, sessionId: string) {
 
 // ---- TOTP ----------------------------------------------------------------------------------
 
-const totpKey = (ctx: KeyedCtx) => Buffer.from(hkdfSync('sha256', ctx.masterKey, Buffer.alloc(0), 'tender/portal/totp/v1', 32));
-const sealSecret = (ctx: KeyedCtx, userId: string, secret: Buffer) => seal(totpKey(ctx), secret, `portal-totp\n${userId}`);
-const openSecret = (ctx: KeyedCtx, userId: string, sealed: string) => open(totpKey(ctx), sealed, `portal-totp\n${userId}`);
+const totpKey = (ctx: Ctx) => Buffer.from(hkdfSync('sha256', ctx.masterKey, Buffer.alloc(0), 'tender/portal/totp/v1', 32));
+const sealSecret = (ctx: Ctx, userId: string, secret: Buffer) => seal(totpKey(ctx), secret, `portal-totp\n${userId}`);
+const openSecret = (ctx: Ctx, userId: string, sealed: string) => open(totpKey(ctx), sealed, `portal-totp\n${userId}`);
 
 /** Checks a code against the user's secret (pending or active) and uses it up. */
-async function useCode(ctx: KeyedCtx, userId: string, code: string, which: 'pending' | 'active'): Promise<boolean> {
+async function useCode(ctx: Ctx, userId: string, code: string, which: 'pending' | 'active'): Promise<boolean> {
   return ctx.db.tx(async (q) => {
     const user = await store.userById(q, userId, true);
     const sealed = which === 'active' ? user?.totp_secret_ct : user?.totp_pending_ct;
@@ -180,7 +180,7 @@ async function useCode(ctx: KeyedCtx, userId: string, code: string, which: 'pend
 }
 
 /** The second step of sign-in: a right code makes the session whole. */
-export async function verifySessionCode(ctx: KeyedCtx, session: ActiveSession, code: string): Promise<boolean> {
+export async function verifySessionCode(ctx: Ctx, session: ActiveSession, code: string): Promise<boolean> {
   if (!(await useCode(ctx, session.user.id, code, 'active'))) return false;
   await store.touchSession(ctx.db, session.id, new Date(), true);
   return true;
@@ -193,23 +193,23 @@ export interface TotpSetup {
 }
 
 /** A new pending secret (replacing any earlier pending one); active once its first code is entered. */
-export async function startTotpSetup(ctx: KeyedCtx, user: PortalUser): Promise<TotpSetup> {
+export async function startTotpSetup(ctx: Ctx, user: PortalUser): Promise<TotpSetup> {
   const secret = randomBytes(20);
   await store.setTotp(ctx.db, user.id, { pending: sealSecret(ctx, user.id, secret) });
   return { secret: base32Encode(secret), uri: otpauthUri('Tender', user.email, secret) };
 }
 
 /** The pending secret shown again (the setup page reloaded). */
-export function pendingTotp(ctx: KeyedCtx, user: PortalUser): TotpSetup | undefined {
+export function pendingTotp(ctx: Ctx, user: PortalUser): TotpSetup | undefined {
   if (!user.totp_pending_ct) return undefined;
   const secret = openSecret(ctx, user.id, user.totp_pending_ct);
   return { secret: base32Encode(secret), uri: otpauthUri('Tender', user.email, secret) };
 }
 
-export const confirmTotp = (ctx: KeyedCtx, user: PortalUser, code: string) => useCode(ctx, user.id, code, 'pending');
+export const confirmTotp = (ctx: Ctx, user: PortalUser, code: string) => useCode(ctx, user.id, code, 'pending');
 
 /** Turning the second factor off takes a current code. */
-export async function disableTotp(ctx: KeyedCtx, user: PortalUser, code: string): Promise<boolean> {
+export async function disableTotp(ctx: Ctx, user: PortalUser, code: string): Promise<boolean> {
   if (!(await useCode(ctx, user.id, code, 'active'))) return false;
   await store.setTotp(ctx.db, user.id, { secret: null, pending: null });
   return true;

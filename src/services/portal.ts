@@ -17,6 +17,7 @@ import { getLink, linkState, linkUrl } from './links.ts';
 import { CHALLENGE_CODE, TEST_CARDS } from '../acquirer/simulator/cards.ts';
 import { liabilityShift } from '../domain/card.ts';
 import type { PortalUser } from './portal-users.ts';
+import { isUuid } from '../domain/ids.ts';
 
 /**
  * The merchant portal's use cases, on the services the API uses. Everything here is scoped to
@@ -73,7 +74,7 @@ export async function createKey(ctx: Ctx, actor: Actor, project: ProjectRow): Pr
 }
 
 export async function revokeKey(ctx: Ctx, actor: Actor, project: ProjectRow, keyId: string) {
-  if (!/^[0-9a-f-]{36}$/i.test(keyId) || !(await store.revokeKey(ctx.db, project.id, keyId.toLowerCase()))) throw notFound('API key');
+  if (!isUuid(keyId) || !(await store.revokeKey(ctx.db, project.id, keyId.toLowerCase()))) throw notFound('API key');
   ctx.keyCache?.clear(); // the key stops working now, not at the cache's TTL
   await audit(ctx, actor, 'key_revoked', project.id, { key_id: keyId });
 }
@@ -128,7 +129,7 @@ export async function orderAction(ctx: Ctx, actor: Actor, project: ProjectRow, o
 
   async function run(): Promise<string> {
     const txn = () => {
-      if (!input.transactionId || !/^[0-9a-f-]{36}$/i.test(input.transactionId)) throw new ApiError('ValidationError', 'choose a transaction', 'transaction_id');
+      if (!input.transactionId || !isUuid(input.transactionId)) throw new ApiError('ValidationError', 'choose a transaction', 'transaction_id');
       return input.transactionId;
     };
     switch (action) {
@@ -164,7 +165,7 @@ export { deliveryLog } from './webhooks.ts';
 
 /** The order and the orders made from it (captures, voids, refunds, chargebacks), as the API shows them. */
 export async function orderWithRelated(ctx: Ctx, project: ProjectRow, orderId: string) {
-  if (!/^[0-9a-f-]{36}$/i.test(orderId)) throw notFound('order');
+  if (!isUuid(orderId)) throw notFound('order');
   const order = await getOrder(ctx, project, orderId.toLowerCase());
   const related = await Promise.all(((order.related_orders ?? []) as string[]).map((id) => getOrder(ctx, project, id)));
   const parent = order.related_order_id ? await getOrder(ctx, project, order.related_order_id).catch(() => undefined) : undefined;
@@ -182,7 +183,7 @@ export async function linksOf(ctx: Ctx, project: ProjectRow, limit = 100) {
 }
 
 export async function linkOf(ctx: Ctx, project: ProjectRow, linkId: string) {
-  if (!/^[0-9a-f-]{36}$/i.test(linkId)) throw notFound('payment link');
+  if (!isUuid(linkId)) throw notFound('payment link');
   return getLink(ctx, project, linkId.toLowerCase());
 }
 

@@ -42,7 +42,8 @@ export function outsideRefs(root: string, file: string, text: string): OutsideRe
   return found;
 }
 
-const TEXT = /\.(ts|mjs|cjs|js|json|md|sql|html|css|sh|ya?ml)$/;
+// text by extension, or a script without one (.ci/run)
+const TEXT = /\.(ts|mts|mjs|cjs|js|json|md|sql|html|css|sh|ya?ml|php|py|txt)$|^[^.]+$/;
 
 /** Every text file under the given folders of the repository (node_modules and build output left out). */
 export function repoTextFiles(root: string, dirs: string[]): string[] {

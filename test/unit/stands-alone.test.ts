@@ -9,9 +9,10 @@ import { outsideRefs, readText, repoTextFiles } from '../helpers/outside-refs.ts
 const root = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
 const up = '..' + '/'; // written apart so this file's own examples are not findings
 
-test('no file under src, test, scripts, bench, docs or .ci refers to a path outside the repository', () => {
-  const files = repoTextFiles(root, ['src', 'test', 'scripts', 'bench', 'docs', '.ci', 'README.md', 'package.json']);
+test('no file under src, test, scripts, bench, bin, docs or .ci refers to a path outside the repository', () => {
+  const files = repoTextFiles(root, ['src', 'test', 'scripts', 'bench', 'bin', 'docs', '.ci', 'README.md', 'package.json']);
   assert.ok(files.length > 100, `scanned only ${files.length} files`);
+  for (const f of ['.ci/run', 'bin/tender.mjs', 'scripts/compat/ginger-php.php']) assert.ok(files.includes(join(root, f)), `${f} is scanned`);
   const found = files.flatMap((f) => outsideRefs(root, f, readText(f)));
   assert.deepEqual(
     found.map((r) => `${r.file.slice(root.length + 1)}:${r.line} ${r.ref}`),

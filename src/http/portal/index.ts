@@ -3,7 +3,7 @@ import type { Ctx } from '../../services/context.ts';
 import { ApiError } from '../../domain/errors.ts';
 import { sessionOf, signIn, signOut, ThrottledError, verifySessionCode } from '../../services/portal-users.ts';
 import { audit, projectsOf } from '../../services/portal.ts';
-import { COOKIE, Kit, cookiesOf, field, type KeyedCtx } from './kit.ts';
+import { COOKIE, Kit, cookiesOf, field } from './kit.ts';
 import { ASSETS, alert, csrfField, esc } from './view.ts';
 import { homeRoutes } from './home.ts';
 import { orderRoutes } from './orders.ts';
@@ -17,7 +17,7 @@ import { testToolRoutes } from './test-tools.ts';
  * factor when the user has one, and on every POST the session's CSRF token and our Origin.
  */
 export const portalRoutes = (ctx: Ctx) => async (app: FastifyInstance) => {
-  const kit = new Kit(ctx as KeyedCtx);
+  const kit = new Kit(ctx);
   app.decorateRequest('portal', null as never);
 
   app.addHook('onRequest', async (req, reply) => {

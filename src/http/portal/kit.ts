@@ -6,10 +6,10 @@ import type { ActiveSession } from '../../services/portal-users.ts';
 import { LOCALES, fromAcceptLanguage, type Locale } from '../pay/i18n.ts';
 import { PORTAL_STRINGS, type PortalStrings } from './i18n.ts';
 import { layout, PORTAL_CSP, type NavItem } from './view.ts';
+import { isUuid } from '../../domain/ids.ts';
 
 /** What every portal route shares: cookies, CSRF tokens, the signed-in user, page rendering. */
 
-export type KeyedCtx = Ctx & { masterKey: Buffer };
 
 export interface PortalState {
   locale: Locale;
@@ -44,7 +44,7 @@ export class Kit {
   readonly origin: string;
   private readonly csrfKey: Buffer;
 
-  constructor(readonly ctx: KeyedCtx) {
+  constructor(readonly ctx: Ctx) {
     const url = new URL(ctx.config.portalUrl);
     this.base = url.pathname.replace(/\/+$/, '');
     this.secure = url.protocol === 'https:';
@@ -105,7 +105,7 @@ export class Kit {
   /** The project of the route's :project_id, if it is the user's merchant's; else NotFound. */
   async project(req: FastifyRequest): Promise<ProjectRow> {
     const id = String((req.params as Record<string, string>).project_id ?? '');
-    return projectOf(this.ctx, req.portal.session!.user, /^[0-9a-f-]{36}$/i.test(id) ? id : '00000000-0000-0000-0000-000000000000');
+    return projectOf(this.ctx, req.portal.session!.user, isUuid(id) ? id : '00000000-0000-0000-0000-000000000000');
   }
 
   headers(reply: FastifyReply) {
