@@ -197,9 +197,12 @@ export async function walletTransaction(ctx: Ctx, c: Checkout, transactionId: st
   return txn;
 }
 
-/** Pays from the hosted page with a token the wallet gave: the token service, then the pay step, as a merchant would. */
-export async function payOnPage(ctx: Ctx, c: Checkout, transactionId: string | undefined, walletBPayMessage: string, browser: BrowserInfo = {}) {
-  const txn = await walletTransaction(ctx, c, transactionId, 'wallet-b-pay');
+/**
+ * Pays from the hosted page with a token the wallet gave: the token service, then the pay step,
+ * as a merchant would. `billing`: the address the wallet handed over, stored on the order first.
+ */
+export async function payOnPage(ctx: Ctx, c: Checkout, transactionId: string | undefined, walletBPayMessage: string, browser: BrowserInfo = {}, billing?: Billing) {
+  const txn = await walletTransaction(ctx, c, transactionId, 'wallet-b-pay', billing);
   const test = c.project.mode === 'test';
   const token = await tokenize(ctx, { walletBPayMessage, setupToken: txn.setup_token!, transactionId: txn.id }, { test });
   return { transaction_id: txn.id, ...(await payWithWalletB(ctx, txn.order_id, txn.id, { ...token, ...browser })) };
