@@ -165,11 +165,16 @@ export function checkBilling(fields: readonly BillingField[], body: Record<strin
   return Object.keys(errors).length ? { errors, keep } : { billing, errors, keep };
 }
 
-/** Stores the billing address a wallet handed over on the order's customer, before its transaction starts. */
+/**
+ * Stores the billing address a wallet handed over on the order's customer, before its
+ * transaction starts: never on an order whose transaction a second tap has started meanwhile
+ * (the order's lock orders this against startTransaction).
+ */
 async function addBilling(ctx: Ctx, c: Checkout, billing: Billing) {
   await ctx.db.tx(async (q) => {
     const order = await orders.findOrder(q, c.project.id, c.order.id, true);
     if (!order) throw notFound('order');
+    if ((await orders.transactionsOf(q, c.project.id, [order.id])).length) throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
     const customer = { ...(order.body?.customer ?? {}), ...billing, address_type: 'billing' };
     const body = { ...order.body, customer };
     await orders.setOrderCustomer(q, order.id, { body, modified: nowFor(c.project) });

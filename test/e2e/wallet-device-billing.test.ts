@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { hostedPage, deviceConfig } from '../helpers/wallets.ts';
 import { validOrder, request, type TestService } from '../helpers/service.ts';
 import { BROWSER, prodRoot, startWalletBService, walletBClient } from '../helpers/wallet-b.ts';
@@ -172,6 +173,24 @@ for (const method of ['wallet-a-pay', 'wallet-b-pay'] as const) {
       assert.equal(unknown.status, 400, 'the strict body: no other member');
       const untouched = await getOrder(live.api_key, order.id);
       assert.deepEqual([untouched.status, untouched.transactions, untouched.customer], ['new', [], undefined]);
+    });
+
+    test('two taps at once with different addresses: one pays, the other is refused; the order keeps one whole address', async () => {
+      const { live, order } = await liveOrder();
+      const { cfg } = await devicePage(order.id);
+      const other = method === 'wallet-a-pay' ? { givenName: 'Ada', familyName: 'Byron' } : { name: 'Ada Byron' };
+      const sent = [contacts[method](), contacts[method]({ ...other, locality: 'Utrecht', postalCode: '3511 AB' })];
+      const answers = await Promise.all(sent.map(async (c) => payDevice(cfg, { ...(await deviceToken(method, live.api_key, order.amount)), [member[method]]: c })));
+      assert.deepEqual(answers.map((a) => a.status).sort(), [200, 409], answers.map((a) => a.text).join('\n'));
+      assert.equal(answers.find((a) => a.status === 409)!.body.error.type, 'TransactionAlreadyStarted');
+      const paid = await getOrder(live.api_key, order.id);
+      assert.equal(paid.status, 'completed');
+      assert.equal(paid.transactions.length, 1);
+      const stored = { ...paid.customer };
+      assert.ok(
+        [STORED, { ...STORED, first_name: 'Ada', last_name: 'Byron', city: 'Utrecht', postal_code: '3511 AB' }].some((x) => isDeepStrictEqual(x, stored)),
+        JSON.stringify(stored),
+      );
     });
 
     test('an order that has its billing address: the wallet is not asked, and an address it hands over anyway is not used', async () => {
