@@ -5,7 +5,7 @@ import { nowFor, type Ctx } from './context.ts';
 import { checkDataKey, dataKeyFor, openField, sealedRecord } from './crypto-envelope.ts';
 import { storeCard } from './vault.ts';
 import { renamed, tokenClock, TokenRefused } from './wallet-keys.ts';
-import { payVaulted, walletTransaction, walletTransactionOf, type BrowserInfo, type WalletPayResult } from './wallet-pay.ts';
+import { payVaulted, walletTransaction, walletTransactionOf, type Billing, type BrowserInfo, type WalletPayResult } from './wallet-pay.ts';
 import type { Checkout } from './checkout.ts';
 import { makeSandboxChain, type Signer } from '../wallets/wallet-a-pki.ts';
 import { openPaymentToken, publicKeyHash, sealPaymentToken, WalletATokenError, type WalletAPayment } from '../wallets/wallet-a-token.ts';
@@ -190,9 +190,12 @@ async function payToken(ctx: Ctx, project: ProjectRow, txn: TransactionRow, inpu
   return payVaulted(ctx, project, txn, { ...browser, vaultToken: vaulted.vault_token, cryptogram: payment.cryptogram, eciIndicator: payment.eci });
 }
 
-/** Pays from the hosted page with the device's token (or the sandbox's), as a merchant's server would. */
-export async function payOnPageWithWalletA(ctx: Ctx, c: Checkout, transactionId: string | undefined, paymentToken: unknown, browser: BrowserInfo = {}) {
-  const txn = await walletTransaction(ctx, c, transactionId, 'wallet-a-pay');
+/**
+ * Pays from the hosted page with the device's token (or the sandbox's), as a merchant's server
+ * would. `billing`: the address the wallet handed over, stored on the order first.
+ */
+export async function payOnPageWithWalletA(ctx: Ctx, c: Checkout, transactionId: string | undefined, paymentToken: unknown, browser: BrowserInfo = {}, billing?: Billing) {
+  const txn = await walletTransaction(ctx, c, transactionId, 'wallet-a-pay', billing);
   return { transaction_id: txn.id, ...(await payToken(ctx, c.project, txn, { ...browser, paymentToken, setupToken: txn.setup_token! })) };
 }
 

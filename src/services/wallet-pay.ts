@@ -165,11 +165,16 @@ export function checkBilling(fields: readonly BillingField[], body: Record<strin
   return Object.keys(errors).length ? { errors, keep } : { billing, errors, keep };
 }
 
-/** Stores the billing address a wallet handed over on the order's customer, before its transaction starts. */
+/**
+ * Stores the billing address a wallet handed over on the order's customer, before its
+ * transaction starts: never on an order whose transaction a second tap has started meanwhile
+ * (the order's lock orders this against startTransaction).
+ */
 async function addBilling(ctx: Ctx, c: Checkout, billing: Billing) {
   await ctx.db.tx(async (q) => {
     const order = await orders.findOrder(q, c.project.id, c.order.id, true);
     if (!order) throw notFound('order');
+    if ((await orders.transactionsOf(q, c.project.id, [order.id])).length) throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
     const customer = { ...(order.body?.customer ?? {}), ...billing, address_type: 'billing' };
     const body = { ...order.body, customer };
     await orders.setOrderCustomer(q, order.id, { body, modified: nowFor(c.project) });
@@ -197,9 +202,12 @@ export async function walletTransaction(ctx: Ctx, c: Checkout, transactionId: st
   return txn;
 }
 
-/** Pays from the hosted page with a token the wallet gave: the token service, then the pay step, as a merchant would. */
-export async function payOnPage(ctx: Ctx, c: Checkout, transactionId: string | undefined, walletBPayMessage: string, browser: BrowserInfo = {}) {
-  const txn = await walletTransaction(ctx, c, transactionId, 'wallet-b-pay');
+/**
+ * Pays from the hosted page with a token the wallet gave: the token service, then the pay step,
+ * as a merchant would. `billing`: the address the wallet handed over, stored on the order first.
+ */
+export async function payOnPage(ctx: Ctx, c: Checkout, transactionId: string | undefined, walletBPayMessage: string, browser: BrowserInfo = {}, billing?: Billing) {
+  const txn = await walletTransaction(ctx, c, transactionId, 'wallet-b-pay', billing);
   const test = c.project.mode === 'test';
   const token = await tokenize(ctx, { walletBPayMessage, setupToken: txn.setup_token!, transactionId: txn.id }, { test });
   return { transaction_id: txn.id, ...(await payWithWalletB(ctx, txn.order_id, txn.id, { ...token, ...browser })) };

@@ -149,40 +149,56 @@ test('a live order page in a browser without the wallet: the wallet-a device but
   }
 });
 
-/** The browser's wallet session API as a device that can pay would offer it; it reports to window.__walletA. */
-const standIn = (token: unknown, validationURL: string) => `(() => {
+/**
+ * The browser's wallet session API as a device that can pay would offer it; it reports to
+ * window.__walletA. `billingContact`, when given, comes with the payment, and
+ * window.__authorize(contact) authorizes again, as a customer correcting it in the sheet.
+ */
+const standIn = (token: unknown, validationURL: string, billingContact?: unknown) => `(() => {
   const token = ${JSON.stringify(token)};
+  const billingContact = ${JSON.stringify(billingContact ?? null)};
+  class ApplePayError {
+    constructor(code, contactField, message) { Object.assign(this, { code, contactField, message }); }
+  }
+  window.ApplePayError = ApplePayError;
   class ApplePaySession {
     static STATUS_SUCCESS = 0;
     static STATUS_FAILURE = 1;
     static supportsVersion(v) { return v === 3; }
     static canMakePayments() { return true; }
-    constructor(version, request) { window.__walletA('created', { version, request }); }
+    constructor(version, request) {
+      window.__walletA('created', { version, request });
+      window.__authorize = (contact) => this.onpaymentauthorized({ payment: { token, billingContact: contact } });
+    }
     begin() { this.onvalidatemerchant({ validationURL: ${JSON.stringify(validationURL)} }); }
     completeMerchantValidation(session) {
       window.__walletA('session', session);
-      this.onpaymentauthorized({ payment: { token } });
+      this.onpaymentauthorized({ payment: billingContact ? { token, billingContact } : { token } });
     }
-    completePayment(result) { window.__walletA('completed', result); }
+    completePayment(result) { window.__walletA('completed', JSON.parse(JSON.stringify(result))); }
     abort() { window.__walletA('aborted', null); }
   }
   window.ApplePaySession = ApplePaySession;
 })();`;
 
-test('a live order paid with a device: merchant validation over mutual TLS, the token to the pay step', { timeout: 120_000 }, async () => {
+/** A live project with its merchant identity (merchant validation can succeed). */
+async function liveWithIdentity() {
   const live = await t.newProject('live');
   const identity = await t.api('PUT', '/v1/wallet-a-pay/merchant-identity/', { certificate: pem('merchant.crt'), private_key: pem('merchant.key') }, { key: live.api_key });
   assert.equal(identity.status, 200, identity.text);
-  const o = await order(live.api_key, LIVE_SHOP);
+  return live;
+}
 
-  const proc = await t.api('GET', '/v1/wallet-a-pay/payment-processing/', undefined, { key: live.api_key });
+/** The device's token for an amount, sealed under the production root the service trusts. */
+async function deviceToken(key: string, amount: number) {
+  const proc = await t.api('GET', '/v1/wallet-a-pay/payment-processing/', undefined, { key });
   assert.equal(proc.status, 200, proc.text);
   const paymentData = sealPaymentToken(
     {
       applicationPrimaryAccountNumber: '4111111111111111',
       applicationExpirationDate: '311231',
       currencyCode: '978',
-      transactionAmount: o.amount,
+      transactionAmount: amount,
       deviceManufacturerIdentifier: '040010030273',
       paymentDataType: '3DSecure',
       paymentData: { onlinePaymentCryptogram: 'AgAAAAAABk4DWZ4C28yUQAAAAAA=', eciIndicator: '5' },
@@ -194,7 +210,13 @@ test('a live order paid with a device: merchant validation over mutual TLS, the 
       signingTime: new Date(),
     },
   );
-  const token = { paymentData, paymentMethod: { displayName: 'Visa 1111', network: 'Visa', type: 'debit' }, transactionIdentifier: paymentData.header.transactionId.toUpperCase() };
+  return { paymentData, paymentMethod: { displayName: 'Visa 1111', network: 'Visa', type: 'debit' }, transactionIdentifier: paymentData.header.transactionId.toUpperCase() };
+}
+
+test('a live order paid with a device: merchant validation over mutual TLS, the token to the pay step', { timeout: 120_000 }, async () => {
+  const live = await liveWithIdentity();
+  const o = await order(live.api_key, LIVE_SHOP);
+  const token = await deviceToken(live.api_key, o.amount);
 
   seen.length = 0;
   const events: [string, any][] = [];
@@ -271,6 +293,58 @@ test('merchant validation refused (no merchant identity): the sheet is aborted, 
     assert.deepEqual(cspErrors, []);
     assert.equal((await getOrder(o.id, live.api_key)).transactions.length, 0);
   } finally {
+    await page.context().close();
+  }
+});
+
+test('a live order without a customer: the device button shows, the wallet is asked for the billing address; a wrong one is pointed at, the corrected one is stored and paid', { timeout: 120_000 }, async () => {
+  const live = await liveWithIdentity();
+  const created = await t.api('POST', '/v1/orders/', validOrder({ customer: undefined, return_url: `${LIVE_SHOP}/return` }), { key: live.api_key });
+  assert.equal(created.status, 201, created.text);
+  const o = created.body;
+  const token = await deviceToken(live.api_key, o.amount);
+  const contact = { givenName: 'Ada', familyName: 'Lovelace', addressLines: ['Damrak 1'], locality: 'Amsterdam', postalCode: '1012 LG', countryCode: 'NL', administrativeArea: 'Noord-Holland' };
+
+  const events: [string, any][] = [];
+  const { page, cspErrors, pageErrors } = await phone();
+  simulatedLive.add(live.project_id);
+  try {
+    await page.route(`${LIVE_SHOP}/**`, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>Shop</title><h1>Thank you for your order</h1>' }));
+    await page.exposeFunction('__walletA', (kind: string, value: unknown) => void events.push([kind, value]));
+    await page.addInitScript(standIn(token, `https://${providerHost}/paymentservices/paymentSession`, { ...contact, postalCode: '1012-LG' }));
+    await page.goto(o.order_url);
+    const button = page.locator('[data-wallet="wallet-a-pay"] button');
+    await button.waitFor({ state: 'visible' });
+    await button.click();
+
+    // the wallet's postal code is refused: the sheet is told which field, the page says why
+    const alert = page.locator('[data-wallet="wallet-a-pay"] [data-wallet-error]');
+    await alert.waitFor({ state: 'visible' });
+    assert.equal(await alert.textContent(), 'The billing address from the wallet cannot be used (Postal code). Correct it in the wallet, or choose another method.');
+    // the stand-in's reports reach us asynchronously
+    for (let i = 0; i < 500 && events.length < 3; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(
+      events.map(([kind]) => kind),
+      ['created', 'session', 'completed'],
+    );
+    assert.deepEqual(events[0][1].request.requiredBillingContactFields, ['postalAddress'], 'the wallet is asked for the billing address');
+    assert.deepEqual(events[2][1], { status: 1, errors: [{ code: 'billingContactInvalid', contactField: 'postalCode', message: await alert.textContent() }] });
+    const untouched = await getOrder(o.id, live.api_key);
+    assert.deepEqual([untouched.transactions, untouched.customer], [[], undefined], 'nothing stored, nothing started');
+
+    // corrected in the sheet: stored on the order, paid
+    await page.evaluate((c) => (window as unknown as { __authorize: (c: unknown) => void }).__authorize(c), contact);
+    await page.waitForURL(`${LIVE_SHOP}/return**`);
+    for (let i = 0; i < 500 && events.length < 4; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(events.at(-1), ['completed', { status: 0 }]);
+    const paid = await getOrder(o.id, live.api_key);
+    assert.equal(paid.status, 'completed');
+    assert.equal(paid.transactions[0].payment_method, 'wallet-a-pay');
+    assert.deepEqual({ ...paid.customer }, { first_name: 'Ada', last_name: 'Lovelace', address: 'Damrak 1', postal_code: '1012 LG', city: 'Amsterdam', country: 'NL', address_type: 'billing' });
+    assert.deepEqual(pageErrors, []);
+    assert.deepEqual(cspErrors, []);
+  } finally {
+    simulatedLive.delete(live.project_id);
     await page.context().close();
   }
 });

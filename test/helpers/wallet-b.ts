@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { walletOrder } from './wallets.ts';
 import { startTestService, request, type TestService } from './service.ts';
 import type { StartOptions } from '../../src/main.ts';
+import type { Config } from '../../src/config.ts';
 import { generateSandboxKeys, sealToken, type ProtocolVersion } from '../../src/wallets/wallet-b-token.ts';
 
 /** The public test vectors (test/fixtures/wallet-b): a recipient key, root signing keys and tokens they sign. */
@@ -16,7 +17,7 @@ const FAR = '32506264800000';
 const rootsOf = (publicKey: string) => (['ECv1', 'ECv2', 'ECv2SigningOnly'] as const).map((protocolVersion) => ({ keyValue: publicKey, protocolVersion, keyExpiration: FAR }));
 
 /** Starts the service with root key files: the vectors' roots and testRoot for test, prodRoot for production. */
-export async function startWalletBService(opts: { liveConnector?: StartOptions['liveConnector'] } = {}): Promise<TestService> {
+export async function startWalletBService(opts: { liveConnector?: StartOptions['liveConnector']; config?: Partial<Config> } = {}): Promise<TestService> {
   const dir = mkdtempSync(join(tmpdir(), 'tender-wallet-b-'));
   const testFile = join(dir, 'test-keys.json');
   const prodFile = join(dir, 'keys.json');
@@ -24,7 +25,7 @@ export async function startWalletBService(opts: { liveConnector?: StartOptions['
   writeFileSync(prodFile, JSON.stringify({ keys: rootsOf(prodRoot.rootPublicKey) }));
   const removeDir = () => rmSync(dir, { recursive: true, force: true });
   try {
-    const t = await startTestService({ liveConnector: opts.liveConnector, config: { walletBTestRootKeysFile: testFile, walletBRootKeysFile: prodFile } });
+    const t = await startTestService({ liveConnector: opts.liveConnector, config: { ...opts.config, walletBTestRootKeysFile: testFile, walletBRootKeysFile: prodFile } });
     return {
       ...t,
       async close() {

@@ -2,6 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
 import { loadCheckout, type Checkout } from '../../services/checkout.ts';
+import { billingNeeded } from '../../services/wallet-pay.ts';
+import { deviceBilling } from '../../services/wallet-billing.ts';
 import { payOnPageWithWalletA, payWithWalletA } from '../../services/wallet-a-pay.ts';
 import { createSession } from '../../services/wallet-keys.ts';
 import { merchantIdentifierOf } from '../../domain/project.ts';
@@ -20,7 +22,8 @@ import { BrowserInfo, payable, WalletPayAnswer } from './wallet-pay.ts';
  *   POST /pay/{order_id}/select-payment-method/wallet-a-pay/{transaction_id}/  pay step: token + setupToken
  *   GET  /pay/{order_id}/wallet-a-pay/config/                                  the payment request of the order (device button)
  *   POST /pay/{order_id}/wallet-a-pay/session/                                 merchant validation for the device's sheet
- *   POST /pay/{order_id}/wallet-a-pay/device/                                  the device's token: pay step
+ *   POST /pay/{order_id}/wallet-a-pay/device/                                  the device's token (and the billing contact the
+ *                                                                              order needs): pay step
  * No API key: the pay step is bound to the ids and the setupToken, the page routes to a CSRF token.
  */
 
@@ -38,6 +41,7 @@ const DeviceBody = Type.Object(
     csrf: Type.String({ maxLength: 200 }),
     paymentToken: Type.Object({}, { additionalProperties: true }),
     transaction_id: Type.Optional(Uuid()),
+    billingContact: Type.Optional(Type.Object({}, { additionalProperties: true, maxProperties: 32, description: 'event.payment.billingContact, when the order needs one' })),
     ...BrowserInfo,
   },
   { additionalProperties: false },
@@ -51,9 +55,14 @@ const SessionBody = Type.Object(
 const DEVICE = 'wallet-a-device';
 const NETWORKS = ['amex', 'masterCard', 'visa'];
 
-/** The wallet's payment request for an order: 3-D Secure capable cards, the order's total. */
-function paymentRequestOf(c: Checkout) {
+/**
+ * The wallet's payment request for an order: 3-D Secure capable cards, the order's total; and
+ * the billing address (postalAddress: name and address) when a new transaction needs the one
+ * the order lacks.
+ */
+function paymentRequestOf(c: Checkout, transactionId?: string) {
   return {
+    ...(!transactionId && billingNeeded(c).length ? { requiredBillingContactFields: ['postalAddress'] } : {}),
     countryCode: settingsOf(c.project.settings).merchant_country ?? 'NL',
     currencyCode: c.order.currency,
     merchantCapabilities: ['supports3DS'],
@@ -106,7 +115,7 @@ export const walletAPayRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (
 
   app.get<{ Params: { order_id: string }; Querystring: { transaction_id?: string } }>('/pay/:order_id/wallet-a-pay/config/', { schema: { hide: true } }, async (req, reply) => {
     const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-a-pay', req.query.transaction_id);
-    return reply.header('Cache-Control', 'no-store').send({ version: 3, payment_request: paymentRequestOf(c) });
+    return reply.header('Cache-Control', 'no-store').send({ version: 3, payment_request: paymentRequestOf(c, req.query.transaction_id) });
   });
 
   app.post<{ Params: { order_id: string } }>('/pay/:order_id/wallet-a-pay/session/', { schema: { hide: true, body: SessionBody } }, async (req, reply) => {
@@ -123,9 +132,11 @@ export const walletAPayRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (
   });
 
   app.post<{ Params: { order_id: string } }>('/pay/:order_id/wallet-a-pay/device/', { schema: { hide: true, body: DeviceBody } }, async (req, reply) => {
-    const { csrf, paymentToken, transaction_id, ...browser } = req.body as typeof DeviceBody.static;
+    const { csrf, paymentToken, transaction_id, billingContact, ...browser } = req.body as typeof DeviceBody.static;
     const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-a-pay', transaction_id);
     guard(req.headers.origin, c, csrf, transaction_id);
-    return reply.header('Cache-Control', 'no-store').send(await payOnPageWithWalletA(ctx, c, transaction_id, paymentToken, browser));
+    // checked before anything starts: a refused address stores and pays nothing
+    const billing = deviceBilling(c, 'wallet-a-pay', transaction_id, billingContact);
+    return reply.header('Cache-Control', 'no-store').send(await payOnPageWithWalletA(ctx, c, transaction_id, paymentToken, browser, billing));
   });
 };

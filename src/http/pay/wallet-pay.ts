@@ -3,7 +3,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
 import { loadCheckout, outcomeOf, transactionOf, type Checkout } from '../../services/checkout.ts';
-import { payOnPage, payWithWalletB, type WalletMethod } from '../../services/wallet-pay.ts';
+import { billingNeeded, payOnPage, payWithWalletB, type WalletMethod } from '../../services/wallet-pay.ts';
+import { deviceBilling } from '../../services/wallet-billing.ts';
 import { recipientKeys } from '../../services/wallet-keys.ts';
 import { ApiError, notFound } from '../../domain/errors.ts';
 import { formatMinor } from '../../domain/currency.ts';
@@ -16,7 +17,8 @@ import { checkCsrf, csrfKey, originAllowed } from './security.ts';
  *   POST /pay/{order_id}/select-payment-method/wallet-b-pay/{transaction_id}/  pay step (spec), bound to the ids and vaultToken
  *   GET  /pay/assets/wallets.js                                                the button script (script-src 'self')
  *   GET  /pay/{order_id}/wallet-b-pay/config/                                  the Payment Request data of the order
- *   POST /pay/{order_id}/wallet-b-pay/device/                                  the device's token: token service + pay step
+ *   POST /pay/{order_id}/wallet-b-pay/device/                                  the device's token (and the billing address the
+ *                                                                              order needs): token service + pay step
  * No API key (spec "Authentication" 6); the page routes are bound to a CSRF token as well.
  */
 
@@ -51,6 +53,7 @@ const DeviceBody = Type.Object(
     csrf: Type.String({ maxLength: 200 }),
     walletBPayMessage: Type.String({ minLength: 1, maxLength: 65_536 }),
     transaction_id: Type.Optional(Uuid()),
+    billingAddress: Type.Optional(Type.Object({}, { additionalProperties: true, maxProperties: 32, description: "paymentMethodData.info.billingAddress, when the order needs one" })),
     ...BrowserInfo,
   },
   { additionalProperties: false },
@@ -58,8 +61,12 @@ const DeviceBody = Type.Object(
 
 const SCRIPT = readFileSync(new URL('./assets/wallets.js', import.meta.url), 'utf8');
 
-/** The Payment Request method data of wallet-b-pay for an order (DIRECT tokenization to the project's key). */
-async function paymentRequestOf(ctx: Ctx, c: Checkout) {
+/**
+ * The Payment Request method data of wallet-b-pay for an order (DIRECT tokenization to the
+ * project's key). The wallet is asked for the billing address (FULL) when a new transaction
+ * needs the one the order lacks.
+ */
+async function paymentRequestOf(ctx: Ctx, c: Checkout, transactionId?: string) {
   const keys = await recipientKeys(ctx, c.project);
   const merchantId = keys.recipientId.startsWith('merchant:') ? keys.recipientId.slice('merchant:'.length) : undefined;
   const amount = formatMinor(c.order.amount, c.order.currency);
@@ -76,7 +83,11 @@ async function paymentRequestOf(ctx: Ctx, c: Checkout) {
       allowedPaymentMethods: [
         {
           type: 'CARD',
-          parameters: { allowedAuthMethods: ['PAN_ONLY', 'CRYPTOGRAM_3DS'], allowedCardNetworks: ['AMEX', 'MASTERCARD', 'VISA'] },
+          parameters: {
+            allowedAuthMethods: ['PAN_ONLY', 'CRYPTOGRAM_3DS'],
+            allowedCardNetworks: ['AMEX', 'MASTERCARD', 'VISA'],
+            ...(!transactionId && billingNeeded(c).length ? { billingAddressRequired: true, billingAddressParameters: { format: 'FULL' } } : {}),
+          },
           tokenizationSpecification: { type: 'DIRECT', parameters: { protocolVersion: 'ECv2', publicKey: keys.publicKey } },
         },
       ],
@@ -128,7 +139,7 @@ export const walletPayRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (a
     { schema: { hide: true } },
     async (req, reply) => {
       const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-b-pay', req.query.transaction_id);
-      return reply.header('Cache-Control', 'no-store').send(await paymentRequestOf(ctx, c));
+      return reply.header('Cache-Control', 'no-store').send(await paymentRequestOf(ctx, c, req.query.transaction_id));
     },
   );
 
@@ -137,13 +148,15 @@ export const walletPayRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (a
     { schema: { hide: true, body: DeviceBody } },
     async (req, reply) => {
       const body = req.body as typeof DeviceBody.static;
-      const { csrf, walletBPayMessage, transaction_id, ...browser } = body;
+      const { csrf, walletBPayMessage, transaction_id, billingAddress, ...browser } = body;
       const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-b-pay', transaction_id);
       const scope = { action: 'wallet-b-device', orderId: c.order.id, transactionId: transaction_id };
       if (!originAllowed(req.headers.origin, ctx.config.publicBaseUrl) || !checkCsrf(key, scope, csrf, c.now)) {
         throw new ApiError('Forbidden', 'this page has expired: reload it and try again');
       }
-      const result = await payOnPage(ctx, c, transaction_id, walletBPayMessage, browser);
+      // checked before anything starts: a refused address stores and pays nothing
+      const billing = deviceBilling(c, 'wallet-b-pay', transaction_id, billingAddress);
+      const result = await payOnPage(ctx, c, transaction_id, walletBPayMessage, browser, billing);
       return reply.header('Cache-Control', 'no-store').send(result);
     },
   );

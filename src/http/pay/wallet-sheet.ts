@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Ctx } from '../../services/context.ts';
 import { loadCheckout, outcomeOf, transactionOf, type Checkout } from '../../services/checkout.ts';
-import { billingNeeded, checkBilling, payOnPage, sandboxToken, walletTransaction, type Billing, type BillingField, type SandboxAuthMethod, type WalletMethod } from '../../services/wallet-pay.ts';
+import { BILLING_INPUT, billingNeeded, checkBilling, payOnPage, sandboxToken, walletTransaction, type Billing, type BillingField, type SandboxAuthMethod, type WalletMethod } from '../../services/wallet-pay.ts';
 import { payOnPageWithWalletA, sandboxWalletAToken } from '../../services/wallet-a-pay.ts';
+import { WALLET_FIELD } from '../../services/wallet-billing.ts';
 import { testCards, type TestCard } from '../../services/sandbox.ts';
 import { missingBilling } from '../../domain/customer.ts';
 import { settingsOf } from '../../domain/project.ts';
@@ -42,6 +43,9 @@ const TEXT = {
     cancel: 'Back to the payment methods',
     refused: 'The wallet payment could not be started.',
     device_error: 'The wallet payment did not go through. Please try again or choose another method.',
+    billing_missing: 'The wallet did not hand over the complete billing address this payment needs{field}. Add it in the wallet, or choose another method.',
+    billing_invalid: 'The billing address from the wallet cannot be used{field}. Correct it in the wallet, or choose another method.',
+    name: 'Name',
     billing: 'Billing address',
     billing_intro: 'The wallet hands the shop this billing address with the card.',
     first_name: 'First name',
@@ -80,6 +84,9 @@ const TEXT = {
     cancel: 'Terug naar de betaalmethoden',
     refused: 'De walletbetaling kon niet worden gestart.',
     device_error: 'De walletbetaling is niet gelukt. Probeer het opnieuw of kies een andere betaalmethode.',
+    billing_missing: 'De wallet gaf niet het volledige factuuradres dat deze betaling nodig heeft{field}. Vul het aan in de wallet, of kies een andere betaalmethode.',
+    billing_invalid: 'Het factuuradres uit de wallet is hier niet bruikbaar{field}. Verbeter het in de wallet, of kies een andere betaalmethode.',
+    name: 'Naam',
     billing: 'Factuuradres',
     billing_intro: 'De wallet geeft de winkel dit factuuradres samen met de kaart.',
     first_name: 'Voornaam',
@@ -153,21 +160,22 @@ export function sandboxButton({ checkout: c, transaction: txn, locale, csrf }: W
 
 /**
  * A wallet's button, or '' where it cannot be offered (a transaction of another method or
- * already started; a live device button for an order without the billing address the project
- * requires). The sandbox sheet is offered whether or not the order has a billing address: it
- * collects it, as a real wallet sheet hands it over. Test projects get the sandbox sheet (offline, no script); live projects
- * the device's wallet, hidden until wallets.js finds the browser can pay with it. `device`
- * gives the script its URLs and CSRF token.
+ * already started). Offered whether or not the order has a billing address: the wallet's sheet
+ * hands it over. Test projects get the sandbox sheet (offline, no script), which asks for it;
+ * live projects the device's wallet, hidden until wallets.js finds the browser can pay with it,
+ * whose payment request asks the wallet for it (the config routes). `device` gives the script
+ * its URLs and CSRF token; `billing_text` its words for a refused address.
  */
 export function renderWallet(slot: WalletSlot, method: WalletMethod, device: () => Record<string, unknown>): string {
   const { checkout: c, transaction: txn, t } = slot;
   if (txn && (txn.payment_method !== method || txn.status !== 'new')) return '';
   const label = t.method[method] ?? method;
   if (c.project.mode === 'test') return sandboxButton(slot, method, label);
-  // The device button does not yet ask the wallet for the billing address (the sandbox sheet
-  // does): where the project requires one the order lacks, it stays away rather than fail.
-  if (!txn && billingNeeded(c).length) return '';
-  const config = { ...device(), transaction_id: txn?.id, error_text: TEXT[slot.locale].device_error };
+  const x = TEXT[slot.locale];
+  // the wallet's field names, in the customer's words (wallet-b-pay's one `name` holds both names)
+  const labels = Object.fromEntries(BILLING_INPUT.map((f) => [WALLET_FIELD[method][f], WALLET_FIELD[method][f] === 'name' ? x.name : x[f]]));
+  const billing = !txn && billingNeeded(c).length ? { billing_text: { missing: x.billing_missing, invalid: x.billing_invalid, labels } } : {};
+  const config = { ...device(), transaction_id: txn?.id, error_text: x.device_error, ...billing };
   return (
     `<div data-wallet="${method}" data-config="${esc(JSON.stringify(config))}" hidden>` +
     `<button type="button" class="wallet">${esc(label)}</button><p class="field-error" data-wallet-error role="alert" hidden></p></div>` +

@@ -39,6 +39,23 @@
     }
   }
 
+  // A refused billing address from the wallet (error.field billingContact… or billingAddress…):
+  // the wallet's field that is wrong, or '' when the wallet handed over none.
+  function billingField(result) {
+    var err = result && result.body && result.body.error;
+    var m = err && /^billing(?:Contact|Address)(?:\.(\w+))?$/.exec(err.field || '');
+    return m ? { name: m[1] || '', code: err.code } : null;
+  }
+
+  // What the page says when the payment did not go through: why, when it was the billing address.
+  function failureText(cfg, result) {
+    var field = billingField(result);
+    var b = cfg.billing_text;
+    if (!field || !b) return cfg.error_text;
+    var label = field.name && b.labels && b.labels[field.name] ? ' (' + b.labels[field.name] + ')' : '';
+    return (field.code === 'billing_required' ? b.missing : b.invalid).replace('{field}', label);
+  }
+
   function readConfig(el) {
     try {
       return JSON.parse(el.getAttribute('data-config'));
@@ -78,15 +95,18 @@
                 .show()
                 .then(function (response) {
                   var data = response.details || {};
-                  var token = data.paymentMethodData && data.paymentMethodData.tokenizationData && data.paymentMethodData.tokenizationData.token;
+                  var method = data.paymentMethodData || {};
+                  var token = method.tokenizationData && method.tokenizationData.token;
                   var body = browserInfo();
                   body.csrf = cfg.csrf;
                   body.walletBPayMessage = token;
                   if (cfg.transaction_id) body.transaction_id = cfg.transaction_id;
+                  // asked for when the order needs it (the config's billingAddressRequired)
+                  if (method.info && method.info.billingAddress) body.billingAddress = method.info.billingAddress;
                   return postJson(cfg.pay_url, body).then(function (result) {
                     return response.complete(result.ok ? 'success' : 'fail').then(function () {
                       if (result.body && result.body.redirect_url) window.location.assign(result.body.redirect_url);
-                      else showError(el, cfg.error_text);
+                      else showError(el, failureText(cfg, result));
                     });
                   });
                 })
@@ -142,12 +162,23 @@
           session.onpaymentauthorized = function (event) {
             var body = extra(browserInfo());
             body.paymentToken = event.payment.token;
+            // asked for when the order needs it (the payment request's requiredBillingContactFields)
+            if (event.payment.billingContact) body.billingContact = event.payment.billingContact;
             postJson(cfg.pay_url, body).then(
               function (result) {
                 var paid = result.ok && result.body && result.body.is_successful;
-                session.completePayment({ status: paid ? Session.STATUS_SUCCESS : Session.STATUS_FAILURE });
+                var outcome = { status: paid ? Session.STATUS_SUCCESS : Session.STATUS_FAILURE };
+                var field = billingField(result);
+                var text = failureText(cfg, result);
+                // a refused billing address: the wallet's sheet points at the field, so the
+                // customer can correct it there and pay again
+                if (field && typeof window.ApplePayError === 'function') {
+                  var contactField = !field.name ? 'postalAddress' : field.name === 'givenName' || field.name === 'familyName' ? 'name' : field.name;
+                  outcome.errors = [new window.ApplePayError('billingContactInvalid', contactField, text)];
+                }
+                session.completePayment(outcome);
                 if (result.body && result.body.redirect_url) window.location.assign(result.body.redirect_url);
-                else showError(el, cfg.error_text);
+                else showError(el, text);
               },
               function () {
                 session.completePayment({ status: Session.STATUS_FAILURE });
