@@ -6,39 +6,13 @@
 // retry with the same key makes the refund once, and a refund committed before the kill replays.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { basic, request, startTestService, validOrder, type ApiResponse, type TestService } from '../helpers/service.ts';
 import { payOrder } from '../helpers/pay.ts';
-import { BIN, freePort, runTender } from '../helpers/cli.ts';
+import { runTender } from '../helpers/cli.ts';
+import { childStore, killed, pgUrl, sleep, waitFor, withPg } from '../helpers/child-service.ts';
 import { checkLedger } from '../../src/services/ledger-check.ts';
-
-const pgUrl = process.env.DATABASE_URL;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, ms = 60_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await probe().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
-async function withPg<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: pgUrl });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
 
 /** A 503 as the contract says: error body, Retry-After. */
 function assertUnavailable(res: ApiResponse) {
@@ -136,48 +110,12 @@ if (pgUrl) test('every database connection dropped under concurrent card flows: 
 
 // ---------- SIGKILL during an idempotent refund (both stores) ----------
 
-const dir = mkdtempSync(join(tmpdir(), 'tender-faults-'));
-const schema = `t_faults_${randomBytes(5).toString('hex')}`;
-const children = new Set<ChildProcess>();
-after(async () => {
-  for (const c of children) c.kill('SIGKILL');
-  rmSync(dir, { recursive: true, force: true });
-  if (pgUrl) await withPg((c) => c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
-});
-
-async function serve(env: NodeJS.ProcessEnv, url: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-  children.add(child);
-  child.on('exit', () => children.delete(child));
-  await waitFor('the service to start', async () => (await fetch(`${url}/readyz`)).ok, 240_000);
-  return child;
-}
-const killed = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
+const store = childStore('faults');
+const { schema } = store;
 
 test('SIGKILL during an idempotent refund: after a restart the retry with the same key refunds once; a committed refund replays', { timeout: 900_000 }, async () => {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    TENDER_DATA_DIR: dir,
-    TENDER_MASTER_KEY: randomBytes(32).toString('hex'),
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-  };
-  delete env.PUBLIC_BASE_URL;
-  if (pgUrl) {
-    await withPg((c) => c.query(`CREATE SCHEMA ${schema}`));
-    env.PGOPTIONS = `-c search_path=${schema}`;
-  } else {
-    delete env.DATABASE_URL;
-  }
-  let server = await serve(env, url);
+  const { env, url } = await store.env();
+  let server = await store.serve(env, url);
   const created = await runTender(['project', 'create', '--name', 'Crash shop', '--json'], env, 240_000);
   assert.equal(created.code, 0, created.stderr);
   const project = JSON.parse(created.stdout.trim());
@@ -221,7 +159,7 @@ test('SIGKILL during an idempotent refund: after a restart the retry with the sa
     await inFlight;
   }
 
-  server = await serve(env, url);
+  server = await store.serve(env, url);
   // the same key again: the refund runs once (never a 409 that lasts, never twice)
   const retry = await waitFor('the retried refund', async () => {
     const r = await refund('refund-killed', 500);

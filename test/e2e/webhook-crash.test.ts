@@ -5,92 +5,34 @@
 // child uses through PGOPTIONS (node-pg reads it like libpq).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { request, basic, validOrder } from '../helpers/service.ts';
 import { pgliteDb, type Queryable } from '../../src/store/db.ts';
 
-import { BIN, runTender, freePort } from '../helpers/cli.ts';
-const pgUrl = process.env.DATABASE_URL;
-const dir = mkdtempSync(join(tmpdir(), 'tender-crash-'));
-const schema = `t_crash_${randomBytes(5).toString('hex')}`;
-const children = new Set<ChildProcess>();
+import { runTender, freePort } from '../helpers/cli.ts';
+import { childStore, exited, pgUrl, waitFor, withPg } from '../helpers/child-service.ts';
+const store = childStore('crash');
+const { dir, schema } = store;
 let receiverServer: Server | undefined;
 
-after(async () => {
-  for (const c of children) c.kill('SIGKILL');
+after(() => {
   receiverServer?.closeAllConnections();
   receiverServer?.close();
-  rmSync(dir, { recursive: true, force: true });
-  if (pgUrl) await withPg((c) => c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
 });
-
-async function withPg<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: pgUrl });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
-
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, ms = 60_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await probe().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 const tender = runTender;
 
-async function serve(env: NodeJS.ProcessEnv, url: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-  children.add(child);
-  child.on('exit', () => children.delete(child));
-  await waitFor('the service to start', async () => (await fetch(`${url}/readyz`)).ok);
-  return child;
-}
-
-const exited = (child: ChildProcess) => new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
-
 test('SIGKILL with deliveries pending: after a restart every delivery is made and no outbox row is lost', { timeout: 240_000 }, async () => {
-  const apiPort = await freePort();
   const hookPort = await freePort(); // nothing listens there yet: the receiver is down
-  const url = `http://127.0.0.1:${apiPort}`;
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    TENDER_DATA_DIR: dir,
-    TENDER_MASTER_KEY: randomBytes(32).toString('hex'),
-    PORT: String(apiPort),
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
+  const { env, url } = await store.env({
     TENDER_WORKER_POLL_MS: '100',
     WEBHOOK_TIMEOUT_MS: '1000',
     WEBHOOK_RETRY_INTERVAL_MS: '300', // real time: the project's clock is not advanced here
     WEBHOOK_MAX_ATTEMPTS: '1000',
-  };
-  delete env.PUBLIC_BASE_URL;
-  if (pgUrl) {
-    await withPg((c) => c.query(`CREATE SCHEMA ${schema}`));
-    env.PGOPTIONS = `-c search_path=${schema}`;
-  } else {
-    delete env.DATABASE_URL;
-  }
+  });
 
-  let server = await serve(env, url);
+  let server = await store.serve(env, url);
   const created = await tender(['project', 'create', '--name', 'Crash shop', '--json'], env);
   assert.equal(created.code, 0, created.stderr);
   const project = JSON.parse(created.stdout.trim());
@@ -144,7 +86,7 @@ test('SIGKILL with deliveries pending: after a restart every delivery is made an
     });
   });
   await new Promise<void>((resolve) => receiverServer!.listen(hookPort, '127.0.0.1', resolve));
-  server = await serve(env, url);
+  server = await store.serve(env, url);
 
   // every acknowledged change arrives; so does every change that committed before the kill
   await waitFor('every acknowledged webhook', async () => [...acknowledged].every((id) => received.has(id)), 90_000);
