@@ -143,37 +143,29 @@ export const operationTestRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => asyn
   tolerateEmptyJson(app);
   const tags = ['test'];
 
-  app.post(
-    '/v1/test/orders/:order_id/chargeback/',
+  // A chargeback and its reversal: the same request, money moving the other way.
+  const disputes = [
     {
-      schema: {
-        tags,
-        security: BasicAuth,
-        summary: 'Simulate a chargeback',
-        description: 'The issuer takes back `amount` (default: all captured money not yet refunded or charged back). Answers the chargeback order.',
-        params: OrderIdParams,
-        response: { 201: movement('chargeback', 'debit', 1995), ...errors },
-      },
-      preValidation: optionalAmount,
+      path: '/v1/test/orders/:order_id/chargeback/',
+      summary: 'Simulate a chargeback',
+      description: 'The issuer takes back `amount` (default: all captured money not yet refunded or charged back). Answers the chargeback order.',
+      response: movement('chargeback', 'debit', 1995),
+      run: chargeback,
     },
-    async (req, reply) => reply.code(201).send(await chargeback(ctx, req.project, req.params.order_id, (req.body as { amount?: number } | undefined)?.amount)),
-  );
-
-  app.post(
-    '/v1/test/orders/:order_id/reversal/',
     {
-      schema: {
-        tags,
-        security: BasicAuth,
-        summary: 'Simulate a chargeback reversal',
-        description: 'The merchant won the dispute: `amount` (default: all that is charged back) is credited again. Answers the reversal order.',
-        params: OrderIdParams,
-        response: { 201: movement('chargeback reversal', 'credit', 1995), ...errors },
-      },
-      preValidation: optionalAmount,
+      path: '/v1/test/orders/:order_id/reversal/',
+      summary: 'Simulate a chargeback reversal',
+      description: 'The merchant won the dispute: `amount` (default: all that is charged back) is credited again. Answers the reversal order.',
+      response: movement('chargeback reversal', 'credit', 1995),
+      run: reverseChargeback,
     },
-    async (req, reply) => reply.code(201).send(await reverseChargeback(ctx, req.project, req.params.order_id, (req.body as { amount?: number } | undefined)?.amount)),
-  );
+  ];
+  for (const d of disputes)
+    app.post(
+      d.path,
+      { schema: { tags, security: BasicAuth, summary: d.summary, description: d.description, params: OrderIdParams, response: { 201: d.response, ...errors } }, preValidation: optionalAmount },
+      async (req, reply) => reply.code(201).send(await d.run(ctx, req.project, req.params.order_id, (req.body as { amount?: number } | undefined)?.amount)),
+    );
 
   app.post(
     '/v1/test/orders/:order_id/settle/',

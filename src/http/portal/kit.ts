@@ -7,6 +7,7 @@ import { LOCALES, fromAcceptLanguage, type Locale } from '../pay/i18n.ts';
 import { PORTAL_STRINGS, type PortalStrings } from './i18n.ts';
 import { layout, PORTAL_CSP, type NavItem } from './view.ts';
 import { isUuid } from '../../domain/ids.ts';
+import { setPageHeaders } from '../pay/security.ts';
 
 /** What every portal route shares: cookies, CSRF tokens, the signed-in user, page rendering. */
 
@@ -108,14 +109,9 @@ export class Kit {
     return projectOf(this.ctx, req.portal.session!.user, isUuid(id) ? id : '00000000-0000-0000-0000-000000000000');
   }
 
+  /** The hosted pages' security headers, with the portal's own CSP. */
   headers(reply: FastifyReply) {
-    reply.header('Content-Security-Policy', PORTAL_CSP);
-    reply.header('X-Frame-Options', 'DENY');
-    reply.header('Referrer-Policy', 'no-referrer');
-    reply.header('Cache-Control', 'no-store');
-    reply.header('X-Content-Type-Options', 'nosniff');
-    reply.header('Cross-Origin-Opener-Policy', 'same-origin');
-    reply.header('Permissions-Policy', 'camera=(), microphone=(), geolocation=()');
+    setPageHeaders(reply, PORTAL_CSP);
   }
 
   /** Sends a whole page: with the chrome of a signed-in user when there is one. */
