@@ -10,6 +10,7 @@ import { migrate } from '../../src/store/migrate.ts';
 import { startService, type Service, type StartOptions } from '../../src/main.ts';
 import { createProject } from '../../src/services/tenancy.ts';
 import type pino from 'pino';
+import { customerExample } from '../../src/domain/schemas/examples.ts';
 
 /** A fresh, empty store of its own: a PostgreSQL schema when DATABASE_URL is set, else in-memory PGlite. */
 export async function freshStore(pool: { size?: number; reportSize?: number } = {}): Promise<{ db: Db; drop(): Promise<void> }> {
@@ -129,18 +130,7 @@ export const validOrder = (over: Record<string, unknown> = {}) => ({
   currency: 'EUR',
   amount: 1995,
   return_url: 'https://shop.example/return',
-  customer: {
-    merchant_customer_id: 'c-42',
-    email_address: 'ada@example.com',
-    first_name: 'Ada',
-    last_name: 'Lovelace',
-    address_type: 'billing',
-    address: 'Damrak 1',
-    postal_code: '1012 LG',
-    city: 'Amsterdam',
-    country: 'NL',
-    locale: 'nl-NL',
-  },
+  customer: { ...customerExample }, // the API reference's example customer
   ...over,
 });
 
