@@ -15,6 +15,7 @@ import { formatAmount, pickLocale, STRINGS, type Locale, type Strings } from './
 import { esc, layout, messagePage, summaryBlock, STYLE_HASH, type WalletButton, type WalletSlot } from './render.ts';
 import { checkCsrf, contentSecurityPolicy, csrfKey, flashKey, issueCsrf, originAllowed, originsOf, setFlash, setPageHeaders, takeFlash } from './security.ts';
 import { DEVICE_CSRF_ACTION, deviceUrls, walletScriptPath } from './wallet-pay.ts';
+import { TEXT } from './wallet-sheet-i18n.ts';
 
 /**
  * The sandbox wallet sheets of test projects (one per wallet), the rendering both wallets'
@@ -31,90 +32,6 @@ import { DEVICE_CSRF_ACTION, deviceUrls, walletScriptPath } from './wallet-pay.t
  * POST/redirect/GET (security.ts flash).
  */
 
-const TEXT = {
-  en: {
-    sandbox: 'Sandbox wallet: pick a test card in the next step. No device needed.',
-    sheet_intro: 'This sheet stands in for the wallet on a phone. Choose a test card and confirm to pay.',
-    card: 'Card in the wallet',
-    auth: 'How the wallet holds it',
-    cryptogram: 'On the device (CRYPTOGRAM_3DS): paid at once, no 3-D Secure',
-    pan_only: 'Card only (PAN_ONLY): 3-D Secure as for a card',
-    confirm: (amount: string) => `Pay ${amount}`,
-    cancel: 'Back to the payment methods',
-    refused: 'The wallet payment could not be started.',
-    device_error: 'The wallet payment did not go through. Please try again or choose another method.',
-    billing_missing: 'The wallet did not hand over the complete billing address this payment needs{field}. Add it in the wallet, or choose another method.',
-    billing_invalid: 'The billing address from the wallet cannot be used{field}. Correct it in the wallet, or choose another method.',
-    name: 'Name',
-    billing: 'Billing address',
-    billing_intro: 'The wallet hands the shop this billing address with the card.',
-    first_name: 'First name',
-    last_name: 'Last name',
-    address: 'Street and number',
-    postal_code: 'Postal code',
-    city: 'City',
-    country: 'Country',
-    state: 'State or province',
-    state_hint: 'Only for the United States and Canada, for example NY',
-    choose_country: 'Choose a country',
-    errors: {
-      billing_required: 'Fill in this field.',
-      billing_format: 'This value is not valid here. Check it for typing errors.',
-      state_required: 'Choose the state: this country needs one.',
-      state_unknown: 'This is not a state of the chosen country.',
-    } as Record<string, string>,
-    cards: {
-      approved: 'approved',
-      challenge: 'asks for a 3-D Secure code (1234 passes), then',
-      not_enrolled: 'not enrolled in 3-D Secure, approved without liability shift',
-      rejected: '3-D Secure rejected: declined',
-      declined: 'declined',
-      error: 'processing error at the acquirer',
-      late: 'declined a few seconds after the payment (the webhook reports it)',
-    },
-  },
-  nl: {
-    sandbox: 'Sandbox-wallet: kies in de volgende stap een testkaart. Geen toestel nodig.',
-    sheet_intro: 'Dit scherm vervangt de wallet op een telefoon. Kies een testkaart en bevestig om te betalen.',
-    card: 'Kaart in de wallet',
-    auth: 'Hoe de wallet de kaart bewaart',
-    cryptogram: 'Op het toestel (CRYPTOGRAM_3DS): direct betaald, zonder 3-D Secure',
-    pan_only: 'Alleen de kaart (PAN_ONLY): 3-D Secure zoals bij een kaart',
-    confirm: (amount: string) => `Betaal ${amount}`,
-    cancel: 'Terug naar de betaalmethoden',
-    refused: 'De walletbetaling kon niet worden gestart.',
-    device_error: 'De walletbetaling is niet gelukt. Probeer het opnieuw of kies een andere betaalmethode.',
-    billing_missing: 'De wallet gaf niet het volledige factuuradres dat deze betaling nodig heeft{field}. Vul het aan in de wallet, of kies een andere betaalmethode.',
-    billing_invalid: 'Het factuuradres uit de wallet is hier niet bruikbaar{field}. Verbeter het in de wallet, of kies een andere betaalmethode.',
-    name: 'Naam',
-    billing: 'Factuuradres',
-    billing_intro: 'De wallet geeft de winkel dit factuuradres samen met de kaart.',
-    first_name: 'Voornaam',
-    last_name: 'Achternaam',
-    address: 'Straat en huisnummer',
-    postal_code: 'Postcode',
-    city: 'Plaats',
-    country: 'Land',
-    state: 'Staat of provincie',
-    state_hint: 'Alleen voor de Verenigde Staten en Canada, bijvoorbeeld NY',
-    choose_country: 'Kies een land',
-    errors: {
-      billing_required: 'Vul dit veld in.',
-      billing_format: 'Deze waarde is hier niet geldig. Controleer haar op typefouten.',
-      state_required: 'Kies de staat: dit land vraagt er een.',
-      state_unknown: 'Dit is geen staat van het gekozen land.',
-    } as Record<string, string>,
-    cards: {
-      approved: 'goedgekeurd',
-      challenge: 'vraagt een 3-D Secure-code (1234 slaagt), daarna',
-      not_enrolled: 'niet aangemeld voor 3-D Secure, goedgekeurd zonder verschuiving van aansprakelijkheid',
-      rejected: '3-D Secure geweigerd: afgewezen',
-      declined: 'afgewezen',
-      error: 'verwerkingsfout bij de acquirer',
-      late: 'een paar seconden na de betaling afgewezen (de webhook meldt het)',
-    },
-  },
-} satisfies Record<Locale, unknown>;
 
 const paths = {
   start: (o: string, m: WalletMethod) => `/pay/${o}/${m}/sheet/`,
