@@ -4,9 +4,11 @@ import * as orders from '../store/orders.ts';
 import { findProject } from '../store/projects.ts';
 import { nowFor, type Ctx, type OrderStatusHook } from './context.ts';
 import { dataKeyFor } from './crypto-envelope.ts';
-import { deleteCvc, openCard, storeCvc } from './vault.ts';
-import { deleteCvcOfOrder, findCardAuth, findVaultCard, insertCardAuth, setAcquirerReference, setChallengeResult, type CardAuthRow, type VaultCardRow } from '../store/vault.ts';
-import { moveTransaction } from './transitions.ts';
+import { cvcSealed, deleteCvc, openCard, storeCvc } from './vault.ts';
+import { cvcOfOrderPart, deleteCvcOfOrder, findCardAuth, findVaultCard, insertCardAuth, setAcquirerReference, setChallengeResult, type CardAuthRow, type VaultCardRow } from '../store/vault.ts';
+import { moveTransaction, planMove } from './transitions.ts';
+import { startView, threeDsRows } from '../store/card-flow.ts';
+import { WriteSet } from '../store/writes.ts';
 import { onAuthorized } from './operations.ts';
 import { schedule } from '../store/jobs.ts';
 import { ApiError, invalid, notFound } from '../domain/errors.ts';
@@ -54,13 +56,10 @@ export interface AuthenticationStart {
  */
 export async function startAuthentication(ctx: Ctx, q: Queryable, project: ProjectRow, orderId: string, transactionId: string, start: AuthenticationStart): Promise<ThreeDsResult> {
   const txn = await orders.findTransaction(q, project.id, orderId, transactionId, true);
-  if (!txn) throw notFound('transaction');
-  if (start.method && txn.payment_method !== start.method) throw invalid('transaction_id', `a ${txn.payment_method} transaction is not authenticated with a card`);
-  if (txn.status !== 'new') throw new ApiError('TransactionAlreadyStarted', `transaction already started: it is ${txn.status}`);
   const now = nowFor(project);
-  if (txn.expires_at && now >= new Date(txn.expires_at)) throw new ApiError('TransactionAlreadyStarted', 'transaction has expired');
+  checkStart(txn, start, now);
   const row = await findVaultCard(q, project.id, start.vaultToken, true);
-  if (!row || row.transaction_id !== txn.id) throw invalid(start.field, `${start.field} is not a card stored for this transaction`);
+  checkCard(txn, row, start);
   const three = await start.decide(row, txn, now);
   const shown = (await start.keep?.(q, row)) ?? {};
   await insertCardAuth(q, { transaction_id: txn.id, project_id: project.id, vault_token: row.id, trans_status: three.trans_status, eci: three.eci ?? null }, now);
@@ -68,6 +67,19 @@ export async function startAuthentication(ctx: Ctx, q: Queryable, project: Proje
   if (three.trans_status !== 'C') details.liability_shift = three.liability_shift;
   await moveTransaction(ctx, q, txn, 'pending', now, { ...(start.source ? { source: start.source } : {}), patch: { payment_method_brand: row.brand, details } });
   return three;
+}
+
+/** The rules of starting: the transaction exists, has the method, is new and unexpired. */
+function checkStart(txn: TransactionRow | undefined, start: Pick<AuthenticationStart, 'method'>, now: Date): asserts txn is TransactionRow {
+  if (!txn) throw notFound('transaction');
+  if (start.method && txn.payment_method !== start.method) throw invalid('transaction_id', `a ${txn.payment_method} transaction is not authenticated with a card`);
+  if (txn.status !== 'new') throw new ApiError('TransactionAlreadyStarted', `transaction already started: it is ${txn.status}`);
+  if (txn.expires_at && now >= new Date(txn.expires_at)) throw new ApiError('TransactionAlreadyStarted', 'transaction has expired');
+}
+
+/** ... and the card was stored for it. */
+function checkCard(txn: TransactionRow, row: VaultCardRow | undefined, start: Pick<AuthenticationStart, 'field'>): asserts row is VaultCardRow {
+  if (!row || row.transaction_id !== txn.id) throw invalid(start.field, `${start.field} is not a card stored for this transaction`);
 }
 
 /** The simulated 3-D Secure page of a transaction, on the API host. */
@@ -112,22 +124,46 @@ async function start(ctx: Ctx, project: ProjectRow, orderId: string, transaction
   if (typeof input.cvc !== 'string' || !CVC.test(input.cvc)) throw invalid('cvc', 'cvc must be 3 digits');
   const connector = connectorFor(ctx, project);
   const dk = await dataKeyFor(ctx, project.id);
-  await ctx.db.tx((q) =>
-    startAuthentication(ctx, q, project, orderId, transactionId, {
-      vaultToken: input.vault_token,
-      field: 'vault_token',
-      method: 'credit-card',
-      decide: (row, txn, now) => {
-        if (input.cvc.length === 4 && row.brand !== 'amex') throw invalid('cvc', 'cvc must be 3 digits');
-        return connector.authenticate3ds({ ...refOf(txn, now), card: openCard(dk, row) });
-      },
-      async keep(q, row) {
-        await storeCvc(q, dk, row, input.cvc);
-        const name = openCard(dk, row).name;
-        return name !== undefined ? { [SEALED]: sealHolderName(dk, name) } : {};
-      },
-    }),
-  );
+  const card: AuthenticationStart = {
+    vaultToken: input.vault_token,
+    field: 'vault_token',
+    method: 'credit-card',
+    decide: (row, txn, now) => {
+      if (input.cvc.length === 4 && row.brand !== 'amex') throw invalid('cvc', 'cvc must be 3 digits');
+      return connector.authenticate3ds({ ...refOf(txn, now), card: openCard(dk, row) });
+    },
+    async keep(q, row) {
+      await storeCvc(q, dk, row, input.cvc);
+      const name = openCard(dk, row).name;
+      return name !== undefined ? { [SEALED]: sealHolderName(dk, name) } : {};
+    },
+  };
+  // Two round trips: one read, and one statement that writes the start only while the
+  // transaction is still new. An order of several transactions, or one whose status hooks need
+  // more than was read, takes the general path: one database transaction that locks the rows.
+  const view = await startView(ctx.db, project.id, orderId, transactionId, input.vault_token);
+  const now = nowFor(project);
+  checkStart(view?.txn, card, now);
+  if (view!.statuses.length === 1) {
+    const { txn, order, statuses } = view!;
+    checkCard(txn, view!.card, card);
+    const row = view!.card!;
+    const three = await card.decide(row, txn, now);
+    const w = new WriteSet();
+    w.guard('transactions', txn.id, {}, "status = 'new'");
+    w.update('vault_cards', row.id, { cvc_ct: cvcSealed(dk, row, input.cvc) });
+    const name = openCard(dk, row).name;
+    w.insert('card_authentications', { transaction_id: txn.id, project_id: project.id, vault_token: row.id, trans_status: three.trans_status, eci: three.eci ?? null, created: now, modified: now });
+    const details: Record<string, unknown> = { ...txn.details, truncated_pan: row.truncated_pan, card_expiry: row.expiry, ...(name !== undefined ? { [SEALED]: sealHolderName(dk, name) } : {}), vault_token: row.id };
+    if (three.trans_status !== 'C') details.liability_shift = three.liability_shift;
+    const planned = planMove(ctx, w, txn, { order, statuses, project: view!.project }, 'pending', now, { patch: { payment_method_brand: row.brand, details } });
+    if (planned === 'planned') {
+      if (await w.run(ctx.db)) return { redirect_url: threeDsUrl(ctx.config, transactionId) };
+      // another request started (or expired, or cancelled) it since the read
+      checkStart(await orders.findTransaction(ctx.db, project.id, orderId, transactionId), card, now);
+    }
+  }
+  await ctx.db.tx((q) => startAuthentication(ctx, q, project, orderId, transactionId, card));
   return { redirect_url: threeDsUrl(ctx.config, transactionId) };
 }
 
@@ -258,4 +294,8 @@ export async function lateDecline(ctx: Ctx, transactionId: string) {
 export const dropSealedCvc: OrderStatusHook = async (q, order, _from, to) => {
   if (!isFinalOrder(to)) return;
   await deleteCvcOfOrder(q, order.project_id, order.id);
+};
+dropSealedCvc.inline = (w, order, _from, to) => {
+  if (isFinalOrder(to)) w.add(cvcOfOrderPart(order.project_id, order.id));
+  return true;
 };

@@ -1,4 +1,5 @@
 import type { Queryable } from './db.ts';
+import type { Part } from './writes.ts';
 import type { TransStatus } from '../domain/card.ts';
 
 /** A stored card: PAN, name and CVC only sealed (services/crypto-envelope.ts). */
@@ -52,12 +53,16 @@ export async function deleteCvcOfTransactions(q: Queryable, projectId: string, t
 }
 
 export async function deleteCvcOfOrder(q: Queryable, projectId: string, orderId: string) {
-  await q.query(
-    `UPDATE vault_cards SET cvc_ct = NULL WHERE project_id = $1 AND cvc_ct IS NOT NULL
-       AND transaction_id IN (SELECT id FROM transactions WHERE project_id = $1 AND order_id = $2)`,
-    [projectId, orderId],
-  );
+  const part = cvcOfOrderPart(projectId, orderId);
+  await q.query(part.sql, part.params);
 }
+
+/** deleteCvcOfOrder as a part of one statement (store/writes.ts). */
+export const cvcOfOrderPart = (projectId: string, orderId: string): Part => ({
+  sql: `UPDATE vault_cards SET cvc_ct = NULL WHERE project_id = $1 AND cvc_ct IS NOT NULL
+       AND transaction_id IN (SELECT id FROM transactions WHERE project_id = $1 AND order_id = $2)`,
+  params: [projectId, orderId],
+});
 
 // ---- card_authentications ------------------------------------------------------------------
 
