@@ -8,7 +8,8 @@ import { addDuration } from '../domain/duration.ts';
 import { ApiError, notFound, type ErrorType } from '../domain/errors.ts';
 import type { TransactionStatus } from '../domain/status.ts';
 import { appendEvent, moveTransaction } from './transitions.ts';
-import { schedule } from '../store/jobs.ts';
+import { dueNow, schedulePart } from '../store/jobs.ts';
+import { WriteSet } from '../store/writes.ts';
 import { connectorFor } from './connectors.ts';
 import { SEALED } from './holder-names.ts';
 import { newId } from '../domain/ids.ts';
@@ -33,6 +34,13 @@ export type MoneyTransaction = TransactionRow & { authorized: Date | null; captu
  *   `authorization_expiry` job). Its fee is charged on the capture order.
  */
 export async function onAuthorized(q: Queryable, project: ProjectRow, txn: TransactionRow, now: Date) {
+  const w = new WriteSet();
+  planAuthorized(w, project, txn, now);
+  await w.run(q);
+}
+
+/** onAuthorized's writes, gathered in `w` (store/writes.ts); `txn` changes in memory as the row will. */
+export function planAuthorized(w: WriteSet, project: ProjectRow, txn: TransactionRow, now: Date) {
   if (txn.authorized_amount > 0) return; // booked already: a retried authorization must not book twice
   const sale = !txn.capture_mode;
   const settings = settingsOf(project.settings);
@@ -47,12 +55,15 @@ export async function onAuthorized(q: Queryable, project: ProjectRow, txn: Trans
     capture_before: captureBefore,
     ...figureColumns(txn.currency, f),
   };
-  await orders.setAuthorization(q, txn.id, patch);
+  w.update('transactions', txn.id, patch);
   Object.assign(txn, patch);
-  await book(q, txn, txn, now, sale ? captureLegs(txn.amount, f.fee, false) : holdLegs(txn.amount));
-  if (txn.capture_mode === 'delayed') await schedule(q, { project_id: project.id, kind: 'delayed_capture', ref_id: txn.id, run_at: captureBefore! });
-  if (txn.capture_mode === 'manual') await schedule(q, { project_id: project.id, kind: 'authorization_expiry', ref_id: txn.id, run_at: captureBefore! });
-  if (sale) await ensureSettlement(q, project, now);
+  w.insertMany('ledger_entries', ledger.journalRows(journalHead(txn, txn, now), sale ? captureLegs(txn.amount, f.fee, false) : holdLegs(txn.amount)));
+  const job = txn.capture_mode === 'delayed' ? 'delayed_capture' : txn.capture_mode === 'manual' ? 'authorization_expiry' : undefined;
+  if (job) {
+    w.add(schedulePart({ project_id: project.id, kind: job, ref_id: txn.id, run_at: captureBefore! }));
+    if (dueNow(captureBefore!)) w.notifyJobs();
+  }
+  if (sale && project.mode === 'live') w.add(ledger.ensureJobPart(settlementJob(project, now)));
 }
 
 /** The fee rule of money received with a payment method; refunds, chargebacks and reversals have their own (default none). */
@@ -72,18 +83,20 @@ export const figureColumns = (currency: string, f: { fee: number; settlement: nu
 
 /** Writes one journal for a movement of `txn`'s money that belongs to the original `payment`. */
 export async function book(q: Queryable, txn: TransactionRow, payment: TransactionRow, now: Date, legs: Leg[]) {
-  await ledger.insertJournal(
-    q,
-    { project_id: txn.project_id, order_id: txn.order_id, transaction_id: txn.id, payment_transaction_id: payment.id, currency: txn.currency, created: now },
-    legs,
-  );
+  await ledger.insertJournal(q, journalHead(txn, payment, now), legs);
 }
+
+const journalHead = (txn: TransactionRow, payment: TransactionRow, now: Date): ledger.JournalHead => ({
+  project_id: txn.project_id, order_id: txn.order_id, transaction_id: txn.id, payment_transaction_id: payment.id, currency: txn.currency, created: now,
+});
 
 /** Live projects settle daily: makes sure the project's next settlement run (00:00 UTC in its clock) is scheduled. */
 export async function ensureSettlement(q: Queryable, project: ProjectRow, now: Date) {
   if (project.mode !== 'live') return;
-  await ledger.ensureJob(q, { project_id: project.id, kind: 'settlement', ref_id: project.id, run_at: nextSettlementRun(now) });
+  await ledger.ensureJob(q, settlementJob(project, now));
 }
+
+const settlementJob = (project: ProjectRow, now: Date) => ({ project_id: project.id, kind: 'settlement', ref_id: project.id, run_at: nextSettlementRun(now) });
 
 export const nextSettlementRun = (now: Date) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
 

@@ -32,7 +32,7 @@ const columnsOf = (row: Record<string, unknown>) => Object.keys(row).filter((k) 
 
 export class WriteSet {
   private gate?: { table: string; id: string; patch: Record<string, unknown>; where: string; params: unknown[] };
-  private readonly updates = new Map<string, { table: string; id: string; patch: Record<string, unknown> }>();
+  private readonly updates = new Map<string, { table: string; id: string; key: string; patch: Record<string, unknown> }>();
   private readonly parts: Part[] = [];
   private wake = false;
 
@@ -45,13 +45,13 @@ export class WriteSet {
     this.gate = { table, id, patch: { ...patch }, where, params };
   }
 
-  /** Sets columns of one row (by id); patches of the same row are merged, the later value wins. */
-  update(table: string, id: string, patch: Record<string, unknown>) {
-    if (this.gate && this.gate.table === table && this.gate.id === id) return void Object.assign(this.gate.patch, patch);
-    const key = `${table}/${id}`;
-    const u = this.updates.get(key);
+  /** Sets columns of one row (by id, or the unique column `key`); patches of one row are merged, the later value wins. */
+  update(table: string, id: string, patch: Record<string, unknown>, key = 'id') {
+    if (this.gate && this.gate.table === table && this.gate.id === id && key === 'id') return void Object.assign(this.gate.patch, patch);
+    const name = `${table}/${key}/${id}`;
+    const u = this.updates.get(name);
     if (u) Object.assign(u.patch, patch);
-    else this.updates.set(key, { table, id, patch: { ...patch } });
+    else this.updates.set(name, { table, id, key, patch: { ...patch } });
   }
 
   /** Inserts a row; `name` with `returning` makes it a CTE others may select from. */
@@ -114,7 +114,7 @@ export class WriteSet {
     let n = 0;
     for (const u of this.updates.values()) {
       if (!columnsOf(u.patch).length) continue;
-      ctes.push(`u${n++} AS (${renumber(`UPDATE ${u.table} SET ${setOf(u.table, u.patch)} WHERE id = $1${gated}`, [u.id, json(u.patch)])})`);
+      ctes.push(`u${n++} AS (${renumber(`UPDATE ${u.table} SET ${setOf(u.table, u.patch)} WHERE ${u.key} = $1${gated}`, [u.id, json(u.patch)])})`);
     }
     for (const p of this.parts) {
       // a gated part: its rows come FROM a SELECT (inserts) or it has a WHERE (updates, deletes)
