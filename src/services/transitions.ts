@@ -90,16 +90,28 @@ export function planMove(ctx: HooksCtx, w: WriteSet, txn: TransactionRow, view: 
   if (change.reason !== undefined) patch.reason = change.reason;
   w.update('transactions', txn.id, patch);
   w.insert('events', newEventRow(txn, to, now, change.source ?? 'set_status'));
-  const completed = isFinalOrder(next) ? now : null;
-  const changed = { ...order, status: next, modified: now, completed };
   if (next !== from) {
-    w.update('orders', order.id, { status: next, modified: now, completed });
-    // before the hooks' parts: a delivery names this row (a CTE sees only those before it)
-    w.insert('outbox', { project_id: order.project_id, order_id: order.id, status: next, created: now }, { name: 'outbox_row', returning: 'id' });
-    if (!ctx.hooks.orderStatus.every((hook) => hook.inline?.(w, changed, from, next, now, view.project) ?? false)) return 'general';
-    Object.assign(order, { status: next, modified: now, completed });
+    const changed = planOrderStatus(ctx, w, order, next, now, view.project);
+    if (!changed) return 'general';
+    Object.assign(order, changed);
   }
   Object.assign(txn, patch);
   view.statuses = statuses;
   return 'planned';
+}
+
+/**
+ * setOrderStatus's writes gathered in `w`: the order's row (unless `inserted`: the caller
+ * inserts it with the new status), its outbox row and what the hooks write. Answers the
+ * changed columns, or undefined when a hook cannot inline (w is then unusable).
+ */
+export function planOrderStatus(ctx: HooksCtx, w: WriteSet, order: OrderRow, next: OrderStatus, now: Date, project: ProjectRow, inserted = false) {
+  const completed = isFinalOrder(next) ? now : null;
+  const changed = { status: next, modified: now, completed };
+  if (!inserted) w.update('orders', order.id, changed);
+  // before the hooks' parts: a delivery names this row (a CTE sees only those before it)
+  w.outbox = w.name('outbox');
+  w.insert('outbox', { project_id: order.project_id, order_id: order.id, status: next, created: now }, { name: w.outbox, returning: 'id' });
+  const after = { ...order, ...changed };
+  return ctx.hooks.orderStatus.every((hook) => hook.inline?.(w, after, order.status, next, now, project) ?? false) ? changed : undefined;
 }

@@ -132,18 +132,19 @@ export const queueWebhooks: OrderStatusHook = async (q, order, _from, to, now) =
 
 /**
  * The same, as writes of the change's one statement (store/writes.ts), which writes the outbox
- * row as `outbox_row`. An order of a payment link takes the general path (the link's URL is not
+ * row as the CTE named w.outbox. An order of a payment link takes the general path (the link's URL is not
  * read with the order).
  */
 queueWebhooks.inline = (w, order, _from, to, now, project) => {
-  if (order.payment_link_id) return false;
+  if (order.payment_link_id || !w.outbox) return false;
+  const outbox = w.outbox;
   const own = ownUrl(order);
   const targets = pickTargets(own, own ? null : project.webhook_url, null);
   if (!targets.length) return true;
   for (const t of targets) {
     w.add(store.deliveryAfterOutboxPart({
       id: newId(), project_id: order.project_id, order_id: order.id, order_status: to, target: t.target, resend: false, url: t.url, next_attempt_at: now, created: now,
-    }));
+    }, outbox));
   }
   w.add(store.orderJobPart(order.project_id, order.id, now));
   w.notifyJobs();

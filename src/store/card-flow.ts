@@ -12,7 +12,7 @@ import type { CardAuthRow, VaultCardRow } from './vault.ts';
 /** Timestamp columns of the tables read here; JSON has them as strings. */
 const TIMESTAMPS = new Set(['created', 'modified', 'completed', 'expires_at', 'setup_token_used', 'settled', 'authorized', 'capture_before', 'occurred', 'noticed']);
 
-function revive<T>(row: Record<string, unknown> | null | undefined): T | undefined {
+export function revive<T>(row: Record<string, unknown> | null | undefined): T | undefined {
   if (!row) return undefined;
   for (const k of Object.keys(row)) if (TIMESTAMPS.has(k) && typeof row[k] === 'string') row[k] = new Date(row[k] as string);
   return row as T;

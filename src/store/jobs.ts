@@ -31,6 +31,9 @@ export async function cancelJob(q: Queryable, kind: string, refId: string) {
   await q.query('DELETE FROM jobs WHERE kind = $1 AND ref_id = $2', [kind, refId]);
 }
 
+/** cancelJob of several kinds as a part of one statement (store/writes.ts). */
+export const cancelJobsPart = (kinds: string[], refId: string): Part => ({ sql: 'DELETE FROM jobs WHERE kind = ANY($1::text[]) AND ref_id = $2::text', params: [kinds, refId] });
+
 /**
  * Claims up to `limit` due jobs with a lease. SKIP LOCKED lets any number of nodes claim
  * side by side without taking the same job; an expired lease makes a crashed node's job due again.

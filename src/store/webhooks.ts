@@ -159,15 +159,16 @@ export function orderJobPart(projectId: string, orderId: string, runAt: Date): P
 
 /**
  * insertDelivery as a part of one statement (store/writes.ts) that also writes the outbox row
- * the delivery comes from, as the CTE `outbox_row` (its id is known only there).
+ * the delivery comes from, as the CTE named `outbox` (its id is known only there).
  */
 export function deliveryAfterOutboxPart(
   d: Pick<DeliveryRow, 'id' | 'project_id' | 'order_id' | 'order_status' | 'target' | 'resend' | 'url' | 'next_attempt_at' | 'created'>,
+  outbox: string,
 ): Part {
   const cols = 'id, project_id, order_id, order_status, target, resend, url, next_attempt_at, created';
   return {
     sql: `INSERT INTO webhook_deliveries (${cols}, outbox_id)
-     SELECT ${cols}, (SELECT id FROM outbox_row) FROM jsonb_populate_record(NULL::webhook_deliveries, $1::jsonb) WHERE true ON CONFLICT DO NOTHING`,
+     SELECT ${cols}, (SELECT id FROM ${outbox}) FROM jsonb_populate_record(NULL::webhook_deliveries, $1::jsonb) WHERE true ON CONFLICT DO NOTHING`,
     params: [JSON.stringify(d)],
   };
 }

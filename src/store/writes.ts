@@ -35,6 +35,9 @@ export class WriteSet {
   private readonly updates = new Map<string, { table: string; id: string; key: string; patch: Record<string, unknown> }>();
   private readonly parts: Part[] = [];
   private wake = false;
+  private names = 0;
+  /** the CTE name of the outbox row the last planned order status change wrote (its hooks' deliveries name it) */
+  outbox?: string;
 
   /**
    * The write the others depend on: `table`'s row `id` gets `patch` only when `where` (SQL on
@@ -55,30 +58,35 @@ export class WriteSet {
   }
 
   /** Inserts a row; `name` with `returning` makes it a CTE others may select from. */
-  insert(table: string, row: Record<string, unknown>, opts: { name?: string; returning?: string; onConflict?: string } = {}) {
-    const cols = columnsOf(row).join(', ');
+  insert(table: string, row: object, opts: { name?: string; returning?: string; onConflict?: string } = {}) {
+    const cols = columnsOf(row as Record<string, unknown>).join(', ');
     this.parts.push({
       // WHERE true: an INSERT ... SELECT ... FROM followed by ON CONFLICT must not read as a join
       sql: `INSERT INTO ${table} (${cols}) SELECT ${cols} FROM jsonb_populate_record(NULL::${table}, $1::jsonb) WHERE true` +
         `${opts.onConflict ? ` ${opts.onConflict}` : ''}${opts.returning ? ` RETURNING ${opts.returning}` : ''}`,
-      params: [json(row)],
+      params: [json(row as Record<string, unknown>)],
       name: opts.name,
     });
   }
 
   /** Inserts rows into one table, in one part. */
-  insertMany(table: string, rows: Array<Record<string, unknown>>) {
+  insertMany(table: string, rows: object[]) {
     if (!rows.length) return;
-    const cols = columnsOf(rows[0]).join(', ');
+    const cols = columnsOf(rows[0] as Record<string, unknown>).join(', ');
     this.parts.push({
       sql: `INSERT INTO ${table} (${cols}) SELECT ${cols} FROM jsonb_populate_recordset(NULL::${table}, $1::jsonb) WHERE true`,
-      params: [`[${rows.map(json).join(',')}]`],
+      params: [`[${rows.map((r) => json(r as Record<string, unknown>)).join(',')}]`],
     });
   }
 
   /** Any other data-modifying statement (a store function's Part). */
   add(part: Part) {
     this.parts.push(part);
+  }
+
+  /** A CTE name not used yet in this statement. */
+  name(prefix: string) {
+    return `${prefix}_${this.names++}`;
   }
 
   /** Wakes the job workers (NOTIFY) when the statement commits: a job it wrote is due now. */
