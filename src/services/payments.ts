@@ -150,7 +150,7 @@ async function start(ctx: Ctx, project: ProjectRow, orderId: string, transaction
     const row = view!.card!;
     const three = await card.decide(row, txn, now);
     const w = new WriteSet();
-    w.guard('transactions', txn.id, {}, "status = 'new'");
+    w.guard('transactions', txn.id, {}, { status: 'new' });
     w.update('vault_cards', row.id, { cvc_ct: cvcSealed(dk, row, input.cvc) });
     const name = openCard(dk, row).name;
     w.insert('card_authentications', { transaction_id: txn.id, project_id: project.id, vault_token: row.id, trans_status: three.trans_status, eci: three.eci ?? null, created: now, modified: now });

@@ -61,7 +61,7 @@ export async function storeCard(ctx: Ctx, input: CardInput, opts: StoreOptions =
   const id = randomUUID();
   const w = new WriteSet();
   // The condition makes the single use hold when two requests race with one token.
-  w.guard('transactions', txn.id, { setup_token_used: now }, "setup_token = $1 AND setup_token_used IS NULL AND status = 'new'", [input.setup_token]);
+  w.guard('transactions', txn.id, { setup_token_used: now }, { setup_token: input.setup_token, setup_token_used: null, status: 'new' });
   w.insert('vault_cards', {
     id,
     project_id: project.id,

@@ -9,7 +9,7 @@ import type { Queryable } from './db.ts';
  *   so a statement's text depends only on its shape (which tables, which columns) and is
  *   prepared once per connection under a name derived from the text.
  * - Patches of one row are merged into one UPDATE: a statement may not change a row twice.
- * - A gate (optional) is an UPDATE with a condition, such as "the transaction is still new";
+ * - A gate (optional) is an UPDATE on a condition, such as "the transaction is still new";
  *   every other write of the statement happens only when the gate changed its row. That is how
  *   a step that read without a lock still changes a row at most once (run() answers false).
  * - The sibling CTEs all see the snapshot the statement started with, not each other's rows:
@@ -40,12 +40,16 @@ export class WriteSet {
   outbox?: string;
 
   /**
-   * The write the others depend on: `table`'s row `id` gets `patch` only when `where` (SQL on
-   * the row's columns, with its own $1..$n in `params`) holds; else the statement writes nothing.
+   * The write the others depend on: `table`'s row `id` gets `patch` only while its columns hold
+   * the values in `expect` (null: IS NULL); else the statement writes nothing.
    */
-  guard(table: string, id: string, patch: Record<string, unknown>, where: string, params: unknown[] = []) {
+  guard(table: string, id: string, patch: Record<string, unknown>, expect: Record<string, string | number | boolean | null>) {
     if (this.gate) throw new Error('one gate per statement');
-    this.gate = { table, id, patch: { ...patch }, where, params };
+    const params: unknown[] = [];
+    const where = Object.entries(expect)
+      .map(([col, v]) => (v === null ? `${col} IS NULL` : `${col} = $${params.push(v)}`))
+      .join(' AND ');
+    this.gate = { table, id, patch: { ...patch }, where: where || 'true', params };
   }
 
   /** Sets columns of one row (by id, or the unique column `key`); patches of one row are merged, the later value wins. */
@@ -110,6 +114,7 @@ export class WriteSet {
     const ctes: string[] = [];
     const setOf = (table: string, patch: Record<string, unknown>) => {
       const cols = columnsOf(patch);
+      if (!cols.length) return 'id = id'; // a gate that only checks
       return cols.length === 1
         ? `${cols[0]} = (SELECT ${cols[0]} FROM jsonb_populate_record(NULL::${table}, $2::jsonb))`
         : `(${cols.join(', ')}) = (SELECT ${cols.join(', ')} FROM jsonb_populate_record(NULL::${table}, $2::jsonb))`;
