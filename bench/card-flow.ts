@@ -11,6 +11,7 @@
  * The service and the yardstick each run in a child process of their own (own event loop, as in
  * production) on a throwaway database `tender_bench_<random>` that is dropped at the end. Rate
  * limiting is off, logs at warn. `--seconds` is per target, split over the rounds.
+ * BENCH_PROFILE=<dir> writes a CPU profile of the service process there (node --cpu-prof).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -44,7 +45,7 @@ async function yardstick() {
 
 /** Starts this file with `flag` in a child process and answers what it sends when ready. */
 async function child<T>(flag: string, env: Record<string, string>): Promise<{ proc: ChildProcess; ready: T }> {
-  const proc = fork(fileURLToPath(import.meta.url), [flag], { execArgv: ['--import', 'tsx'], env: { ...process.env, ...env } });
+  const proc = fork(fileURLToPath(import.meta.url), [flag], { execArgv: ['--import', 'tsx', ...(process.env.BENCH_PROFILE && flag === '--serve' ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [])], env: { ...process.env, ...env } });
   const ready = await new Promise<T>((resolve, reject) => {
     proc.once('message', (m) => resolve(m as T));
     proc.once('exit', (code) => reject(new Error(`${flag} exited with ${code}`)));
