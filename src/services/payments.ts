@@ -6,7 +6,7 @@ import { nowFor, type Ctx, type OrderStatusHook } from './context.ts';
 import { dataKeyFor, existingDataKey } from './crypto-envelope.ts';
 import { cvcSealed, deleteCvc, openCard, storeCvc } from './vault.ts';
 import { cvcOfOrderPart, deleteCvcOfOrder, findCardAuth, findVaultCard, insertCardAuth, setAcquirerReference, setChallengeResult, type CardAuthRow, type VaultCardRow } from '../store/vault.ts';
-import { moveTransaction, planMove, type OrderView } from './transitions.ts';
+import { canPlanMove, moveTransaction, planMove, type OrderView } from './transitions.ts';
 import { startView, threeDsRows } from '../store/card-flow.ts';
 import { WriteSet } from '../store/writes.ts';
 import { onAuthorized, planAuthorized } from './operations.ts';
@@ -144,7 +144,8 @@ async function start(ctx: Ctx, project: ProjectRow, orderId: string, transaction
   const view = await startView(ctx.db, project.id, orderId, transactionId, input.vault_token);
   const now = nowFor(project);
   checkStart(view?.txn, card, now);
-  if (view!.statuses.length === 1) {
+  // decided first, so that 3-D Secure is asked once whichever path writes
+  if (view!.statuses.length === 1 && canPlanMove(ctx, view!.txn, view!, 'pending', now)) {
     const { txn, order, statuses } = view!;
     checkCard(txn, view!.card, card);
     const row = view!.card!;

@@ -4,7 +4,7 @@ import { canMove, deriveOrderStatus, isFinalOrder, type OrderStatus, type Transa
 import { newId } from '../domain/ids.ts';
 import type { Ctx } from './context.ts';
 import type { OrderRow, ProjectRow, TransactionRow } from '../domain/entities.ts';
-import type { WriteSet } from '../store/writes.ts';
+import { WriteSet } from '../store/writes.ts';
 
 export interface StatusChange {
   reason?: string | null;
@@ -98,6 +98,11 @@ export function planMove(ctx: HooksCtx, w: WriteSet, txn: TransactionRow, view: 
   Object.assign(txn, patch);
   view.statuses = statuses;
   return 'planned';
+}
+
+/** Whether planMove would plan this move (its hooks can say their writes), without changing anything. */
+export function canPlanMove(ctx: HooksCtx, txn: TransactionRow, view: OrderView, to: TransactionStatus, now: Date): boolean {
+  return planMove(ctx, new WriteSet(), { ...txn }, { ...view, order: { ...view.order }, statuses: [...view.statuses] }, to, now) === 'planned';
 }
 
 /**
