@@ -94,3 +94,33 @@ test('capture, void and refund each take their few round trips', async () => {
   for (const r of [captured, voided, refunded]) assert.deepEqual(r.result.body, (await t.api('GET', `/v1/orders/${r.result.body.id}/`)).body);
   await ledgerSound();
 });
+
+// The steps that read without a lock write under a gate; the ones that ask the acquirer lock.
+// Either way, concurrent requests change a transaction once.
+
+test('concurrent authenticate requests of one transaction: one starts it, the others are refused, one 3-D Secure row', async () => {
+  const { order, txn, setup_token } = await createCardOrder(t);
+  const stored = await vault(t, { pan: '4111111111111111', expiry: futureExpiry(), setup_token });
+  const path = `/v1/orders/${order.id}/transactions/${txn.id}/authenticate/`;
+  const answers = await Promise.all(Array.from({ length: 8 }, () => t.api('POST', path, { vault_token: stored.body.vault_token, cvc: '123' })));
+  assert.equal(answers.filter((a) => a.status === 200).length, 1, answers.map((a) => a.text).join('\n'));
+  for (const a of answers.filter((a) => a.status !== 200)) assert.equal(a.body.error.type, 'TransactionAlreadyStarted', a.text);
+  const [{ n }] = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM card_authentications WHERE transaction_id = $1', [txn.id]);
+  assert.equal(n, 1);
+  const view = (await t.api('GET', `/v1/orders/${order.id}/`)).body;
+  assert.deepEqual(view.transactions[0].events.map((e: any) => e.event), ['new', 'pending']);
+});
+
+test('concurrent visits of the 3-D Secure page authorize once and book once', async () => {
+  const { order, txn, setup_token } = await createCardOrder(t);
+  const stored = await vault(t, { pan: '4111111111111111', expiry: futureExpiry(), setup_token });
+  const auth = await t.api('POST', `/v1/orders/${order.id}/transactions/${txn.id}/authenticate/`, { vault_token: stored.body.vault_token, cvc: '123' });
+  const visits = await Promise.all(Array.from({ length: 8 }, () => request(auth.body.redirect_url, 'GET')));
+  for (const v of visits) assert.equal(v.status, 302, v.text);
+  const view = (await t.api('GET', `/v1/orders/${order.id}/`)).body;
+  assert.equal(view.status, 'completed');
+  assert.deepEqual(view.transactions[0].events.map((e: any) => e.event), ['new', 'pending', 'accepted']);
+  const [{ n }] = await t.db.query<{ n: number }>('SELECT count(DISTINCT journal_id)::int AS n FROM ledger_entries WHERE payment_transaction_id = $1', [txn.id]);
+  assert.equal(n, 1, 'one sale journal');
+  await ledgerSound();
+});
