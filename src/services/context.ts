@@ -1,4 +1,5 @@
 import type { Db, Queryable } from '../store/db.ts';
+import type { WriteSet } from '../store/writes.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { OrderStatus } from '../domain/status.ts';
@@ -7,7 +8,16 @@ import type { KeyCache } from './key-cache.ts';
 import type { OrderRow, ProjectRow } from '../domain/entities.ts';
 
 /** Runs inside the database transaction of an order's status change (outbox, links, sealed CVCs). */
-export type OrderStatusHook = (q: Queryable, order: OrderRow, from: OrderStatus, to: OrderStatus, now: Date) => Promise<void>;
+export interface OrderStatusHook {
+  (q: Queryable, order: OrderRow, from: OrderStatus, to: OrderStatus, now: Date): Promise<void>;
+  /**
+   * The same effect as writes gathered for the change's one statement (store/writes.ts), from
+   * what the step read (`project`: the order's). Answers false when it cannot say without
+   * reading more: the step then takes the general path, where the hook itself runs. A hook
+   * without it always sends a step down the general path.
+   */
+  inline?(w: WriteSet, order: OrderRow, from: OrderStatus, to: OrderStatus, now: Date, project: ProjectRow): boolean;
+}
 
 /** Adds to a new project (webhook secret, wallet keys); what it returns is shown once to whoever created it. */
 export type ProjectCreatedHook = (ctx: Ctx, projectId: string) => Promise<void | Record<string, unknown>>;

@@ -177,6 +177,9 @@ export const followLinkOrders: OrderStatusHook = async (q, order, _from, to, now
   await links.touchLink(q, order.payment_link_id, patch);
 };
 
+/** Nothing to write for an order outside a payment link; a link's order takes the general path. */
+followLinkOrders.inline = (_w, order) => !order.payment_link_id;
+
 /** Job expire_payment_link, at the link's expiry in the project's clock. Safe to run twice. */
 export async function expirePaymentLink(ctx: Ctx, linkId: string) {
   await ctx.db.tx(async (q) => {

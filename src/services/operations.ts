@@ -7,12 +7,15 @@ import { settingsOf } from '../domain/project.ts';
 import { addDuration } from '../domain/duration.ts';
 import { ApiError, notFound, type ErrorType } from '../domain/errors.ts';
 import type { TransactionStatus } from '../domain/status.ts';
-import { appendEvent, moveTransaction } from './transitions.ts';
-import { schedule } from '../store/jobs.ts';
+import { appendEvent, moveTransaction, newEventRow, planOrderStatus } from './transitions.ts';
+import { canMove, deriveOrderStatus } from '../domain/status.ts';
+import { dueNow, schedulePart } from '../store/jobs.ts';
+import { WriteSet } from '../store/writes.ts';
 import { connectorFor } from './connectors.ts';
-import { SEALED } from './holder-names.ts';
+import { SEALED, openHolderNames } from './holder-names.ts';
+import { renderOrder } from './order-view.ts';
 import { newId } from '../domain/ids.ts';
-import type { OrderKind, OrderRow, ProjectRow, TransactionRow } from '../domain/entities.ts';
+import type { EventRow, OrderKind, OrderRow, ProjectRow, TransactionRow } from '../domain/entities.ts';
 
 /*
  * What the money operations on a paid order share (captures.ts, refunds.ts, chargebacks.ts):
@@ -33,6 +36,13 @@ export type MoneyTransaction = TransactionRow & { authorized: Date | null; captu
  *   `authorization_expiry` job). Its fee is charged on the capture order.
  */
 export async function onAuthorized(q: Queryable, project: ProjectRow, txn: TransactionRow, now: Date) {
+  const w = new WriteSet();
+  planAuthorized(w, project, txn, now);
+  await w.run(q);
+}
+
+/** onAuthorized's writes, gathered in `w` (store/writes.ts); `txn` changes in memory as the row will. */
+export function planAuthorized(w: WriteSet, project: ProjectRow, txn: TransactionRow, now: Date) {
   if (txn.authorized_amount > 0) return; // booked already: a retried authorization must not book twice
   const sale = !txn.capture_mode;
   const settings = settingsOf(project.settings);
@@ -47,12 +57,15 @@ export async function onAuthorized(q: Queryable, project: ProjectRow, txn: Trans
     capture_before: captureBefore,
     ...figureColumns(txn.currency, f),
   };
-  await orders.setAuthorization(q, txn.id, patch);
+  w.update('transactions', txn.id, patch);
   Object.assign(txn, patch);
-  await book(q, txn, txn, now, sale ? captureLegs(txn.amount, f.fee, false) : holdLegs(txn.amount));
-  if (txn.capture_mode === 'delayed') await schedule(q, { project_id: project.id, kind: 'delayed_capture', ref_id: txn.id, run_at: captureBefore! });
-  if (txn.capture_mode === 'manual') await schedule(q, { project_id: project.id, kind: 'authorization_expiry', ref_id: txn.id, run_at: captureBefore! });
-  if (sale) await ensureSettlement(q, project, now);
+  planBook(w, txn, txn, now, sale ? captureLegs(txn.amount, f.fee, false) : holdLegs(txn.amount));
+  const job = txn.capture_mode === 'delayed' ? 'delayed_capture' : txn.capture_mode === 'manual' ? 'authorization_expiry' : undefined;
+  if (job) {
+    w.add(schedulePart({ project_id: project.id, kind: job, ref_id: txn.id, run_at: captureBefore! }));
+    if (dueNow(captureBefore!)) w.notifyJobs();
+  }
+  if (sale) planSettlement(w, project, now);
 }
 
 /** The fee rule of money received with a payment method; refunds, chargebacks and reversals have their own (default none). */
@@ -72,18 +85,20 @@ export const figureColumns = (currency: string, f: { fee: number; settlement: nu
 
 /** Writes one journal for a movement of `txn`'s money that belongs to the original `payment`. */
 export async function book(q: Queryable, txn: TransactionRow, payment: TransactionRow, now: Date, legs: Leg[]) {
-  await ledger.insertJournal(
-    q,
-    { project_id: txn.project_id, order_id: txn.order_id, transaction_id: txn.id, payment_transaction_id: payment.id, currency: txn.currency, created: now },
-    legs,
-  );
+  await ledger.insertJournal(q, journalHead(txn, payment, now), legs);
 }
+
+const journalHead = (txn: TransactionRow, payment: TransactionRow, now: Date): ledger.JournalHead => ({
+  project_id: txn.project_id, order_id: txn.order_id, transaction_id: txn.id, payment_transaction_id: payment.id, currency: txn.currency, created: now,
+});
 
 /** Live projects settle daily: makes sure the project's next settlement run (00:00 UTC in its clock) is scheduled. */
 export async function ensureSettlement(q: Queryable, project: ProjectRow, now: Date) {
   if (project.mode !== 'live') return;
-  await ledger.ensureJob(q, { project_id: project.id, kind: 'settlement', ref_id: project.id, run_at: nextSettlementRun(now) });
+  await ledger.ensureJob(q, settlementJob(project, now));
 }
+
+const settlementJob = (project: ProjectRow, now: Date) => ({ project_id: project.id, kind: 'settlement', ref_id: project.id, run_at: nextSettlementRun(now) });
 
 export const nextSettlementRun = (now: Date) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
 
@@ -112,9 +127,20 @@ export async function lockOrderPayment(q: Queryable, projectId: string, orderId:
  * locked so that no second request can ask for the same money. A refusal is the operation's
  * own error; no answer is a 502. Either way nothing is stored (the caller rolls back).
  */
-export async function askAcquirer(ctx: Pick<Ctx, 'connectors'>, q: Queryable, project: ProjectRow, txn: TransactionRow, op: 'capture' | 'void' | 'refund', amount: number, now: Date, errorType: ErrorType) {
+export async function askAcquirer(
+  ctx: Pick<Ctx, 'connectors'>,
+  q: Queryable,
+  project: ProjectRow,
+  txn: TransactionRow,
+  op: 'capture' | 'void' | 'refund',
+  amount: number,
+  now: Date,
+  errorType: ErrorType,
+  /** the authorization's acquirer reference when the caller read it already */
+  known?: { reference: string | null },
+) {
   const connector = connectorFor(ctx, project);
-  const reference = (await ledger.acquirerReference(q, txn.id)) ?? undefined;
+  const reference = (known ? known.reference : await ledger.acquirerReference(q, txn.id)) ?? undefined;
   let outcome;
   try {
     outcome = await connector[op]({ project_id: project.id, transaction_id: txn.id, amount, currency: txn.currency, now, reference });
@@ -146,6 +172,16 @@ export interface ChildSpec {
  * to its final status, which completes the order and writes its webhook outbox row.
  */
 export async function createChildOrder(ctx: Ctx, q: Queryable, project: ProjectRow, parent: OrderRow, original: TransactionRow, spec: ChildSpec, now: Date) {
+  const { order, txn } = childRows(project, parent, original, spec, now);
+  await orders.insertOrder(q, order);
+  await orders.insertTransaction(q, txn);
+  await appendEvent(q, txn, 'new', now, spec.source);
+  await moveTransaction(ctx, q, txn, spec.status, now, { source: spec.source });
+  return { order, txn };
+}
+
+/** The rows of a new child order and its transaction, as created (status new). */
+function childRows(project: ProjectRow, parent: OrderRow, original: TransactionRow, spec: ChildSpec, now: Date): { order: OrderRow; txn: TransactionRow } {
   const b = parent.body ?? {};
   const order: OrderRow = {
     id: newId(),
@@ -168,7 +204,6 @@ export async function createChildOrder(ctx: Ctx, q: Queryable, project: ProjectR
     modified: now,
     completed: null,
   };
-  await orders.insertOrder(q, order);
   const details: Record<string, unknown> = {};
   for (const k of ['truncated_pan', 'card_expiry', SEALED]) if (original.details?.[k] !== undefined) details[k] = original.details[k];
   const txn: TransactionRow = {
@@ -197,10 +232,65 @@ export async function createChildOrder(ctx: Ctx, q: Queryable, project: ProjectR
     created: now,
     modified: now,
   };
-  await orders.insertTransaction(q, txn);
-  await appendEvent(q, txn, 'new', now, spec.source);
-  await moveTransaction(ctx, q, txn, spec.status, now, { source: spec.source });
   return { order, txn };
+}
+
+/** A child order as planned: its rows as they will be stored, and its transaction's events. */
+export interface PlannedChild {
+  order: OrderRow;
+  txn: TransactionRow;
+  events: EventRow[];
+}
+
+/**
+ * createChildOrder's writes gathered in `w` (store/writes.ts): the order and its transaction
+ * go in with their final status (a row inserted by the statement cannot also be updated by it),
+ * with both events, the order's outbox row and what the status hooks write. `hookProject`: the
+ * project as read with the payment. Undefined when a hook cannot inline (w is then unusable).
+ */
+export function planChildOrder(ctx: Ctx, w: WriteSet, project: ProjectRow, parent: OrderRow, original: TransactionRow, spec: ChildSpec, now: Date, hookProject: ProjectRow): PlannedChild | undefined {
+  const { order, txn } = childRows(project, parent, original, spec, now);
+  if (!canMove('new', spec.status)) throw new Error(`a child order cannot start ${spec.status}`);
+  const events = [newEventRow(txn, 'new', now, spec.source), newEventRow(txn, spec.status, now, spec.source)];
+  Object.assign(txn, { status: spec.status, modified: now });
+  const next = deriveOrderStatus('new', [spec.status]);
+  if (next !== 'new') {
+    const changed = planOrderStatus(ctx, w, order, next, now, hookProject, true);
+    if (!changed) return undefined;
+    Object.assign(order, changed);
+  }
+  // the outbox row and the transaction refer to the order: foreign keys are checked at the statement's end
+  w.insert('orders', order);
+  w.insert('transactions', txn);
+  w.insertMany('events', events);
+  return { order, txn, events: events.map((e) => ({ ...e })) };
+}
+
+/** The view of a planned child order once its statement ran: what loadOrderView would read back. */
+export async function renderPlanned(ctx: Ctx, q: Queryable, child: PlannedChild) {
+  const holderNames = await openHolderNames(q, ctx.masterKey, [child.txn]);
+  return renderOrder(ctx.config, child.order, [child.txn], child.events, [], { holderNames });
+}
+
+/** touchOrder's change, gathered in `w` on the order's row (locked by the caller, so its counters are current). */
+export function planTouchOrder(w: WriteSet, order: OrderRow, now: Date, change: { flag?: string; refunded?: number }) {
+  const patch = {
+    flags: change.flag && !order.flags.includes(change.flag) ? [...order.flags, change.flag] : order.flags,
+    refunded_amount: order.refunded_amount + (change.refunded ?? 0),
+    modified: now,
+  };
+  w.update('orders', order.id, patch);
+  Object.assign(order, patch);
+}
+
+/** book's journal, gathered in `w`. */
+export function planBook(w: WriteSet, txn: TransactionRow, payment: TransactionRow, now: Date, legs: Leg[]) {
+  w.insertMany('ledger_entries', ledger.journalRows(journalHead(txn, payment, now), legs));
+}
+
+/** ensureSettlement's job, gathered in `w`. */
+export function planSettlement(w: WriteSet, project: ProjectRow, now: Date) {
+  if (project.mode === 'live') w.add(ledger.ensureJobPart(settlementJob(project, now)));
 }
 
 /**

@@ -3,12 +3,14 @@ import { isUuid } from '../domain/ids.ts';
 import * as orders from '../store/orders.ts';
 import { findProject } from '../store/projects.ts';
 import { nowFor, type Ctx, type OrderStatusHook } from './context.ts';
-import { dataKeyFor } from './crypto-envelope.ts';
-import { deleteCvc, openCard, storeCvc } from './vault.ts';
-import { deleteCvcOfOrder, findCardAuth, findVaultCard, insertCardAuth, setAcquirerReference, setChallengeResult, type CardAuthRow, type VaultCardRow } from '../store/vault.ts';
-import { moveTransaction } from './transitions.ts';
-import { onAuthorized } from './operations.ts';
-import { schedule } from '../store/jobs.ts';
+import { dataKeyFor, existingDataKey } from './crypto-envelope.ts';
+import { cvcSealed, deleteCvc, openCard, storeCvc } from './vault.ts';
+import { cvcOfOrderPart, deleteCvcOfOrder, findCardAuth, findVaultCard, insertCardAuth, setAcquirerReference, setChallengeResult, type CardAuthRow, type VaultCardRow } from '../store/vault.ts';
+import { canPlanMove, moveTransaction, planMove, type OrderView } from './transitions.ts';
+import { startView, threeDsRows } from '../store/card-flow.ts';
+import { WriteSet } from '../store/writes.ts';
+import { onAuthorized, planAuthorized } from './operations.ts';
+import { dueNow, schedule, schedulePart } from '../store/jobs.ts';
 import { ApiError, invalid, notFound } from '../domain/errors.ts';
 import { isFinalOrder } from '../domain/status.ts';
 import { liabilityShift, type TransStatus } from '../domain/card.ts';
@@ -54,13 +56,10 @@ export interface AuthenticationStart {
  */
 export async function startAuthentication(ctx: Ctx, q: Queryable, project: ProjectRow, orderId: string, transactionId: string, start: AuthenticationStart): Promise<ThreeDsResult> {
   const txn = await orders.findTransaction(q, project.id, orderId, transactionId, true);
-  if (!txn) throw notFound('transaction');
-  if (start.method && txn.payment_method !== start.method) throw invalid('transaction_id', `a ${txn.payment_method} transaction is not authenticated with a card`);
-  if (txn.status !== 'new') throw new ApiError('TransactionAlreadyStarted', `transaction already started: it is ${txn.status}`);
   const now = nowFor(project);
-  if (txn.expires_at && now >= new Date(txn.expires_at)) throw new ApiError('TransactionAlreadyStarted', 'transaction has expired');
+  checkStart(txn, start, now);
   const row = await findVaultCard(q, project.id, start.vaultToken, true);
-  if (!row || row.transaction_id !== txn.id) throw invalid(start.field, `${start.field} is not a card stored for this transaction`);
+  checkCard(txn, row, start);
   const three = await start.decide(row, txn, now);
   const shown = (await start.keep?.(q, row)) ?? {};
   await insertCardAuth(q, { transaction_id: txn.id, project_id: project.id, vault_token: row.id, trans_status: three.trans_status, eci: three.eci ?? null }, now);
@@ -68,6 +67,19 @@ export async function startAuthentication(ctx: Ctx, q: Queryable, project: Proje
   if (three.trans_status !== 'C') details.liability_shift = three.liability_shift;
   await moveTransaction(ctx, q, txn, 'pending', now, { ...(start.source ? { source: start.source } : {}), patch: { payment_method_brand: row.brand, details } });
   return three;
+}
+
+/** The rules of starting: the transaction exists, has the method, is new and unexpired. */
+function checkStart(txn: TransactionRow | undefined, start: Pick<AuthenticationStart, 'method'>, now: Date): asserts txn is TransactionRow {
+  if (!txn) throw notFound('transaction');
+  if (start.method && txn.payment_method !== start.method) throw invalid('transaction_id', `a ${txn.payment_method} transaction is not authenticated with a card`);
+  if (txn.status !== 'new') throw new ApiError('TransactionAlreadyStarted', `transaction already started: it is ${txn.status}`);
+  if (txn.expires_at && now >= new Date(txn.expires_at)) throw new ApiError('TransactionAlreadyStarted', 'transaction has expired');
+}
+
+/** ... and the card was stored for it. */
+function checkCard(txn: TransactionRow, row: VaultCardRow | undefined, start: Pick<AuthenticationStart, 'field'>): asserts row is VaultCardRow {
+  if (!row || row.transaction_id !== txn.id) throw invalid(start.field, `${start.field} is not a card stored for this transaction`);
 }
 
 /** The simulated 3-D Secure page of a transaction, on the API host. */
@@ -112,22 +124,47 @@ async function start(ctx: Ctx, project: ProjectRow, orderId: string, transaction
   if (typeof input.cvc !== 'string' || !CVC.test(input.cvc)) throw invalid('cvc', 'cvc must be 3 digits');
   const connector = connectorFor(ctx, project);
   const dk = await dataKeyFor(ctx, project.id);
-  await ctx.db.tx((q) =>
-    startAuthentication(ctx, q, project, orderId, transactionId, {
-      vaultToken: input.vault_token,
-      field: 'vault_token',
-      method: 'credit-card',
-      decide: (row, txn, now) => {
-        if (input.cvc.length === 4 && row.brand !== 'amex') throw invalid('cvc', 'cvc must be 3 digits');
-        return connector.authenticate3ds({ ...refOf(txn, now), card: openCard(dk, row) });
-      },
-      async keep(q, row) {
-        await storeCvc(q, dk, row, input.cvc);
-        const name = openCard(dk, row).name;
-        return name !== undefined ? { [SEALED]: sealHolderName(dk, name) } : {};
-      },
-    }),
-  );
+  const card: AuthenticationStart = {
+    vaultToken: input.vault_token,
+    field: 'vault_token',
+    method: 'credit-card',
+    decide: (row, txn, now) => {
+      if (input.cvc.length === 4 && row.brand !== 'amex') throw invalid('cvc', 'cvc must be 3 digits');
+      return connector.authenticate3ds({ ...refOf(txn, now), card: openCard(dk, row) });
+    },
+    async keep(q, row) {
+      await storeCvc(q, dk, row, input.cvc);
+      const name = openCard(dk, row).name;
+      return name !== undefined ? { [SEALED]: sealHolderName(dk, name) } : {};
+    },
+  };
+  // Two round trips: one read, and one statement that writes the start only while the
+  // transaction is still new. An order of several transactions, or one whose status hooks need
+  // more than was read, takes the general path: one database transaction that locks the rows.
+  const view = await startView(ctx.db, project.id, orderId, transactionId, input.vault_token);
+  const now = nowFor(project);
+  checkStart(view?.txn, card, now);
+  // decided first, so that 3-D Secure is asked once whichever path writes
+  if (view!.statuses.length === 1 && canPlanMove(ctx, view!.txn, view!, 'pending', now)) {
+    const { txn, order, statuses } = view!;
+    checkCard(txn, view!.card, card);
+    const row = view!.card!;
+    const three = await card.decide(row, txn, now);
+    const w = new WriteSet();
+    w.guard('transactions', txn.id, {}, { status: 'new' });
+    w.update('vault_cards', row.id, { cvc_ct: cvcSealed(dk, row, input.cvc) });
+    const name = openCard(dk, row).name;
+    w.insert('card_authentications', { transaction_id: txn.id, project_id: project.id, vault_token: row.id, trans_status: three.trans_status, eci: three.eci ?? null, created: now, modified: now });
+    const details: Record<string, unknown> = { ...txn.details, truncated_pan: row.truncated_pan, card_expiry: row.expiry, ...(name !== undefined ? { [SEALED]: sealHolderName(dk, name) } : {}), vault_token: row.id };
+    if (three.trans_status !== 'C') details.liability_shift = three.liability_shift;
+    const planned = planMove(ctx, w, txn, { order, statuses, project: view!.project }, 'pending', now, { patch: { payment_method_brand: row.brand, details } });
+    if (planned === 'planned') {
+      if (await w.run(ctx.db)) return { redirect_url: threeDsUrl(ctx.config, transactionId) };
+      // another request started (or expired, or cancelled) it since the read
+      checkStart(await orders.findTransaction(ctx.db, project.id, orderId, transactionId), card, now);
+    }
+  }
+  await ctx.db.tx((q) => startAuthentication(ctx, q, project, orderId, transactionId, card));
   return { redirect_url: threeDsUrl(ctx.config, transactionId) };
 }
 
@@ -156,6 +193,99 @@ export async function loadThreeDs(ctx: Ctx, transactionId: string): Promise<Thre
 
 const findAuth = findCardAuth;
 
+export interface ThreeDsVisit {
+  view: ThreeDsView;
+  /** the customer must answer the challenge: show its form */
+  challenge: boolean;
+  /** the order afterwards (the payment is over, or in progress) */
+  order: OrderRow;
+}
+
+/**
+ * GET of the 3-D Secure page: what it shows, and for a frictionless transaction still pending,
+ * the authorization. One database transaction of at most four round trips: BEGIN, one read that
+ * locks the transaction and its order, the acquirer's answer, one statement of every write
+ * (store/writes.ts), COMMIT. The lock spans the acquirer call, so a repeated visit or a
+ * concurrent cancel waits and then sees the outcome; the acquirer is asked once. Undefined for
+ * an unknown transaction or one without 3-D Secure. An order of several transactions, or a
+ * change whose status hooks need more than was read, takes the general path in the same lock.
+ */
+export async function visitThreeDs(ctx: Ctx, transactionId: string): Promise<ThreeDsVisit | undefined> {
+  if (!isUuid(transactionId)) return undefined;
+  return ctx.db.tx(async (q) => {
+    const rows = await threeDsRows(q, transactionId, true);
+    if (!rows?.auth) return undefined;
+    const { txn, order, project, auth } = rows;
+    const view: ThreeDsView = { txn: { ...txn }, order: { ...order }, project, auth };
+    if (txn.status !== 'pending') return { view, challenge: false, order };
+    if (auth.trans_status === 'C') return { view, challenge: true, order };
+    const dk = rows.card && (await existingDataKey(q, ctx.masterKey, project.id));
+    if (rows.statuses.length === 1 && rows.card && dk) {
+      const now = nowFor(project);
+      const three: ThreeDsResult = { trans_status: auth.trans_status, eci: auth.eci ?? undefined, liability_shift: liabilityShift(auth.trans_status) };
+      const connector = connectorFor(ctx, project);
+      const outcome = PROCEED.has(three.trans_status)
+        ? await connector.authorize({ ...refOf(txn, now), card: openCard(dk, rows.card), three_ds: three, capture: !txn.capture_mode })
+        : authenticationFailed(three.trans_status);
+      const w = new WriteSet();
+      // The CVC served this one authorization request.
+      w.update('vault_cards', rows.card.id, { cvc_ct: null });
+      const extra = {
+        details: { ...txn.details, liability_shift: three.liability_shift },
+        three_d_secure: { trans_status: three.trans_status, ...(three.eci ? { eci: three.eci } : {}) },
+      };
+      if (planOutcome(ctx, w, project, txn, { order, statuses: rows.statuses, project }, outcome, now, extra)) {
+        await w.run(q);
+        return { view, challenge: false, order };
+      }
+      // a hook needs the general path: the acquirer has answered, so the outcome is applied there
+      await deleteCvc(q, project.id, [txn.id]);
+      await applyOutcome(ctx, q, project, view.txn, outcome, now, extra);
+      return { view, challenge: false, order: (await orders.findOrder(q, project.id, order.id))! };
+    }
+    return { view, challenge: false, order: (await completeAuthentication(ctx, view, { kind: 'frictionless' }, q)) ?? order };
+  });
+}
+
+/**
+ * applyOutcome's writes gathered in `w` (one statement), for a pending transaction read with
+ * its order. False when a status hook needs the general path (nothing of `w` may then be sent).
+ */
+function planOutcome(
+  ctx: Ctx,
+  w: WriteSet,
+  project: ProjectRow,
+  txn: TransactionRow,
+  view: OrderView,
+  outcome: Outcome,
+  now: Date,
+  extra: { details: Record<string, unknown>; three_d_secure: Record<string, unknown> },
+): boolean {
+  const outcomes = {
+    ...(txn.outcomes ?? {}),
+    three_d_secure: extra.three_d_secure,
+    processing: { status: outcome.status, response_code: outcome.response_code, response_code_description: outcome.response_code_description },
+  };
+  const patch = { outcomes, details: extra.details };
+  if (outcome.reference) w.update('card_authentications', txn.id, { acquirer_reference: outcome.reference }, 'transaction_id');
+  switch (outcome.status) {
+    case 'accepted': {
+      const moved = planMove(ctx, w, txn, view, 'accepted', now, { reason: null, patch });
+      if (moved === 'planned') planAuthorized(w, project, txn, now);
+      return moved !== 'general';
+    }
+    case 'processing': {
+      const moved = planMove(ctx, w, txn, view, 'processing', now, { patch });
+      const runAt = new Date(now.getTime() + ctx.config.lateDeclineMs);
+      w.add(schedulePart({ project_id: project.id, kind: 'late_decline', ref_id: txn.id, run_at: runAt }));
+      if (dueNow(runAt)) w.notifyJobs();
+      return moved !== 'general';
+    }
+    default:
+      return planMove(ctx, w, txn, view, outcome.status, now, { reason: outcome.reason ?? outcome.status, patch }) !== 'general';
+  }
+}
+
 /** Statuses of 3-D Secure after which the card may be authorized (U: not enrolled, no liability shift). */
 const PROCEED = new Set<TransStatus>(['Y', 'A', 'U']);
 
@@ -165,14 +295,16 @@ export type Step = { kind: 'frictionless' } | { kind: 'challenge'; answer: strin
  * Finishes 3-D Secure and authorizes, once: the row lock and the `pending` check make a
  * repeated visit or double submit a no-op. Returns the order as it is afterwards.
  */
-export async function completeAuthentication(ctx: Ctx, target: string | ThreeDsView, step: Step): Promise<OrderRow | undefined> {
+export async function completeAuthentication(ctx: Ctx, target: string | ThreeDsView, step: Step, inTx?: Queryable): Promise<OrderRow | undefined> {
   const view = typeof target === 'string' ? await loadThreeDs(ctx, target) : target;
   if (!view) return undefined;
   const { project } = view;
   const transactionId = view.txn.id;
   const connector = connectorFor(ctx, project);
-  const dk = await dataKeyFor(ctx, project.id);
-  return ctx.db.tx(async (q) => {
+  const dk = inTx ? await existingDataKey(inTx, ctx.masterKey, project.id) : await dataKeyFor(ctx, project.id);
+  if (!dk) throw new Error(`project ${project.id} has no data key`);
+  const run = <T>(fn: (q: Queryable) => Promise<T>) => (inTx ? fn(inTx) : ctx.db.tx(fn));
+  return run(async (q) => {
     const txn = await orders.transactionById(q, transactionId, true);
     const auth = txn && (await findAuth(q, project.id, txn.id, true));
     if (!txn || !auth || txn.status !== 'pending') return orders.findOrder(q, project.id, view.order.id);
@@ -258,4 +390,8 @@ export async function lateDecline(ctx: Ctx, transactionId: string) {
 export const dropSealedCvc: OrderStatusHook = async (q, order, _from, to) => {
   if (!isFinalOrder(to)) return;
   await deleteCvcOfOrder(q, order.project_id, order.id);
+};
+dropSealedCvc.inline = (w, order, _from, to) => {
+  if (isFinalOrder(to)) w.add(cvcOfOrderPart(order.project_id, order.id));
+  return true;
 };

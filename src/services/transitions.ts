@@ -3,7 +3,8 @@ import * as orders from '../store/orders.ts';
 import { canMove, deriveOrderStatus, isFinalOrder, type OrderStatus, type TransactionStatus } from '../domain/status.ts';
 import { newId } from '../domain/ids.ts';
 import type { Ctx } from './context.ts';
-import type { OrderRow, TransactionRow } from '../domain/entities.ts';
+import type { OrderRow, ProjectRow, TransactionRow } from '../domain/entities.ts';
+import { WriteSet } from '../store/writes.ts';
 
 export interface StatusChange {
   reason?: string | null;
@@ -58,4 +59,64 @@ export async function setOrderStatus(ctx: HooksCtx, q: Queryable, order: OrderRo
   Object.assign(order, { status: next, modified: now, completed });
   await orders.insertOutbox(q, order.project_id, order.id, next, now);
   for (const hook of ctx.hooks.orderStatus) await hook(q, order, from, next, now);
+}
+
+/** What a planned move needs to know of the transaction's order, read with the transaction. */
+export interface OrderView {
+  order: OrderRow;
+  /** the statuses of the order's transactions, this one's included, as read */
+  statuses: TransactionStatus[];
+  project: ProjectRow;
+}
+
+/**
+ * moveTransaction's writes, gathered in `w` (store/writes.ts) instead of sent one by one: the
+ * transaction's row, its event, the order's derived status with its outbox row, and what the
+ * order status hooks write. The rows in memory change as moveTransaction changes them.
+ * Answers 'not allowed' for a move the state machine refuses, and 'general' when a hook cannot
+ * say its writes from what was read (w is then unusable: the caller takes moveTransaction).
+ */
+export function planMove(ctx: HooksCtx, w: WriteSet, txn: TransactionRow, view: OrderView, to: TransactionStatus, now: Date, change: StatusChange = {}): 'planned' | 'not allowed' | 'general' {
+  if (!canMove(txn.status, to)) return 'not allowed';
+  const { order } = view;
+  const from = order.status;
+  const statuses = view.statuses.length ? [...view.statuses] : [txn.status];
+  // this transaction's place in the order's list: the first with its old status (a list of one in the card flow)
+  const mine = statuses.indexOf(txn.status);
+  if (mine < 0) return 'general';
+  statuses[mine] = to;
+  const next = deriveOrderStatus(order.status, statuses);
+  const patch: Pick<TransactionRow, 'status' | 'modified'> & orders.StatusColumns = { ...change.patch, status: to, modified: now };
+  if (change.reason !== undefined) patch.reason = change.reason;
+  w.update('transactions', txn.id, patch);
+  w.insert('events', newEventRow(txn, to, now, change.source ?? 'set_status'));
+  if (next !== from) {
+    const changed = planOrderStatus(ctx, w, order, next, now, view.project);
+    if (!changed) return 'general';
+    Object.assign(order, changed);
+  }
+  Object.assign(txn, patch);
+  view.statuses = statuses;
+  return 'planned';
+}
+
+/** Whether planMove would plan this move (its hooks can say their writes), without changing anything. */
+export function canPlanMove(ctx: HooksCtx, txn: TransactionRow, view: OrderView, to: TransactionStatus, now: Date): boolean {
+  return planMove(ctx, new WriteSet(), { ...txn }, { ...view, order: { ...view.order }, statuses: [...view.statuses] }, to, now) === 'planned';
+}
+
+/**
+ * setOrderStatus's writes gathered in `w`: the order's row (unless `inserted`: the caller
+ * inserts it with the new status), its outbox row and what the hooks write. Answers the
+ * changed columns, or undefined when a hook cannot inline (w is then unusable).
+ */
+export function planOrderStatus(ctx: HooksCtx, w: WriteSet, order: OrderRow, next: OrderStatus, now: Date, project: ProjectRow, inserted = false) {
+  const completed = isFinalOrder(next) ? now : null;
+  const changed = { status: next, modified: now, completed };
+  if (!inserted) w.update('orders', order.id, changed);
+  // before the hooks' parts: a delivery names this row (a CTE sees only those before it)
+  w.outbox = w.name('outbox');
+  w.insert('outbox', { project_id: order.project_id, order_id: order.id, status: next, created: now }, { name: w.outbox, returning: 'id' });
+  const after = { ...order, ...changed };
+  return ctx.hooks.orderStatus.every((hook) => hook.inline?.(w, after, order.status, next, now, project) ?? false) ? changed : undefined;
 }

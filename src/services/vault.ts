@@ -5,12 +5,14 @@ import type { Queryable } from '../store/db.ts';
 import * as orders from '../store/orders.ts';
 import * as vault from '../store/vault.ts';
 import type { VaultCardRow } from '../store/vault.ts';
-import { findProject } from '../store/projects.ts';
+import { vaultTarget, type VaultTarget } from '../store/card-flow.ts';
+import { WriteSet } from '../store/writes.ts';
 import { nowFor, type Ctx } from './context.ts';
 import { ApiError, invalid } from '../domain/errors.ts';
 import { detectBrands, luhnValid, truncatePan } from '../domain/card.ts';
 import { checkDataKey, dataKeyFor, fingerprint, openField, sealField, type DataKey } from './crypto-envelope.ts';
 import type { CardData } from '../acquirer/connector.ts';
+import type { ProjectRow } from '../domain/entities.ts';
 
 /**
  * The card vault: stores a PAN against a transaction's one-use setup_token and answers a
@@ -39,6 +41,8 @@ const unknownToken = () => tokenError('setup_token is not known');
 export interface StoreOptions {
   /** the project of the caller's API key: a setup_token of another project is unknown */
   projectId?: string;
+  /** that project, when the caller has it: the card is then stored in one round trip when all is well */
+  project?: ProjectRow;
   /** the hosted page's transaction: a setup_token of another transaction is unknown */
   transactionId?: string;
 }
@@ -50,38 +54,66 @@ export interface StoreOptions {
  */
 export async function storeCard(ctx: Ctx, input: CardInput, opts: StoreOptions = {}): Promise<VaultCard> {
   const { brand, brands } = checkCardInput(input);
-  const found = await orders.transactionBySetupToken(ctx.db, input.setup_token);
-  if (!found || (opts.projectId && found.project_id !== opts.projectId) || (opts.transactionId && found.id !== opts.transactionId)) throw unknownToken();
-  const project = await findProject(ctx.db, found.project_id);
-  if (!project) throw unknownToken();
+  const once = opts.project && (await storeOnce(ctx, input, opts.project, brand, brands));
+  if (once) return { vault_token: once, truncated_pan: truncatePan(input.pan), brand, brands };
+  // Two round trips: one read, one statement that writes the card only while the token is unused.
+  const found = await vaultTarget(ctx.db, input.setup_token);
+  if (!found || (opts.projectId && found.txn.project_id !== opts.projectId) || (opts.transactionId && found.txn.id !== opts.transactionId)) throw unknownToken();
+  const { txn, project } = found;
+  const now = nowFor(project);
+  checkToken(ctx, txn, now);
   const dk = await dataKeyFor(ctx, project.id);
   const id = randomUUID();
-  await ctx.db.tx(async (q) => {
-    // The row lock makes the single use hold when two requests race with one token.
-    const txn = await orders.transactionById(q, found.id, true);
-    if (!txn || txn.setup_token !== input.setup_token) throw unknownToken();
-    if (txn.setup_token_used) throw tokenError('setup_token has already been used', 409);
-    const now = nowFor(project);
-    if (now.getTime() - new Date(txn.created).getTime() > ctx.config.setupTokenTtlSeconds * 1000)
-      throw tokenError(`setup_token expired: it is valid ${ctx.config.setupTokenTtlSeconds} seconds after the order was created`);
-    if (txn.status !== 'new') throw tokenError(`setup_token can no longer be used: the transaction is ${txn.status}`, 409);
-    await vault.insertVaultCard(q, {
-      id,
-      project_id: project.id,
-      transaction_id: txn.id,
-      data_key_id: dk.id,
-      pan_ct: sealField(dk, id, 'pan', input.pan),
-      name_ct: input.name !== undefined ? sealField(dk, id, 'name', input.name) : null,
-      fingerprint: fingerprint(dk, input.pan),
-      expiry: input.expiry,
-      truncated_pan: truncatePan(input.pan),
-      brand,
-      brands,
-      created: now,
-    });
-    await orders.markSetupTokenUsed(q, txn.id, now);
-  });
+  const w = new WriteSet();
+  // The condition makes the single use hold when two requests race with one token.
+  w.guard('transactions', txn.id, { setup_token_used: now }, { setup_token: input.setup_token, setup_token_used: null, status: 'new' });
+  w.insert('vault_cards', { ...sealedCard(dk, id, project.id, input, brand, brands, now), transaction_id: txn.id });
+  if (!(await w.run(ctx.db))) {
+    // another request used the token (or the transaction moved) since the read: say which
+    const again = await vaultTarget(ctx.db, input.setup_token);
+    if (!again) throw unknownToken();
+    checkToken(ctx, again.txn, now);
+    throw tokenError('setup_token has already been used', 409);
+  }
   return { vault_token: id, truncated_pan: truncatePan(input.pan), brand, brands };
+}
+
+/**
+ * The card stored in one round trip, for a caller whose project is known (the API key's): the
+ * statement writes only when the token is the project's, unused, unexpired and its transaction
+ * new. Answers the vault_token, or undefined when nothing was written: the caller then reads
+ * the token's transaction and says why (or, when it finds nothing wrong, stores the card).
+ */
+async function storeOnce(ctx: Ctx, input: CardInput, project: ProjectRow, brand: string, brands: string[]): Promise<string | undefined> {
+  const dk = await dataKeyFor(ctx, project.id);
+  const now = nowFor(project);
+  const id = randomUUID();
+  const cutoff = new Date(now.getTime() - ctx.config.setupTokenTtlSeconds * 1000);
+  const stored = await vault.storeCardOnce(ctx.db, { token: input.setup_token, projectId: project.id, now, cutoff }, sealedCard(dk, id, project.id, input, brand, brands, now));
+  return stored ? id : undefined;
+}
+
+/** A new card's row: PAN and name sealed with the project's data key, the PAN's fingerprint. */
+const sealedCard = (dk: DataKey, id: string, projectId: string, input: CardInput, brand: string, brands: string[], now: Date): Omit<VaultCardRow, 'cvc_ct' | 'transaction_id'> => ({
+  id,
+  project_id: projectId,
+  data_key_id: dk.id,
+  pan_ct: sealField(dk, id, 'pan', input.pan),
+  name_ct: input.name !== undefined ? sealField(dk, id, 'name', input.name) : null,
+  fingerprint: fingerprint(dk, input.pan),
+  expiry: input.expiry,
+  truncated_pan: truncatePan(input.pan),
+  brand,
+  brands,
+  created: now,
+});
+
+/** Why a setup_token can no longer store a card, if it cannot. */
+function checkToken(ctx: Ctx, txn: VaultTarget['txn'], now: Date) {
+  if (txn.setup_token_used) throw tokenError('setup_token has already been used', 409);
+  if (now.getTime() - new Date(txn.created).getTime() > ctx.config.setupTokenTtlSeconds * 1000)
+    throw tokenError(`setup_token expired: it is valid ${ctx.config.setupTokenTtlSeconds} seconds after the order was created`);
+  if (txn.status !== 'new') throw tokenError(`setup_token can no longer be used: the transaction is ${txn.status}`, 409);
 }
 
 /** For the hosted card form: the setup_token must be the one of this transaction. No API key. */
@@ -98,8 +130,10 @@ export function openCard(dk: DataKey, row: VaultCardRow): CardData & { name?: st
 
 /** Keeps the CVC sealed until the authorization (docs/design.md "Secrets and the vault": then it is deleted). */
 export async function storeCvc(q: Queryable, dk: DataKey, row: VaultCardRow, cvc: string) {
-  await vault.setSealedCvc(q, row.id, sealField(dk, row.id, 'cvc', cvc));
+  await vault.setSealedCvc(q, row.id, cvcSealed(dk, row, cvc));
 }
+
+export const cvcSealed = (dk: DataKey, row: Pick<VaultCardRow, 'id'>, cvc: string) => sealField(dk, row.id, 'cvc', cvc);
 
 export async function deleteCvc(q: Queryable, projectId: string, transactionIds: string[]) {
   if (!transactionIds.length) return;

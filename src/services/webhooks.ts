@@ -88,17 +88,19 @@ export const makeWebhookSecret: ProjectCreatedHook = async (ctx, projectId) => {
 
 /** The receivers of an order: its own webhook_url, else the project's; plus its payment link's. */
 export async function targetsFor(q: Queryable, order: OrderRow): Promise<WebhookTarget[]> {
+  const own = ownUrl(order);
+  const projectUrl = own ? null : await store.projectWebhookUrl(q, order.project_id);
+  const linkUrl = order.payment_link_id ? await store.linkWebhookUrl(q, order.project_id, order.payment_link_id) : null;
+  return pickTargets(own, projectUrl, linkUrl);
+}
+
+const ownUrl = (order: OrderRow) => (typeof order.body?.webhook_url === 'string' && order.body.webhook_url ? (order.body.webhook_url as string) : null);
+
+function pickTargets(own: string | null, projectUrl: string | null, linkUrl: string | null): WebhookTarget[] {
   const found: WebhookTarget[] = [];
-  const own = order.body?.webhook_url;
-  if (typeof own === 'string' && own) found.push({ url: own, target: 'order' });
-  else {
-    const projectUrl = await store.projectWebhookUrl(q, order.project_id);
-    if (projectUrl) found.push({ url: projectUrl, target: 'project' });
-  }
-  if (order.payment_link_id) {
-    const linkUrl = await store.linkWebhookUrl(q, order.project_id, order.payment_link_id);
-    if (linkUrl) found.push({ url: linkUrl, target: 'payment_link' });
-  }
+  if (own) found.push({ url: own, target: 'order' });
+  else if (projectUrl) found.push({ url: projectUrl, target: 'project' });
+  if (linkUrl) found.push({ url: linkUrl, target: 'payment_link' });
   const seen = new Set<string>();
   return found.filter((t) => !seen.has(t.url) && seen.add(t.url));
 }
@@ -126,6 +128,27 @@ export const queueWebhooks: OrderStatusHook = async (q, order, _from, to, now) =
   if (!targets.length) return;
   const outbox = await store.latestOutbox(q, order.project_id, order.id);
   await queueDeliveries(q, order, targets, now, { outboxId: outbox?.id ?? null, status: to, resend: false });
+};
+
+/**
+ * The same, as writes of the change's one statement (store/writes.ts), which writes the outbox
+ * row as the CTE named w.outbox. An order of a payment link takes the general path (the link's URL is not
+ * read with the order).
+ */
+queueWebhooks.inline = (w, order, _from, to, now, project) => {
+  if (order.payment_link_id || !w.outbox) return false;
+  const outbox = w.outbox;
+  const own = ownUrl(order);
+  const targets = pickTargets(own, own ? null : project.webhook_url, null);
+  if (!targets.length) return true;
+  for (const t of targets) {
+    w.add(store.deliveryAfterOutboxPart({
+      id: newId(), project_id: order.project_id, order_id: order.id, order_status: to, target: t.target, resend: false, url: t.url, next_attempt_at: now, created: now,
+    }, outbox));
+  }
+  w.add(store.orderJobPart(order.project_id, order.id, now));
+  w.notifyJobs();
+  return true;
 };
 
 // ---- URL safety (SSRF) ---------------------------------------------------------------------

@@ -4,6 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import type { Readable } from 'node:stream';
 import { privateDir } from './lock.ts';
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHash } from 'node:crypto';
 import { ApiError } from '../domain/errors.ts';
 
 /** The one query layer: plain parameterised SQL over `pg` or PGlite. */
@@ -16,10 +17,14 @@ export interface Queryable {
 export interface QueryOptions {
   /**
    * Prepare the statement under this name once per connection (PostgreSQL), skipping parse and
-   * plan on later runs. Only for hot statements whose text is fixed for the name. PGlite ignores it.
+   * plan on later runs. Only for hot statements whose text is fixed for the name. `true` names it
+   * by its text (statementName), for statements composed in a few shapes. PGlite ignores it.
    */
-  prepare?: string;
+  prepare?: string | true;
 }
+
+/** The name a statement is prepared under when QueryOptions.prepare is true: one per text. */
+export const statementName = (sql: string) => `s_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`;
 
 /** A transaction left open across several steps (an idempotent request: see within()). */
 export interface OpenTx {
@@ -52,7 +57,27 @@ export interface Db extends Queryable {
    * for one. Destroying the stream abandons the COPY and closes that connection.
    */
   copyCsv?(select: string, params: unknown[]): Promise<Readable>;
+  /**
+   * Calls `listener` with the text of every statement this store sends from now on, one call a
+   * round trip (BEGIN, COMMIT, ROLLBACK and savepoints included; LISTEN and COPY not). For tests
+   * that count round trips (test/e2e/round-trips.test.ts). Returns a function that stops it.
+   */
+  observe(listener: (sql: string) => void): () => void;
   close(): Promise<void>;
+}
+
+/** The listeners of Db.observe and the one place a store reports a round trip. */
+function observers() {
+  const listeners = new Set<(sql: string) => void>();
+  return {
+    note(sql: string) {
+      for (const l of listeners) l(sql);
+    },
+    observe(listener: (sql: string) => void) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+  };
 }
 
 /**
@@ -216,9 +241,15 @@ export interface PgOptions {
   max?: number;
   /** connections for CSV reports (copyCsv), opened on the first report */
   reportMax?: number;
+  /**
+   * Named prepared statements (QueryOptions.prepare) on; off, each statement goes unnamed (for a
+   * pooler that does not keep them per connection). The one switch: statements pass only a name.
+   */
+  prepared?: boolean;
 }
 
-export function pgDb({ url, schema, max = 10, reportMax = 2 }: PgOptions): Db {
+export function pgDb({ url, schema, max = 10, reportMax = 2, prepared = true }: PgOptions): Db {
+  const seen = observers();
   const options = schema ? `-c search_path=${schema}` : undefined;
   // named for pg_stat_activity: tender / tender-report / tender-listen, with the schema when there is one
   const nameOf = (name: string) => (schema ? `${name} ${schema}` : name);
@@ -229,8 +260,12 @@ export function pgDb({ url, schema, max = 10, reportMax = 2 }: PgOptions): Db {
   };
   const pool = newPool(max, 'tender');
   let reportPool: pg.Pool | undefined;
-  const run = async (c: pg.Pool | pg.PoolClient, sql: string, params?: unknown[], opts?: QueryOptions) =>
-    (opts?.prepare ? await c.query({ name: opts.prepare, text: sql, values: params as any[] }) : await c.query(sql, params as any[])).rows;
+  const run = async (c: pg.Pool | pg.PoolClient, sql: string, params?: unknown[], opts?: QueryOptions) => {
+    seen.note(sql);
+    if (!prepared || !opts?.prepare) return (await c.query(sql, params as any[])).rows;
+    const name = opts.prepare === true ? statementName(sql) : opts.prepare;
+    return (await c.query({ name, text: sql, values: params as any[] })).rows;
+  };
   const begin = async (): Promise<OpenTx> => {
     const client = await mapped(pool.connect());
     // A checked-out client's connection can drop between statements; without a listener its
@@ -244,6 +279,7 @@ export function pgDb({ url, schema, max = 10, reportMax = 2 }: PgOptions): Db {
       closed = true;
       let failed: unknown;
       try {
+        seen.note(sql);
         await client.query(sql);
       } catch (err) {
         failed = err;
@@ -254,6 +290,7 @@ export function pgDb({ url, schema, max = 10, reportMax = 2 }: PgOptions): Db {
       if (failed && sql === 'COMMIT') throw unavailableOr(failed);
     };
     try {
+      seen.note('BEGIN');
       await client.query('BEGIN');
     } catch (err) {
       closed = true;
@@ -264,7 +301,10 @@ export function pgDb({ url, schema, max = 10, reportMax = 2 }: PgOptions): Db {
     return {
       q: {
         query: (sql, params, opts) => mapped(run(client, sql, params, opts)) as any,
-        exec: async (sql) => void (await mapped(client.query(sql))),
+        exec: async (sql) => {
+          seen.note(sql);
+          await mapped(client.query(sql));
+        },
       },
       get closed() {
         return closed;
@@ -292,7 +332,9 @@ export function pgDb({ url, schema, max = 10, reportMax = 2 }: PgOptions): Db {
     kind: 'postgres',
     ...scoped(self, own),
     begin,
+    observe: seen.observe,
     async exec(sql) {
+      seen.note(sql);
       await mapped(pool.query(sql));
     },
     async listen(channel, onNotify) {
@@ -329,13 +371,31 @@ export async function pgliteDb(dataDir: string): Promise<Db> {
   if (!dataDir.startsWith('memory://')) privateDir(dataDir);
   const lite = await PGlite.create(dataDir);
   const parse = { 20: (v: string) => Number(v) };
-  const run = async (q: { query: PGlite['query'] }, sql: string, params?: unknown[]) =>
-    (await q.query(sql, params as any[], { parsers: parse })).rows;
+  // In process, no socket: what is noted is what PostgreSQL would take as a round trip
+  // (lite.transaction's own BEGIN and COMMIT or ROLLBACK included), so counts match pgDb's.
+  const seen = observers();
+  const run = async (q: { query: PGlite['query'] }, sql: string, params?: unknown[]) => {
+    seen.note(sql);
+    return (await q.query(sql, params as any[], { parsers: parse })).rows;
+  };
+  /** lite.transaction, noting its BEGIN and its COMMIT or ROLLBACK. */
+  const transaction = <T>(fn: (t: any) => Promise<T>): Promise<T> =>
+    lite.transaction(async (t) => {
+      seen.note('BEGIN');
+      try {
+        const result = await fn(t);
+        seen.note('COMMIT');
+        return result;
+      } catch (err) {
+        seen.note('ROLLBACK');
+        throw err;
+      }
+    });
   const begin = async (): Promise<OpenTx> => {
     let settle!: { resolve(): void; reject(err: Error): void };
     let handed!: (t: { query: PGlite['query']; exec: PGlite['exec'] }) => void;
     const got = new Promise<{ query: PGlite['query']; exec: PGlite['exec'] }>((resolve) => (handed = resolve));
-    const done = lite.transaction((t) => {
+    const done = transaction((t) => {
       handed(t as any);
       return new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
     });
@@ -343,7 +403,13 @@ export async function pgliteDb(dataDir: string): Promise<Db> {
     const t = await Promise.race([got, done.then(() => Promise.reject(new Error('transaction ended before it began')))]);
     let closed = false;
     return {
-      q: { query: (sql, params) => run(t, sql, params) as any, exec: async (sql) => void (await t.exec(sql)) },
+      q: {
+        query: (sql, params) => run(t, sql, params) as any,
+        exec: async (sql) => {
+          seen.note(sql);
+          await t.exec(sql);
+        },
+      },
       get closed() {
         return closed;
       },
@@ -365,13 +431,23 @@ export async function pgliteDb(dataDir: string): Promise<Db> {
   const own = {
     query: (sql: string, params?: unknown[]) => run(lite, sql, params) as any,
     tx: <T>(fn: (q: Queryable) => Promise<T>): Promise<T> =>
-      lite.transaction((t) => fn({ query: (sql, params) => run(t as any, sql, params) as any, exec: async (sql) => void (await t.exec(sql)) })),
+      transaction((t) =>
+        fn({
+          query: (sql, params) => run(t as any, sql, params) as any,
+          exec: async (sql) => {
+            seen.note(sql);
+            await t.exec(sql);
+          },
+        }),
+      ),
   };
   const db: Db = {
     kind: 'pglite',
     ...scoped(self, own),
     begin,
+    observe: seen.observe,
     async exec(sql: string) {
+      seen.note(sql);
       await lite.exec(sql);
     },
     async listen(channel: string, onNotify: () => void) {

@@ -1,4 +1,5 @@
 import type { Queryable } from './db.ts';
+import type { Part } from './writes.ts';
 import type { JobRow } from '../domain/entities.ts';
 
 
@@ -7,21 +8,31 @@ import type { JobRow } from '../domain/entities.ts';
  * project's clock. Wakes idle workers through NOTIFY when it is due now.
  */
 export async function schedule(q: Queryable, job: { project_id: string; kind: string; ref_id: string; run_at: Date; payload?: Record<string, unknown> }) {
-  await q.query(
-    `INSERT INTO jobs (project_id, kind, ref_id, run_at, payload) VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT (kind, ref_id) DO UPDATE SET run_at = EXCLUDED.run_at, payload = EXCLUDED.payload, locked_until = NULL`,
-    [job.project_id, job.kind, job.ref_id, job.run_at, JSON.stringify(job.payload ?? {})],
-  );
+  const part = schedulePart(job);
+  await q.query(part.sql, part.params);
   // NOTIFY serialises commits database-wide, so only work due about now wakes the workers;
   // later work is found by the poll.
-  if (job.run_at.getTime() <= Date.now() + WAKE_WINDOW_MS) await q.query("SELECT pg_notify('tender_jobs', '')");
+  if (dueNow(job.run_at)) await q.query("SELECT pg_notify('tender_jobs', '')");
 }
+
+/** schedule's upsert as a part of one statement (store/writes.ts); when dueNow(run_at), the statement must also notify. */
+export const schedulePart = (job: { project_id: string; kind: string; ref_id: string; run_at: Date; payload?: Record<string, unknown> }): Part => ({
+  sql: `INSERT INTO jobs (project_id, kind, ref_id, run_at, payload) SELECT $1::uuid, $2::text, $3::text, $4::timestamptz, $5::jsonb WHERE true
+     ON CONFLICT (kind, ref_id) DO UPDATE SET run_at = EXCLUDED.run_at, payload = EXCLUDED.payload, locked_until = NULL`,
+  params: [job.project_id, job.kind, job.ref_id, job.run_at, JSON.stringify(job.payload ?? {})],
+});
+
+/** Whether a job at run_at wakes the workers at once (NOTIFY) rather than waiting for their poll. */
+export const dueNow = (runAt: Date) => runAt.getTime() <= Date.now() + WAKE_WINDOW_MS;
 
 const WAKE_WINDOW_MS = 2000;
 
 export async function cancelJob(q: Queryable, kind: string, refId: string) {
   await q.query('DELETE FROM jobs WHERE kind = $1 AND ref_id = $2', [kind, refId]);
 }
+
+/** cancelJob of several kinds as a part of one statement (store/writes.ts). */
+export const cancelJobsPart = (kinds: string[], refId: string): Part => ({ sql: 'DELETE FROM jobs WHERE kind = ANY($1::text[]) AND ref_id = $2::text', params: [kinds, refId] });
 
 /**
  * Claims up to `limit` due jobs with a lease. SKIP LOCKED lets any number of nodes claim

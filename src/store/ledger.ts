@@ -1,4 +1,5 @@
 import type { Queryable } from './db.ts';
+import type { Part } from './writes.ts';
 import type { Leg } from '../domain/ledger.ts';
 import { newId } from '../domain/ids.ts';
 import type { TransactionRow } from '../domain/entities.ts';
@@ -36,6 +37,13 @@ export async function insertJournal(q: Queryable, head: JournalHead, legs: Leg[]
     params,
   );
   return journalId;
+}
+
+/** insertJournal's rows, for a statement of several writes (store/writes.ts insertMany); [] when there is nothing to book. */
+export function journalRows(head: JournalHead, legs: Leg[]): Array<Omit<EntryRow, 'id'>> {
+  if (!legs.length) return [];
+  const journalId = newId();
+  return legs.map((l) => ({ ...head, journal_id: journalId, account: l.account, amount: l.amount, kind: l.kind }));
 }
 
 export async function entriesOf(q: Queryable, projectId: string, paymentTransactionId: string): Promise<EntryRow[]> {
@@ -168,10 +176,15 @@ export async function touchOrder(q: Queryable, orderId: string, now: Date, chang
 
 /** Schedules a job unless one of its kind and reference is already waiting (an earlier run stays). */
 export async function ensureJob(q: Queryable, job: { project_id: string; kind: string; ref_id: string; run_at: Date }) {
-  await q.query('INSERT INTO jobs (project_id, kind, ref_id, run_at) VALUES ($1, $2, $3, $4) ON CONFLICT (kind, ref_id) DO NOTHING', [
-    job.project_id, job.kind, job.ref_id, job.run_at,
-  ]);
+  const part = ensureJobPart(job);
+  await q.query(part.sql, part.params);
 }
+
+/** ensureJob as a part of one statement (store/writes.ts). */
+export const ensureJobPart = (job: { project_id: string; kind: string; ref_id: string; run_at: Date }): Part => ({
+  sql: 'INSERT INTO jobs (project_id, kind, ref_id, run_at) SELECT $1::uuid, $2::text, $3::text, $4::timestamptz WHERE true ON CONFLICT (kind, ref_id) DO NOTHING',
+  params: [job.project_id, job.kind, job.ref_id, job.run_at],
+});
 
 /** The acquirer's reference of a card authorization, when it gave one. */
 export async function acquirerReference(q: Queryable, transactionId: string): Promise<string | undefined> {

@@ -1,4 +1,5 @@
 import type { Queryable } from './db.ts';
+import type { Part } from './writes.ts';
 import type { TransStatus } from '../domain/card.ts';
 
 /** A stored card: PAN, name and CVC only sealed (services/crypto-envelope.ts). */
@@ -38,6 +39,32 @@ export async function insertVaultCard(q: Queryable, row: Omit<VaultCardRow, 'cvc
   );
 }
 
+/**
+ * Stores a card for the transaction whose setup_token it names, in one statement, only while
+ * that token is unused, of `projectId`, its transaction new and created at or after `cutoff`:
+ * the token is marked used and the card inserted, or nothing is written (false).
+ */
+export async function storeCardOnce(
+  q: Queryable,
+  use: { token: string; projectId: string; now: Date; cutoff: Date },
+  row: Omit<VaultCardRow, 'cvc_ct' | 'transaction_id'>,
+): Promise<boolean> {
+  const [{ n }] = await q.query<{ n: number }>(
+    `WITH used AS (
+       UPDATE transactions SET setup_token_used = $3
+       WHERE setup_token = $1 AND project_id = $2 AND setup_token_used IS NULL AND status = 'new' AND created >= $4
+       RETURNING id),
+     card AS (
+       INSERT INTO vault_cards (id, project_id, transaction_id, data_key_id, pan_ct, name_ct, fingerprint, expiry, truncated_pan, brand, brands, created)
+       SELECT c.id, c.project_id, used.id, c.data_key_id, c.pan_ct, c.name_ct, c.fingerprint, c.expiry, c.truncated_pan, c.brand, c.brands, c.created
+       FROM used, jsonb_populate_record(NULL::vault_cards, $5::jsonb) c)
+     SELECT count(*)::int AS n FROM used`,
+    [use.token, use.projectId, use.now, use.cutoff, JSON.stringify(row)],
+    { prepare: 'store_card_once' },
+  );
+  return n > 0;
+}
+
 /** The stored card of a transaction, locked when asked. */
 export async function findVaultCard(q: Queryable, projectId: string, vaultToken: string, lock = false): Promise<VaultCardRow | undefined> {
   return (await q.query<VaultCardRow>(`SELECT * FROM vault_cards WHERE project_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [projectId, vaultToken]))[0];
@@ -52,12 +79,16 @@ export async function deleteCvcOfTransactions(q: Queryable, projectId: string, t
 }
 
 export async function deleteCvcOfOrder(q: Queryable, projectId: string, orderId: string) {
-  await q.query(
-    `UPDATE vault_cards SET cvc_ct = NULL WHERE project_id = $1 AND cvc_ct IS NOT NULL
-       AND transaction_id IN (SELECT id FROM transactions WHERE project_id = $1 AND order_id = $2)`,
-    [projectId, orderId],
-  );
+  const part = cvcOfOrderPart(projectId, orderId);
+  await q.query(part.sql, part.params);
 }
+
+/** deleteCvcOfOrder as a part of one statement (store/writes.ts). */
+export const cvcOfOrderPart = (projectId: string, orderId: string): Part => ({
+  sql: `UPDATE vault_cards SET cvc_ct = NULL WHERE project_id = $1 AND cvc_ct IS NOT NULL
+       AND transaction_id IN (SELECT id FROM transactions WHERE project_id = $1 AND order_id = $2)`,
+  params: [projectId, orderId],
+});
 
 // ---- card_authentications ------------------------------------------------------------------
 

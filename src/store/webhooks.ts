@@ -1,4 +1,5 @@
 import type { Queryable } from './db.ts';
+import type { Part } from './writes.ts';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
@@ -139,15 +140,37 @@ export async function linkWebhookUrl(q: Queryable, projectId: string, linkId: st
  * so the worker keeps the job and it runs again; otherwise the earlier time wins.
  */
 export async function scheduleOrderJob(q: Queryable, projectId: string, orderId: string, runAt: Date) {
-  await q.query(
-    `INSERT INTO jobs (project_id, kind, ref_id, run_at) VALUES ($1, '${JOB_KIND}', $2, $3)
+  const part = orderJobPart(projectId, orderId, runAt);
+  await q.query(part.sql, part.params);
+  await q.query("SELECT pg_notify('tender_jobs', '')");
+}
+
+/** scheduleOrderJob's upsert as a part of one statement (store/writes.ts); the statement must also notify. */
+export function orderJobPart(projectId: string, orderId: string, runAt: Date): Part {
+  return {
+    sql: `INSERT INTO jobs (project_id, kind, ref_id, run_at) SELECT $1::uuid, '${JOB_KIND}', $2::text, $3::timestamptz WHERE true
      ON CONFLICT (kind, ref_id) DO UPDATE SET run_at = CASE
        WHEN jobs.locked_until IS NULL THEN LEAST(jobs.run_at, EXCLUDED.run_at)
        WHEN date_trunc('milliseconds', jobs.run_at) = date_trunc('milliseconds', EXCLUDED.run_at) THEN EXCLUDED.run_at + interval '1 millisecond'
        ELSE EXCLUDED.run_at END`,
-    [projectId, orderId, runAt],
-  );
-  await q.query("SELECT pg_notify('tender_jobs', '')");
+    params: [projectId, orderId, runAt],
+  };
+}
+
+/**
+ * insertDelivery as a part of one statement (store/writes.ts) that also writes the outbox row
+ * the delivery comes from, as the CTE named `outbox` (its id is known only there).
+ */
+export function deliveryAfterOutboxPart(
+  d: Pick<DeliveryRow, 'id' | 'project_id' | 'order_id' | 'order_status' | 'target' | 'resend' | 'url' | 'next_attempt_at' | 'created'>,
+  outbox: string,
+): Part {
+  const cols = 'id, project_id, order_id, order_status, target, resend, url, next_attempt_at, created';
+  return {
+    sql: `INSERT INTO webhook_deliveries (${cols}, outbox_id)
+     SELECT ${cols}, (SELECT id FROM ${outbox}) FROM jsonb_populate_record(NULL::webhook_deliveries, $1::jsonb) WHERE true ON CONFLICT DO NOTHING`,
+    params: [JSON.stringify(d)],
+  };
 }
 
 /** Moves the running job to runAt unless something rescheduled it since it was claimed. */

@@ -3,7 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/context.ts';
 import { nowFor } from '../../services/context.ts';
-import { completeAuthentication, loadThreeDs, returnUrlFor, threeDsUrl, type ThreeDsView } from '../../services/payments.ts';
+import { completeAuthentication, loadThreeDs, returnUrlFor, threeDsUrl, visitThreeDs, type ThreeDsView } from '../../services/payments.ts';
 import { STRINGS, formatAmount, pickLocale, type Locale } from './i18n.ts';
 import { Enum, Uuid } from '../../domain/schemas/common.ts';
 import { checkCsrf, csrfKey, issueCsrf, originAllowed, originsOf, setPageHeaders } from './security.ts';
@@ -94,14 +94,14 @@ export const threeDsRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app
   };
 
   app.get('/pay/3ds/:transaction_id/', { schema: { hide: true, params } }, async (req, reply) => {
-    const view = await loadThreeDs(ctx, req.params.transaction_id);
-    if (!view || !view.auth) return notFoundPage(req, reply);
-    if (view.txn.status === 'pending' && view.auth.trans_status === 'C') {
+    const visit = await visitThreeDs(ctx, req.params.transaction_id);
+    if (!visit) return notFoundPage(req, reply);
+    const { view } = visit;
+    if (visit.challenge) {
       const token = issueCsrf(key, scope(view), nowFor(view.project));
       return sendPage(reply, 200, csp(ctx.config, view), challengePage(ctx.config, view, token, pickLocale(view.order.body?.customer?.locale, req.headers['accept-language'])));
     }
-    const order = view.txn.status === 'pending' ? await completeAuthentication(ctx, view, { kind: 'frictionless' }) : view.order;
-    return finish(reply, view, order, 302);
+    return finish(reply, view, visit.order, 302);
   });
 
   app.post(

@@ -23,6 +23,6 @@ export const vaultRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) 
         response: { 201: answer('The card is stored: use vault_token to start the payment', VaultCard, vaultCardExample), ...errorAnswers(400, 401, 409, 429) },
       },
     },
-    async (req, reply) => reply.code(201).send(await storeCard(ctx, req.body, { projectId: req.project.id })),
+    async (req, reply) => reply.code(201).send(await storeCard(ctx, req.body, { projectId: req.project.id, project: req.project })),
   );
 };

@@ -1,0 +1,81 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { freshStore } from '../helpers/service.ts';
+import { WriteSet } from '../../src/store/writes.ts';
+import type { Db } from '../../src/store/db.ts';
+
+/**
+ * store/writes.ts on a real store (both): one statement for all of a change's rows, patches of
+ * one row merged, and a gate that holds every write back when its row is no longer as read.
+ * Plain tables of this test's own, so nothing else of the schema is involved.
+ */
+let store: { db: Db; drop(): Promise<void> };
+before(async () => {
+  store = await freshStore();
+  await store.db.exec(`
+    CREATE TABLE w_items (id uuid PRIMARY KEY, status text NOT NULL, amount bigint NOT NULL CHECK (amount >= 0), tags text[] NOT NULL DEFAULT '{}', body jsonb, at timestamptz);
+    CREATE TABLE w_log (id bigserial PRIMARY KEY, item_id uuid NOT NULL REFERENCES w_items(id), note text NOT NULL);`);
+});
+after(async () => store?.drop());
+
+const item = async (status = 'new', amount = 10) => {
+  const id = randomUUID();
+  await store.db.query('INSERT INTO w_items (id, status, amount) VALUES ($1, $2, $3)', [id, status, amount]);
+  return id;
+};
+const read = async (id: string) => (await store.db.query('SELECT * FROM w_items WHERE id = $1', [id]))[0];
+const notes = async (id: string) => (await store.db.query<{ note: string }>('SELECT note FROM w_log WHERE item_id = $1 ORDER BY id', [id])).map((r) => r.note);
+
+test('one statement writes every row; patches of one row are merged, typed by the columns', async () => {
+  const id = await item();
+  const fresh = randomUUID();
+  const w = new WriteSet();
+  w.update('w_items', id, { status: 'done' });
+  w.update('w_items', id, { amount: 7, tags: ['a', 'b'], body: { n: 1, s: "it's" }, at: new Date('2026-01-02T03:04:05.006Z') });
+  w.insert('w_items', { id: fresh, status: 'new', amount: 3 });
+  w.insertMany('w_log', [{ item_id: id, note: 'one' }, { item_id: id, note: 'two' }]);
+  const sent: string[] = [];
+  const stop = store.db.observe((sql) => sent.push(sql));
+  assert.equal(await w.run(store.db), true);
+  stop();
+  assert.equal(sent.length, 1, 'one round trip');
+  const row = await read(id);
+  assert.equal(row.status, 'done');
+  assert.equal(row.amount, 7);
+  assert.deepEqual(row.tags, ['a', 'b']);
+  assert.deepEqual(row.body, { n: 1, s: "it's" });
+  assert.equal(new Date(row.at).toISOString(), '2026-01-02T03:04:05.006Z');
+  assert.equal((await read(fresh)).amount, 3);
+  assert.deepEqual(await notes(id), ['one', 'two']);
+});
+
+test('a gate that no longer holds writes nothing at all; one that holds writes everything', async () => {
+  const id = await item('pending');
+  const w = new WriteSet();
+  w.guard('w_items', id, { status: 'done' }, { status: 'new' });
+  w.insertMany('w_log', [{ item_id: id, note: 'moved' }]);
+  assert.equal(await w.run(store.db), false);
+  assert.equal((await read(id)).status, 'pending');
+  assert.deepEqual(await notes(id), []);
+
+  const open = await item('new');
+  const v = new WriteSet();
+  v.guard('w_items', open, { status: 'done' }, { status: 'new', at: null });
+  v.update('w_items', open, { amount: 4 }); // merged into the gate's own row
+  v.insert('w_log', { item_id: open, note: 'moved' });
+  assert.equal(await v.run(store.db), true);
+  const row = await read(open);
+  assert.deepEqual([row.status, row.amount], ['done', 4]);
+  assert.deepEqual(await notes(open), ['moved']);
+});
+
+test('a statement fails whole: a CHECK violation in one part leaves every other part unwritten', async () => {
+  const id = await item();
+  const w = new WriteSet();
+  w.insertMany('w_log', [{ item_id: id, note: 'before' }]);
+  w.update('w_items', id, { amount: -1 });
+  await assert.rejects(w.run(store.db), (err: any) => err.code === '23514');
+  assert.deepEqual(await notes(id), []);
+  assert.equal((await read(id)).amount, 10);
+});
