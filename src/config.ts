@@ -12,6 +12,15 @@ export interface Config {
   walletBTokenUrl: string;
   portalUrl: string;
   databaseUrl?: string;
+  /**
+   * A streaming replica that search, CSV reports and the portal's lists read from (unset: the
+   * primary). Writes, and reads that must see the request's own writes, never go there.
+   */
+  databaseReplicaUrl?: string;
+  /** LISTEN/NOTIFY on this URL instead (a direct connection when DATABASE_URL goes through PgBouncer) */
+  databaseListenUrl?: string;
+  /** named prepared statements for hot queries; off behind PgBouncer in transaction pooling mode */
+  databasePreparedStatements: boolean;
   /** PostgreSQL connections per process: for the API, hosted pages and workers; and, apart, for CSV reports */
   databasePool: { size: number; reportSize: number };
   dataDir: string;
@@ -85,6 +94,9 @@ export const SettingsSchema = Type.Object({
   PORTAL_URL: URL_SETTING,
   DATABASE_URL: setting('postgres(?:ql)?://\\S+', 'a postgres:// connection URL'),
   DATABASE_POOL_SIZE: POSITIVE,
+  DATABASE_REPLICA_URL: setting('postgres(?:ql)?://\\S+', 'a postgres:// connection URL'),
+  DATABASE_LISTEN_URL: setting('postgres(?:ql)?://\\S+', 'a postgres:// connection URL'),
+  DATABASE_PREPARED_STATEMENTS: setting('on|off', 'on or off'),
   REPORT_CONNECTIONS: POSITIVE,
   LOG_LEVEL: setting('fatal|error|warn|info|debug|trace|silent', 'one of fatal, error, warn, info, debug, trace, silent'),
   TENDER_SURFACES: setting(`\\s*(?:${SURFACE_NAMES})\\s*(?:,\\s*(?:${SURFACE_NAMES})\\s*)*`, 'a comma-separated list of api, vault, wallet-b-token, portal'),
@@ -190,6 +202,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     walletBTokenUrl: trim(env.WALLET_B_TOKEN_URL ?? `${base}/wallet-b-token`),
     portalUrl: trim(env.PORTAL_URL ?? `${base}/portal`),
     databaseUrl: env.DATABASE_URL || undefined,
+    databaseReplicaUrl: env.DATABASE_REPLICA_URL || undefined,
+    databaseListenUrl: env.DATABASE_LISTEN_URL || undefined,
+    databasePreparedStatements: env.DATABASE_PREPARED_STATEMENTS !== 'off',
     databasePool: { size: int(env.DATABASE_POOL_SIZE, 10), reportSize: int(env.REPORT_CONNECTIONS, 2) },
     dataDir: resolve(env.TENDER_DATA_DIR ?? '.tender'),
     masterKey: env.TENDER_MASTER_KEY || undefined,

@@ -216,21 +216,30 @@ export interface PgOptions {
   max?: number;
   /** connections for CSV reports (copyCsv), opened on the first report */
   reportMax?: number;
+  /** application_name of its connections (pg_stat_activity): `tender` unless given; reports and LISTEN add -report, -listen */
+  name?: string;
+  /** LISTEN on this URL instead of url (a direct connection when url goes through PgBouncer in transaction mode) */
+  listenUrl?: string;
+  /** named prepared statements (QueryOptions.prepare); false: every statement is sent unnamed (PgBouncer in transaction mode) */
+  prepared?: boolean;
+  /** every transaction of its sessions read-only (default_transaction_read_only): a write fails */
+  readOnly?: boolean;
 }
 
-export function pgDb({ url, schema, max = 10, reportMax = 2 }: PgOptions): Db {
-  const options = schema ? `-c search_path=${schema}` : undefined;
+export function pgDb({ url, schema, max = 10, reportMax = 2, name = 'tender', listenUrl, prepared = true, readOnly = false }: PgOptions): Db {
+  const settings = [schema ? `-c search_path=${schema}` : '', readOnly ? '-c default_transaction_read_only=on' : ''].filter(Boolean);
+  const options = settings.length ? settings.join(' ') : undefined;
   // named for pg_stat_activity: tender / tender-report / tender-listen, with the schema when there is one
-  const nameOf = (name: string) => (schema ? `${name} ${schema}` : name);
-  const newPool = (size: number, name: string) => {
-    const p = new pg.Pool({ connectionString: url, max: size, options, application_name: nameOf(name) });
+  const nameOf = (suffix: string) => (schema ? `${name}${suffix} ${schema}` : `${name}${suffix}`);
+  const newPool = (size: number, suffix: string) => {
+    const p = new pg.Pool({ connectionString: url, max: size, options, application_name: nameOf(suffix) });
     p.on('error', () => {}); // an idle client's error must not kill the process; the pool drops it
     return p;
   };
-  const pool = newPool(max, 'tender');
+  const pool = newPool(max, '');
   let reportPool: pg.Pool | undefined;
   const run = async (c: pg.Pool | pg.PoolClient, sql: string, params?: unknown[], opts?: QueryOptions) =>
-    (opts?.prepare ? await c.query({ name: opts.prepare, text: sql, values: params as any[] }) : await c.query(sql, params as any[])).rows;
+    (opts?.prepare && prepared ? await c.query({ name: opts.prepare, text: sql, values: params as any[] }) : await c.query(sql, params as any[])).rows;
   const begin = async (): Promise<OpenTx> => {
     const client = await mapped(pool.connect());
     // A checked-out client's connection can drop between statements; without a listener its
@@ -296,12 +305,12 @@ export function pgDb({ url, schema, max = 10, reportMax = 2 }: PgOptions): Db {
       await mapped(pool.query(sql));
     },
     async listen(channel, onNotify) {
-      const listener = reconnectingListener(() => new pg.Client({ connectionString: url, options, application_name: nameOf('tender-listen') }), channel, onNotify);
+      const listener = reconnectingListener(() => new pg.Client({ connectionString: listenUrl ?? url, options, application_name: nameOf('-listen') }), channel, onNotify);
       await listener.start();
       return listener.stop;
     },
     async copyCsv(select, params) {
-      const client = await mapped((reportPool ??= newPool(reportMax, 'tender-report')).connect());
+      const client = await mapped((reportPool ??= newPool(reportMax, '-report')).connect());
       // a dropped report connection ends its stream (below), not the process; one listener per client
       if (!client.listeners('error').includes(ignore)) client.on('error', ignore);
       const stream = client.query(copyTo(`COPY (${inlineParams(select, params)}) TO STDOUT WITH (FORMAT csv)`));

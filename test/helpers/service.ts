@@ -89,6 +89,8 @@ export async function startTestService(
     /** handed to the service as they are: the live acquirer, the pages' wallet buttons */
     liveConnector?: StartOptions['liveConnector'];
     walletButtons?: StartOptions['walletButtons'];
+    /** the store search, reports and the portal's lists read (DATABASE_REPLICA_URL's role), made from the test's own store */
+    replica?: (db: Db) => Promise<Db>;
   } = {},
 ): Promise<TestService> {
   const store = await freshStore(opts.pool);
@@ -99,7 +101,8 @@ export async function startTestService(
     { port: 0, masterKey: randomBytes(32).toString('hex'), ...opts.config },
   );
   const log = createLogger(opts.logStream ? 'info' : config.logLevel, opts.logStream);
-  const svc = await startService({ config, db: store.db, log, liveConnector: opts.liveConnector, walletButtons: opts.walletButtons });
+  const replica = opts.replica ? await opts.replica(store.db) : undefined;
+  const svc = await startService({ config, db: store.db, replica, log, liveConnector: opts.liveConnector, walletButtons: opts.walletButtons });
   const project = await createProject(svc.ctx, { name: 'Test shop', mode: 'test' });
   const api: TestService['api'] = (method, path, body, o = {}) => {
     const key = o.key === undefined ? project.api_key : o.key;
