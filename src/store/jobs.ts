@@ -9,7 +9,7 @@ import type { JobRow } from '../domain/entities.ts';
 export async function schedule(q: Queryable, job: { project_id: string; kind: string; ref_id: string; run_at: Date; payload?: Record<string, unknown> }) {
   await q.query(
     `INSERT INTO jobs (project_id, kind, ref_id, run_at, payload) VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT (kind, ref_id) DO UPDATE SET run_at = EXCLUDED.run_at, payload = EXCLUDED.payload, locked_until = NULL`,
+     ON CONFLICT (kind, ref_id, project_id) DO UPDATE SET run_at = EXCLUDED.run_at, payload = EXCLUDED.payload, locked_until = NULL`,
     [job.project_id, job.kind, job.ref_id, job.run_at, JSON.stringify(job.payload ?? {})],
   );
   // NOTIFY serialises commits database-wide, so only work due about now wakes the workers;

@@ -168,7 +168,7 @@ export async function touchOrder(q: Queryable, orderId: string, now: Date, chang
 
 /** Schedules a job unless one of its kind and reference is already waiting (an earlier run stays). */
 export async function ensureJob(q: Queryable, job: { project_id: string; kind: string; ref_id: string; run_at: Date }) {
-  await q.query('INSERT INTO jobs (project_id, kind, ref_id, run_at) VALUES ($1, $2, $3, $4) ON CONFLICT (kind, ref_id) DO NOTHING', [
+  await q.query('INSERT INTO jobs (project_id, kind, ref_id, run_at) VALUES ($1, $2, $3, $4) ON CONFLICT (kind, ref_id, project_id) DO NOTHING', [
     job.project_id, job.kind, job.ref_id, job.run_at,
   ]);
 }

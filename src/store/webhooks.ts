@@ -141,7 +141,7 @@ export async function linkWebhookUrl(q: Queryable, projectId: string, linkId: st
 export async function scheduleOrderJob(q: Queryable, projectId: string, orderId: string, runAt: Date) {
   await q.query(
     `INSERT INTO jobs (project_id, kind, ref_id, run_at) VALUES ($1, '${JOB_KIND}', $2, $3)
-     ON CONFLICT (kind, ref_id) DO UPDATE SET run_at = CASE
+     ON CONFLICT (kind, ref_id, project_id) DO UPDATE SET run_at = CASE
        WHEN jobs.locked_until IS NULL THEN LEAST(jobs.run_at, EXCLUDED.run_at)
        WHEN date_trunc('milliseconds', jobs.run_at) = date_trunc('milliseconds', EXCLUDED.run_at) THEN EXCLUDED.run_at + interval '1 millisecond'
        ELSE EXCLUDED.run_at END`,
