@@ -28,7 +28,8 @@ export interface Config {
   logLevel: string;
   /** Which surfaces this process serves: api (with /pay), vault, wallet-b-token, portal. */
   surfaces: Surface[];
-  worker: { enabled: boolean; pollMs: number; concurrency: number };
+  /** leaseMs: how long a claimed job stays reserved (a killed node's jobs are taken over after it) */
+  worker: { enabled: boolean; pollMs: number; concurrency: number; leaseMs: number };
   webhook: { timeoutMs: number; retryIntervalMs: number; maxAttempts: number; concurrency: number };
   setupTokenTtlSeconds: number;
   /** other identifiers clients use for Tender's payment methods (PAYMENT_METHOD_ALIASES) */
@@ -46,6 +47,8 @@ export interface Config {
   apiKeyCacheMs: number;
   /** how long a stopping server lets requests in flight finish before cutting them (ms) */
   shutdownGraceMs: number;
+  /** how long a stopping server keeps serving with /readyz red before it closes, for load balancers to notice (ms) */
+  shutdownDrainMs: number;
   redisUrl?: string;
   /** the merchant portal's sessions and sign-in throttling (docs/portal.md) */
   portal: { sessionIdleMs: number; sessionMaxMs: number; maxFailures: number; addressMaxFailures: number; lockSeconds: number };
@@ -103,6 +106,7 @@ export const SettingsSchema = Type.Object({
   TENDER_WORKER: setting('on|off', 'on or off'),
   TENDER_WORKER_POLL_MS: POSITIVE,
   TENDER_WORKER_CONCURRENCY: POSITIVE,
+  TENDER_JOB_LEASE_MS: POSITIVE,
   WEBHOOK_TIMEOUT_MS: POSITIVE,
   WEBHOOK_RETRY_INTERVAL_MS: COUNT,
   WEBHOOK_MAX_ATTEMPTS: POSITIVE,
@@ -117,6 +121,7 @@ export const SettingsSchema = Type.Object({
   CARD_TESTING_WINDOW_SECONDS: POSITIVE,
   API_KEY_CACHE_MS: COUNT,
   SHUTDOWN_GRACE_MS: COUNT,
+  SHUTDOWN_DRAIN_MS: COUNT,
   REDIS_URL: setting('rediss?://\\S+', 'a redis:// or rediss:// URL'),
   WALLET_A_TIMEOUT_MS: POSITIVE,
   PORTAL_SESSION_IDLE_MINUTES: POSITIVE,
@@ -214,6 +219,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       enabled: env.TENDER_WORKER !== 'off',
       pollMs: int(env.TENDER_WORKER_POLL_MS, 1000),
       concurrency: int(env.TENDER_WORKER_CONCURRENCY, 8),
+      leaseMs: int(env.TENDER_JOB_LEASE_MS, 60_000),
     },
     webhook: {
       timeoutMs: int(env.WEBHOOK_TIMEOUT_MS, 4000),
@@ -234,6 +240,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     },
     apiKeyCacheMs: int(env.API_KEY_CACHE_MS, 10_000),
     shutdownGraceMs: int(env.SHUTDOWN_GRACE_MS, 10_000),
+    shutdownDrainMs: int(env.SHUTDOWN_DRAIN_MS, 0),
     redisUrl: env.REDIS_URL || undefined,
     portal: {
       sessionIdleMs: int(env.PORTAL_SESSION_IDLE_MINUTES, 30) * 60_000,

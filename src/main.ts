@@ -108,6 +108,7 @@ export function buildContext(parts: ContextParts): Ctx {
     keyCache: parts.keyCache,
     connectors: { test: simulator, live: parts.liveConnector },
     dueWork: { settle: (projectId) => settleDueJobs(ctx, jobTable, projectId) },
+    lifecycle: { stopping: false },
     hooks: { orderStatus: orderStatusHooks, projectCreated: projectCreatedHooks },
   };
   return ctx;
@@ -173,6 +174,9 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
       async close() {
         if (closed) return;
         closed = true;
+        // /readyz turns red at once; requests keep being served while load balancers notice (SHUTDOWN_DRAIN_MS)
+        ctx.lifecycle.stopping = true;
+        if (config.shutdownDrainMs > 0) await new Promise((r) => setTimeout(r, config.shutdownDrainMs));
         await shutdown(() => app.close()); // in-flight requests get SHUTDOWN_GRACE_MS to finish
         await worker?.stop();
         await unlistenKeys();

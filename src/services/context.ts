@@ -42,6 +42,8 @@ export interface Ctx {
   keyCache?: KeyCache;
   connectors: Connectors;
   dueWork: DueWork;
+  /** stopping: set when a graceful stop begins; /readyz then answers 503 so load balancers drain this node first */
+  lifecycle: { stopping: boolean };
   hooks: {
     /** in order, when an order's status changes */
     orderStatus: OrderStatusHook[];

@@ -107,7 +107,7 @@ export async function childTotals(q: Queryable, projectId?: string) {
      LEFT JOIN transactions c ON c.of_transaction_id = t.id AND c.project_id = t.project_id
      LEFT JOIN orders co ON co.id = c.order_id
      WHERE ${scope('t', 1)} AND t.authorized_amount > 0
-     GROUP BY t.id, o.refunded_amount`,
+     GROUP BY t.id, t.project_id, o.refunded_amount`,
     [projectId ?? null],
   );
 }
@@ -137,7 +137,7 @@ export async function ledgerTotals(q: Queryable, projectId?: string) {
      JOIN orders o ON o.id = t.order_id AND o.kind = 'payment'
      LEFT JOIN ledger_entries e ON e.payment_transaction_id = t.id AND e.project_id = t.project_id
      WHERE ${scope('t', 1)} AND t.authorized_amount > 0
-     GROUP BY t.id`,
+     GROUP BY t.id, t.project_id`,
     [projectId ?? null],
   );
 }
