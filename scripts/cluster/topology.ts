@@ -117,11 +117,12 @@ export class Topology {
     this.ports.primary = await freePort();
     this.ports.replica = await freePort();
     const primary = this.pgDir('primary');
+    const sockets = this.pgDir('sockets');
     this.run(join(PG_BIN, 'initdb'), ['-D', primary, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
     const conf = [
       `port = ${this.ports.primary}`,
       `listen_addresses = '127.0.0.1'`,
-      `unix_socket_directories = '${this.dir}'`,
+      `unix_socket_directories = '${sockets}'`,
       'wal_level = replica',
       'max_wal_senders = 4',
       'hot_standby = on',

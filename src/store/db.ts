@@ -42,6 +42,8 @@ export interface Db extends Queryable {
    * open transaction (tx() becomes a savepoint). What fn does then commits or rolls back as one.
    */
   within<T>(open: OpenTx, fn: () => T): T;
+  /** Whether the caller runs inside within(): its queries join that open transaction. */
+  held(): boolean;
   /** LISTEN on a channel where the driver has it; returns a stop function. */
   listen?(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   /**
@@ -174,8 +176,9 @@ function scopeOf(db: object): Scope | undefined {
 }
 
 /** query, tx and within of a Db that honour within(), over the driver's own query/tx. */
-function scoped(db: object, own: { query: Queryable['query']; tx: Db['tx'] }): Pick<Db, 'query' | 'tx' | 'within'> {
+function scoped(db: object, own: { query: Queryable['query']; tx: Db['tx'] }): Pick<Db, 'query' | 'tx' | 'within' | 'held'> {
   return {
+    held: () => scopeOf(db) !== undefined,
     query(sql, params, opts) {
       const s = scopeOf(db);
       return s ? s.open.q.query(sql, params, opts) : own.query(sql, params, opts);
