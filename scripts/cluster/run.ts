@@ -64,7 +64,7 @@ async function jobsOnEveryNode() {
   await Promise.all([
     ...Array.from({ length: 6 }, async (_, i) => sales.push(await c.pay(order(`sale-${i}`, hook)))),
     ...Array.from({ length: 6 }, async (_, i) => delayed.push(await c.pay(order(`delayed-${i}`, hook), { capture_mode: 'delayed', expiration_period: 'PT6S' }))),
-    ...Array.from({ length: 6 }, async (_, i) => expiring.push((await c.api('POST', '/v1/orders/', order(`expire-${i}`, { ...hook, expiration_period: 'PT4S', transactions: [{ payment_method: 'credit-card' }] }), [201])).body)),
+    ...Array.from({ length: 6 }, async (_, i) => expiring.push((await c.api('POST', '/v1/orders/', order(`expire-${i}`, { ...hook, transactions: [{ payment_method: 'credit-card', expiration_period: 'PT4S' }] }), [201])).body)),
     ...Array.from({ length: 4 }, async (_, i) => late.push(await c.pay(order(`late-${i}`, hook), {}, '4000000000000341'))),
   ]);
   const victim = topo.nodes[2];
@@ -72,19 +72,26 @@ async function jobsOnEveryNode() {
   const [{ held }] = await sql<{ held: number }>('SELECT count(*)::int AS held FROM jobs WHERE locked_until > now()');
   console.log(`  node ${victim.n} killed with SIGKILL; ${held} jobs were claimed (leased) at that moment`);
   const all = [...sales, ...delayed, ...expiring, ...late].map((o) => o.id);
+  let state = '';
   await until(
     'the due work to finish on the surviving nodes',
     async () => {
-      const [r] = await sql<{ open: number; pending: number }>(
-        `SELECT (SELECT count(*)::int FROM jobs WHERE ref_id = ANY($1::text[]) OR ref_id IN (SELECT id::text FROM transactions WHERE order_id = ANY($2::uuid[]))) AS open,
-                (SELECT count(*)::int FROM webhook_deliveries WHERE order_id = ANY($2::uuid[]) AND status = 'pending') AS pending`,
-        [all, all],
+      const [r] = await sql<{ expired: number; declined: number; captured: number; pending: number }>(
+        `SELECT (SELECT count(*)::int FROM transactions WHERE order_id = ANY($1::uuid[]) AND status = 'expired') AS expired,
+                (SELECT count(*)::int FROM transactions WHERE order_id = ANY($2::uuid[]) AND status = 'declined') AS declined,
+                (SELECT count(*)::int FROM transactions WHERE order_id = ANY($3::uuid[]) AND captured_amount = authorized_amount AND authorized_amount > 0) AS captured,
+                (SELECT count(*)::int FROM webhook_deliveries WHERE order_id = ANY($4::uuid[]) AND status = 'pending') AS pending`,
+        [expiring.map((o) => o.id), late.map((o) => o.id), delayed.map((o) => o.id), all],
       );
-      return r.open === 0 && r.pending === 0;
+      state = JSON.stringify(r);
+      return r.expired === expiring.length && r.declined === late.length && r.captured === delayed.length && r.pending === 0;
     },
     90_000,
     500,
-  );
+  ).catch(async (err) => {
+    const jobs = await sql('SELECT kind, run_at, locked_until, attempts, last_error FROM jobs ORDER BY run_at LIMIT 30');
+    throw new Error(`${(err as Error).message}: ${state}\n${jobs.map((j) => JSON.stringify(j)).join('\n')}`);
+  });
   receiver.delayMs = 0;
   const perTxn = async (ids: string[], event: string) =>
     sql<{ id: string; n: number }>(`SELECT t.id, (SELECT count(*)::int FROM events e WHERE e.transaction_id = t.id AND e.event = $2) AS n FROM transactions t WHERE t.order_id = ANY($1::uuid[])`, [ids, event]);
