@@ -5,6 +5,7 @@ import type { Readable } from 'node:stream';
 import { privateDir } from './lock.ts';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ApiError } from '../domain/errors.ts';
+import { multiHostClient, parseHosts } from './hosts.ts';
 
 /** The one query layer: plain parameterised SQL over `pg` or PGlite. */
 export interface Queryable {
@@ -234,8 +235,11 @@ export function pgDb({ url, schema, max = 10, reportMax = 2, name = 'tender', li
   const options = settings.length ? settings.join(' ') : undefined;
   // named for pg_stat_activity: tender / tender-report / tender-listen, with the schema when there is one
   const nameOf = (suffix: string) => (schema ? `${name}${suffix} ${schema}` : `${name}${suffix}`);
+  // several hosts (target_session_attrs=read-write): each connection to the one that takes writes now
+  const hosts = parseHosts(url);
+  const Client = hosts ? multiHostClient(hosts) : pg.Client;
   const newPool = (size: number, suffix: string) => {
-    const p = new pg.Pool({ connectionString: url, max: size, options, application_name: nameOf(suffix) });
+    const p = new pg.Pool({ connectionString: url, max: size, options, application_name: nameOf(suffix), Client });
     p.on('error', () => {}); // an idle client's error must not kill the process; the pool drops it
     return p;
   };
@@ -308,7 +312,9 @@ export function pgDb({ url, schema, max = 10, reportMax = 2, name = 'tender', li
       await mapped(pool.query(sql));
     },
     async listen(channel, onNotify) {
-      const listener = reconnectingListener(() => new pg.Client({ connectionString: listenUrl ?? url, options, application_name: nameOf('-listen') }), channel, onNotify);
+      const at = listenUrl ?? url;
+      const ListenClient = listenUrl ? (parseHosts(listenUrl) ? multiHostClient(parseHosts(listenUrl)!) : pg.Client) : Client;
+      const listener = reconnectingListener(() => new ListenClient({ connectionString: at, options, application_name: nameOf('-listen') }), channel, onNotify);
       await listener.start();
       return listener.stop;
     },
