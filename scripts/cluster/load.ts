@@ -24,6 +24,12 @@ export interface Answer {
 }
 
 export class Client {
+  /** every order a 201 acknowledged */
+  readonly created: string[] = [];
+  /** set to a moment (the primary's kill): the first success of a request sent after it is noted */
+  mark = 0;
+  firstOkAfterMark = 0;
+
   constructor(
     readonly base: string,
     readonly key: string,
@@ -35,6 +41,7 @@ export class Client {
   /** One HTTP request, counted; a network failure is status 0. */
   async once(method: string, url: string, body?: unknown, headers: Record<string, string> = {}, redirect: RequestRedirect = 'manual'): Promise<Answer> {
     this.figures.sent++;
+    const sentAt = Date.now();
     try {
       const res = await fetch(url.startsWith('http') ? url : `${this.base}${url}`, {
         method,
@@ -49,7 +56,10 @@ export class Client {
       } catch {
         /* a page */
       }
-      if (res.status < 400) this.figures.ok++;
+      if (res.status < 400) {
+        this.figures.ok++;
+        if (this.mark && sentAt > this.mark && !this.firstOkAfterMark) this.firstOkAfterMark = Date.now();
+      }
       else this.fail(String(res.status), res.status === 503 && Boolean(res.headers.get('retry-after')) && Boolean(parsed?.error));
       return { status: res.status, body: parsed, headers: res.headers };
     } catch {
@@ -67,18 +77,20 @@ export class Client {
   /** An API call with the key and an Idempotency-Key, retried on 503 / network errors with the same key. */
   async api(method: string, path: string, body?: unknown, expect = [200, 201]): Promise<Answer> {
     const idem: Record<string, string> = method === 'GET' ? {} : { 'idempotency-key': randomUUID() };
-    for (let attempt = 0; attempt < 40; attempt++) {
+    const until = Date.now() + 120_000;
+    while (Date.now() < until) {
       const res = await this.once(method, path, body, { authorization: this.auth(), ...idem });
       if (expect.includes(res.status)) return res;
       if (res.status !== 0 && res.status !== 503 && res.status !== 502) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
       await new Promise((r) => setTimeout(r, 250));
     }
-    throw new Error(`${method} ${path}: no answer after 40 attempts`);
+    throw new Error(`${method} ${path}: no answer within 120 s`);
   }
 
   /** Creates a card order and pays it through the vault, authenticate and the 3-D Secure pages (frictionless cards). */
   async pay(order: Record<string, unknown>, txn: Record<string, unknown> = {}, pan = '4111111111111111'): Promise<{ id: string; txn: string }> {
     const created = (await this.api('POST', '/v1/orders/', { ...order, transactions: [{ payment_method: 'credit-card', ...txn }] }, [201])).body;
+    this.created.push(created.id);
     const t = created.transactions[0];
     const card = (
       await this.api('POST', '/vault/v1/cards/', { pan, expiry: `12${new Date().getUTCFullYear() + 3}`, name: 'Ada Lovelace', setup_token: t.payment_method_details.setup_token }, [201])
@@ -87,7 +99,7 @@ export class Client {
     let url: string | null = new URL(auth.redirect_url, this.base).toString();
     for (let hop = 0; url && url.startsWith(this.base) && hop < 10; hop++) {
       let res = await this.once('GET', url);
-      for (let i = 0; i < 40 && (res.status === 503 || res.status === 502 || res.status === 0); i++) {
+      for (let i = 0; i < 480 && (res.status === 503 || res.status === 502 || res.status === 0); i++) {
         await new Promise((r) => setTimeout(r, 250));
         res = await this.once('GET', url);
       }

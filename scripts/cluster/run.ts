@@ -6,12 +6,14 @@ import { cpus, loadavg, hostname } from 'node:os';
 import pg from 'pg';
 import { Topology, freePort, sleep, until } from './topology.ts';
 import { Client, Receiver, loop, newFigures, order, type Figures } from './load.ts';
+import { Formation } from './failover.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const started = Date.now();
 const topo = new Topology();
 const receiver = new Receiver();
-const rows: Array<{ scenario: string; f: Figures; acked: number; lost: number; duplicates: number | string; ledger: string; note?: string }> = [];
+const rows: Array<{ scenario: string; f: Figures; acked: number; lost: number; duplicates: number | string; ledger: string; failover?: string }> = [];
+let formation: Formation | undefined;
 const problems: string[] = [];
 const check = (ok: boolean, what: string) => {
   if (!ok) problems.push(what);
@@ -23,6 +25,7 @@ const bail = async (signal: string) => {
   if (stopping) return;
   stopping = true;
   console.error(`\n${signal}: tearing the cluster down`);
+  formation?.teardown();
   await topo.teardown();
   process.exit(130);
 };
@@ -41,8 +44,8 @@ async function sql<T = any>(text: string, params: unknown[] = []): Promise<T[]> 
 }
 
 /** tender ledger check against the primary, as an operator runs it. */
-function ledgerCheck(): string {
-  const r = spawnSync(process.execPath, [`${ROOT}bin/tender.mjs`, 'ledger', 'check'], { env: { ...topo.nodeEnv(0), DATABASE_URL: topo.primaryUrl }, encoding: 'utf8' });
+function ledgerCheck(url = topo.primaryUrl): string {
+  const r = spawnSync(process.execPath, [`${ROOT}bin/tender.mjs`, 'ledger', 'check'], { env: { ...topo.nodeEnv(0), DATABASE_URL: url }, encoding: 'utf8' });
   const line = `${r.stdout}${r.stderr}`.split('\n').find((l) => l.startsWith('ledger check')) ?? `exit ${r.status}`;
   return r.status === 0 ? `passed (${line.replace('ledger check passed: ', '')})` : `FAILED: ${line}`;
 }
@@ -169,12 +172,59 @@ function suiteThroughPgBouncer() {
   check(r.status === 0, `${files.join(', ')}: ${pass ?? '?'} passed, ${fail ?? '?'} failed`);
 }
 
+async function failover() {
+  console.log('\n[4] failover: pg_auto_failover monitor, primary and synchronous secondary; the primary SIGKILLed under load');
+  formation = new Formation(topo.dir);
+  const sync = await formation.create();
+  console.log(`  formation up: primary :${formation.ports.a}, secondary :${formation.ports.b}, synchronous_standby_names = ${sync}`);
+  check(sync !== '', 'replication to the secondary is synchronous');
+  // the three nodes again, on the formation: one multi-host URL, no PgBouncer (it names one host), no replica
+  const direct = { DATABASE_URL: formation.url, DATABASE_LISTEN_URL: formation.url, DATABASE_REPLICA_URL: '', DATABASE_PREPARED_STATEMENTS: 'on' };
+  for (const node of topo.nodes) await topo.stopNode(node);
+  topo.apiKey = '';
+  for (const node of topo.nodes) await topo.startNode(node, direct);
+  if (!topo.apiKey) throw new Error('no test project on the formation');
+  await sleep(1000); // HAProxy sees them up
+  const f = newFigures();
+  const c = new Client(topo.lbUrl, topo.apiKey, f);
+  const acked: string[] = [];
+  const load = loop(3, async (i) => {
+    const { id } = await c.pay(order(`failover-${i}`));
+    acked.push(id);
+  });
+  await sleep(3000);
+  const killed = Date.now();
+  c.mark = killed;
+  formation.killPrimary();
+  console.log('  primary killed (SIGKILL of its keeper and Postgres)');
+  await until('the secondary promoted', () => formation!.promoted(), 120_000, 250);
+  const promotedAfter = (Date.now() - killed) / 1000;
+  await until('a request served again', async () => c.firstOkAfterMark > 0, 60_000, 100);
+  await sleep(4000); // load on the new primary
+  await load.stop();
+  const outage = (c.firstOkAfterMark - killed) / 1000;
+  const all = [...new Set([...c.created, ...acked])];
+  const b = new pg.Client({ connectionString: formation.url.replace(/\/\/postgres@[^/]+/, `//postgres@127.0.0.1:${formation.ports.b}`).replace(/\?.*/, '') });
+  await b.connect();
+  const [{ n, done }] = (
+    await b.query("SELECT count(*)::int AS n, count(*) FILTER (WHERE status = 'completed' AND id = ANY($2::uuid[]))::int AS done FROM orders WHERE id = ANY($1::uuid[])", [all, acked])
+  ).rows;
+  await b.end();
+  console.log(`  promoted after ${promotedAfter.toFixed(1)} s; first request served ${outage.toFixed(1)} s after the kill`);
+  check(n === all.length, `every acknowledged order is on the promoted server (${n}/${all.length})`);
+  check(done === acked.length, `every acknowledged payment is completed there (${done}/${acked.length})`);
+  check(f.failed === f.retryable503, `every failed request was a 503 with Retry-After and an error body, retried with its Idempotency-Key (${f.failed} failed: ${JSON.stringify(f.failures)})`);
+  const ledger = ledgerCheck(formation.url);
+  check(ledger.startsWith('passed'), `tender ledger check ${ledger}`);
+  rows.push({ scenario: 'failover (primary SIGKILL)', f, acked: all.length, lost: all.length - n, duplicates: 0, ledger, failover: `${outage.toFixed(1)} (promotion ${promotedAfter.toFixed(1)})` });
+}
+
 function report() {
   const line = (cells: unknown[]) => `| ${cells.join(' | ')} |`;
   console.log('\nFigures');
   console.log(line(['scenario', 'requests sent', '2xx/3xx', 'failed', 'retryable 503', 'acknowledged orders', 'lost', 'duplicate webhooks', 'failover s', 'ledger check']));
   console.log(line(Array(10).fill('---')));
-  for (const r of rows) console.log(line([r.scenario, r.f.sent, r.f.ok, r.f.failed + (r.f.failed ? ` ${JSON.stringify(r.f.failures)}` : ''), r.f.retryable503, r.acked, r.lost, r.duplicates, 'n/a', r.ledger]));
+  for (const r of rows) console.log(line([r.scenario, r.f.sent, r.f.ok, r.f.failed + (r.f.failed ? ` ${JSON.stringify(r.f.failures)}` : ''), r.f.retryable503, r.acked, r.lost, r.duplicates, r.failover ?? 'n/a', r.ledger]));
   const secs = ((Date.now() - started) / 1000).toFixed(0);
   console.log(`\n${new Date().toISOString()} on ${hostname()}, ${cpus().length} cores (${cpus()[0]?.model.trim()}), load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; ${secs} s in all`);
 }
@@ -189,9 +239,11 @@ try {
   const ports = topo.nodes.map((n) => n.port);
   await topo.haproxy(ports);
   console.log(`primary :${topo.ports.primary}, replica :${topo.ports.replica}, pgbouncer :${topo.ports.bouncer}, haproxy :${topo.ports.haproxy}, nodes ${ports.map((p) => `:${p}`).join(' ')}`);
-  await jobsOnEveryNode();
-  await rollingRestart();
-  suiteThroughPgBouncer();
+  const only = process.env.CLUSTER_ONLY; // one scenario while working on it: jobs, rolling, pgbouncer, failover
+  if (!only || only === 'jobs') await jobsOnEveryNode();
+  if (!only || only === 'rolling') await rollingRestart();
+  if (!only || only === 'pgbouncer') suiteThroughPgBouncer();
+  if (!only || only === 'failover') await failover();
   report();
 } catch (err) {
   problems.push(`the run stopped: ${(err as Error).stack ?? err}`);
@@ -201,6 +253,7 @@ try {
   }
 } finally {
   await receiver.close();
+  formation?.teardown();
   await topo.teardown();
 }
 if (problems.length) {

@@ -53,6 +53,7 @@ export interface Node {
 export class Topology {
   readonly dir: string;
   readonly procs = new Set<ChildProcess>();
+  private readonly groups = new Set<ChildProcess>();
   readonly clusters: string[] = [];
   ports: Record<string, number> = {};
   nodes: Node[] = [];
@@ -98,7 +99,9 @@ export class Topology {
 
   private start(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env, postgres = false): ChildProcess {
     const [c, a] = postgres ? asPostgres(cmd, args) : [cmd, args];
-    const proc = spawn(c, a, { env, stdio: ['ignore', 'pipe', 'pipe'], cwd: postgres ? this.dir : ROOT });
+    // a group of its own: runuser's child (PgBouncer) goes with it at teardown
+    const proc = spawn(c, a, { env, stdio: ['ignore', 'pipe', 'pipe'], cwd: postgres ? this.dir : ROOT, detached: postgres });
+    if (postgres) this.groups.add(proc);
     const log = join(this.dir, `${name}.log`);
     proc.stdout!.on('data', (d) => writeFileSync(log, d, { flag: 'a' }));
     proc.stderr!.on('data', (d) => writeFileSync(log, d, { flag: 'a' }));
@@ -139,7 +142,7 @@ export class Topology {
     await admin.query('CREATE DATABASE tender');
     await admin.end();
     const replica = this.pgDir('replica');
-    this.run(join(PG_BIN, 'pg_basebackup'), ['-h', '127.0.0.1', '-p', String(this.ports.primary), '-U', 'postgres', '-D', replica, '-R', '-X', 'stream']);
+    this.run(join(PG_BIN, 'pg_basebackup'), ['-h', '127.0.0.1', '-p', String(this.ports.primary), '-U', 'postgres', '-D', replica, '-R', '-X', 'stream', '-c', 'fast']);
     writeFileSync(join(replica, 'postgresql.auto.conf'), readFileSync(join(replica, 'postgresql.auto.conf'), 'utf8').replace(`port = ${this.ports.primary}`, `port = ${this.ports.replica}`));
     this.run(join(PG_BIN, 'pg_ctl'), ['-D', replica, '-l', join(replica, 'server.log'), '-w', 'start']);
     this.clusters.push(replica);
@@ -280,6 +283,13 @@ export class Topology {
   async teardown() {
     if (this.torn) return;
     this.torn = true;
+    for (const p of this.groups) {
+      try {
+        if (p.pid) process.kill(-p.pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
     for (const p of this.procs) p.kill('SIGKILL');
     for (const c of [...this.clusters].reverse()) {
       try {
