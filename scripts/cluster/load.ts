@@ -60,7 +60,8 @@ export class Client {
         this.figures.ok++;
         if (this.mark && sentAt > this.mark && !this.firstOkAfterMark) this.firstOkAfterMark = Date.now();
       }
-      else this.fail(String(res.status), res.status === 503 && Boolean(res.headers.get('retry-after')) && Boolean(parsed?.error));
+      // retryable as documented: a 503 with Retry-After, and from the API (JSON) an error body
+      else this.fail(String(res.status), res.status === 503 && Boolean(res.headers.get('retry-after')) && (!/json/.test(res.headers.get('content-type') ?? '') || Boolean(parsed?.error)));
       return { status: res.status, body: parsed, headers: res.headers };
     } catch {
       this.fail('network', false);

@@ -206,6 +206,11 @@ export class Topology {
       '  default-server inter 250ms fall 2 rise 2',
       ...nodePorts.map((p, i) => `  server n${i + 1} 127.0.0.1:${p} check`),
     ];
+    // every node red (the database is gone): the API's own 503, not HAProxy's page, so clients retry as documented
+    const body = JSON.stringify({ error: { status: 503, type: 'ServiceUnavailable', value: 'no node is ready (the database is unavailable); retry later' } });
+    const errorfile = join(this.dir, '503.http');
+    writeFileSync(errorfile, `HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\ncache-control: no-store\r\nconnection: close\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
+    cfg.splice(cfg.indexOf('frontend api'), 0, `  errorfile 503 ${errorfile}`);
     const f = join(this.dir, 'haproxy.cfg');
     writeFileSync(f, cfg.join('\n') + '\n');
     this.start('haproxy', 'haproxy', ['-f', f, '-db'], process.env);
