@@ -7,6 +7,8 @@ import pg from 'pg';
 import { Topology, freePort, sleep, until } from './topology.ts';
 import { Client, Receiver, loop, newFigures, order, type Figures } from './load.ts';
 import { Formation } from './failover.ts';
+import { measure, postmasterPid, type Capacity } from './capacity.ts';
+import { join } from 'node:path';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const started = Date.now();
@@ -157,6 +159,31 @@ async function rollingRestart() {
   rows.push({ scenario: 'rolling restart under load', f, acked: acked.length, lost: gone, duplicates: 0, ledger });
 }
 
+let capacity: Capacity | undefined;
+async function capacityFigures() {
+  console.log('\n[5] capacity: CPU seconds per card payment (create, vault, authenticate, 3-D Secure pages) on 3 nodes for 10 s');
+  const f = newFigures();
+  const c = new Client(topo.lbUrl, topo.apiKey, f);
+  capacity = await measure(
+    { tender: topo.nodes.map((n) => n.proc!.pid!), database: [postmasterPid(join(topo.dir, 'primary'))], bouncer: [topo.bouncerPid!] },
+    async (ms) => {
+      let payments = 0;
+      const load = loop(4, async (i) => {
+        await c.pay(order(`capacity-${i}`));
+        payments++;
+      });
+      await sleep(ms);
+      await load.stop();
+      return { payments, requests: f.sent };
+    },
+    10_000,
+  );
+  const k = capacity;
+  console.log(`  ${k.payments} payments (${k.requests} requests) in ${k.seconds.toFixed(1)} s; CPU per payment: Tender ${(k.tender * 1000).toFixed(1)} ms, PostgreSQL ${(k.database * 1000).toFixed(1)} ms, PgBouncer ${(k.bouncer * 1000).toFixed(1)} ms`);
+  console.log(`  per core: ${(1 / k.tender).toFixed(0)} payments/s (${((k.requests / k.payments) / k.tender).toFixed(0)} requests/s) of Tender, ${(1 / k.database).toFixed(0)} payments/s of PostgreSQL`);
+  check(f.failed === 0, `no failed request (${f.failed})`);
+}
+
 function suiteThroughPgBouncer() {
   console.log('\n[3] the concurrency tests through PgBouncer (transaction pooling, prepared statements off, LISTEN direct)');
   const files = ['test/e2e/money-concurrency.test.ts', 'test/e2e/order-writes.test.ts'];
@@ -225,6 +252,11 @@ function report() {
   console.log(line(['scenario', 'requests sent', '2xx/3xx', 'failed', 'retryable 503', 'acknowledged orders', 'lost', 'duplicate webhooks', 'failover s', 'ledger check']));
   console.log(line(Array(10).fill('---')));
   for (const r of rows) console.log(line([r.scenario, r.f.sent, r.f.ok, r.f.failed + (r.f.failed ? ` ${JSON.stringify(r.f.failures)}` : ''), r.f.retryable503, r.acked, r.lost, r.duplicates, r.failover ?? 'n/a', r.ledger]));
+  if (capacity) {
+    const k = capacity;
+    console.log(`\nCapacity: CPU per card payment (${(k.requests / k.payments).toFixed(1)} requests): Tender ${(k.tender * 1000).toFixed(1)} ms, PostgreSQL ${(k.database * 1000).toFixed(1)} ms, PgBouncer ${(k.bouncer * 1000).toFixed(1)} ms;`);
+    console.log(`  per core ${(1 / k.tender).toFixed(0)} payments/s (${(k.requests / k.payments / k.tender).toFixed(0)} requests/s) of Tender, ${(1 / k.database).toFixed(0)} payments/s of PostgreSQL`);
+  }
   const secs = ((Date.now() - started) / 1000).toFixed(0);
   console.log(`\n${new Date().toISOString()} on ${hostname()}, ${cpus().length} cores (${cpus()[0]?.model.trim()}), load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; ${secs} s in all`);
 }
@@ -242,6 +274,7 @@ try {
   const only = process.env.CLUSTER_ONLY; // one scenario while working on it: jobs, rolling, pgbouncer, failover
   if (!only || only === 'jobs') await jobsOnEveryNode();
   if (!only || only === 'rolling') await rollingRestart();
+  if (!only || only === 'capacity') await capacityFigures();
   if (!only || only === 'pgbouncer') suiteThroughPgBouncer();
   if (!only || only === 'failover') await failover();
   report();

@@ -59,6 +59,7 @@ export class Topology {
   nodes: Node[] = [];
   masterKey = randomBytes(32).toString('hex');
   apiKey = '';
+  bouncerPid?: number;
   projectId = '';
   private torn = false;
 
@@ -170,7 +171,7 @@ export class Topology {
     ];
     writeFileSync(join(d, 'pgbouncer.ini'), ini.join('\n') + '\n');
     if (userInfo().uid === 0) execFileSync('chown', ['-R', 'postgres:postgres', d]);
-    this.start('pgbouncer', 'pgbouncer', [join(d, 'pgbouncer.ini')], process.env, true);
+    this.bouncerPid = this.start('pgbouncer', 'pgbouncer', [join(d, 'pgbouncer.ini')], process.env, true).pid;
     await until('PgBouncer', async () => {
       const c = new pg.Client({ connectionString: this.bouncerUrl });
       await c.connect();
