@@ -50,6 +50,8 @@ export interface Capacity {
   tender: number;
   database: number;
   bouncer: number;
+  /** database growth (tables, indexes, TOAST) per payment, in bytes */
+  bytesPerPayment?: number;
 }
 
 /** Measures CPU per payment while `run` pays orders for `ms`. */

@@ -161,9 +161,12 @@ async function rollingRestart() {
 
 let capacity: Capacity | undefined;
 async function capacityFigures() {
-  console.log('\n[5] capacity: CPU seconds per card payment (create, vault, authenticate, 3-D Secure pages) on 3 nodes for 10 s');
+  console.log('\n[3] capacity: CPU seconds per card payment (create, vault, authenticate, 3-D Secure pages) on 3 nodes for 10 s');
   const f = newFigures();
   const c = new Client(topo.lbUrl, topo.apiKey, f);
+  const size = async () => (await sql<{ b: number }>("SELECT pg_database_size('tender')::bigint AS b"))[0].b;
+  await sql('CHECKPOINT');
+  const sizeBefore = await size();
   capacity = await measure(
     { tender: topo.nodes.map((n) => n.proc!.pid!), database: [postmasterPid(join(topo.dir, 'primary'))], bouncer: [topo.bouncerPid!] },
     async (ms) => {
@@ -178,6 +181,8 @@ async function capacityFigures() {
     },
     10_000,
   );
+  await sql('CHECKPOINT');
+  capacity.bytesPerPayment = (await size() - sizeBefore) / capacity.payments;
   const k = capacity;
   console.log(`  ${k.payments} payments (${k.requests} requests) in ${k.seconds.toFixed(1)} s; CPU per payment: Tender ${(k.tender * 1000).toFixed(1)} ms, PostgreSQL ${(k.database * 1000).toFixed(1)} ms, PgBouncer ${(k.bouncer * 1000).toFixed(1)} ms`);
   console.log(`  per core: ${(1 / k.tender).toFixed(0)} payments/s (${((k.requests / k.payments) / k.tender).toFixed(0)} requests/s) of Tender, ${(1 / k.database).toFixed(0)} payments/s of PostgreSQL`);
@@ -185,7 +190,7 @@ async function capacityFigures() {
 }
 
 function suiteThroughPgBouncer() {
-  console.log('\n[3] the concurrency tests through PgBouncer (transaction pooling, prepared statements off, LISTEN direct)');
+  console.log('\n[4] the concurrency tests through PgBouncer (transaction pooling, prepared statements off, LISTEN direct)');
   const files = ['test/e2e/money-concurrency.test.ts', 'test/e2e/order-writes.test.ts'];
   const r = spawnSync(process.execPath, [`${ROOT}scripts/test.mjs`, ...files], {
     cwd: ROOT,
@@ -200,7 +205,7 @@ function suiteThroughPgBouncer() {
 }
 
 async function failover() {
-  console.log('\n[4] failover: pg_auto_failover monitor, primary and synchronous secondary; the primary SIGKILLed under load');
+  console.log('\n[5] failover: pg_auto_failover monitor, primary and synchronous secondary; the primary SIGKILLed under load');
   formation = new Formation(topo.dir);
   const sync = await formation.create();
   console.log(`  formation up: primary :${formation.ports.a}, secondary :${formation.ports.b}, synchronous_standby_names = ${sync}`);
@@ -254,8 +259,18 @@ function report() {
   for (const r of rows) console.log(line([r.scenario, r.f.sent, r.f.ok, r.f.failed + (r.f.failed ? ` ${JSON.stringify(r.f.failures)}` : ''), r.f.retryable503, r.acked, r.lost, r.duplicates, r.failover ?? 'n/a', r.ledger]));
   if (capacity) {
     const k = capacity;
-    console.log(`\nCapacity: CPU per card payment (${(k.requests / k.payments).toFixed(1)} requests): Tender ${(k.tender * 1000).toFixed(1)} ms, PostgreSQL ${(k.database * 1000).toFixed(1)} ms, PgBouncer ${(k.bouncer * 1000).toFixed(1)} ms;`);
+    console.log(`\nCapacity: CPU per card payment (${(k.requests / k.payments).toFixed(1)} requests): Tender ${(k.tender * 1000).toFixed(1)} ms, PostgreSQL ${(k.database * 1000).toFixed(1)} ms, PgBouncer ${(k.bouncer * 1000).toFixed(1)} ms; database growth ${((k.bytesPerPayment ?? 0) / 1024).toFixed(1)} kB per payment;`);
     console.log(`  per core ${(1 / k.tender).toFixed(0)} payments/s (${(k.requests / k.payments / k.tender).toFixed(0)} requests/s) of Tender, ${(1 / k.database).toFixed(0)} payments/s of PostgreSQL`);
+  }
+  if (capacity) {
+    const k = capacity;
+    console.log('\n| payments/s | Tender cores (60 %) | nodes of 4 cores (+1 spare) | PostgreSQL cores (60 %) | PgBouncer processes (1 core each, 60 %) | database growth per day |');
+    console.log('| --- | --- | --- | --- | --- | --- |');
+    for (const p of [1000, 10_000]) {
+      const cores = (cpu: number) => Math.ceil((p * cpu) / 0.6);
+      const perDay = (p * 86_400 * (k.bytesPerPayment ?? 0)) / 1e9;
+      console.log(`| ${p.toLocaleString('en')} | ${cores(k.tender)} | ${Math.ceil(cores(k.tender) / 4) + 1} | ${cores(k.database)} | ${cores(k.bouncer)} | ${perDay.toFixed(0)} GB |`);
+    }
   }
   const secs = ((Date.now() - started) / 1000).toFixed(0);
   console.log(`\n${new Date().toISOString()} on ${hostname()}, ${cpus().length} cores (${cpus()[0]?.model.trim()}), load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; ${secs} s in all`);
