@@ -4,7 +4,7 @@
 // target_session_attrs=read-write (store/hosts.ts), straight to PostgreSQL: PgBouncer names one
 // host and would not follow the promotion.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { userInfo } from 'node:os';
 import pg from 'pg';
@@ -136,6 +136,11 @@ export class Formation {
       } catch {
         /* gone */
       }
+    }
+    // pg_autoctl's servers keep their sockets in the system directory: a killed one leaves its files there
+    for (const port of Object.values(this.ports)) {
+      if (!port) continue;
+      for (const f of [`.s.PGSQL.${port}`, `.s.PGSQL.${port}.lock`]) rmSync(join('/var/run/postgresql', f), { force: true });
     }
   }
 }

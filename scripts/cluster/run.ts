@@ -135,6 +135,15 @@ async function rollingRestart() {
     const { id } = await c.pay(order(`roll-${i}`));
     acked.push(id);
   });
+  // the replica's replay lag as the primary sees it (pg_stat_replication.replay_lag), sampled under the load
+  let maxLag = 0;
+  const watcher = primary();
+  await watcher.connect();
+  const sampling = setInterval(() => {
+    watcher
+      .query('SELECT COALESCE(max(EXTRACT(epoch FROM replay_lag)), 0)::float AS lag FROM pg_stat_replication')
+      .then((r) => (maxLag = Math.max(maxLag, r.rows[0].lag * 1000)), () => {});
+  }, 250);
   await sleep(1500);
   for (const node of topo.nodes) {
     const red = (async () => {
@@ -150,6 +159,8 @@ async function rollingRestart() {
   }
   await sleep(1000);
   await load.stop();
+  clearInterval(sampling);
+  await watcher.end();
   const gone = await lost(acked);
   const [{ n }] = await sql<{ n: number }>("SELECT count(*)::int AS n FROM orders WHERE id = ANY($1::uuid[]) AND status = 'completed'", [acked]);
   check(f.failed === 0, `no failed request (${f.sent} sent, ${f.failed} failed)`);
@@ -157,6 +168,20 @@ async function rollingRestart() {
   const ledger = ledgerCheck();
   check(ledger.startsWith('passed'), `tender ledger check ${ledger}`);
   rows.push({ scenario: 'rolling restart under load', f, acked: acked.length, lost: gone, duplicates: 0, ledger });
+  // search reads the replica (DATABASE_REPLICA_URL): it finds them too, once the replica has replayed them
+  const replicaClient = new pg.Client({ connectionString: topo.replicaUrl });
+  await replicaClient.connect();
+  try {
+    let total = 0;
+    await until('search on the replica to find the payments', async () => {
+      total = (await c.api('POST', '/v1/search/orders/', { query: 'status:completed', size: 1 })).body.total;
+      return total >= Math.min(acked.length, 10_000);
+    }, 15_000, 250);
+    const [{ n: sessions }] = (await replicaClient.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE 'tender-replica%'")).rows;
+    check(sessions > 0 && total >= acked.length, `search through HAProxy read the replica (${sessions} tender-replica sessions there; ${total} completed orders found; replica replay lag under that load: at most ${maxLag.toFixed(0)} ms)`);
+  } finally {
+    await replicaClient.end();
+  }
 }
 
 let capacity: Capacity | undefined;
