@@ -12,6 +12,15 @@ export interface Config {
   walletBTokenUrl: string;
   portalUrl: string;
   databaseUrl?: string;
+  /**
+   * A streaming replica that search, CSV reports and the portal's lists read from (unset: the
+   * primary). Writes, and reads that must see the request's own writes, never go there.
+   */
+  databaseReplicaUrl?: string;
+  /** LISTEN/NOTIFY on this URL instead (a direct connection when DATABASE_URL goes through PgBouncer) */
+  databaseListenUrl?: string;
+  /** named prepared statements for hot queries; off behind PgBouncer in transaction pooling mode */
+  databasePreparedStatements: boolean;
   /** PostgreSQL connections per process: for the API, hosted pages and workers; and, apart, for CSV reports */
   databasePool: { size: number; reportSize: number };
   dataDir: string;
@@ -19,7 +28,8 @@ export interface Config {
   logLevel: string;
   /** Which surfaces this process serves: api (with /pay), vault, wallet-b-token, portal. */
   surfaces: Surface[];
-  worker: { enabled: boolean; pollMs: number; concurrency: number };
+  /** leaseMs: how long a claimed job stays reserved (a killed node's jobs are taken over after it) */
+  worker: { enabled: boolean; pollMs: number; concurrency: number; leaseMs: number };
   webhook: { timeoutMs: number; retryIntervalMs: number; maxAttempts: number; concurrency: number };
   setupTokenTtlSeconds: number;
   /** other identifiers clients use for Tender's payment methods (PAYMENT_METHOD_ALIASES) */
@@ -37,6 +47,8 @@ export interface Config {
   apiKeyCacheMs: number;
   /** how long a stopping server lets requests in flight finish before cutting them (ms) */
   shutdownGraceMs: number;
+  /** how long a stopping server keeps serving with /readyz red before it closes, for load balancers to notice (ms) */
+  shutdownDrainMs: number;
   redisUrl?: string;
   /** the merchant portal's sessions and sign-in throttling (docs/portal.md) */
   portal: { sessionIdleMs: number; sessionMaxMs: number; maxFailures: number; addressMaxFailures: number; lockSeconds: number };
@@ -85,12 +97,16 @@ export const SettingsSchema = Type.Object({
   PORTAL_URL: URL_SETTING,
   DATABASE_URL: setting('postgres(?:ql)?://\\S+', 'a postgres:// connection URL'),
   DATABASE_POOL_SIZE: POSITIVE,
+  DATABASE_REPLICA_URL: setting('postgres(?:ql)?://\\S+', 'a postgres:// connection URL'),
+  DATABASE_LISTEN_URL: setting('postgres(?:ql)?://\\S+', 'a postgres:// connection URL'),
+  DATABASE_PREPARED_STATEMENTS: setting('on|off', 'on or off'),
   REPORT_CONNECTIONS: POSITIVE,
   LOG_LEVEL: setting('fatal|error|warn|info|debug|trace|silent', 'one of fatal, error, warn, info, debug, trace, silent'),
   TENDER_SURFACES: setting(`\\s*(?:${SURFACE_NAMES})\\s*(?:,\\s*(?:${SURFACE_NAMES})\\s*)*`, 'a comma-separated list of api, vault, wallet-b-token, portal'),
   TENDER_WORKER: setting('on|off', 'on or off'),
   TENDER_WORKER_POLL_MS: POSITIVE,
   TENDER_WORKER_CONCURRENCY: POSITIVE,
+  TENDER_JOB_LEASE_MS: POSITIVE,
   WEBHOOK_TIMEOUT_MS: POSITIVE,
   WEBHOOK_RETRY_INTERVAL_MS: COUNT,
   WEBHOOK_MAX_ATTEMPTS: POSITIVE,
@@ -105,6 +121,7 @@ export const SettingsSchema = Type.Object({
   CARD_TESTING_WINDOW_SECONDS: POSITIVE,
   API_KEY_CACHE_MS: COUNT,
   SHUTDOWN_GRACE_MS: COUNT,
+  SHUTDOWN_DRAIN_MS: COUNT,
   REDIS_URL: setting('rediss?://\\S+', 'a redis:// or rediss:// URL'),
   WALLET_A_TIMEOUT_MS: POSITIVE,
   PORTAL_SESSION_IDLE_MINUTES: POSITIVE,
@@ -190,6 +207,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     walletBTokenUrl: trim(env.WALLET_B_TOKEN_URL ?? `${base}/wallet-b-token`),
     portalUrl: trim(env.PORTAL_URL ?? `${base}/portal`),
     databaseUrl: env.DATABASE_URL || undefined,
+    databaseReplicaUrl: env.DATABASE_REPLICA_URL || undefined,
+    databaseListenUrl: env.DATABASE_LISTEN_URL || undefined,
+    databasePreparedStatements: env.DATABASE_PREPARED_STATEMENTS !== 'off',
     databasePool: { size: int(env.DATABASE_POOL_SIZE, 10), reportSize: int(env.REPORT_CONNECTIONS, 2) },
     dataDir: resolve(env.TENDER_DATA_DIR ?? '.tender'),
     masterKey: env.TENDER_MASTER_KEY || undefined,
@@ -199,6 +219,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       enabled: env.TENDER_WORKER !== 'off',
       pollMs: int(env.TENDER_WORKER_POLL_MS, 1000),
       concurrency: int(env.TENDER_WORKER_CONCURRENCY, 8),
+      leaseMs: int(env.TENDER_JOB_LEASE_MS, 60_000),
     },
     webhook: {
       timeoutMs: int(env.WEBHOOK_TIMEOUT_MS, 4000),
@@ -219,6 +240,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     },
     apiKeyCacheMs: int(env.API_KEY_CACHE_MS, 10_000),
     shutdownGraceMs: int(env.SHUTDOWN_GRACE_MS, 10_000),
+    shutdownDrainMs: int(env.SHUTDOWN_DRAIN_MS, 0),
     redisUrl: env.REDIS_URL || undefined,
     portal: {
       sessionIdleMs: int(env.PORTAL_SESSION_IDLE_MINUTES, 30) * 60_000,

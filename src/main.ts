@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
-import { openStore } from './store/open.ts';
+import { openReplica, openStore } from './store/open.ts';
 import type { Db } from './store/db.ts';
 import { acquireLock, releaseLock } from './store/lock.ts';
 import { simulator } from './acquirer/simulator/index.ts';
@@ -88,6 +88,8 @@ const routes = (buttons: WalletButton[]): Routes => ({
 
 export interface ContextParts {
   db: Db;
+  /** the streaming replica for search, reports and the portal's lists; db when absent */
+  replica?: Db;
   config: Config;
   log: Logger;
   keyCache?: KeyCache;
@@ -99,12 +101,14 @@ export interface ContextParts {
 export function buildContext(parts: ContextParts): Ctx {
   const ctx: Ctx = {
     db: parts.db,
+    replica: parts.replica ?? parts.db,
     config: parts.config,
     log: parts.log,
     masterKey: loadMasterKey(parts.config, parts.log),
     keyCache: parts.keyCache,
     connectors: { test: simulator, live: parts.liveConnector },
     dueWork: { settle: (projectId) => settleDueJobs(ctx, jobTable, projectId) },
+    lifecycle: { stopping: false },
     hooks: { orderStatus: orderStatusHooks, projectCreated: projectCreatedHooks },
   };
   return ctx;
@@ -121,6 +125,8 @@ export interface Service {
 export interface StartOptions {
   config?: Config;
   db?: Db;
+  /** read by search, reports and the portal's lists (with db: tests); else DATABASE_REPLICA_URL's, else db */
+  replica?: Db;
   log?: Logger;
   liveConnector?: Connectors['live'];
   /** the hosted pages' wallet buttons, when not the built-in ones (tests of the page layout) */
@@ -135,11 +141,16 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
   const adminToken = randomBytes(24).toString('base64url');
   if (embedded) acquireLock(config.dataDir, { pid: process.pid, url: '', token: adminToken });
   let unlistenKeys = async () => {};
+  let closeReplica = async () => {};
   try {
     const db = opts.db ?? (await openStore(config));
+    const replica = opts.replica ?? (opts.db ? undefined : openReplica(config));
+    closeReplica = async () => {
+      if (replica && !opts.replica) await replica.close();
+    };
     const keyCache = new KeyCache(config.apiKeyCacheMs);
     unlistenKeys = await keyCache.listen(db);
-    const ctx = buildContext({ db, config, log, keyCache, liveConnector: opts.liveConnector });
+    const ctx = buildContext({ db, replica, config, log, keyCache, liveConnector: opts.liveConnector });
     const sealed = await sealPendingHolderNames(ctx);
     if (sealed) log.info({ sealed }, 'sealed cardholder names stored before names were encrypted');
     const app = await buildApp(ctx, routes(opts.walletButtons ?? walletButtons));
@@ -163,15 +174,20 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
       async close() {
         if (closed) return;
         closed = true;
+        // /readyz turns red at once; requests keep being served while load balancers notice (SHUTDOWN_DRAIN_MS)
+        ctx.lifecycle.stopping = true;
+        if (config.shutdownDrainMs > 0) await new Promise((r) => setTimeout(r, config.shutdownDrainMs));
         await shutdown(() => app.close()); // in-flight requests get SHUTDOWN_GRACE_MS to finish
         await worker?.stop();
         await unlistenKeys();
+        await closeReplica();
         if (!opts.db) await db.close();
         if (embedded) releaseLock(config.dataDir);
       },
     };
   } catch (err) {
     await unlistenKeys();
+    await closeReplica();
     if (embedded) releaseLock(config.dataDir);
     throw err;
   }

@@ -7,14 +7,13 @@ export interface JobKind {
   run: (ctx: Ctx, job: JobRow) => Promise<void>;
   /** Jobs of this kind may run side by side with other jobs (the handler keeps its own order, e.g. per order). */
   concurrent?: boolean;
-  /** How long a claimed job stays reserved before another node may take it over (default 60 s). */
+  /** How long a claimed job stays reserved before another node may take it over (default TENDER_JOB_LEASE_MS, 60 s). */
   leaseMs?: (config: Ctx['config']) => number;
 }
 
 /** Every kind of due work by name: the table main.ts writes. */
 export type JobTable = Record<string, JobKind>;
 
-const LEASE_MS = 60_000;
 
 async function runOne(ctx: Ctx, table: JobTable, job: JobRow) {
   const kind = Object.hasOwn(table, job.kind) ? table[job.kind] : undefined;
@@ -29,11 +28,11 @@ async function runOne(ctx: Ctx, table: JobTable, job: JobRow) {
   }
 }
 
-const leaseOf = (ctx: Ctx, table: JobTable, kind: string) => (Object.hasOwn(table, kind) ? table[kind].leaseMs?.(ctx.config) : undefined) ?? LEASE_MS;
+const leaseOf = (ctx: Ctx, table: JobTable, kind: string) => (Object.hasOwn(table, kind) ? table[kind].leaseMs?.(ctx.config) : undefined) ?? ctx.config.worker.leaseMs;
 const concurrent = (table: JobTable, kind: string) => Object.hasOwn(table, kind) && Boolean(table[kind].concurrent);
 
 /** The shortest lease of any kind: jobs are claimed with it, then the others get their longer one. */
-const shortestLease = (ctx: Ctx, table: JobTable) => Math.min(LEASE_MS, ...Object.keys(table).map((k) => leaseOf(ctx, table, k)));
+const shortestLease = (ctx: Ctx, table: JobTable) => Math.min(ctx.config.worker.leaseMs, ...Object.keys(table).map((k) => leaseOf(ctx, table, k)));
 
 /**
  * Gives claimed jobs the lease of their kind. Claiming with the shortest and extending (within

@@ -38,6 +38,12 @@ export interface DueWork {
 /** What every use case needs, built once by main.ts (docs/architecture.md). */
 export interface Ctx {
   db: Db;
+  /**
+   * Where search, CSV reports and the portal's lists read: the streaming replica
+   * (DATABASE_REPLICA_URL), which may lag the primary by a moment, or db itself when unset.
+   * Never written to, and never read for what must see the request's own writes.
+   */
+  replica: Db;
   config: Config;
   log: Logger;
   /** wraps every project's data keys (services/crypto-envelope.ts) */
@@ -46,6 +52,8 @@ export interface Ctx {
   keyCache?: KeyCache;
   connectors: Connectors;
   dueWork: DueWork;
+  /** stopping: set when a graceful stop begins; /readyz then answers 503 so load balancers drain this node first */
+  lifecycle: { stopping: boolean };
   hooks: {
     /** in order, when an order's status changes */
     orderStatus: OrderStatusHook[];

@@ -174,11 +174,12 @@ export async function orderWithRelated(ctx: Ctx, project: ProjectRow, orderId: s
 
 // ---- payment links -------------------------------------------------------------------------
 
+/** The list reads ctx.replica (it may lag a moment); a link's own page reads the primary. */
 export async function linksOf(ctx: Ctx, project: ProjectRow, limit = 100) {
-  const rows = await store.linksOf(ctx.db, project.id, limit);
+  const rows = await store.linksOf(ctx.replica, project.id, limit);
   const now = nowFor(project);
   return Promise.all(
-    rows.map(async (r) => ({ ...r, url: linkUrl(ctx.config, r.id), state: await linkState(ctx.db, { ...r, project_id: project.id } as never, now) })),
+    rows.map(async (r) => ({ ...r, url: linkUrl(ctx.config, r.id), state: await linkState(ctx.replica, { ...r, project_id: project.id } as never, now) })),
   );
 }
 
@@ -194,16 +195,16 @@ export { createLink } from './links.ts';
 const DAY = 24 * 3600 * 1000;
 export const CHART_DAYS = 14;
 
-/** Today's and this week's (from Monday, UTC) volume per currency, the week's success rate, and payments per day. */
+/** Read from ctx.replica. Today's and this week's (from Monday, UTC) volume per currency, the week's success rate, and payments per day. */
 export async function homeStats(ctx: Ctx, project: ProjectRow) {
   const now = nowFor(project);
   const today = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
   const week = new Date(today.getTime() - ((today.getUTCDay() + 6) % 7) * DAY);
   const chartFrom = new Date(today.getTime() - (CHART_DAYS - 1) * DAY);
   const [todayRows, weekRows, perDay] = await Promise.all([
-    store.volumeSince(ctx.db, project.id, today),
-    store.volumeSince(ctx.db, project.id, week),
-    store.paymentsPerDay(ctx.db, project.id, chartFrom),
+    store.volumeSince(ctx.replica, project.id, today),
+    store.volumeSince(ctx.replica, project.id, week),
+    store.paymentsPerDay(ctx.replica, project.id, chartFrom),
   ]);
   const finished = weekRows.reduce((n, r) => n + r.finished, 0);
   const completed = weekRows.reduce((n, r) => n + r.completed, 0);

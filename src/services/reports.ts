@@ -129,12 +129,12 @@ export interface Report {
  * stream and a single connection that a long statement would hold from every other request:
  * there the rows are read in keyset batches and written by csv-stringify. Both paths produce
  * the same bytes (test/e2e/search.test.ts compares them, forcing the batch writer on
- * PostgreSQL with `copy: false`).
+ * PostgreSQL with `copy: false`). Reports read ctx.replica (DATABASE_REPLICA_URL, else the primary).
  */
 export function orderReport(ctx: Ctx, project: ProjectRow, input: SearchInput, now: Date, opts: { copy?: boolean } = {}): Report {
   const plan = planSearch(project.id, input, { unlimited: true });
   const filename = `orders-${now.toISOString().slice(0, 10)}.csv`;
-  const copyCsv = opts.copy === false ? undefined : ctx.db.copyCsv;
+  const copyCsv = opts.copy === false ? undefined : ctx.replica.copyCsv;
   if (copyCsv) return { plan, filename, stream: copiedReport(ctx, plan, copyCsv) };
   return { plan, filename, stream: streamedReport(ctx, plan) };
 }
@@ -177,7 +177,7 @@ function streamedReport(ctx: Ctx, plan: SearchPlan): Readable {
     }
   };
   // each batch reads on its own: a long transaction would hold PGlite's one connection
-  const run = produce(ctx.db);
+  const run = produce(ctx.replica);
   run.then(
     () => (abort.signal.aborted ? csv.destroy() : csv.end()),
     (err) => {

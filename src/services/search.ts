@@ -90,19 +90,22 @@ export interface SearchResult {
   search_after: string | null;
 }
 
-/** POST /v1/search/orders/ as JSON: one page of full order views (as GET /v1/orders/{id}/ shows them). */
+/**
+ * POST /v1/search/orders/ as JSON: one page of full order views (as GET /v1/orders/{id}/ shows them).
+ * Read from ctx.replica: with DATABASE_REPLICA_URL set, a change may show a moment late (docs/scale-out.md).
+ */
 export async function searchOrders(ctx: Ctx, project: ProjectRow, input: SearchInput): Promise<SearchResult> {
   const plan = planSearch(project.id, input);
   const size = plan.size ?? DEFAULT_SIZE;
   const [rows, counted] = await Promise.all([
-    store.findOrders(ctx.db, plan.filter, { sort: plan.sort, after: plan.after, limit: size, offset: plan.start }),
-    store.countOrders(ctx.db, plan.filter, TOTAL_CAP + 1),
+    store.findOrders(ctx.replica, plan.filter, { sort: plan.sort, after: plan.after, limit: size, offset: plan.start }),
+    store.countOrders(ctx.replica, plan.filter, TOTAL_CAP + 1),
   ]);
   const last = rows.at(-1);
   return {
     total: Math.min(counted, TOTAL_CAP),
     total_relation: counted > TOTAL_CAP ? 'gte' : 'eq',
-    orders: await renderOrders(ctx, ctx.db, project.id, rows),
+    orders: await renderOrders(ctx, ctx.replica, project.id, rows),
     search_after: last ? encodeSearchAfter(last.sort_value, last.id, plan.sort) : null,
   };
 }

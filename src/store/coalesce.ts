@@ -1,3 +1,6 @@
+import { connectionLost } from './db.ts';
+import { ApiError } from '../domain/errors.ts';
+
 /**
  * Group writes: items run in batches, one statement each, with at most `maxInFlight` batches
  * running at once. An item that arrives while that many run waits, and goes with whatever else
@@ -6,12 +9,17 @@
  * trip) is shared by the batch.
  *
  * A batch is one statement, so it commits or fails whole. When a batch of several fails, each of
- * its items is run again alone, one after another: a bad item fails only its own caller.
+ * its items is run again alone, one after another: a bad item fails only its own caller. Not when
+ * the database connection was lost (a 503): that is no item's fault, and each caller answers the
+ * 503 its client retries, rather than waiting on a database that may still be away.
  */
 export interface CoalesceOptions {
   maxInFlight: number;
   maxBatch: number;
 }
+
+/** A lost connection, raw or already the 503 ApiError (store/db.ts). */
+const unavailable = (err: unknown) => connectionLost(err) || (err instanceof ApiError && err.type === 'ServiceUnavailable');
 
 export function coalescer<T>(run: (items: T[]) => Promise<void>, { maxInFlight, maxBatch }: CoalesceOptions): (item: T) => Promise<void> {
   const queue: Array<{ item: T; resolve: () => void; reject: (err: unknown) => void }> = [];
@@ -25,7 +33,7 @@ export function coalescer<T>(run: (items: T[]) => Promise<void>, { maxInFlight, 
         .then(
           () => batch.forEach((b) => b.resolve()),
           async (err) => {
-            if (batch.length === 1) return batch[0].reject(err);
+            if (batch.length === 1 || unavailable(err)) return batch.forEach((b) => b.reject(err));
             for (const b of batch) await run([b.item]).then(b.resolve, b.reject);
           },
         )

@@ -6,6 +6,7 @@ import { privateDir } from './lock.ts';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import { ApiError } from '../domain/errors.ts';
+import { multiHostClient, parseHosts } from './hosts.ts';
 
 /** The one query layer: plain parameterised SQL over `pg` or PGlite. */
 export interface Queryable {
@@ -47,6 +48,8 @@ export interface Db extends Queryable {
    * open transaction (tx() becomes a savepoint). What fn does then commits or rolls back as one.
    */
   within<T>(open: OpenTx, fn: () => T): T;
+  /** Whether the caller runs inside within(): its queries join that open transaction. */
+  held(): boolean;
   /** LISTEN on a channel where the driver has it; returns a stop function. */
   listen?(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   /**
@@ -199,8 +202,9 @@ function scopeOf(db: object): Scope | undefined {
 }
 
 /** query, tx and within of a Db that honour within(), over the driver's own query/tx. */
-function scoped(db: object, own: { query: Queryable['query']; tx: Db['tx'] }): Pick<Db, 'query' | 'tx' | 'within'> {
+function scoped(db: object, own: { query: Queryable['query']; tx: Db['tx'] }): Pick<Db, 'query' | 'tx' | 'within' | 'held'> {
   return {
+    held: () => scopeOf(db) !== undefined,
     query(sql, params, opts) {
       const s = scopeOf(db);
       return s ? s.open.q.query(sql, params, opts) : own.query(sql, params, opts);
@@ -241,30 +245,41 @@ export interface PgOptions {
   max?: number;
   /** connections for CSV reports (copyCsv), opened on the first report */
   reportMax?: number;
+  /** application_name of its connections (pg_stat_activity): `tender` unless given; reports and LISTEN add -report, -listen */
+  name?: string;
+  /** LISTEN on this URL instead of url (a direct connection when url goes through PgBouncer in transaction mode) */
+  listenUrl?: string;
   /**
    * Named prepared statements (QueryOptions.prepare) on; off, each statement goes unnamed (for a
-   * pooler that does not keep them per connection). The one switch: statements pass only a name.
+   * pooler that does not keep them per connection, such as PgBouncer in transaction mode). The one
+   * switch: statements pass only a name.
    */
   prepared?: boolean;
+  /** every transaction of its sessions read-only (default_transaction_read_only): a write fails */
+  readOnly?: boolean;
 }
 
-export function pgDb({ url, schema, max = 10, reportMax = 2, prepared = true }: PgOptions): Db {
+export function pgDb({ url, schema, max = 10, reportMax = 2, name = 'tender', listenUrl, prepared = true, readOnly = false }: PgOptions): Db {
   const seen = observers();
-  const options = schema ? `-c search_path=${schema}` : undefined;
+  const settings = [schema ? `-c search_path=${schema}` : '', readOnly ? '-c default_transaction_read_only=on' : ''].filter(Boolean);
+  const options = settings.length ? settings.join(' ') : undefined;
   // named for pg_stat_activity: tender / tender-report / tender-listen, with the schema when there is one
-  const nameOf = (name: string) => (schema ? `${name} ${schema}` : name);
-  const newPool = (size: number, name: string) => {
-    const p = new pg.Pool({ connectionString: url, max: size, options, application_name: nameOf(name) });
+  const nameOf = (suffix: string) => (schema ? `${name}${suffix} ${schema}` : `${name}${suffix}`);
+  // several hosts (target_session_attrs=read-write): each connection to the one that takes writes now
+  const hosts = parseHosts(url);
+  const Client = hosts ? multiHostClient(hosts) : pg.Client;
+  const newPool = (size: number, suffix: string) => {
+    const p = new pg.Pool({ connectionString: url, max: size, options, application_name: nameOf(suffix), Client });
     p.on('error', () => {}); // an idle client's error must not kill the process; the pool drops it
     return p;
   };
-  const pool = newPool(max, 'tender');
+  const pool = newPool(max, '');
   let reportPool: pg.Pool | undefined;
   const run = async (c: pg.Pool | pg.PoolClient, sql: string, params?: unknown[], opts?: QueryOptions) => {
     seen.note(sql);
     if (!prepared || !opts?.prepare) return (await c.query(sql, params as any[])).rows;
-    const name = opts.prepare === true ? statementName(sql) : opts.prepare;
-    return (await c.query({ name, text: sql, values: params as any[] })).rows;
+    const statement = opts.prepare === true ? statementName(sql) : opts.prepare;
+    return (await c.query({ name: statement, text: sql, values: params as any[] })).rows;
   };
   const begin = async (): Promise<OpenTx> => {
     const client = await mapped(pool.connect());
@@ -338,12 +353,14 @@ export function pgDb({ url, schema, max = 10, reportMax = 2, prepared = true }: 
       await mapped(pool.query(sql));
     },
     async listen(channel, onNotify) {
-      const listener = reconnectingListener(() => new pg.Client({ connectionString: url, options, application_name: nameOf('tender-listen') }), channel, onNotify);
+      const at = listenUrl ?? url;
+      const ListenClient = listenUrl ? (parseHosts(listenUrl) ? multiHostClient(parseHosts(listenUrl)!) : pg.Client) : Client;
+      const listener = reconnectingListener(() => new ListenClient({ connectionString: at, options, application_name: nameOf('-listen') }), channel, onNotify);
       await listener.start();
       return listener.stop;
     },
     async copyCsv(select, params) {
-      const client = await mapped((reportPool ??= newPool(reportMax, 'tender-report')).connect());
+      const client = await mapped((reportPool ??= newPool(reportMax, '-report')).connect());
       // a dropped report connection ends its stream (below), not the process; one listener per client
       if (!client.listeners('error').includes(ignore)) client.on('error', ignore);
       const stream = client.query(copyTo(`COPY (${inlineParams(select, params)}) TO STDOUT WITH (FORMAT csv)`));

@@ -48,7 +48,7 @@ export async function claimKey(q: Queryable, c: Claim): Promise<true | Idempoten
        ON CONFLICT (project_id, key) DO NOTHING RETURNING key),
      j AS (
        INSERT INTO jobs (project_id, kind, ref_id, run_at) SELECT $1, 'idempotency_cleanup', $1::text, $7 WHERE EXISTS (SELECT 1 FROM k)
-       ON CONFLICT (kind, ref_id) DO NOTHING)
+       ON CONFLICT (kind, ref_id, project_id) DO NOTHING)
      SELECT key FROM k`,
     [c.project_id, c.key, c.method, c.path, c.request_hash, c.now, new Date(c.now.getTime() + KEY_TTL_MS + 1000)],
   );

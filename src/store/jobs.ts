@@ -18,7 +18,7 @@ export async function schedule(q: Queryable, job: { project_id: string; kind: st
 /** schedule's upsert as a part of one statement (store/writes.ts); when dueNow(run_at), the statement must also notify. */
 export const schedulePart = (job: { project_id: string; kind: string; ref_id: string; run_at: Date; payload?: Record<string, unknown> }): Part => ({
   sql: `INSERT INTO jobs (project_id, kind, ref_id, run_at, payload) SELECT $1::uuid, $2::text, $3::text, $4::timestamptz, $5::jsonb WHERE true
-     ON CONFLICT (kind, ref_id) DO UPDATE SET run_at = EXCLUDED.run_at, payload = EXCLUDED.payload, locked_until = NULL`,
+     ON CONFLICT (kind, ref_id, project_id) DO UPDATE SET run_at = EXCLUDED.run_at, payload = EXCLUDED.payload, locked_until = NULL`,
   params: [job.project_id, job.kind, job.ref_id, job.run_at, JSON.stringify(job.payload ?? {})],
 });
 

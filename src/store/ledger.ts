@@ -115,7 +115,7 @@ export async function childTotals(q: Queryable, projectId?: string) {
      LEFT JOIN transactions c ON c.of_transaction_id = t.id AND c.project_id = t.project_id
      LEFT JOIN orders co ON co.id = c.order_id
      WHERE ${scope('t', 1)} AND t.authorized_amount > 0
-     GROUP BY t.id, o.refunded_amount`,
+     GROUP BY t.id, t.project_id, o.refunded_amount`,
     [projectId ?? null],
   );
 }
@@ -145,7 +145,7 @@ export async function ledgerTotals(q: Queryable, projectId?: string) {
      JOIN orders o ON o.id = t.order_id AND o.kind = 'payment'
      LEFT JOIN ledger_entries e ON e.payment_transaction_id = t.id AND e.project_id = t.project_id
      WHERE ${scope('t', 1)} AND t.authorized_amount > 0
-     GROUP BY t.id`,
+     GROUP BY t.id, t.project_id`,
     [projectId ?? null],
   );
 }
@@ -182,7 +182,7 @@ export async function ensureJob(q: Queryable, job: { project_id: string; kind: s
 
 /** ensureJob as a part of one statement (store/writes.ts). */
 export const ensureJobPart = (job: { project_id: string; kind: string; ref_id: string; run_at: Date }): Part => ({
-  sql: 'INSERT INTO jobs (project_id, kind, ref_id, run_at) SELECT $1::uuid, $2::text, $3::text, $4::timestamptz WHERE true ON CONFLICT (kind, ref_id) DO NOTHING',
+  sql: 'INSERT INTO jobs (project_id, kind, ref_id, run_at) SELECT $1::uuid, $2::text, $3::text, $4::timestamptz WHERE true ON CONFLICT (kind, ref_id, project_id) DO NOTHING',
   params: [job.project_id, job.kind, job.ref_id, job.run_at],
 });
 

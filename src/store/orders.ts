@@ -81,6 +81,10 @@ const writers = new WeakMap<Db, (n: NewOrder) => Promise<void>>();
  * Two batches at most run at once, so order creation leaves the rest of the pool to other work.
  */
 export function insertNewOrder(db: Db, n: NewOrder): Promise<void> {
+  // Inside a request's own transaction (an Idempotency-Key): written there, alone. Grouped, the
+  // batch would run in whichever request's transaction started it, and a 201 could come back
+  // for an order another request's transaction had not committed (or rolled back).
+  if (db.held()) return insertNewOrders(db, [n]);
   let write = writers.get(db);
   if (!write) writers.set(db, (write = coalescer((batch: NewOrder[]) => insertNewOrders(db, batch), { maxInFlight: 2, maxBatch: 64 })));
   return write(n);

@@ -278,7 +278,7 @@ WHERE l.present AND l.amount <> 0;
 const JOBS = `
 INSERT INTO jobs (project_id, kind, ref_id, run_at)
 SELECT $1, 'authorization_expiry', txn_id::text, capture_before FROM seed_s WHERE plan = 'preauth'
-ON CONFLICT (kind, ref_id) DO NOTHING;
+ON CONFLICT (kind, ref_id, project_id) DO NOTHING;
 `;
 
 /** A link per linked order: the link's fields are the order's, completed with it. $1 project, $2 merchant, $3 is-test. */

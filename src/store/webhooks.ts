@@ -149,7 +149,7 @@ export async function scheduleOrderJob(q: Queryable, projectId: string, orderId:
 export function orderJobPart(projectId: string, orderId: string, runAt: Date): Part {
   return {
     sql: `INSERT INTO jobs (project_id, kind, ref_id, run_at) SELECT $1::uuid, '${JOB_KIND}', $2::text, $3::timestamptz WHERE true
-     ON CONFLICT (kind, ref_id) DO UPDATE SET run_at = CASE
+     ON CONFLICT (kind, ref_id, project_id) DO UPDATE SET run_at = CASE
        WHEN jobs.locked_until IS NULL THEN LEAST(jobs.run_at, EXCLUDED.run_at)
        WHEN date_trunc('milliseconds', jobs.run_at) = date_trunc('milliseconds', EXCLUDED.run_at) THEN EXCLUDED.run_at + interval '1 millisecond'
        ELSE EXCLUDED.run_at END`,

@@ -63,3 +63,16 @@ test('a request that outlives SHUTDOWN_GRACE_MS is cut and the stop completes', 
   assert.equal(n, 0, 'nothing stored');
   await t.close();
 });
+
+test('a stop turns /readyz red first and keeps serving for SHUTDOWN_DRAIN_MS, then closes', { timeout: 30_000 }, async () => {
+  const t = await startTestService({ env: { SHUTDOWN_DRAIN_MS: '1500' } });
+  assert.equal((await fetch(`${t.url}/readyz`)).status, 200);
+  const closing = t.close();
+  const ready = await fetch(`${t.url}/readyz`);
+  assert.equal(ready.status, 503, 'red as soon as the stop begins');
+  assert.equal(((await ready.json()) as any).error.value, 'shutting down');
+  const created = await t.api('POST', '/v1/orders/', validOrder({ merchant_order_id: 'while-draining' }));
+  assert.equal(created.status, 201, 'requests are still served while load balancers notice');
+  await closing;
+  await assert.rejects(fetch(`${t.url}/healthz`), 'closed after the drain');
+});

@@ -21,11 +21,14 @@ export async function freshStore(pool: { size?: number; reportSize?: number } = 
     return { db, drop: async () => db.close() };
   }
   const schema = `t_${randomBytes(6).toString('hex')}`;
+  // behind PgBouncer (npm run test:cluster), which passes no search_path option: a database per file
+  const viaBouncer = { prepared: process.env.DATABASE_PREPARED_STATEMENTS !== 'off', listenUrl: process.env.DATABASE_LISTEN_URL || undefined };
+  if (process.env.TEST_DATABASE_PER_FILE === '1') return databasePerFile(url, schema, pool, viaBouncer);
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
   await admin.query(`CREATE SCHEMA ${schema}`);
   await admin.end();
-  const db = pgDb({ url, schema, max: pool.size ?? 20, reportMax: pool.reportSize });
+  const db = pgDb({ url, schema, max: pool.size ?? 20, reportMax: pool.reportSize, ...viaBouncer });
   await migrate(db);
   return {
     db,
@@ -35,6 +38,27 @@ export async function freshStore(pool: { size?: number; reportSize?: number } = 
       await c.connect();
       await c.query(`DROP SCHEMA ${schema} CASCADE`);
       await c.end();
+    },
+  };
+}
+
+/** A database of its own, on the server (or PgBouncer, whose `*` entry forwards any name) of url. */
+async function databasePerFile(url: string, name: string, pool: { size?: number; reportSize?: number }, opts: { prepared: boolean; listenUrl?: string }) {
+  const admin = async (sql: string) => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    await c.query(sql);
+    await c.end();
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  const at = (u: string) => Object.assign(new URL(u), { pathname: `/${name}` }).toString();
+  const db = pgDb({ url: at(url), max: pool.size ?? 20, reportMax: pool.reportSize, prepared: opts.prepared, listenUrl: opts.listenUrl && at(opts.listenUrl) });
+  await migrate(db);
+  return {
+    db,
+    async drop() {
+      await db.close();
+      await admin(`DROP DATABASE ${name} WITH (FORCE)`);
     },
   };
 }
@@ -90,6 +114,8 @@ export async function startTestService(
     /** handed to the service as they are: the live acquirer, the pages' wallet buttons */
     liveConnector?: StartOptions['liveConnector'];
     walletButtons?: StartOptions['walletButtons'];
+    /** the store search, reports and the portal's lists read (DATABASE_REPLICA_URL's role), made from the test's own store */
+    replica?: (db: Db) => Promise<Db>;
   } = {},
 ): Promise<TestService> {
   const store = await freshStore(opts.pool);
@@ -100,7 +126,8 @@ export async function startTestService(
     { port: 0, masterKey: randomBytes(32).toString('hex'), ...opts.config },
   );
   const log = createLogger(opts.logStream ? 'info' : config.logLevel, opts.logStream);
-  const svc = await startService({ config, db: store.db, log, liveConnector: opts.liveConnector, walletButtons: opts.walletButtons });
+  const replica = opts.replica ? await opts.replica(store.db) : undefined;
+  const svc = await startService({ config, db: store.db, replica, log, liveConnector: opts.liveConnector, walletButtons: opts.walletButtons });
   const project = await createProject(svc.ctx, { name: 'Test shop', mode: 'test' });
   const api: TestService['api'] = (method, path, body, o = {}) => {
     const key = o.key === undefined ? project.api_key : o.key;

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { coalescer } from '../../src/store/coalesce.ts';
+import { ApiError } from '../../src/domain/errors.ts';
 
 /** A run() whose batches finish only when told, recording each batch and the peak running at once. */
 function gated(fail: (item: number) => boolean = () => false) {
@@ -79,4 +80,18 @@ test('a failing item alone gets its own error, and the queue goes on', async () 
   await g.release();
   await second;
   assert.deepEqual(g.batches, [[1], [2]]);
+});
+
+test('when a batch fails because the connection was lost, its items are not run again: each gets the 503', async () => {
+  const batches: number[][] = [];
+  let first = true;
+  const run = async (items: number[]) => {
+    batches.push(items);
+    if (first) return void (first = false); // [1] goes alone while the others queue
+    throw new ApiError('ServiceUnavailable', 'the database is temporarily unavailable; retry later');
+  };
+  const write = coalescer(run, { maxInFlight: 1, maxBatch: 10 });
+  const results = [1, 2, 3].map((i) => write(i).then(() => 'ok', (e: ApiError) => e.status));
+  assert.deepEqual(await Promise.all(results), ['ok', 503, 503]);
+  assert.deepEqual(batches, [[1], [2, 3]], 'no item of the lost batch ran again');
 });
