@@ -2,6 +2,8 @@ import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { PGlite } from '@electric-sql/pglite';
 import type { Readable } from 'node:stream';
+import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { privateDir } from './lock.ts';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ApiError } from '../domain/errors.ts';
@@ -324,10 +326,34 @@ export function pgDb({ url, schema, max = 10, reportMax = 2 }: PgOptions): Db {
   return db;
 }
 
-/** Embedded Postgres in WASM. One process per data directory; `memory://` for throwaway stores. */
-export async function pgliteDb(dataDir: string): Promise<Db> {
+/** Whether a directory holds a PostgreSQL data directory (PG_VERSION is its first file). */
+const holdsCluster = (dir: string) => existsSync(join(dir, 'PG_VERSION'));
+
+/**
+ * Opens the data directory; a directory without a cluster is first filled from `template` when
+ * given (a cluster the build made and migrated, scripts/pglite-template.mjs): copying it takes
+ * a fraction of a second where PGlite's initdb takes several. Should the copy not open, it is
+ * removed again and PGlite makes the cluster itself.
+ */
+async function openLite(dataDir: string, template?: string): Promise<PGlite> {
+  if (dataDir.startsWith('memory://') || !template || !holdsCluster(template) || holdsCluster(dataDir)) return PGlite.create(dataDir);
+  const copied = readdirSync(template);
+  cpSync(template, dataDir, { recursive: true });
+  try {
+    return await PGlite.create(dataDir);
+  } catch {
+    for (const name of copied) rmSync(join(dataDir, name), { recursive: true, force: true });
+    return PGlite.create(dataDir);
+  }
+}
+
+/**
+ * Embedded Postgres in WASM. One process per data directory; `memory://` for throwaway stores.
+ * `template`: see openLite.
+ */
+export async function pgliteDb(dataDir: string, opts: { template?: string } = {}): Promise<Db> {
   if (!dataDir.startsWith('memory://')) privateDir(dataDir);
-  const lite = await PGlite.create(dataDir);
+  const lite = await openLite(dataDir, opts.template);
   const parse = { 20: (v: string) => Number(v) };
   const run = async (q: { query: PGlite['query'] }, sql: string, params?: unknown[]) =>
     (await q.query(sql, params as any[], { parsers: parse })).rows;
