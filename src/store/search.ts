@@ -153,3 +153,43 @@ export function reportCellsSql(f: Filter, w: Omit<Window, 'limit'> & { limit: nu
   const cells = columns.map((c) => `NULLIF(r."${c.replaceAll('"', '""')}"::text, '')`).join(', ');
   return { sql: `SELECT ${cells} FROM (${sql}) r`, params };
 }
+
+/**
+ * The report split into parts of `chunk` orders each, in report order, for COPYs side by side
+ * (Db.copyCsvParts): reads the cursor of every chunk-th matching order (one index walk, no
+ * formatting), then gives each part's cell statement (reportCellsSql after that cursor). Run in
+ * the snapshot the parts are copied in, so together they hold exactly the rows of the one
+ * statement reportCellsSql would make for the whole window.
+ */
+export async function reportParts(
+  q: Queryable,
+  f: Filter,
+  w: Omit<Window, 'limit'> & { limit: number | null },
+  columns: readonly string[],
+  chunk: number,
+): Promise<Array<{ sql: string; params: unknown[] }>> {
+  const start = w.offset ?? 0;
+  const end = w.limit === null ? null : start + w.limit;
+  const params: unknown[] = [f.projectId, ...f.params];
+  const keyset = keysetCondition(w.sort, w.after ?? null, params.length + 1);
+  params.push(...keyset.params);
+  const n = params.length;
+  params.push(start, chunk, end);
+  const cuts = await q.query<{ sort_value: string | number | null; id: string; n: number }>(
+    `SELECT sort_value, id, n::int AS n FROM (
+       SELECT o.id, ${w.sort.valueSql} AS sort_value, row_number() OVER (ORDER BY ${w.sort.orderBy}) AS n
+       FROM orders o WHERE o.project_id = $1 AND ${f.where} AND ${keyset.sql}) s
+     WHERE n >= $${n + 1}::bigint AND n > 0 AND (n - $${n + 1}::bigint) % $${n + 2}::bigint = 0 AND ($${n + 3}::bigint IS NULL OR n < $${n + 3}::bigint)
+     ORDER BY n`,
+    params,
+  );
+  // part c starts after the order at row start + c * chunk (row 0: the window's own cursor)
+  const starts: Array<{ after: SearchAfter | null; row: number }> = start === 0 ? [{ after: w.after ?? null, row: 0 }] : [];
+  for (const c of cuts) starts.push({ after: { value: c.sort_value, id: c.id }, row: c.n });
+  if (!starts.length) return []; // the offset is past the last order
+  return starts.map((s, i) => {
+    const last = i === starts.length - 1;
+    const limit = !last ? chunk : end === null ? null : end - s.row;
+    return reportCellsSql(f, { sort: w.sort, after: s.after, offset: 0, limit }, columns);
+  });
+}
