@@ -41,8 +41,12 @@ for (const file of assets(src)) {
   cpSync(file, to);
 }
 // The migrated PGlite cluster a fresh data directory starts from (a copy takes well under a second; initdb several).
+// Without it fresh data directories are made by PGlite's initdb, as when running the sources: a warning, not a failed build.
 const t = spawnSync(process.execPath, [join(root, 'scripts', 'pglite-template.mjs'), out], { stdio: 'inherit' });
-if (t.status !== 0) process.exit(t.status ?? 1);
+if (t.status !== 0) {
+  rmSync(join(out, 'pglite-template'), { recursive: true, force: true });
+  console.warn('tender build: no PGlite template (see above); fresh data directories will be made by initdb');
+}
 // The stamp says which sources this build holds: bin/tender.mjs runs dist only while no source is newer.
 writeFileSync(join(out, 'BUILD.json'), JSON.stringify({ sources: newestSource(src), built: startedAt }) + '\n');
 console.log(`tender build: ${relative(root, out) || out} in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
