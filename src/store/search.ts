@@ -198,11 +198,13 @@ export async function reportParts(
   const n = params.length;
   params.push(start, chunk, end);
   const cuts = await q.query<{ sort_value: string | number | null; id: string; n: number }>(
-    `SELECT sort_value, id, n::int AS n FROM (
-       SELECT o.id, ${w.sort.valueSql} AS sort_value, row_number() OVER (ORDER BY ${w.sort.orderBy}) AS n
+    // the sort value is formatted for the cut orders only, not for every order walked
+    `SELECT ${w.sort.valueSql} AS sort_value, o.id, s.n::int AS n FROM (
+       SELECT o.id, row_number() OVER (ORDER BY ${w.sort.orderBy}) AS n
        FROM orders o WHERE o.project_id = $1 AND ${f.where} AND ${keyset.sql}) s
-     WHERE n >= $${n + 1}::bigint AND n > 0 AND (n - $${n + 1}::bigint) % $${n + 2}::bigint = 0 AND ($${n + 3}::bigint IS NULL OR n < $${n + 3}::bigint)
-     ORDER BY n`,
+     JOIN orders o ON o.id = s.id
+     WHERE s.n >= $${n + 1}::bigint AND s.n > 0 AND (s.n - $${n + 1}::bigint) % $${n + 2}::bigint = 0 AND ($${n + 3}::bigint IS NULL OR s.n < $${n + 3}::bigint)
+     ORDER BY s.n`,
     params,
   );
   // part c starts after the order at row start + c * chunk (row 0: the window's own cursor)
