@@ -59,6 +59,12 @@ function freePort(): Promise<number> {
   });
 }
 
+/** user + system CPU seconds of a process so far (/proc/<pid>/stat, clock ticks of 10 ms). */
+function cpuSeconds(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
 function memory(pid: number): { rss: number; hwm: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
@@ -194,6 +200,7 @@ async function timeExport(url: string, key: string, pid: number) {
   const auth = 'Basic ' + Buffer.from(`${key}:`).toString('base64');
   writeFileSync(`/proc/${pid}/clear_refs`, '5'); // reset VmHWM: the peak of the export alone
   const idle = memory(pid);
+  const cpu0 = cpuSeconds(pid);
   let peak = idle.rss;
   const sampler = setInterval(() => (peak = Math.max(peak, memory(pid).rss)), 50);
   const t0 = performance.now();
@@ -206,10 +213,11 @@ async function timeExport(url: string, key: string, pid: number) {
     for (let i = 0; i < chunk.length; i++) if (chunk[i] === 10) lines++;
   }
   const seconds = (performance.now() - t0) / 1000;
+  const serverCpu = cpuSeconds(pid) - cpu0;
   clearInterval(sampler);
   const after = memory(pid);
   const rows = lines - 1; // the header line
-  log(`CSV: ${rows} rows in ${seconds.toFixed(1)} s = ${Math.round(rows / seconds)} rows/s; RSS idle ${idle.rss.toFixed(0)} MB, peak ${Math.max(peak, after.hwm).toFixed(0)} MB`);
+  log(`CSV: ${rows} rows in ${seconds.toFixed(1)} s = ${Math.round(rows / seconds)} rows/s; RSS idle ${idle.rss.toFixed(0)} MB, peak ${Math.max(peak, after.hwm).toFixed(0)} MB; the service's CPU ${serverCpu.toFixed(1)} s (${Math.round((100 * serverCpu) / seconds)} % of the time)`);
   return { rows, seconds, bytes, rate: rows / seconds, idle: idle.rss, peak: Math.max(peak, after.hwm), sampledPeak: peak, after: after.rss };
 }
 
