@@ -57,8 +57,8 @@ async function applyLeases(ctx: Ctx, table: JobTable, jobs: JobRow[], claimedWit
 /**
  * Runs every job due now (for one project, or all), until none is left. Returns how many ran.
  * Jobs run one after another in claim order, except kinds marked `concurrent` (webhook
- * deliveries), which run side by side, up to the worker's concurrency, so a slow receiver holds
- * one slot rather than the whole queue.
+ * deliveries), which run side by side (those of one claim together, through the kind's
+ * runBatch), so a slow receiver holds one slot rather than the whole queue.
  */
 export async function runDueJobs(ctx: Ctx, table: JobTable, projectId?: string, batch = 50): Promise<number> {
   // Concurrent jobs in flight: enough that, while some wait on the database, the webhook slots
@@ -68,8 +68,8 @@ export async function runDueJobs(ctx: Ctx, table: JobTable, projectId?: string, 
   const inFlight = new Set<Promise<void>>();
   // concurrent jobs that end together are removed in one statement
   const finish = batcher((jobs: JobRow[]) => finishJobs(ctx.db, jobs).then(() => jobs.map(() => undefined)), { maxInFlight: 2, maxBatch: 64 });
-  // Concurrent jobs may wait a while behind one another (for a webhook slot): those under way for
-  // a third of their lease get it renewed, so no other runner takes them over while they run.
+  // Claimed jobs may wait a while behind one another (for a webhook slot, or their turn): those
+  // held for a third of their lease get it renewed, so no other runner takes them over meanwhile.
   const held = new Map<number, { job: JobRow; renewed: number }>();
   const renew = setInterval(() => {
     const due = new Map<number, number[]>();
@@ -110,7 +110,12 @@ export async function runDueJobs(ctx: Ctx, table: JobTable, projectId?: string, 
           inFlight.add(p);
         });
       }
-      for (const job of jobs) if (!concurrent(table, job.kind)) await runOne(ctx, table, job);
+      const inTurn = jobs.filter((job) => !concurrent(table, job.kind));
+      for (const job of inTurn) held.set(job.id, { job, renewed: Date.now() });
+      for (const job of inTurn) {
+        await runOne(ctx, table, job);
+        held.delete(job.id);
+      }
     }
     await Promise.all(inFlight);
     return ran;
