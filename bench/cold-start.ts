@@ -1,5 +1,6 @@
 // Cold start: seconds from spawning `tender serve` to its first 200 on /readyz, on a fresh PGlite data
-// directory, on a PGlite directory made by an earlier start, and on PostgreSQL (a fresh schema), each run
+// directory, on a PGlite directory made by an earlier start, and on PostgreSQL (a fresh schema, then the
+// schema that start migrated: a restart), each run
 // both from the compiled build (dist/) and from the sources through tsx. Yardstick measured in the same
 // run: a bare `node -e` that answers one HTTP request. Usage: npx tsx bench/cold-start.ts [rounds]
 import { spawn } from 'node:child_process';
@@ -48,7 +49,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 async function main() {
   const yardstick = `require('http').createServer((q,s)=>s.end('ok')).listen(process.env.PORT,'127.0.0.1')`;
   const rows: [string, number[]][] = [['yardstick: bare node HTTP server', []]];
-  for (const run of ['dist', 'src'] as const) for (const what of ['PGlite, fresh directory', 'PGlite, existing directory', 'PostgreSQL']) rows.push([`${run}: ${what}`, []]);
+  for (const run of ['dist', 'src'] as const) for (const what of ['PGlite, fresh directory', 'PGlite, existing directory', 'PostgreSQL, fresh schema', 'PostgreSQL, migrated schema']) rows.push([`${run}: ${what}`, []]);
   const loads: number[] = [];
   for (let i = 0; i < rounds; i++) {
     loads.push(loadavg()[0]);
@@ -69,7 +70,9 @@ async function main() {
       const pgDir = mkdtempSync(join(tmpdir(), 'tender-cold-'));
       const pgUrl = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}options=-c%20search_path%3D${schema}`;
       try {
-        rows[r++][1].push(await timeToReady([BIN, 'serve'], { ...baseEnv(pgDir, run), DATABASE_URL: pgUrl }, ready));
+        const pgEnv = { ...baseEnv(pgDir, run), DATABASE_URL: pgUrl };
+        rows[r++][1].push(await timeToReady([BIN, 'serve'], pgEnv, ready));
+        rows[r++][1].push(await timeToReady([BIN, 'serve'], pgEnv, ready));
       } finally {
         await admin.query(`DROP SCHEMA ${schema} CASCADE`);
         await admin.end();

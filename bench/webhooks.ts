@@ -1,6 +1,9 @@
 // Benchmark: webhook deliveries per second to a local receiver, draining 10,000 pending deliveries
 // on PostgreSQL. The receiver runs in a child process (answers 204 at once), so the figure is the
-// service's: claiming jobs, signing, the POST, and writing each attempt down.
+// service's: claiming jobs, signing, the POST, and writing each attempt down. Yardstick, measured in
+// the same run against the same receiver: a bare loop of the same POSTs (same body size, undici with
+// keep-alive, WEBHOOK_CONCURRENCY at a time), no database. Also counts the SQL statements the drain
+// sent per delivery (a measure that does not depend on the machine's load).
 //
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node --import tsx bench/webhooks.ts [rows]
 //
@@ -8,7 +11,8 @@
 // (WEBHOOK_CONCURRENCY, TENDER_WORKER_CONCURRENCY).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
+import { Agent, request } from 'undici';
 import pg from 'pg';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/log.ts';
@@ -42,6 +46,34 @@ const receiver = spawn(process.execPath, ['-e', `
 `], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
 const port = await new Promise<number>((resolve) => receiver.stdout!.once('data', (d) => resolve(Number(String(d).trim()))));
 
+/** The yardstick: `n` POSTs of `body` to the receiver, `concurrency` at a time over keep-alive connections. */
+async function bareLoop(n: number, concurrency: number, body: string): Promise<number> {
+  const agent = new Agent({ keepAliveTimeout: 4_000 });
+  const t = performance.now();
+  let sent = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (sent < n) {
+        sent++;
+        const res = await request(`http://127.0.0.1:${port}/hook`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, dispatcher: agent });
+        for await (const _ of res.body);
+      }
+    }),
+  );
+  const rate = n / ((performance.now() - t) / 1000);
+  await agent.close();
+  return rate;
+}
+
+// Statements sent to PostgreSQL, counted at the driver (the benchmark's own polling is not counted).
+let statements = 0;
+let counting = false;
+const clientQuery = pg.Client.prototype.query;
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  if (counting && this !== admin) statements++;
+  return (clientQuery as (...a: unknown[]) => unknown).apply(this, args);
+} as typeof clientQuery;
+
 const db = pgDb({ url, schema, max: 20 });
 try {
   await migrate(db);
@@ -73,15 +105,27 @@ try {
   const [{ pending }] = await db.query<{ pending: number }>("SELECT count(*)::int AS pending FROM webhook_deliveries WHERE status = 'pending'");
   if (pending !== rows) throw new Error(`expected ${rows} pending deliveries, found ${pending}`);
 
+  const sampleBody = JSON.stringify({ event: 'status_changed', order_id: ids[0], project_id: project.id });
+  const loads = [loadavg()[0]];
+  const bareBefore = await bareLoop(Math.min(rows, 5_000), config.webhook.concurrency, sampleBody);
+  loads.push(loadavg()[0]);
   const t1 = performance.now();
+  counting = true;
+  const cpu0 = process.cpuUsage();
   const worker = startWorker(svc.ctx, jobTable);
   for (;;) {
-    const [{ done }] = await db.query<{ done: number }>("SELECT count(*)::int AS done FROM webhook_deliveries WHERE status <> 'pending'");
+    const [{ done }] = (await admin.query<{ done: number }>(`SELECT count(*)::int AS done FROM ${schema}.webhook_deliveries WHERE status <> 'pending'`)).rows;
     if (done >= rows) break;
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 20));
   }
   const drainS = (performance.now() - t1) / 1000;
+  const cpu = process.cpuUsage(cpu0);
   await worker.stop();
+  counting = false;
+  loads.push(loadavg()[0]);
+  const bareAfter = await bareLoop(Math.min(rows, 5_000), config.webhook.concurrency, sampleBody);
+  loads.push(loadavg()[0]);
+  const bare = (bareBefore + bareAfter) / 2;
   const [stats] = await db.query<{ ok: number; attempts: number; p50: number; p99: number }>(
     `SELECT count(*) FILTER (WHERE response_status BETWEEN 200 AND 299)::int AS ok, count(*)::int AS attempts,
             percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) AS p50, percentile_cont(0.99) WITHIN GROUP (ORDER BY duration_ms) AS p99
@@ -100,10 +144,20 @@ try {
     worker_concurrency: config.worker.concurrency,
     enqueue_per_s: Math.round(rows / enqueueS),
     deliveries_per_s: Math.round(rows / drainS),
+    bare_posts_per_s: Math.round(bare),
+    bare_posts_per_s_before_after: [Math.round(bareBefore), Math.round(bareAfter)],
+    ratio_to_bare: Number((rows / drainS / bare).toFixed(2)),
+    statements_per_delivery: Number((statements / rows).toFixed(2)),
+    // this process's CPU (the service's worker, and the benchmark's light polling) per delivery, and
+    // the share of the drain it was busy: near 100 % means the process, not the database, is the limit
+    cpu_ms_per_delivery: Number(((cpu.user + cpu.system) / 1000 / rows).toFixed(3)),
+    cpu_busy_share: Number(((cpu.user + cpu.system) / 1e6 / drainS).toFixed(2)),
     drain_seconds: Number(drainS.toFixed(2)),
+    load_average: loads.map((l) => Number(l.toFixed(1))),
     attempts: stats.attempts,
     succeeded: stats.ok,
-    received,
+    // the receiver also counted the two bare loops' POSTs
+    received_from_service: received - 2 * Math.min(rows, 5_000),
     post_ms_p50: Number(stats.p50),
     post_ms_p99: Number(stats.p99),
   };

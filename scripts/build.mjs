@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Compiles src/ to dist/ with tsc (tsconfig.build.json) and copies the files the code reads at run time
 // (SQL migrations, page assets: everything under src/ that is not TypeScript), so `npm start` runs plain
-// JavaScript. Run by `npm install` (prepare) and `npm run build`. Without TypeScript installed
+// JavaScript; then makes the migrated PGlite cluster that fresh data directories start from
+// (pglite-template.mjs). Run by `npm install` (prepare) and `npm run build`. Without TypeScript installed
 // (`npm ci --omit=dev`) it builds nothing and `tender` runs the sources through tsx instead.
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -38,6 +39,13 @@ for (const file of assets(src)) {
   const to = join(out, relative(src, file));
   mkdirSync(dirname(to), { recursive: true });
   cpSync(file, to);
+}
+// The migrated PGlite cluster a fresh data directory starts from (a copy takes well under a second; initdb several).
+// Without it fresh data directories are made by PGlite's initdb, as when running the sources: a warning, not a failed build.
+const t = spawnSync(process.execPath, [join(root, 'scripts', 'pglite-template.mjs'), out], { stdio: 'inherit' });
+if (t.status !== 0) {
+  rmSync(join(out, 'pglite-template'), { recursive: true, force: true });
+  console.warn('tender build: no PGlite template (see above); fresh data directories will be made by initdb');
 }
 // The stamp says which sources this build holds: bin/tender.mjs runs dist only while no source is newer.
 writeFileSync(join(out, 'BUILD.json'), JSON.stringify({ sources: newestSource(src), built: startedAt }) + '\n');

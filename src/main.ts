@@ -13,7 +13,7 @@ import { dropSealedCvc, lateDecline } from './services/payments.ts';
 import { expirePaymentLink, followLinkOrders } from './services/links.ts';
 import { makeWebhookSecret, queueWebhooks } from './services/webhooks.ts';
 import { makeWalletKeys } from './services/wallet-keys.ts';
-import { deliverOrderWebhooks, deliveryLeaseMs } from './services/webhook-delivery.ts';
+import { deliverOrderWebhooks, deliverWebhookJobs, deliveryLeaseMs } from './services/webhook-delivery.ts';
 import { expireOrder, expireTransaction } from './services/expiry.ts';
 import { expireAuthorization, runDelayedCapture } from './services/captures.ts';
 import { runSettlement } from './services/chargebacks.ts';
@@ -64,7 +64,7 @@ export const jobTable: JobTable = {
   expire_transaction: { run: (ctx, job) => expireTransaction(ctx, job.ref_id) },
   expire_order: { run: (ctx, job) => expireOrder(ctx, job.ref_id) },
   // side by side (each order keeps its own sequence), with a lease a bit longer than a round of attempts
-  deliver_webhook: { run: deliverOrderWebhooks, concurrent: true, leaseMs: deliveryLeaseMs },
+  deliver_webhook: { run: deliverOrderWebhooks, runBatch: deliverWebhookJobs, concurrent: true, leaseMs: deliveryLeaseMs },
   expire_payment_link: { run: (ctx, job) => expirePaymentLink(ctx, job.ref_id) },
   late_decline: { run: (ctx, job) => lateDecline(ctx, job.ref_id) },
   delayed_capture: { run: (ctx, job) => runDelayedCapture(ctx, job.ref_id) },

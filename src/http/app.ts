@@ -18,6 +18,7 @@ import { requireTestProject } from './api/test-tools.ts';
 import type { Routes } from './registry.ts';
 import { docsRoutes } from './docs.ts';
 import { shapeBody } from '../domain/schemas/shape.ts';
+import { lazyValidators } from './lazy-validation.ts';
 
 /** Path prefix of a surface whose base URL is on this host: `http://h/vault` -> `/vault`. */
 export const prefixOf = (url: string) => new URL(url).pathname.replace(/\/+$/, '');
@@ -44,6 +45,7 @@ export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstanc
     ...(tls ? { https: { ...server, cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile), minVersion: 'TLSv1.2' } } : { http: server }),
     trustProxy: ctx.config.trustProxy, // a number is a hop count (proxy-addr), which Fastify's types leave out
   };
+  const validators = lazyValidators();
   const app = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
     ...transport,
@@ -52,6 +54,8 @@ export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstanc
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     bodyLimit: 1024 * 1024,
     return503OnClosing: false,
+    // route validators compile on first use or right after listen, not before (src/http/lazy-validation.ts)
+    schemaController: { compilersFactory: { buildValidator: validators.buildValidator as never } },
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false },
       // ajv-formats' uuid also takes `urn:uuid:...`, which PostgreSQL's uuid type refuses (a 500): the plain form only.
@@ -62,6 +66,11 @@ export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstanc
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // a second after listening, so the first requests do not wait behind the compiler
+  app.addHook('onListen', async () => {
+    const warm = () => void validators.warm().catch((err) => ctx.log.error({ err: (err as Error).message }, 'a route schema does not compile'));
+    setTimeout(warm, 1000).unref();
+  });
   // Responses are documented by their schemas but written as they are (no field stripping).
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   installErrorHandling(app);

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis as RedisClient } from 'ioredis';
 import { ApiError } from '../domain/errors.ts';
 import type { Ctx } from '../services/context.ts';
 import { throttleOf } from '../services/throttle.ts';
@@ -27,6 +28,8 @@ function memoryCounter(): WindowCounter {
 }
 
 function redisCounter(url: string): WindowCounter {
+  // loaded only when configured: ioredis takes a good part of a second to load
+  const { Redis } = createRequire(import.meta.url)('ioredis') as { Redis: typeof RedisClient };
   const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: true, lazyConnect: false });
   redis.on('error', () => {}); // a down Redis fails open (below), it must not crash the process
   return {

@@ -1,10 +1,16 @@
 import type { Ctx } from '../services/context.ts';
-import { claimDue, countDueInProgress, extendLeases, failJob, finishJob } from '../store/jobs.ts';
+import { claimDue, countDueInProgress, extendLeases, failJob, finishJob, finishJobs, renewLeases } from '../store/jobs.ts';
+import { batcher } from '../store/coalesce.ts';
 import type { JobRow } from '../domain/entities.ts';
 
 /** A kind of due work: its handler runs at least once, so it must be safe to run again. */
 export interface JobKind {
   run: (ctx: Ctx, job: JobRow) => Promise<void>;
+  /**
+   * Runs several claimed jobs of this kind together (their statements shared): one promise per
+   * job, in order, each settled when that job is done. Only for `concurrent` kinds.
+   */
+  runBatch?: (ctx: Ctx, jobs: JobRow[]) => Array<Promise<void>>;
   /** Jobs of this kind may run side by side with other jobs (the handler keeps its own order, e.g. per order). */
   concurrent?: boolean;
   /** How long a claimed job stays reserved before another node may take it over (default TENDER_JOB_LEASE_MS, 60 s). */
@@ -15,12 +21,12 @@ export interface JobKind {
 export type JobTable = Record<string, JobKind>;
 
 
-async function runOne(ctx: Ctx, table: JobTable, job: JobRow) {
+async function runOne(ctx: Ctx, table: JobTable, job: JobRow, ran?: Promise<void>, finish: (job: JobRow) => Promise<void> = (j) => finishJob(ctx.db, j)) {
   const kind = Object.hasOwn(table, job.kind) ? table[job.kind] : undefined;
   try {
     if (!kind) throw new Error(`no handler for job kind ${job.kind}`);
-    await kind.run(ctx, job);
-    await finishJob(ctx.db, job);
+    await (ran ?? kind.run(ctx, job));
+    await finish(job);
   } catch (err) {
     const backoff = Math.min(3_600_000, 1000 * 2 ** Math.min(job.attempts, 12));
     ctx.log.warn({ job: { id: job.id, kind: job.kind }, err: (err as Error).message }, 'job failed');
@@ -50,34 +56,71 @@ async function applyLeases(ctx: Ctx, table: JobTable, jobs: JobRow[], claimedWit
 /**
  * Runs every job due now (for one project, or all), until none is left. Returns how many ran.
  * Jobs run one after another in claim order, except kinds marked `concurrent` (webhook
- * deliveries), which run side by side, up to the worker's concurrency, so a slow receiver holds
- * one slot rather than the whole queue.
+ * deliveries), which run side by side (those of one claim together, through the kind's
+ * runBatch), so a slow receiver holds one slot rather than the whole queue.
  */
 export async function runDueJobs(ctx: Ctx, table: JobTable, projectId?: string, batch = 50): Promise<number> {
-  const limit = Math.max(1, batch, ctx.config.worker.concurrency, ctx.config.webhook.concurrency);
+  // Concurrent jobs in flight: enough that, while some wait on the database, the webhook slots
+  // (WEBHOOK_CONCURRENCY POSTs at once, webhook-delivery.ts) stay busy; claimed up to half that at a time.
+  const limit = Math.max(1, batch, ctx.config.worker.concurrency, 8 * ctx.config.webhook.concurrency);
+  const claimSize = Math.max(batch, Math.floor(limit / 2));
   const inFlight = new Set<Promise<void>>();
-  let ran = 0;
-  for (let round = 0; round < 100_000 && ran < 50_000; round++) {
-    const room = Math.min(batch, limit - inFlight.size);
-    // with jobs under way, claim again once a few slots are free rather than one by one
-    const lease = shortestLease(ctx, table);
-    const jobs = room > 0 && (!inFlight.size || room >= Math.min(batch, limit) / 2) ? await claimDue(ctx.db, room, lease, projectId) : [];
-    if (!jobs.length) {
-      if (!inFlight.size) break;
-      await Promise.race(inFlight); // a finished job may have made more work due
-      continue;
+  // concurrent jobs that end together are removed in one statement
+  const finish = batcher((jobs: JobRow[]) => finishJobs(ctx.db, jobs).then(() => jobs.map(() => undefined)), { maxInFlight: 2, maxBatch: 64 });
+  // Claimed jobs may wait a while behind one another (for a webhook slot, or their turn): those
+  // held for a third of their lease get it renewed, so no other runner takes them over meanwhile.
+  const held = new Map<number, { job: JobRow; renewed: number }>();
+  const renew = setInterval(() => {
+    const due = new Map<number, number[]>();
+    for (const h of held.values()) {
+      const lease = leaseOf(ctx, table, h.job.kind);
+      if (Date.now() - h.renewed < lease / 3) continue;
+      h.renewed = Date.now();
+      due.set(lease, [...(due.get(lease) ?? []), h.job.id]);
     }
-    ran += jobs.length;
-    await applyLeases(ctx, table, jobs, lease);
-    for (const job of jobs) {
-      if (!concurrent(table, job.kind)) continue;
-      const p: Promise<void> = runOne(ctx, table, job).finally(() => inFlight.delete(p));
-      inFlight.add(p);
+    for (const [lease, ids] of due) renewLeases(ctx.db, ids, lease).catch((err) => ctx.log.warn({ err: (err as Error).message }, 'renewing job leases'));
+  }, shortestLease(ctx, table) / 6);
+  renew.unref();
+  try {
+    let ran = 0;
+    for (let round = 0; round < 100_000 && ran < 50_000; round++) {
+      const room = Math.min(claimSize, limit - inFlight.size);
+      // with jobs under way, claim again once a few slots are free rather than one by one
+      const lease = shortestLease(ctx, table);
+      const jobs = room > 0 && (!inFlight.size || room >= Math.min(claimSize, limit) / 2) ? await claimDue(ctx.db, room, lease, projectId) : [];
+      if (!jobs.length) {
+        if (!inFlight.size) break;
+        await Promise.race(inFlight); // a finished job may have made more work due
+        continue;
+      }
+      ran += jobs.length;
+      await applyLeases(ctx, table, jobs, lease);
+      const together = new Map<string, JobRow[]>();
+      for (const job of jobs) if (concurrent(table, job.kind)) together.set(job.kind, [...(together.get(job.kind) ?? []), job]);
+      for (const [kind, group] of together) {
+        const runs = table[kind].runBatch?.(ctx, group);
+        group.forEach((job, i) => {
+          runs?.[i].catch(() => {}); // handled in runOne
+          held.set(job.id, { job, renewed: Date.now() });
+          const p: Promise<void> = runOne(ctx, table, job, runs?.[i], finish).finally(() => {
+            inFlight.delete(p);
+            held.delete(job.id);
+          });
+          inFlight.add(p);
+        });
+      }
+      const inTurn = jobs.filter((job) => !concurrent(table, job.kind));
+      for (const job of inTurn) held.set(job.id, { job, renewed: Date.now() });
+      for (const job of inTurn) {
+        await runOne(ctx, table, job);
+        held.delete(job.id);
+      }
     }
-    for (const job of jobs) if (!concurrent(table, job.kind)) await runOne(ctx, table, job);
+    await Promise.all(inFlight);
+    return ran;
+  } finally {
+    clearInterval(renew);
   }
-  await Promise.all(inFlight);
-  return ran;
 }
 
 /**

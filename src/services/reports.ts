@@ -128,29 +128,45 @@ export interface Report {
  * which is what the export's speed and flat memory need. Embedded PGlite has no COPY to a
  * stream and a single connection that a long statement would hold from every other request:
  * there the rows are read in keyset batches and written by csv-stringify. Both paths produce
- * the same bytes (test/e2e/search.test.ts compares them, forcing the batch writer on
- * PostgreSQL with `copy: false`). Reports read ctx.replica (DATABASE_REPLICA_URL, else the primary).
+ * the same bytes (test/e2e/search-reports.test.ts compares them, forcing the batch writer on
+ * PostgreSQL with `copy: false`). On PostgreSQL the COPY goes in parts of `partOrders` orders
+ * (PART_ORDERS), copied side by side on the report connections in one snapshot. Reports read
+ * ctx.replica (DATABASE_REPLICA_URL, else the primary).
  */
-export function orderReport(ctx: Ctx, project: ProjectRow, input: SearchInput, now: Date, opts: { copy?: boolean } = {}): Report {
+export function orderReport(ctx: Ctx, project: ProjectRow, input: SearchInput, now: Date, opts: { copy?: boolean; partOrders?: number } = {}): Report {
   const plan = planSearch(project.id, input, { unlimited: true });
   const filename = `orders-${now.toISOString().slice(0, 10)}.csv`;
-  const copyCsv = opts.copy === false ? undefined : ctx.replica.copyCsv;
-  if (copyCsv) return { plan, filename, stream: copiedReport(ctx, plan, copyCsv) };
+  const source = ctx.replica;
+  if (opts.copy !== false && source.copyCsv) return { plan, filename, stream: copiedReport(ctx, source, plan, opts.partOrders ?? PART_ORDERS) };
   return { plan, filename, stream: streamedReport(ctx, plan) };
 }
 
 /** The header line, as csv-stringify writes it for the batch path. */
 const HEADER = `${COLUMN_NAMES.join(',')}\n`;
 
-function copiedReport(ctx: Ctx, plan: SearchPlan, copyCsv: NonNullable<Ctx['db']['copyCsv']>): Readable {
+/**
+ * Orders per part of a report copied in parts (Db.copyCsvParts): each part is one COPY of the
+ * report's statement over the next PART_ORDERS orders, the parts copied side by side on the
+ * report connections and written in order.
+ */
+export const PART_ORDERS = 5000;
+
+function copiedReport(ctx: Ctx, source: Ctx['db'], plan: SearchPlan, partOrders: number): Readable {
   const out = new PassThrough();
   out.write(HEADER);
-  const { sql, params } = store.reportCellsSql(plan.filter, { sort: plan.sort, after: plan.after, offset: plan.start, limit: plan.size ?? null }, COLUMN_NAMES);
+  const window = { sort: plan.sort, after: plan.after, offset: plan.start, limit: plan.size ?? null };
   const fail = (err: Error) => {
     ctx.log.error({ err }, 'CSV report failed');
     out.destroy(err);
   };
-  copyCsv(sql, params).then((rows) => {
+  const copyParts = source.copyCsvParts;
+  const copied = copyParts
+    ? copyParts((q) => store.reportParts(q, plan.filter, window, COLUMN_NAMES, partOrders))
+    : (() => {
+        const { sql, params } = store.reportCellsSql(plan.filter, window, COLUMN_NAMES);
+        return source.copyCsv!(sql, params);
+      })();
+  copied.then((rows) => {
     // the client went away (maybe before the COPY began): abandon it, which frees its connection
     if (out.destroyed) return void rows.destroy();
     out.on('close', () => rows.destroy());

@@ -4,9 +4,10 @@ import { Agent, request } from 'undici';
 import type { Ctx } from './context.ts';
 import { nowFor } from './context.ts';
 import type { Config } from '../config.ts';
-import { findProject } from '../store/projects.ts';
+import { findProjects } from '../store/projects.ts';
+import { batcher } from '../store/coalesce.ts';
 import * as store from '../store/webhooks.ts';
-import type { DeliveryRow } from '../store/webhooks.ts';
+import type { DeliveryRow, SecretRow } from '../store/webhooks.ts';
 import { signedHeaders } from '../domain/webhook-signing.ts';
 import { addressClass, isIpLiteral, isLocalName } from '../domain/ssrf.ts';
 import { signingSecrets } from './webhooks.ts';
@@ -161,34 +162,75 @@ export const payloadOf = (d: Pick<DeliveryRow, 'event' | 'order_id' | 'project_i
   JSON.stringify({ event: d.event, order_id: d.order_id, project_id: d.project_id });
 
 /**
+ * What the delivery jobs of one claimed batch share. Their reads go out as one statement each
+ * (projects, pending heads, secrets), and the claims and outcomes of attempts that happen
+ * together go out as one statement too (store/coalesce.ts batcher): a handful of statements for
+ * the batch instead of seven or eight per delivery. Each delivery still keeps its own claim and
+ * outcome rows, checked against its attempt count, so ordering and at-least-once are unchanged.
+ */
+interface Batch {
+  projects: Promise<Map<string, ProjectRow>>;
+  heads: Promise<Map<string, DeliveryRow[]>>;
+  secrets(project: ProjectRow): Promise<string[]>;
+  claim(item: { d: DeliveryRow; now: Date; holdUntil: Date }): Promise<number | undefined>;
+  record(item: store.AttemptRecord): Promise<{ more: boolean } | undefined>;
+}
+
+function batchFor(ctx: Ctx, jobs: JobRow[]): Batch {
+  const db = ctx.db;
+  const projectIds = [...new Set(jobs.map((j) => j.project_id))];
+  // the three reads go out side by side (on three connections of the pool)
+  const projects = findProjects(db, projectIds).then((rows) => new Map(rows.map((p) => [p.id, p])));
+  const heads = store.pendingHeadsOf(db, jobs.map((j) => ({ project_id: j.project_id, order_id: j.ref_id }))).then((rows) => {
+    const byOrder = new Map<string, DeliveryRow[]>();
+    for (const r of rows) byOrder.set(r.order_id, [...(byOrder.get(r.order_id) ?? []), r]);
+    return byOrder;
+  });
+  const secretRows = store.findSecrets(db, projectIds).then((rows) => new Map(rows.map((r) => [r.project_id, r])));
+  for (const p of [projects, heads, secretRows]) p.catch(() => {}); // each caller sees the error
+  const opened = new Map<string, Promise<string[]>>();
+  const sizes = { maxInFlight: 2, maxBatch: 64 };
+  return {
+    projects,
+    heads,
+    secrets(project) {
+      let s = opened.get(project.id);
+      if (!s) opened.set(project.id, (s = secretRows.then((rows) => signingSecrets(ctx, project, rows.get(project.id)))));
+      return s;
+    },
+    claim: batcher((items) => store.claimAttempts(db, items), sizes),
+    record: batcher((items) => store.recordAttempts(db, items), sizes),
+  };
+}
+
+/**
  * One attempt of one delivery: take it, POST it, write down what happened. Returns when its
  * URL's chain is due next (project clock, ms): null when nothing waits, undefined when unknown.
+ * Only the POST holds one of the WEBHOOK_CONCURRENCY slots; taking the delivery and writing the
+ * outcome go with the batch's other deliveries. The order's job stays leased (deliveryLeaseMs)
+ * all along, so no other runner can take the delivery meanwhile.
  */
-async function attempt(ctx: Ctx, project: ProjectRow, d: DeliveryRow, secrets: string[]): Promise<number | null | undefined> {
+async function attempt(ctx: Ctx, batch: Batch, project: ProjectRow, d: DeliveryRow, secrets: string[]): Promise<number | null | undefined> {
   const cfg = ctx.config.webhook;
-  return slotsFor(ctx.config).run(async () => {
-    const now = nowFor(project);
-    const n = await store.claimAttempt(ctx.db, d, now, new Date(now.getTime() + cfg.timeoutMs + HOLD_MARGIN_MS));
-    if (n === undefined) return undefined; // another runner took it
-    const body = payloadOf(d);
-    // The timestamp is wall-clock time: receivers check it against their own clock.
-    const headers = signedHeaders(secrets, d.id, new Date(), body);
-    const r = await send(ctx.config, project.mode === 'live', d.url, { ...headers }, body);
-    const ok = r.status !== undefined && r.status >= 200 && r.status < 300;
-    const after = nowFor(project);
-    const done = ok || n >= cfg.maxAttempts;
-    const nextRetry = done ? null : new Date(after.getTime() + cfg.retryIntervalMs);
-    const written = await store.recordAttempt(
-      ctx.db,
-      d,
-      { attempt: n, attempted: now, response_status: r.status ?? null, error: r.error ?? null, duration_ms: r.durationMs, next_retry: nextRetry },
-      { status: ok ? 'succeeded' : done ? 'failed' : 'pending', next_attempt_at: nextRetry, completed: done ? after : null },
-    );
-    if (!ok) ctx.log.info({ delivery: d.id, order: d.order_id, attempt: n, status: r.status, error: r.error, final: done }, 'webhook attempt failed');
-    if (!written) return undefined;
-    if (nextRetry) return nextRetry.getTime();
-    return written.more ? after.getTime() : null;
+  const now = nowFor(project);
+  const n = await batch.claim({ d, now, holdUntil: new Date(now.getTime() + cfg.timeoutMs + HOLD_MARGIN_MS) });
+  if (n === undefined) return undefined; // another runner took it
+  const body = payloadOf(d);
+  // The timestamp is wall-clock time: receivers check it against their own clock.
+  const r = await slotsFor(ctx.config).run(() => send(ctx.config, project.mode === 'live', d.url, { ...signedHeaders(secrets, d.id, new Date(), body) }, body));
+  const ok = r.status !== undefined && r.status >= 200 && r.status < 300;
+  const after = nowFor(project);
+  const done = ok || n >= cfg.maxAttempts;
+  const nextRetry = done ? null : new Date(after.getTime() + cfg.retryIntervalMs);
+  const written = await batch.record({
+    d,
+    a: { attempt: n, attempted: now, response_status: r.status ?? null, error: r.error ?? null, duration_ms: r.durationMs, next_retry: nextRetry },
+    next: { status: ok ? 'succeeded' : done ? 'failed' : 'pending', next_attempt_at: nextRetry, completed: done ? after : null },
   });
+  if (!ok) ctx.log.info({ delivery: d.id, order: d.order_id, attempt: n, status: r.status, error: r.error, final: done }, 'webhook attempt failed');
+  if (!written) return undefined;
+  if (nextRetry) return nextRetry.getTime();
+  return written.more ? after.getTime() : null;
 }
 
 /**
@@ -196,18 +238,18 @@ async function attempt(ctx: Ctx, project: ProjectRow, d: DeliveryRow, secrets: s
  * each of the order's URLs that is due, then sets the job to when the next one is due. A later
  * delivery to a URL never overtakes an earlier one: it waits until that one succeeded or failed.
  */
-export async function deliverOrderWebhooks(ctx: Ctx, job: JobRow) {
-  const project = await findProject(ctx.db, job.project_id);
+async function deliverOrder(ctx: Ctx, batch: Batch, job: JobRow) {
+  const project = (await batch.projects).get(job.project_id);
   if (!project) return;
   const orderId = job.ref_id;
   const now = nowFor(project);
-  const heads = await store.pendingHeads(ctx.db, project.id, orderId);
+  const heads = (await batch.heads).get(orderId) ?? [];
   const isDue = (d: DeliveryRow) => d.next_attempt_at !== null && new Date(d.next_attempt_at) <= now;
   const due = heads.filter(isDue);
   let times: Array<number | null | undefined> = heads.filter((d) => !isDue(d)).map((d) => new Date(d.next_attempt_at ?? now).getTime());
   if (due.length) {
-    const secrets = await signingSecrets(ctx, project);
-    times.push(...(await Promise.all(due.map((d) => attempt(ctx, project, d, secrets)))));
+    const secrets = await batch.secrets(project);
+    times.push(...(await Promise.all(due.map((d) => attempt(ctx, batch, project, d, secrets)))));
   }
   if (times.includes(undefined)) times = (await store.pendingHeads(ctx.db, project.id, orderId)).map((d) => new Date(d.next_attempt_at ?? now).getTime());
   const left = times.filter((t): t is number => typeof t === 'number');
@@ -217,6 +259,15 @@ export async function deliverOrderWebhooks(ctx: Ctx, job: JobRow) {
   const claimed = new Date(job.run_at).getTime();
   await store.rescheduleOrderJob(ctx.db, orderId, new Date(job.run_at), new Date(Math.max(Math.min(...left), claimed + 1)));
 }
+
+/** deliver_webhook jobs claimed together: one promise per job, settled when that job's round is done. */
+export function deliverWebhookJobs(ctx: Ctx, jobs: JobRow[]): Array<Promise<void>> {
+  const batch = batchFor(ctx, jobs);
+  return jobs.map((job) => deliverOrder(ctx, batch, job));
+}
+
+/** One deliver_webhook job alone. */
+export const deliverOrderWebhooks = (ctx: Ctx, job: JobRow) => deliverWebhookJobs(ctx, [job])[0];
 
 /** How long a claimed delivery job stays reserved: a bit longer than a round of attempts (22 s by default). */
 export const deliveryLeaseMs = (config: Config) => 3 * config.webhook.timeoutMs + 2 * HOLD_MARGIN_MS;

@@ -66,9 +66,12 @@ export async function rotateWebhookSecret(ctx: Ctx, projectId: string) {
   });
 }
 
-/** The secrets to sign with now: the current one, and the previous one during its 24 h. */
-export async function signingSecrets(ctx: Ctx, project: Pick<ProjectRow, 'id' | 'clock_offset_ms'>): Promise<string[]> {
-  let row = await store.findSecret(ctx.db, project.id);
+/**
+ * The secrets to sign with now: the current one, and the previous one during its 24 h.
+ * `found`: the project's secret row when the caller read it already (with others: webhook-delivery.ts).
+ */
+export async function signingSecrets(ctx: Ctx, project: Pick<ProjectRow, 'id' | 'clock_offset_ms'>, found?: store.SecretRow): Promise<string[]> {
+  let row = found ?? (await store.findSecret(ctx.db, project.id));
   // Projects made before webhooks existed get a secret on first use (`webhook-secret rotate` shows one).
   if (!row) await createWebhookSecret(ctx, project.id);
   row ??= (await store.findSecret(ctx.db, project.id))!;

@@ -50,3 +50,45 @@ export function coalescer<T>(run: (items: T[]) => Promise<void>, { maxInFlight, 
       pump();
     });
 }
+
+/**
+ * Like coalescer, for statements that answer each item (`run` returns one result per item, in
+ * order), and the first item waits one turn of the event loop (setImmediate) so that what its
+ * callers start together (the jobs of one claimed batch) goes out as one statement. Meant to be
+ * made per unit of work (one batch of jobs), so one statement never mixes the items of callers
+ * in different transactions (Db.within).
+ */
+export function batcher<T, R>(run: (items: T[]) => Promise<R[]>, { maxInFlight, maxBatch }: CoalesceOptions): (item: T) => Promise<R> {
+  const queue: Array<{ item: T; resolve: (r: R) => void; reject: (err: unknown) => void }> = [];
+  let inFlight = 0;
+  let scheduled = false;
+
+  const send = (batch: typeof queue) =>
+    run(batch.map((b) => b.item)).then((results) => batch.forEach((b, i) => b.resolve(results[i])));
+
+  const pump = () => {
+    scheduled = false;
+    while (inFlight < maxInFlight && queue.length) {
+      const batch = queue.splice(0, maxBatch);
+      inFlight++;
+      send(batch)
+        .catch(async (err) => {
+          if (batch.length === 1) return batch[0].reject(err);
+          for (const b of batch) await send([b]).catch(b.reject);
+        })
+        .finally(() => {
+          inFlight--;
+          pump();
+        });
+    }
+  };
+
+  return (item) =>
+    new Promise<R>((resolve, reject) => {
+      queue.push({ item, resolve, reject });
+      if (!scheduled && inFlight < maxInFlight) {
+        scheduled = true;
+        setImmediate(pump);
+      }
+    });
+}

@@ -1,7 +1,9 @@
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { PGlite } from '@electric-sql/pglite';
-import type { Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
+import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { privateDir } from './lock.ts';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
@@ -66,6 +68,15 @@ export interface Db extends Queryable {
    * that count round trips (test/e2e/round-trips.test.ts). Returns a function that stops it.
    */
   observe(listener: (sql: string) => void): () => void;
+  /**
+   * PostgreSQL only: like copyCsv for a statement split in parts, copied side by side on up to
+   * every free report connection, all in one snapshot (the first connection exports it, the
+   * others import it), and written out one part after another, in order. `partsOf` runs in that
+   * snapshot and returns the parts' SELECTs. A part copied ahead of the one being written is
+   * held in memory up to `aheadBytes`, then its COPY waits; so memory stays bounded by the
+   * connections times that, whatever the report's size.
+   */
+  copyCsvParts?(partsOf: (q: Queryable) => Promise<Array<{ sql: string; params: unknown[] }>>, aheadBytes?: number): Promise<Readable>;
   close(): Promise<void>;
 }
 
@@ -376,6 +387,9 @@ export function pgDb({ url, schema, max = 10, reportMax = 2, name = 'tender', li
       stream.on('close', () => release(stream.readableEnded ? undefined : new Error('COPY abandoned')));
       return stream;
     },
+    copyCsvParts(partsOf, aheadBytes = 4 * 1024 * 1024) {
+      return copyParts((reportPool ??= newPool(reportMax, 'tender-report')), reportMax, partsOf, aheadBytes);
+    },
     async close() {
       await Promise.all([pool.end(), reportPool?.end()]);
     },
@@ -383,10 +397,160 @@ export function pgDb({ url, schema, max = 10, reportMax = 2, name = 'tender', li
   return db;
 }
 
-/** Embedded Postgres in WASM. One process per data directory; `memory://` for throwaway stores. */
-export async function pgliteDb(dataDir: string): Promise<Db> {
+/** Db.copyCsvParts over a report pool of `max` connections. */
+async function copyParts(pool: pg.Pool, max: number, partsOf: Parameters<NonNullable<Db['copyCsvParts']>>[0], aheadBytes: number): Promise<Readable> {
+  const clients: pg.PoolClient[] = [];
+  const broken = new Set<pg.PoolClient>();
+  const releaseAll = () => {
+    for (const c of clients.splice(0)) {
+      if (broken.has(c)) c.release(new Error('COPY abandoned'));
+      else c.query('COMMIT').then(() => c.release(), (err: Error) => c.release(err));
+    }
+  };
+  const take = async () => {
+    const c = await mapped(pool.connect());
+    if (!c.listeners('error').includes(ignore)) c.on('error', ignore);
+    clients.push(c);
+    return c;
+  };
+  let parts: Array<{ sql: string; params: unknown[] }>;
+  try {
+    const first = await take();
+    await first.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const { rows } = await first.query<{ snapshot: string }>('SELECT pg_export_snapshot() AS snapshot');
+    parts = await partsOf({ query: async (sql, params) => (await first.query(sql, params as any[])).rows as any, exec: async (sql) => void (await first.query(sql)) });
+    // only connections free now: a report never waits for another's to finish before it starts
+    const free = Math.min(max - 1, parts.length - 1, pool.idleCount + (max - pool.totalCount));
+    await Promise.all(
+      Array.from({ length: Math.max(0, free) }, async () => {
+        const c = await take();
+        await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+        await c.query(`SET TRANSACTION SNAPSHOT ${pg.escapeLiteral(rows[0].snapshot)}`);
+      }),
+    );
+  } catch (err) {
+    for (const c of clients) broken.add(c);
+    releaseAll();
+    throw unavailableOr(err);
+  }
+
+  const out = new PassThrough();
+  // per part: bytes copied and not yet written out; `wake` resumes whoever waits on that part
+  const held = parts.map(() => ({ chunks: [] as Buffer[], bytes: 0, done: false }));
+  let writing = 0;
+  let waiters: Array<() => void> = [];
+  const wake = () => {
+    const w = waiters;
+    waiters = [];
+    w.forEach((f) => f());
+  };
+  const changed = () => new Promise<void>((resolve) => waiters.push(resolve));
+  const streams = new Map<Readable, pg.PoolClient>();
+  let failed = false;
+  const fail = (err: Error) => {
+    if (failed) return;
+    failed = true;
+    // a COPY cut off mid-way leaves its connection unusable: the pool discards it (releaseAll)
+    for (const [stream, c] of streams) {
+      broken.add(c);
+      stream.destroy();
+    }
+    out.destroy(err);
+    wake();
+  };
+  out.on('close', () => {
+    if (!failed && writing < parts.length) fail(new Error('report abandoned'));
+  });
+
+  let next = 0;
+  const copier = async (c: pg.PoolClient) => {
+    while (!failed && next < parts.length) {
+      const i = next++;
+      // at most one part per connection ahead of the one being written
+      while (!failed && i >= writing + clients.length) await changed();
+      if (failed) return;
+      const stream = c.query(copyTo(`COPY (${inlineParams(parts[i].sql, parts[i].params)}) TO STDOUT WITH (FORMAT csv)`));
+      streams.set(stream, c);
+      try {
+        for await (const chunk of stream) {
+          held[i].chunks.push(chunk as Buffer);
+          held[i].bytes += (chunk as Buffer).length;
+          wake();
+          while (!failed && held[i].bytes > aheadBytes) await changed();
+          if (failed) break;
+        }
+      } catch (err) {
+        broken.add(c);
+        fail(unavailableOr(err) as Error);
+        return;
+      } finally {
+        streams.delete(stream);
+      }
+      held[i].done = true;
+      wake();
+    }
+  };
+  const writer = async () => {
+    for (; writing < parts.length && !failed; ) {
+      const h = held[writing];
+      while (h.chunks.length) {
+        const chunk = h.chunks.shift()!;
+        h.bytes -= chunk.length;
+        wake();
+        if (!out.write(chunk)) await drainedOrClosed(out);
+        if (failed) return;
+      }
+      if (h.done) {
+        writing++;
+        wake();
+      } else await changed();
+    }
+    if (!failed) out.end();
+  };
+  void Promise.allSettled([writer(), ...clients.map(copier)]).then(releaseAll);
+  return out;
+}
+
+function drainedOrClosed(stream: PassThrough): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off('drain', done);
+      stream.off('close', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    stream.on('close', done);
+  });
+}
+
+/** Whether a directory holds a PostgreSQL data directory (PG_VERSION is its first file). */
+const holdsCluster = (dir: string) => existsSync(join(dir, 'PG_VERSION'));
+
+/**
+ * Opens the data directory; a directory without a cluster is first filled from `template` when
+ * given (a cluster the build made and migrated, scripts/pglite-template.mjs): copying it takes
+ * a fraction of a second where PGlite's initdb takes several. Should the copy not open, it is
+ * removed again and PGlite makes the cluster itself.
+ */
+async function openLite(dataDir: string, template?: string): Promise<PGlite> {
+  if (dataDir.startsWith('memory://') || !template || !holdsCluster(template) || holdsCluster(dataDir)) return PGlite.create(dataDir);
+  const copied = readdirSync(template);
+  cpSync(template, dataDir, { recursive: true });
+  try {
+    return await PGlite.create(dataDir);
+  } catch {
+    for (const name of copied) rmSync(join(dataDir, name), { recursive: true, force: true });
+    return PGlite.create(dataDir);
+  }
+}
+
+/**
+ * Embedded Postgres in WASM. One process per data directory; `memory://` for throwaway stores.
+ * `template`: see openLite.
+ */
+export async function pgliteDb(dataDir: string, opts: { template?: string } = {}): Promise<Db> {
   if (!dataDir.startsWith('memory://')) privateDir(dataDir);
-  const lite = await PGlite.create(dataDir);
+  const lite = await openLite(dataDir, opts.template);
   const parse = { 20: (v: string) => Number(v) };
   // In process, no socket: what is noted is what PostgreSQL would take as a round trip
   // (lite.transaction's own BEGIN and COMMIT or ROLLBACK included), so counts match pgDb's.

@@ -70,8 +70,23 @@ export async function finishJob(q: Queryable, job: JobRow) {
   await q.query('UPDATE jobs SET locked_until = NULL WHERE id = $1', [job.id]);
 }
 
+/** finishJob for several jobs in one statement. */
+export async function finishJobs(q: Queryable, jobs: JobRow[]) {
+  await q.query(
+    `WITH v AS (SELECT * FROM unnest($1::bigint[], $2::int[], $3::timestamptz[]) AS v(id, attempts, run_at)),
+     gone AS (DELETE FROM jobs j USING v WHERE j.id = v.id AND j.attempts = v.attempts AND date_trunc('milliseconds', j.run_at) = v.run_at RETURNING j.id)
+     UPDATE jobs SET locked_until = NULL WHERE id IN (SELECT id FROM v) AND id NOT IN (SELECT id FROM gone)`,
+    [jobs.map((j) => j.id), jobs.map((j) => j.attempts), jobs.map((j) => new Date(j.run_at).toISOString())],
+  );
+}
+
 export async function failJob(q: Queryable, job: JobRow, error: string, retryAt: Date) {
   await q.query('UPDATE jobs SET locked_until = NULL, last_error = $2, run_at = $3 WHERE id = $1', [job.id, error.slice(0, 1000), retryAt]);
+}
+
+/** Renews the lease of jobs a runner still works on (not of those finished meanwhile: their lock is cleared). */
+export async function renewLeases(q: Queryable, ids: number[], leaseMs: number) {
+  await q.query("UPDATE jobs SET locked_until = now() + ($2 * interval '1 millisecond') WHERE id = ANY($1::bigint[]) AND locked_until IS NOT NULL", [ids, leaseMs]);
 }
 
 /** Gives claimed jobs a lease of another length (their kind's). */

@@ -29,6 +29,11 @@ export async function findProject(q: Queryable, id: string): Promise<ProjectRow 
   return (await q.query<ProjectRow>('SELECT * FROM projects WHERE id = $1', [id]))[0];
 }
 
+export async function findProjects(q: Queryable, ids: string[]): Promise<ProjectRow[]> {
+  if (!ids.length) return [];
+  return q.query<ProjectRow>('SELECT * FROM projects WHERE id = ANY($1::uuid[])', [ids]);
+}
+
 export async function listProjects(q: Queryable): Promise<ProjectRow[]> {
   return q.query<ProjectRow>('SELECT * FROM projects ORDER BY created');
 }

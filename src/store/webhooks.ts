@@ -105,6 +105,68 @@ export async function recordAttempt(
   return rows[0];
 }
 
+const isoOrNull = (d: Date | null) => (d ? d.toISOString() : null);
+
+/** pendingHeads of many orders in one statement. */
+export async function pendingHeadsOf(q: Queryable, orders: Array<{ project_id: string; order_id: string }>): Promise<DeliveryRow[]> {
+  if (!orders.length) return [];
+  return q.query<DeliveryRow>(
+    `SELECT DISTINCT ON (d.order_id, d.url) d.* FROM webhook_deliveries d
+     JOIN unnest($1::uuid[], $2::uuid[]) AS o(project_id, order_id) ON d.project_id = o.project_id AND d.order_id = o.order_id
+     WHERE d.status = 'pending' ORDER BY d.order_id, d.url, d.seq`,
+    [orders.map((o) => o.project_id), orders.map((o) => o.order_id)],
+  );
+}
+
+/** The secrets of several projects (one statement). */
+export async function findSecrets(q: Queryable, projectIds: string[]): Promise<SecretRow[]> {
+  if (!projectIds.length) return [];
+  return q.query<SecretRow>('SELECT * FROM webhook_secrets WHERE project_id = ANY($1::uuid[])', [projectIds]);
+}
+
+/** claimAttempt for several deliveries in one statement; one answer per item, in order. */
+export async function claimAttempts(q: Queryable, items: Array<{ d: DeliveryRow; now: Date; holdUntil: Date }>): Promise<Array<number | undefined>> {
+  const rows = await q.query<{ id: string; attempts: number }>(
+    `UPDATE webhook_deliveries w SET attempts = w.attempts + 1, next_attempt_at = v.hold
+     FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::timestamptz[]) AS v(id, attempts, now, hold)
+     WHERE w.id = v.id AND w.status = 'pending' AND w.attempts = v.attempts AND w.next_attempt_at <= v.now RETURNING w.id, w.attempts`,
+    [items.map((i) => i.d.id), items.map((i) => i.d.attempts), items.map((i) => i.now.toISOString()), items.map((i) => i.holdUntil.toISOString())],
+  );
+  const byId = new Map(rows.map((r) => [r.id, r.attempts]));
+  return items.map((i) => byId.get(i.d.id));
+}
+
+export interface AttemptRecord {
+  d: DeliveryRow;
+  a: Omit<AttemptRow, 'id' | 'project_id' | 'delivery_id' | 'url'>;
+  next: { status: DeliveryStatus; next_attempt_at: Date | null; completed: Date | null };
+}
+
+/** recordAttempt for several attempts in one statement; one answer per item, in order. */
+export async function recordAttempts(q: Queryable, items: AttemptRecord[]): Promise<Array<{ more: boolean } | undefined>> {
+  const col = <V>(f: (r: AttemptRecord) => V) => items.map(f);
+  const rows = await q.query<{ id: string; more: boolean }>(
+    `WITH v AS (
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::timestamptz[], $5::text[], $6::int[], $7::text[], $8::int[], $9::timestamptz[],
+                            $10::text[], $11::timestamptz[], $12::timestamptz[], $13::uuid[])
+         AS v(project_id, delivery_id, attempt, attempted, url, response_status, error, duration_ms, next_retry, status, next_attempt_at, completed, order_id)),
+     logged AS (
+       INSERT INTO webhook_attempts (project_id, delivery_id, attempt, attempted, url, response_status, error, duration_ms, next_retry)
+       SELECT project_id, delivery_id, attempt, attempted, url, response_status, error, duration_ms, next_retry FROM v)
+     UPDATE webhook_deliveries d SET status = v.status, next_attempt_at = v.next_attempt_at, completed = v.completed,
+       last_response_status = v.response_status, last_error = v.error
+     FROM v WHERE d.id = v.delivery_id AND d.status = 'pending' AND d.attempts = v.attempt
+     RETURNING d.id, EXISTS (SELECT 1 FROM webhook_deliveries o WHERE o.order_id = v.order_id AND o.url = v.url AND o.status = 'pending' AND o.id <> v.delivery_id) AS more`,
+    [
+      col((r) => r.d.project_id), col((r) => r.d.id), col((r) => r.a.attempt), col((r) => r.a.attempted.toISOString()), col((r) => r.d.url),
+      col((r) => r.a.response_status), col((r) => r.a.error), col((r) => r.a.duration_ms), col((r) => isoOrNull(r.a.next_retry)),
+      col((r) => r.next.status), col((r) => isoOrNull(r.next.next_attempt_at)), col((r) => isoOrNull(r.next.completed)), col((r) => r.d.order_id),
+    ],
+  );
+  const byId = new Map(rows.map((r) => [r.id, { more: r.more }]));
+  return items.map((i) => byId.get(i.d.id));
+}
+
 export async function deliveriesOf(q: Queryable, projectId: string, orderId: string): Promise<DeliveryRow[]> {
   return q.query<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE project_id = $1 AND order_id = $2 ORDER BY seq', [projectId, orderId]);
 }

@@ -5,8 +5,15 @@
  * ASN.1 goes through pkijs/asn1js; every signature is made and checked with node:crypto.
  */
 import { createPrivateKey, generateKeyPairSync, randomBytes, sign, X509Certificate, type KeyObject } from 'node:crypto';
-import * as asn1js from 'asn1js';
-import * as pkijs from 'pkijs';
+import { createRequire } from 'node:module';
+import type * as Asn1js from 'asn1js';
+import type * as Pkijs from 'pkijs';
+
+// Loaded on first use: they take a good part of a second to load, and most processes never need them.
+const load = createRequire(import.meta.url);
+type Libs = { asn1js: typeof Asn1js; pkijs: typeof Pkijs };
+let libs: Libs | undefined;
+const lib = (): Libs => (libs ??= { asn1js: load('asn1js'), pkijs: load('pkijs') });
 
 /** Marker extensions of the provider's signing certificates (leaf and intermediate). */
 export const LEAF_MARKER_OID = '1.2.840.113635.100.6.29';
@@ -43,6 +50,7 @@ export interface DetachedSignature {
 
 /** Parses a CMS SignedData with one signer and signed attributes; throws on any other shape. */
 export function readDetachedSignature(der: Buffer): DetachedSignature {
+  const { asn1js, pkijs } = lib();
   const asn = asn1js.fromBER(arrayBuffer(der));
   if (asn.offset === -1) throw new Error('not DER');
   const info = new pkijs.ContentInfo({ schema: asn.result });
@@ -52,7 +60,7 @@ export function readDetachedSignature(der: Buffer): DetachedSignature {
   const signer = signed.signerInfos[0];
   if (!signer.signedAttrs) throw new Error('no signed attributes');
   const certificates = (signed.certificates ?? [])
-    .filter((c): c is pkijs.Certificate => c instanceof pkijs.Certificate)
+    .filter((c): c is Pkijs.Certificate => c instanceof pkijs.Certificate)
     .map((c) => ({ cert: new X509Certificate(bytes(c.toSchema().toBER())), markers: (c.extensions ?? []).map((e) => e.extnID) }));
   const attr = (oid: string) => signer.signedAttrs!.attributes.find((a) => a.type === oid)?.values[0];
   const digest = attr(OID.messageDigest);
@@ -87,10 +95,11 @@ export interface Signer {
   privateKey: KeyObject | string; // PKCS#8 PEM
 }
 
-const parseCert = (pem: string) => pkijs.Certificate.fromBER(arrayBuffer(new X509Certificate(pem).raw));
+const parseCert = (pem: string) => lib().pkijs.Certificate.fromBER(arrayBuffer(new X509Certificate(pem).raw));
 
 /** A detached CMS SignedData over content of the given SHA-256 `digest`, with signingTime, as the provider's wallet signs tokens. */
 export function signDetached(digest: Buffer, signer: Signer, signingTime: Date): Buffer {
+  const { asn1js, pkijs } = lib();
   const leaf = parseCert(signer.leaf);
   const attributes = [
     new pkijs.Attribute({ type: OID.contentType, values: [new asn1js.ObjectIdentifier({ value: OID.data })] }),
@@ -131,11 +140,13 @@ interface CertSpec {
 }
 
 function commonName(name: string) {
+  const { asn1js, pkijs } = lib();
   return new pkijs.RelativeDistinguishedNames({ typesAndValues: [new pkijs.AttributeTypeAndValue({ type: OID.commonName, value: new asn1js.Utf8String({ value: name }) })] });
 }
 
 /** An X.509 v3 certificate signed with ECDSA-SHA256 by node:crypto. */
 function makeCertificate(spec: CertSpec): string {
+  const { asn1js, pkijs } = lib();
   const cert = new pkijs.Certificate();
   cert.version = 2;
   const serial = randomBytes(12);

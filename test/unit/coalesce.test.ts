@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { coalescer } from '../../src/store/coalesce.ts';
+import { batcher, coalescer } from '../../src/store/coalesce.ts';
 import { ApiError } from '../../src/domain/errors.ts';
 
 /** A run() whose batches finish only when told, recording each batch and the peak running at once. */
@@ -94,4 +94,45 @@ test('when a batch fails because the connection was lost, its items are not run 
   const results = [1, 2, 3].map((i) => write(i).then(() => 'ok', (e: ApiError) => e.status));
   assert.deepEqual(await Promise.all(results), ['ok', 503, 503]);
   assert.deepEqual(batches, [[1], [2, 3]], 'no item of the lost batch ran again');
+});
+
+// ---------- batcher: answers per item, what starts together goes together ----------
+
+/** A run() for batcher that answers each item with item * 10, or fails a batch holding a bad item. */
+function answering(fail: (item: number) => boolean = () => false) {
+  const batches: number[][] = [];
+  const run = async (items: number[]) => {
+    batches.push(items);
+    await new Promise((r) => setTimeout(r, 5));
+    if (items.some(fail)) throw new Error(`bad ${items.filter(fail).join(',')}`);
+    return items.map((i) => i * 10);
+  };
+  return { run, batches };
+}
+
+test('batcher: items started in the same turn go out as one batch, and each gets its own answer', async () => {
+  const a = answering();
+  const ask = batcher(a.run, { maxInFlight: 2, maxBatch: 10 });
+  const answers = await Promise.all([1, 2, 3].map((i) => ask(i)));
+  assert.deepEqual(answers, [10, 20, 30]);
+  assert.deepEqual(a.batches, [[1, 2, 3]]);
+});
+
+test('batcher: items arriving while batches are in flight wait and go together; at most maxBatch each', async () => {
+  const a = answering();
+  const ask = batcher(a.run, { maxInFlight: 1, maxBatch: 2 });
+  const first = ask(1);
+  await new Promise((r) => setImmediate(r)); // the first batch is under way
+  const later = [2, 3, 4].map((i) => ask(i));
+  assert.deepEqual(await Promise.all([first, ...later]), [10, 20, 30, 40]);
+  assert.deepEqual(a.batches, [[1], [2, 3], [4]]);
+});
+
+test('batcher: a failed batch is retried item by item, so only the bad item fails', async () => {
+  const a = answering((i) => i === 2);
+  const ask = batcher(a.run, { maxInFlight: 2, maxBatch: 10 });
+  const results = await Promise.allSettled([1, 2, 3].map((i) => ask(i)));
+  assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+  assert.deepEqual(results.map((r) => (r.status === 'fulfilled' ? r.value : undefined)), [10, undefined, 30]);
+  assert.deepEqual(a.batches, [[1, 2, 3], [1], [2], [3]]);
 });
