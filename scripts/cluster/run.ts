@@ -179,6 +179,14 @@ async function rollingRestart() {
     }, 15_000, 250);
     const [{ n: sessions }] = (await replicaClient.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE 'tender-replica%'")).rows;
     check(sessions > 0 && total >= acked.length, `search through HAProxy read the replica (${sessions} tender-replica sessions there; ${total} completed orders found; replica replay lag under that load: at most ${maxLag.toFixed(0)} ms)`);
+    // the CSV report is copied on the replica too, in parts that share one exported snapshot there
+    const csv = await fetch(`${c.base}/v1/search/orders/?format=csv`, {
+      method: 'POST',
+      headers: { authorization: 'Basic ' + Buffer.from(`${c.key}:`).toString('base64'), 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'status:completed' }),
+    });
+    const lines = csv.ok ? (await csv.text()).trimEnd().split('\n').length - 1 : 0;
+    check(csv.ok && lines >= acked.length, `the CSV report through HAProxy, copied on the replica: ${csv.status}, ${lines} transaction rows for ${acked.length} payments`);
   } finally {
     await replicaClient.end();
   }
