@@ -13,6 +13,7 @@ import { addressClass, isIpLiteral, isLocalName } from '../domain/ssrf.ts';
 import { dataKeyFor, openField, sealField } from './crypto-envelope.ts';
 import { newId } from '../domain/ids.ts';
 import type { OrderRow, ProjectRow } from '../domain/entities.ts';
+import { INTERRUPTED, interruptedAttempts } from '../domain/webhook-log.ts';
 
 /** Where an order's status changes are sent. `target` says why (shown in the delivery log). */
 export interface WebhookTarget {
@@ -235,7 +236,9 @@ function attemptView(a: AttemptRow) {
   };
 }
 
-function deliveryView(d: DeliveryRow, attempts: AttemptRow[]) {
+function deliveryView(d: DeliveryRow, attempts: AttemptRow[], now: Date) {
+  const own = attempts.filter((a) => a.delivery_id === d.id);
+  const interrupted = interruptedAttempts(d, own.map((a) => a.attempt), now).map((n) => ({ attempt: n, url: d.url, interrupted: true, error: INTERRUPTED }));
   return {
     id: d.id,
     event: d.event,
@@ -247,7 +250,7 @@ function deliveryView(d: DeliveryRow, attempts: AttemptRow[]) {
     created: iso(d.created)!,
     completed: iso(d.completed),
     next_attempt: d.status === 'pending' ? iso(d.next_attempt_at) : undefined,
-    attempts: attempts.filter((a) => a.delivery_id === d.id).map(attemptView),
+    attempts: [...own.map(attemptView), ...interrupted].sort((a, b) => a.attempt - b.attempt),
   };
 }
 
@@ -256,7 +259,7 @@ export async function deliveryLog(ctx: Ctx, project: ProjectRow, orderId: string
   if (!(await findOrder(ctx.db, project.id, orderId))) throw notFound('order');
   const deliveries = await store.deliveriesOf(ctx.db, project.id, orderId);
   const attempts = await store.attemptsOf(ctx.db, project.id, deliveries.map((d) => d.id));
-  return { order_id: orderId, deliveries: deliveries.map((d) => deliveryView(d, attempts)) };
+  return { order_id: orderId, deliveries: deliveries.map((d) => deliveryView(d, attempts, nowFor(project))) };
 }
 
 /** POST /v1/orders/{id}/webhooks/resend/: a new delivery to each current receiver, after any still pending. */
@@ -269,5 +272,5 @@ export async function resendWebhooks(ctx: Ctx, project: ProjectRow, orderId: str
     return queueDeliveries(q, order, targets, nowFor(project), { outboxId: null, status: order.status, resend: true });
   });
   const all = await store.deliveriesOf(ctx.db, project.id, orderId);
-  return { order_id: orderId, deliveries: all.filter((d) => ids.includes(d.id)).map((d) => deliveryView(d, [])) };
+  return { order_id: orderId, deliveries: all.filter((d) => ids.includes(d.id)).map((d) => deliveryView(d, [], nowFor(project))) };
 }

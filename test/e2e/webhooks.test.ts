@@ -295,6 +295,14 @@ test('delivery log and resend', async () => {
   });
   assert.deepEqual(deliveries.map((d) => d.resend), [false, true]);
 
+  // a process that died between numbering an attempt and writing its outcome leaves a number without
+  // a log row: the log shows that attempt as interrupted (here the first delivery's attempt 2, made by hand)
+  await t.db.query('UPDATE webhook_deliveries SET attempts = 2 WHERE id = $1', [deliveries[0].id]);
+  const cut = (await log(p, id)).deliveries[0];
+  assert.deepEqual(cut.attempts.map((a: any) => [a.attempt, a.interrupted ?? false]), [[1, false], [2, true]]);
+  assert.match(cut.attempts[1].error, /^interrupted: /);
+  assert.equal(cut.attempts[1].time, undefined);
+
   // another project's order is not found; an order without any webhook URL cannot be resent
   assert.equal((await t.api('GET', `/v1/orders/${id}/webhooks/`, undefined, as(other))).status, 404);
   assert.equal((await t.api('POST', `/v1/orders/${id}/webhooks/resend/`, undefined, as(other))).body.error.type, 'NotFound');

@@ -9,11 +9,12 @@ import { BasicAuth } from '../auth.ts';
 const Attempt = Type.Object(
   {
     attempt: Type.Integer({ description: '1 for the first try' }),
-    time: Type.String({ description: 'when the attempt started (project clock)' }),
+    time: Type.Optional(Type.String({ description: 'when the attempt started (project clock); absent when it was interrupted' })),
     url: Type.String(),
     response_status: Type.Optional(Type.Integer({ description: "the receiver's HTTP status; only 2xx counts" })),
     error: Type.Optional(Type.String({ description: 'why no response counted: timeout, connection refused, ...' })),
-    duration_ms: Type.Integer({ description: 'until the response headers, or the failure' }),
+    duration_ms: Type.Optional(Type.Integer({ description: 'until the response headers, or the failure; absent when it was interrupted' })),
+    interrupted: Type.Optional(Type.Boolean({ description: 'true when the service stopped while the attempt was under way: no outcome was recorded, and the receiver may have had it' })),
     next_retry: Type.Optional(Type.String({ description: 'when the next attempt was scheduled; absent after the last one' })),
   },
   { $id: 'WebhookAttempt' },
