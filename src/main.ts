@@ -46,6 +46,7 @@ import { vaultRoutes } from './http/vault/index.ts';
 import { walletBTokenRoutes } from './http/wallet-b-token/index.ts';
 import { portalRoutes } from './http/portal/index.ts';
 import { commands } from './cli/commands.ts';
+import { sealPendingHolderNames } from './services/holder-names.ts';
 
 /**
  * The wiring of Tender, in one place (docs/architecture.md): what runs when an order's status
@@ -113,7 +114,6 @@ export function buildContext(parts: ContextParts): Ctx {
   };
   return ctx;
 }
-import { sealPendingHolderNames } from './services/holder-names.ts';
 
 export interface Service {
   app: FastifyInstance;
