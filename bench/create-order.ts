@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/log.ts';
-import { pgDb } from '../src/store/db.ts';
+import { pgDb } from '../src/store/db-pg.ts';
 import { validOrder } from '../test/helpers/service.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { startService } from '../src/main.ts';

@@ -16,7 +16,7 @@ import { Agent, request } from 'undici';
 import pg from 'pg';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/log.ts';
-import { pgDb } from '../src/store/db.ts';
+import { pgDb } from '../src/store/db-pg.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { jobTable, startService } from '../src/main.ts';
 import { createProject } from '../src/services/tenancy.ts';

@@ -11,7 +11,7 @@ const out = process.argv[2];
 if (!out) throw new Error('usage: pglite-template.mjs BUILD_DIR');
 const dir = join(out, 'pglite-template');
 rmSync(dir, { recursive: true, force: true });
-const { pgliteDb } = await import(pathToFileURL(join(out, 'store', 'db.js')).href);
+const { pgliteDb } = await import(pathToFileURL(join(out, 'store', 'db-lite.js')).href);
 const { migrate } = await import(pathToFileURL(join(out, 'store', 'migrate.js')).href);
 const db = await pgliteDb(dir);
 await migrate(db);

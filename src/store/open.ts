@@ -1,7 +1,9 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.ts';
-import { pgDb, pgliteDb, type Db } from './db.ts';
+import { pgDb } from './db-pg.ts';
+import { pgliteDb } from './db-lite.ts';
+import { type Db } from './db.ts';
 import { migrate } from './migrate.ts';
 
 /** The pgDb options every connection of the configured store shares. */

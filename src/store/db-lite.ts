@@ -1,0 +1,125 @@
+import { PGlite } from '@electric-sql/pglite';
+import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { privateDir } from './lock.ts';
+import { mapped, observers, scoped, type Db, type OpenTx, type Queryable } from './db.ts';
+
+// The embedded store: PGlite (PostgreSQL in WASM), one connection, in this process.
+
+/** Whether a directory holds a PostgreSQL data directory (PG_VERSION is its first file). */
+const holdsCluster = (dir: string) => existsSync(join(dir, 'PG_VERSION'));
+
+/**
+ * Opens the data directory; a directory without a cluster is first filled from `template` when
+ * given (a cluster the build made and migrated, scripts/pglite-template.mjs): copying it takes
+ * a fraction of a second where PGlite's initdb takes several. Should the copy not open, it is
+ * removed again and PGlite makes the cluster itself.
+ */
+async function openLite(dataDir: string, template?: string): Promise<PGlite> {
+  if (dataDir.startsWith('memory://') || !template || !holdsCluster(template) || holdsCluster(dataDir)) return PGlite.create(dataDir);
+  const copied = readdirSync(template);
+  cpSync(template, dataDir, { recursive: true });
+  try {
+    return await PGlite.create(dataDir);
+  } catch {
+    for (const name of copied) rmSync(join(dataDir, name), { recursive: true, force: true });
+    return PGlite.create(dataDir);
+  }
+}
+
+/**
+ * Embedded Postgres in WASM. One process per data directory; `memory://` for throwaway stores.
+ * `template`: see openLite.
+ */
+export async function pgliteDb(dataDir: string, opts: { template?: string } = {}): Promise<Db> {
+  if (!dataDir.startsWith('memory://')) privateDir(dataDir);
+  const lite = await openLite(dataDir, opts.template);
+  const parse = { 20: (v: string) => Number(v) };
+  // In process, no socket: what is noted is what PostgreSQL would take as a round trip
+  // (lite.transaction's own BEGIN and COMMIT or ROLLBACK included), so counts match pgDb's.
+  const seen = observers();
+  const run = async (q: { query: PGlite['query'] }, sql: string, params?: unknown[]) => {
+    seen.note(sql);
+    return (await q.query(sql, params as any[], { parsers: parse })).rows;
+  };
+  /** lite.transaction, noting its BEGIN and its COMMIT or ROLLBACK. */
+  const transaction = <T>(fn: (t: any) => Promise<T>): Promise<T> =>
+    lite.transaction(async (t) => {
+      seen.note('BEGIN');
+      try {
+        const result = await fn(t);
+        seen.note('COMMIT');
+        return result;
+      } catch (err) {
+        seen.note('ROLLBACK');
+        throw err;
+      }
+    });
+  const begin = async (): Promise<OpenTx> => {
+    let settle!: { resolve(): void; reject(err: Error): void };
+    let handed!: (t: { query: PGlite['query']; exec: PGlite['exec'] }) => void;
+    const got = new Promise<{ query: PGlite['query']; exec: PGlite['exec'] }>((resolve) => (handed = resolve));
+    const done = transaction((t) => {
+      handed(t as any);
+      return new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+    });
+    done.catch(() => {});
+    const t = await Promise.race([got, done.then(() => Promise.reject(new Error('transaction ended before it began')))]);
+    let closed = false;
+    return {
+      q: {
+        query: (sql, params) => run(t, sql, params) as any,
+        exec: async (sql) => {
+          seen.note(sql);
+          await t.exec(sql);
+        },
+      },
+      get closed() {
+        return closed;
+      },
+      async commit() {
+        if (closed) return;
+        closed = true;
+        settle.resolve();
+        await done;
+      },
+      async rollback() {
+        if (closed) return;
+        closed = true;
+        settle.reject(new Error('rolled back'));
+        await done.catch(() => {});
+      },
+    };
+  };
+  const self = {}; // this store's identity for within()
+  const own = {
+    query: (sql: string, params?: unknown[]) => run(lite, sql, params) as any,
+    tx: <T>(fn: (q: Queryable) => Promise<T>): Promise<T> =>
+      transaction((t) =>
+        fn({
+          query: (sql, params) => run(t as any, sql, params) as any,
+          exec: async (sql) => {
+            seen.note(sql);
+            await t.exec(sql);
+          },
+        }),
+      ),
+  };
+  const db: Db = {
+    kind: 'pglite',
+    ...scoped(self, own),
+    begin,
+    observe: seen.observe,
+    async exec(sql: string) {
+      seen.note(sql);
+      await lite.exec(sql);
+    },
+    async listen(channel: string, onNotify: () => void) {
+      const stop = await lite.listen(channel, () => onNotify());
+      return async () => stop();
+    },
+    close: () => lite.close(),
+  };
+  return db;
+}
+
