@@ -76,3 +76,20 @@ test('axe-core: no violation on any hosted page, phone and desktop', { timeout: 
   assert.equal((await h.getOrder(expired.id)).status, 'expired');
   assert.deepEqual(await h.auditAll([expired.order_url]), []);
 });
+
+test('a large amount in Dutch (USD 1.234.567,89) fits a phone: no horizontal scrolling on the order and link pages', async () => {
+  const order = await h.newOrder({ customer: { locale: 'nl-NL' }, currency: 'USD', amount: 123456789 });
+  const link = (await h.t.api('POST', '/v1/paymentlinks/', { merchant_order_id: 'inv-wide', amount: 123456789, currency: 'USD' })).body;
+  for (const url of [order.order_url, link.payment_url]) {
+    const { page } = await phonePage(h.browser);
+    try {
+      await page.goto(url);
+      // the order speaks its customer's Dutch; the link page the browser's language
+      assert.match(await page.locator('[data-amount]').innerText(), url === order.order_url ? /1\.234\.567,89/ : /1[.,]234[.,]567[.,]89/);
+      const width = await page.evaluate(() => ({ page: document.documentElement.scrollWidth, viewport: window.innerWidth }));
+      assert.ok(width.page <= width.viewport, `${url}: ${width.page} px wide on a ${width.viewport} px phone`);
+    } finally {
+      await page.context().close();
+    }
+  }
+});

@@ -37,8 +37,10 @@ test('a request in flight when the stop begins is answered whole, then its conne
   const t = await startTestService({ env: { SHUTDOWN_GRACE_MS: '600000' } });
   const body = JSON.stringify(validOrder({ merchant_order_id: 'in-flight' }));
   const c = await rawSocket(t.url);
+  // the server has the head and waits for the body (a fixed pause is not enough on a busy machine)
+  const headRead = once(t.svc.app.server, 'request');
   c.socket.write(partialOrder(t.project.api_key, body) + body.slice(0, 10));
-  await new Promise((r) => setTimeout(r, 100)); // the server has the head and waits for the body
+  await headRead;
   const stopped = t.svc.close();
   c.socket.write(body.slice(10));
   await c.closed;
@@ -54,8 +56,9 @@ test('a request that outlives SHUTDOWN_GRACE_MS is cut and the stop completes', 
   const t = await startTestService({ env: { SHUTDOWN_GRACE_MS: '300' } });
   const body = JSON.stringify(validOrder({ merchant_order_id: 'never-finished' }));
   const c = await rawSocket(t.url);
+  const headRead = once(t.svc.app.server, 'request'); // a request under way, not an idle connection
   c.socket.write(partialOrder(t.project.api_key, body) + body.slice(0, 10)); // the rest never comes
-  await new Promise((r) => setTimeout(r, 100));
+  await headRead;
   await t.svc.close();
   await c.closed;
   assert.equal(c.received(), '', 'no answer: the connection was cut');
