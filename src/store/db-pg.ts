@@ -211,7 +211,7 @@ export function pgDb({ url, schema, max = 10, reportMax = 2, name = 'tender', li
       return stream;
     },
     copyCsvParts(partsOf, aheadBytes = 4 * 1024 * 1024) {
-      return copyParts((reportPool ??= newPool(reportMax, 'tender-report')), reportMax, partsOf, aheadBytes);
+      return copyParts((reportPool ??= newPool(reportMax, '-report')), reportMax, partsOf, aheadBytes);
     },
     async close() {
       await Promise.all([pool.end(), reportPool?.end()]);

@@ -29,6 +29,14 @@ function recorded(inner: Db, closeInner: boolean): Db {
     exec: (sql) => (note(sql), inner.exec(sql)),
     tx: (fn) => inner.tx((q) => fn({ query: (sql, params, opts) => (note(sql), q.query(sql, params, opts)), exec: (sql) => (note(sql), q.exec(sql)) })),
     copyCsv: inner.copyCsv ? (select, params) => (note(select), inner.copyCsv!(select, params)) : undefined,
+    copyCsvParts: inner.copyCsvParts
+      ? (partsOf, ahead) =>
+          inner.copyCsvParts!(async (q) => {
+            const parts = await partsOf({ query: (sql, params, opts) => (note(sql), q.query(sql, params, opts)), exec: (sql) => (note(sql), q.exec(sql)) });
+            for (const part of parts) note(part.sql);
+            return parts;
+          }, ahead)
+      : undefined,
     close: async () => {
       if (closeInner) await inner.close();
     },
