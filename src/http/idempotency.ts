@@ -24,9 +24,9 @@ declare module 'fastify' {
 export function canonicalJson(value: unknown): string {
   type Piece = { text: string } | { value: unknown };
   const out: string[] = [];
-  const todo: Piece[] = [{ value }];
-  while (todo.length) {
-    const piece = todo.pop()!;
+  const stack: Piece[] = [{ value }];
+  while (stack.length) {
+    const piece = stack.pop()!;
     if ('text' in piece) {
       out.push(piece.text);
       continue;
@@ -46,7 +46,7 @@ export function canonicalJson(value: unknown): string {
     } else {
       out.push(JSON.stringify(v) ?? '');
     }
-    for (let i = next.length - 1; i >= 0; i--) todo.push(next[i]);
+    for (let i = next.length - 1; i >= 0; i--) stack.push(next[i]);
   }
   return out.join('');
 }

@@ -56,14 +56,7 @@ export async function startView(q: Queryable, projectId: string, orderId: string
     [projectId, orderId, transactionId, vaultToken],
     { prepare: 'start_view' },
   );
-  if (!row) return undefined;
-  return {
-    txn: revive<TransactionRow>(row.txn as any)!,
-    order: revive<OrderRow>(row.order as any)!,
-    project: revive<ProjectRow>(row.project as any)!,
-    statuses: row.statuses,
-    card: revive<VaultCardRow>(row.card as any),
-  };
+  return row && viewOf(row);
 }
 
 export interface ThreeDsRows extends StartView {
@@ -73,7 +66,7 @@ export interface ThreeDsRows extends StartView {
 
 /**
  * What the 3-D Secure page needs of a transaction: it, its order and project, its 3-D Secure
- * row and stored card. `lock`: the transaction, its order and 3-D Secure row are locked.
+ * row and stored card. `lock`: the transaction and its order are locked (FOR UPDATE).
  */
 export async function threeDsRows(q: Queryable, transactionId: string, lock: boolean): Promise<ThreeDsRows | undefined> {
   const [row] = await q.query<{ txn: object; order: object; project: object; statuses: TransactionStatus[]; auth: object | null; card: object | null }>(
@@ -87,13 +80,16 @@ export async function threeDsRows(q: Queryable, transactionId: string, lock: boo
     [transactionId],
     { prepare: lock ? 'three_ds_rows_locked' : 'three_ds_rows' },
   );
-  if (!row) return undefined;
+  return row && { ...viewOf(row), auth: revive<CardAuthRow>(row.auth as any) };
+}
+
+/** The rows a step's read answers as JSON, revived (dates, numbers) into their entity types. */
+function viewOf(row: { txn: object; order: object; project: object; statuses: TransactionStatus[]; card: object | null }) {
   return {
     txn: revive<TransactionRow>(row.txn as any)!,
     order: revive<OrderRow>(row.order as any)!,
     project: revive<ProjectRow>(row.project as any)!,
     statuses: row.statuses,
-    auth: revive<CardAuthRow>(row.auth as any),
     card: revive<VaultCardRow>(row.card as any),
   };
 }

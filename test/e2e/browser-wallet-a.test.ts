@@ -13,6 +13,7 @@ import { startTestService, validOrder, type TestService } from '../helpers/servi
 import { makeSandboxChain } from '../../src/wallets/wallet-a-pki.ts';
 import { sealPaymentToken } from '../../src/wallets/wallet-a-token.ts';
 import { simulator } from '../../src/acquirer/simulator/index.ts';
+import { DEVICE_BILLING, walletAPayload } from '../helpers/wallets.ts';
 
 /** Live projects whose acquirer is the simulator, for as long as a test needs (the service asks through its liveConnector). */
 const simulatedLive = new Set<string>();
@@ -194,15 +195,7 @@ async function deviceToken(key: string, amount: number) {
   const proc = await t.api('GET', '/v1/wallet-a-pay/payment-processing/', undefined, { key });
   assert.equal(proc.status, 200, proc.text);
   const paymentData = sealPaymentToken(
-    {
-      applicationPrimaryAccountNumber: '4111111111111111',
-      applicationExpirationDate: '311231',
-      currencyCode: '978',
-      transactionAmount: amount,
-      deviceManufacturerIdentifier: '040010030273',
-      paymentDataType: '3DSecure',
-      paymentData: { onlinePaymentCryptogram: 'AgAAAAAABk4DWZ4C28yUQAAAAAA=', eciIndicator: '5' },
-    },
+    walletAPayload(amount),
     {
       signer: { leaf: prodChain.leaf, intermediate: prodChain.intermediate, privateKey: prodChain.leafKey },
       recipient: proc.body.public_key,
@@ -340,7 +333,7 @@ test('a live order without a customer: the device button shows, the wallet is as
     const paid = await getOrder(o.id, live.api_key);
     assert.equal(paid.status, 'completed');
     assert.equal(paid.transactions[0].payment_method, 'wallet-a-pay');
-    assert.deepEqual({ ...paid.customer }, { first_name: 'Ada', last_name: 'Lovelace', address: 'Damrak 1', postal_code: '1012 LG', city: 'Amsterdam', country: 'NL', address_type: 'billing' });
+    assert.deepEqual({ ...paid.customer }, DEVICE_BILLING);
     assert.deepEqual(pageErrors, []);
     assert.deepEqual(cspErrors, []);
   } finally {

@@ -5,6 +5,7 @@ import { launchBrowser, phonePage } from '../helpers/browser.ts';
 import { validOrder, type TestService } from '../helpers/service.ts';
 import { prodRoot, startWalletBService, walletBClient } from '../helpers/wallet-b.ts';
 import { simulator } from '../../src/acquirer/simulator/index.ts';
+import { DEVICE_BILLING } from '../helpers/wallets.ts';
 
 /**
  * A customer in a real browser (Debian's headless Chromium) pays a live order without a
@@ -96,7 +97,7 @@ test('a live order without a customer: the wallet is asked for the billing addre
     const paid = (await t.api('GET', `/v1/orders/${o.id}/`, undefined, { key: live.api_key })).body;
     assert.equal(paid.status, 'completed');
     assert.equal(paid.transactions[0].payment_method, 'wallet-b-pay');
-    assert.deepEqual({ ...paid.customer }, { first_name: 'Ada', last_name: 'Lovelace', address: 'Damrak 1', postal_code: '1012 LG', city: 'Amsterdam', country: 'NL', address_type: 'billing' });
+    assert.deepEqual({ ...paid.customer }, DEVICE_BILLING);
     assert.deepEqual(pageErrors, []);
     assert.deepEqual(cspErrors, []);
   } finally {

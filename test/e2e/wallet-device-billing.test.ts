@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { hostedPage, deviceConfig } from '../helpers/wallets.ts';
+import { hostedPage, deviceConfig, walletAPayload } from '../helpers/wallets.ts';
 import { validOrder, request, type TestService } from '../helpers/service.ts';
 import { BROWSER, prodRoot, startWalletBService, walletBClient } from '../helpers/wallet-b.ts';
 import { makeSandboxChain } from '../../src/wallets/wallet-a-pki.ts';
@@ -52,15 +52,7 @@ async function liveOrder(over: Record<string, unknown> = { customer: undefined }
 async function deviceToken(method: Method, key: string, amount: number) {
   if (method === 'wallet-b-pay') return { walletBPayMessage: await walletB.sealed({}, { root: prodRoot, key }) };
   const proc = (await t.api('GET', '/v1/wallet-a-pay/payment-processing/', undefined, { key })).body;
-  const payload = {
-    applicationPrimaryAccountNumber: '4111111111111111',
-    applicationExpirationDate: '311231',
-    currencyCode: '978',
-    transactionAmount: amount,
-    deviceManufacturerIdentifier: '040010030273',
-    paymentDataType: '3DSecure',
-    paymentData: { onlinePaymentCryptogram: 'AgAAAAAABk4DWZ4C28yUQAAAAAA=', eciIndicator: '5' },
-  };
+  const payload = walletAPayload(amount);
   const paymentData = sealPaymentToken(payload, {
     signer: { leaf: prodChain.leaf, intermediate: prodChain.intermediate, privateKey: prodChain.leafKey },
     recipient: proc.public_key,

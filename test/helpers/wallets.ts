@@ -20,3 +20,17 @@ const unescape = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'")
 /** The data-config of a wallet's device button on a page. */
 export const deviceConfig = (html: string, method: 'wallet-a-pay' | 'wallet-b-pay') =>
   JSON.parse(unescape(new RegExp(`data-wallet="${method}" data-config="([^"]+)"`).exec(html)?.[1] ?? 'null'));
+
+/** The billing address the stand-in device wallets hand over, as the order then stores it. */
+export const DEVICE_BILLING = { first_name: 'Ada', last_name: 'Lovelace', address: 'Damrak 1', postal_code: '1012 LG', city: 'Amsterdam', country: 'NL', address_type: 'billing' };
+
+/** A wallet-a-pay device's decrypted payment data for a card payment of `amount` (EUR) with its cryptogram. */
+export const walletAPayload = (amount: number) => ({
+  applicationPrimaryAccountNumber: '4111111111111111',
+  applicationExpirationDate: '311231',
+  currencyCode: '978',
+  transactionAmount: amount,
+  deviceManufacturerIdentifier: '040010030273',
+  paymentDataType: '3DSecure',
+  paymentData: { onlinePaymentCryptogram: 'AgAAAAAABk4DWZ4C28yUQAAAAAA=', eciIndicator: '5' },
+});
