@@ -41,8 +41,8 @@ export async function captureTransaction(ctx: Ctx, project: ProjectRow, orderId:
         planBook(w, child.txn, txn, now, captureLegs(amount, f.fee, true));
         w.add(cancelJobsPart(AUTHORIZATION_JOBS, txn.id));
         planSettlement(w, project, now);
-        await w.run(q);
-        return renderPlanned(ctx, q, child);
+        await w.run(q, { commit: true });
+        return renderPlanned(ctx, ctx.db, child);
       }
       const capture = await captureWrites(ctx, q, project, order, txn, now, 'merchant', amount, outcomes);
       return (await loadOrderView(q, ctx, project.id, capture.id))!;
@@ -99,8 +99,8 @@ export async function voidTransaction(ctx: Ctx, project: ProjectRow, orderId: st
         if (all) w.add(cancelJobsPart(AUTHORIZATION_JOBS, txn.id));
         planTouchOrder(w, order, now, { flag: 'has-voids' });
         planBook(w, child.txn, txn, now, releaseLegs(amount, 'void'));
-        await w.run(q);
-        return renderPlanned(ctx, q, child);
+        await w.run(q, { commit: true });
+        return renderPlanned(ctx, ctx.db, child);
       }
       const created = await createChildOrder(ctx, q, project, order, txn, spec, now);
       if (all) {

@@ -235,7 +235,7 @@ export async function visitThreeDs(ctx: Ctx, transactionId: string): Promise<Thr
         three_d_secure: { trans_status: three.trans_status, ...(three.eci ? { eci: three.eci } : {}) },
       };
       if (planOutcome(ctx, w, project, txn, { order, statuses: rows.statuses, project }, outcome, now, extra)) {
-        await w.run(q);
+        await w.run(q, { commit: true });
         return { view, challenge: false, order };
       }
       // a hook needs the general path: the acquirer has answered, so the outcome is applied there

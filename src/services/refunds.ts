@@ -53,8 +53,8 @@ export async function refundOrder(ctx: Ctx, project: ProjectRow, orderId: string
         planTouchOrder(w, order, now, { flag: 'has-refunds', refunded: input.amount });
         planBook(w, child.txn, txn, now, debitLegs(input.amount, f.fee, 'refund'));
         planSettlement(w, project, now);
-        await w.run(q);
-        return renderPlanned(ctx, q, child);
+        await w.run(q, { commit: true });
+        return renderPlanned(ctx, ctx.db, child);
       }
       const created = await createChildOrder(ctx, q, project, order, txn, spec, now);
       await orders.setRefundedAmount(q, txn.id, txn.refunded_amount + input.amount, now);

@@ -35,45 +35,66 @@ export async function pgliteDb(dataDir: string, opts: { template?: string } = {}
   if (!dataDir.startsWith('memory://')) privateDir(dataDir);
   const lite = await openLite(dataDir, opts.template);
   const parse = { 20: (v: string) => Number(v) };
-  // In process, no socket: what is noted is what PostgreSQL would take as a round trip
-  // (lite.transaction's own BEGIN and COMMIT or ROLLBACK included), so counts match pgDb's.
+  // In process, no socket: what is noted is what PostgreSQL would take as a round trip, so
+  // counts match pgDb's: a transaction's BEGIN goes with its first statement, a statement with
+  // QueryOptions.commit takes the COMMIT, and a transaction that sent nothing notes nothing.
   const seen = observers();
   const run = async (q: { query: PGlite['query'] }, sql: string, params?: unknown[]) => {
     seen.note(sql);
     return (await q.query(sql, params as any[], { parsers: parse })).rows;
   };
-  /** lite.transaction, noting its BEGIN and its COMMIT or ROLLBACK. */
-  const transaction = <T>(fn: (t: any) => Promise<T>): Promise<T> =>
+  /** A transaction's statements, noted as pgDb sends them. */
+  const within = (t: { query: PGlite['query']; exec: PGlite['exec'] }) => {
+    const state = { begun: false, committed: false };
+    const q: Queryable = {
+      async query(sql, params, opts) {
+        if (state.committed) throw new Error('the transaction has ended: a statement after its COMMIT would run on its own');
+        seen.note([!state.begun && 'BEGIN', sql, opts?.commit && 'COMMIT'].filter(Boolean).join('; '));
+        state.begun = true;
+        const { rows } = await t.query(sql, params as any[], { parsers: parse });
+        if (opts?.commit) {
+          // committed here, as on PostgreSQL (lite.transaction's own COMMIT then finds none open)
+          await t.exec('COMMIT');
+          state.committed = true;
+        }
+        return rows as any;
+      },
+      async exec(sql) {
+        if (state.committed) throw new Error('the transaction has ended');
+        if (!state.begun) seen.note('BEGIN');
+        state.begun = true;
+        seen.note(sql);
+        await t.exec(sql);
+      },
+    };
+    return { q, state };
+  };
+  /** lite.transaction over within()'s statements, noting its COMMIT or ROLLBACK. */
+  const transaction = <T>(fn: (q: Queryable) => Promise<T>): Promise<T> =>
     lite.transaction(async (t) => {
-      seen.note('BEGIN');
+      const { q, state } = within(t as any);
       try {
-        const result = await fn(t);
-        seen.note('COMMIT');
+        const result = await fn(q);
+        if (state.begun && !state.committed) seen.note('COMMIT');
         return result;
       } catch (err) {
-        seen.note('ROLLBACK');
+        if (state.begun && !state.committed) seen.note('ROLLBACK');
         throw err;
       }
     });
   const begin = async (): Promise<OpenTx> => {
     let settle!: { resolve(): void; reject(err: Error): void };
-    let handed!: (t: { query: PGlite['query']; exec: PGlite['exec'] }) => void;
-    const got = new Promise<{ query: PGlite['query']; exec: PGlite['exec'] }>((resolve) => (handed = resolve));
-    const done = transaction((t) => {
-      handed(t as any);
+    let handed!: (q: Queryable) => void;
+    const got = new Promise<Queryable>((resolve) => (handed = resolve));
+    const done = transaction((q) => {
+      handed(q);
       return new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
     });
     done.catch(() => {});
-    const t = await Promise.race([got, done.then(() => Promise.reject(new Error('transaction ended before it began')))]);
+    const q = await Promise.race([got, done.then(() => Promise.reject(new Error('transaction ended before it began')))]);
     let closed = false;
     return {
-      q: {
-        query: (sql, params) => run(t, sql, params) as any,
-        exec: async (sql) => {
-          seen.note(sql);
-          await t.exec(sql);
-        },
-      },
+      q,
       get closed() {
         return closed;
       },
@@ -94,16 +115,7 @@ export async function pgliteDb(dataDir: string, opts: { template?: string } = {}
   const self = {}; // this store's identity for within()
   const own = {
     query: (sql: string, params?: unknown[]) => run(lite, sql, params) as any,
-    tx: <T>(fn: (q: Queryable) => Promise<T>): Promise<T> =>
-      transaction((t) =>
-        fn({
-          query: (sql, params) => run(t as any, sql, params) as any,
-          exec: async (sql) => {
-            seen.note(sql);
-            await t.exec(sql);
-          },
-        }),
-      ),
+    tx: transaction,
   };
   const db: Db = {
     kind: 'pglite',

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { PassThrough, type Readable } from 'node:stream';
 import { multiHostClient, parseHosts } from './hosts.ts';
+import { pipelined } from './pipeline.ts';
 import { ignore, mapped, observers, scoped, statementName, unavailableOr, type Db, type OpenTx, type QueryOptions, type Queryable } from './db.ts';
 
 // The PostgreSQL store (node-postgres): a pool for queries, one for CSV reports, LISTEN connections.
@@ -109,12 +110,19 @@ export function pgDb({ url, schema, max = 10, reportMax = 2, name = 'tender', li
   };
   const pool = newPool(max, '');
   let reportPool: pg.Pool | undefined;
+  const configOf = (sql: string, params?: unknown[], opts?: QueryOptions): pg.QueryConfig => {
+    if (!prepared || !opts?.prepare) return { text: sql, values: params as any[] };
+    return { name: opts.prepare === true ? statementName(sql) : opts.prepare, text: sql, values: params as any[] };
+  };
   const run = async (c: pg.Pool | pg.PoolClient, sql: string, params?: unknown[], opts?: QueryOptions) => {
     seen.note(sql);
-    if (!prepared || !opts?.prepare) return (await c.query(sql, params as any[])).rows;
-    const statement = opts.prepare === true ? statementName(sql) : opts.prepare;
-    return (await c.query({ name: statement, text: sql, values: params as any[] })).rows;
+    return (await c.query(configOf(sql, params, opts))).rows;
   };
+  /**
+   * A transaction on a client of its own. Its BEGIN is not sent alone: it goes with the first
+   * statement, in the same round trip (store/pipeline.ts); a transaction that sent nothing ends
+   * without a word. A statement with QueryOptions.commit takes the COMMIT with it.
+   */
   const begin = async (): Promise<OpenTx> => {
     const client = await mapped(pool.connect());
     // A checked-out client's connection can drop between statements; without a listener its
@@ -122,10 +130,16 @@ export function pgDb({ url, schema, max = 10, reportMax = 2, name = 'tender', li
     let lost: Error | undefined;
     const onError = (err: Error) => void (lost ??= err);
     client.on('error', onError);
+    let begun = false;
     let closed = false;
+    const release = (err?: unknown) => {
+      closed = true;
+      client.removeListener('error', onError);
+      client.release(lost ?? (err as Error | undefined));
+    };
     const end = async (sql: 'COMMIT' | 'ROLLBACK') => {
       if (closed) return;
-      closed = true;
+      if (!begun) return release();
       let failed: unknown;
       try {
         seen.note(sql);
@@ -133,24 +147,33 @@ export function pgDb({ url, schema, max = 10, reportMax = 2, name = 'tender', li
       } catch (err) {
         failed = err;
       } finally {
-        client.removeListener('error', onError);
-        client.release(lost ?? (failed as Error | undefined));
+        release(failed);
       }
       if (failed && sql === 'COMMIT') throw unavailableOr(failed);
     };
-    try {
-      seen.note('BEGIN');
-      await client.query('BEGIN');
-    } catch (err) {
-      closed = true;
-      client.removeListener('error', onError);
-      client.release(err as Error);
-      throw unavailableOr(err);
-    }
+    const query = async (sql: string, params?: unknown[], opts?: QueryOptions) => {
+      if (closed) throw new Error('the transaction has ended: a statement after its COMMIT would run on its own');
+      const first = !begun;
+      begun = true;
+      if (!first && !opts?.commit) return run(client, sql, params, opts);
+      seen.note([first && 'BEGIN', sql, opts?.commit && 'COMMIT'].filter(Boolean).join('; '));
+      // When it fails, nothing committed and the caller rolls back as usual (mapped makes a lost
+      // connection the 503: with a COMMIT sent, it may or may not have committed).
+      const rows = await pipelined(client, configOf(sql, params, opts), { begin: first, commit: Boolean(opts?.commit) });
+      if (opts?.commit) release();
+      return rows;
+    };
     return {
       q: {
-        query: (sql, params, opts) => mapped(run(client, sql, params, opts)) as any,
+        query: (sql, params, opts) => mapped(query(sql, params, opts)) as any,
         exec: async (sql) => {
+          if (closed) throw new Error('the transaction has ended');
+          if (!begun) {
+            // a script (simple protocol) cannot take BEGIN in the same round trip: it goes alone
+            begun = true;
+            seen.note('BEGIN');
+            await mapped(client.query('BEGIN'));
+          }
           seen.note(sql);
           await mapped(client.query(sql));
         },

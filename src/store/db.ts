@@ -17,7 +17,17 @@ export interface QueryOptions {
    * by its text (statementName), for statements composed in a few shapes. PGlite ignores it.
    */
   prepare?: string | true;
+  /**
+   * The last statement of a transaction (Db.tx, Db.begin): its COMMIT goes with it, in the same
+   * round trip (store/pipeline.ts). After it the transaction has ended: what was written stays
+   * even if the transaction's function throws later, and a further statement in it throws.
+   * Outside a transaction, and in a transaction nested in within() (a savepoint), it is ignored.
+   */
+  commit?: boolean;
 }
+
+/** opts without commit: for a statement that must not end the transaction it runs in. */
+const keepOpen = (opts?: QueryOptions) => (opts?.commit ? { ...opts, commit: false } : opts);
 
 /** The name a statement is prepared under when QueryOptions.prepare is true: one per text. */
 export const statementName = (sql: string) => `s_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`;
@@ -149,16 +159,18 @@ export function scoped(db: object, own: { query: Queryable['query']; tx: Db['tx'
     held: () => scopeOf(db) !== undefined,
     query(sql, params, opts) {
       const s = scopeOf(db);
-      return s ? s.open.q.query(sql, params, opts) : own.query(sql, params, opts);
+      return s ? s.open.q.query(sql, params, keepOpen(opts)) : own.query(sql, params, keepOpen(opts));
     },
     tx(fn) {
       const s = scopeOf(db);
       if (!s) return own.tx(fn);
+      // the savepoint's statements go on the open transaction, which they must not commit
+      const inner: Queryable = { query: (sql, params, opts) => s.open.q.query(sql, params, keepOpen(opts)), exec: (sql) => s.open.q.exec(sql) };
       const run = async () => {
         const name = `tender_sp_${++s.seq.n}`;
         await s.open.q.query(`SAVEPOINT ${name}`);
         try {
-          const result = await scopes.run({ ...s, nested: true }, () => fn(s.open.q));
+          const result = await scopes.run({ ...s, nested: true }, () => fn(inner));
           await s.open.q.query(`RELEASE SAVEPOINT ${name}`);
           return result;
         } catch (err) {

@@ -139,11 +139,14 @@ export class WriteSet {
     return { sql: `WITH ${ctes.join(', ')} SELECT ${result}${notify}`, params };
   }
 
-  /** Sends the statement (one round trip). False when a gate held it back, so nothing was written. */
-  async run(q: Queryable): Promise<boolean> {
+  /**
+   * Sends the statement (one round trip). False when a gate held it back, so nothing was written.
+   * `commit`: it is the last statement of its transaction, whose COMMIT goes with it (QueryOptions.commit).
+   */
+  async run(q: Queryable, opts: { commit?: boolean } = {}): Promise<boolean> {
     if (this.empty) return true;
     const { sql, params } = this.statement();
-    const [row] = await q.query<{ done: number }>(sql, params, { prepare: true });
+    const [row] = await q.query<{ done: number }>(sql, params, { prepare: true, commit: opts.commit });
     return row.done > 0;
   }
 }
