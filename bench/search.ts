@@ -126,7 +126,8 @@ async function prepare(admin: pg.Client): Promise<Setup> {
 
 async function startServer(setup: Setup): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [`${ROOT}bin/tender.mjs`, 'serve'], {
+  const profile = process.env.BENCH_PROFILE ? [`--cpu-prof`, `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+  const child = spawn(process.execPath, [...profile, `${ROOT}bin/tender.mjs`, 'serve'], {
     env: { ...process.env, DATABASE_URL: dbUrl(DB_NAME), PORT: String(port), LOG_LEVEL: 'warn', TENDER_MASTER_KEY: setup.masterKey, RATE_LIMIT_PER_MINUTE: '100000000' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

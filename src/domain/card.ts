@@ -39,11 +39,24 @@ export const isCardNumber = (pan: string) => /^[0-9]{12,19}$/.test(pan) && luhnV
 export function detectBrands(pan: string): BrandInfo | undefined {
   const co = CO_BADGES.find((c) => pan.startsWith(c.prefix));
   if (co) return { brand: co.brands[0], brands: [...co.brands] };
-  const brands = creditCardType(pan)
-    .filter((t) => t.lengths.includes(pan.length))
-    .map((t) => brandName(t.type));
-  return brands.length ? { brand: brands[0], brands } : undefined;
+  // The brands depend on the first BIN_DIGITS digits and the length only; credit-card-type copies
+  // its whole table on every call, a few per cent of a card payment's CPU, so the answer is kept
+  // per BIN and length (the BIN is not secret: truncated PANs show six of its digits).
+  const key = `${pan.slice(0, BIN_DIGITS)}:${pan.length}`;
+  let brands = brandsByBin.get(key);
+  if (!brands) {
+    brands = creditCardType(pan)
+      .filter((t) => t.lengths.includes(pan.length))
+      .map((t) => brandName(t.type));
+    if (brandsByBin.size >= 4096) brandsByBin.clear();
+    brandsByBin.set(key, brands);
+  }
+  return brands.length ? { brand: brands[0], brands: [...brands] } : undefined;
 }
+
+/** The longest prefix credit-card-type's patterns look at. */
+const BIN_DIGITS = 8;
+const brandsByBin = new Map<string, string[]>();
 
 /**
  * Masked number for display: first six and last four digits for PANs of 15 digits or more

@@ -30,7 +30,17 @@ export interface QueryOptions {
 const keepOpen = (opts?: QueryOptions) => (opts?.commit ? { ...opts, commit: false } : opts);
 
 /** The name a statement is prepared under when QueryOptions.prepare is true: one per text. */
-export const statementName = (sql: string) => `s_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`;
+export function statementName(sql: string): string {
+  let name = names.get(sql);
+  if (!name) {
+    name = `s_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`;
+    if (names.size >= 1024) names.clear(); // statements come in a few shapes; this never fills in practice
+    names.set(sql, name);
+  }
+  return name;
+}
+/** statementName's answers by text: a Map lookup costs less than a SHA-1 of a long statement. */
+const names = new Map<string, string>();
 
 /** A transaction left open across several steps (an idempotent request: see within()). */
 export interface OpenTx {
