@@ -17,8 +17,9 @@ import type { OrderRow, ProjectRow } from '../domain/entities.ts';
 
 /**
  * POST .../captures/: captures all that remains of a pre-authorization, once. Answers the capture order.
- * Four round trips: BEGIN, one read that locks the payment and its order, one statement of
- * every write (store/writes.ts), COMMIT; the acquirer is asked between, under the lock. Where a
+ * Two round trips: BEGIN with one read that locks the payment and its order, then one statement
+ * of every write (store/writes.ts) with the COMMIT (store/pipeline.ts); the acquirer is asked
+ * between, under the lock. Where a
  * status hook needs more than was read, the writes go one by one (captureWrites).
  */
 export async function captureTransaction(ctx: Ctx, project: ProjectRow, orderId: string, txnId: string) {

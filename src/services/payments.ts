@@ -203,9 +203,9 @@ export interface ThreeDsVisit {
 
 /**
  * GET of the 3-D Secure page: what it shows, and for a frictionless transaction still pending,
- * the authorization. One database transaction of at most four round trips: BEGIN, one read that
+ * the authorization. One database transaction of two round trips: BEGIN with one read that
  * locks the transaction and its order, the acquirer's answer, one statement of every write
- * (store/writes.ts), COMMIT. The lock spans the acquirer call, so a repeated visit or a
+ * (store/writes.ts) with the COMMIT (store/pipeline.ts). The lock spans the acquirer call, so a repeated visit or a
  * concurrent cancel waits and then sees the outcome; the acquirer is asked once. Undefined for
  * an unknown transaction or one without 3-D Secure. An order of several transactions, or a
  * change whose status hooks need more than was read, takes the general path in the same lock.

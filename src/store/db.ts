@@ -77,7 +77,8 @@ export interface Db extends Queryable {
   copyCsv?(select: string, params: unknown[]): Promise<Readable>;
   /**
    * Calls `listener` with the text of every statement this store sends from now on, one call a
-   * round trip (BEGIN, COMMIT, ROLLBACK and savepoints included; LISTEN and COPY not). For tests
+   * round trip (BEGIN, COMMIT, ROLLBACK and savepoints included; LISTEN and COPY not). A BEGIN or
+   * COMMIT that goes with a statement is in that call's text (`BEGIN; SELECT ...`). For tests
    * that count round trips (test/e2e/round-trips.test.ts). Returns a function that stops it.
    */
   observe(listener: (sql: string) => void): () => void;

@@ -6,8 +6,8 @@ import { moneyClient } from '../helpers/money.ts';
 
 /**
  * Round trips to the database per request of the card flow and the money operations
- * (issue 20): every statement the store sends is counted (Db.observe), BEGIN and COMMIT
- * included, with the job worker off so that only the request's own statements are seen. A later
+ * (issue 20): every round trip the store makes is counted (Db.observe), a BEGIN or COMMIT sent
+ * alone included, with the job worker off so that only the request's own statements are seen. A later
  * change that adds a round trip to one of these steps fails here; change the figure on purpose.
  * The counts are the same on PGlite (its transactions' BEGIN and COMMIT are counted as well), so
  * the test runs on both stores.
