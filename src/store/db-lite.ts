@@ -44,7 +44,7 @@ export async function pgliteDb(dataDir: string, opts: { template?: string } = {}
     return (await q.query(sql, params as any[], { parsers: parse })).rows;
   };
   /** A transaction's statements, noted as pgDb sends them. */
-  const within = (t: { query: PGlite['query']; exec: PGlite['exec'] }) => {
+  const noted = (t: { query: PGlite['query']; exec: PGlite['exec'] }) => {
     const state = { begun: false, committed: false };
     const q: Queryable = {
       async query(sql, params, opts) {
@@ -69,10 +69,10 @@ export async function pgliteDb(dataDir: string, opts: { template?: string } = {}
     };
     return { q, state };
   };
-  /** lite.transaction over within()'s statements, noting its COMMIT or ROLLBACK. */
+  /** lite.transaction over noted() statements, noting its COMMIT or ROLLBACK. */
   const transaction = <T>(fn: (q: Queryable) => Promise<T>): Promise<T> =>
     lite.transaction(async (t) => {
-      const { q, state } = within(t as any);
+      const { q, state } = noted(t as any);
       try {
         const result = await fn(q);
         if (state.begun && !state.committed) seen.note('COMMIT');
