@@ -36,6 +36,9 @@ if (pgUrl) test('every database connection dropped under concurrent card flows: 
   const ours = ['tender', 'tender-report', 'tender-listen'].map((n) => `${n} ${schema}`);
   const admin = new pg.Client({ connectionString: pgUrl });
   await admin.connect();
+  // the card flows below run until told to stop: a failed step must stop them too, or they would
+  // run on until the runner's time limit for the file
+  let stop = false;
   try {
     const listens = async () =>
       (await admin.query<{ query: string }>("SELECT query FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN%' ORDER BY query", [`tender-listen ${schema}`])).rows
@@ -45,7 +48,6 @@ if (pgUrl) test('every database connection dropped under concurrent card flows: 
 
     // card payments, four at a time, until told to stop; every answer is kept
     const answers: ApiResponse[] = [];
-    let stop = false;
     let paid = 0;
     const keep = (r: ApiResponse) => (answers.push(r), r);
     const flows = Array.from({ length: 4 }, async () => {
@@ -64,11 +66,14 @@ if (pgUrl) test('every database connection dropped under concurrent card flows: 
     await admin.query('BEGIN');
     await admin.query(`LOCK TABLE ${schema}.orders IN EXCLUSIVE MODE`);
     const held = Array.from({ length: 3 }, () => t.api('POST', '/v1/orders/', validOrder()));
+    // Concurrent new orders are written in groups (store/coalesce.ts), one statement for several
+    // orders: the three held ones and the flows' may all wait in one or two backends, so what is
+    // waited for is a backend at the lock, not one per request.
     await waitFor('requests waiting at the lock', async () => {
       const { rows } = await admin.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'", [
         `tender ${schema}`,
       ]);
-      return rows[0].n >= 3;
+      return rows[0].n >= 1;
     });
     const killed = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ANY($1)', [ours]);
     assert.ok(killed.rowCount! >= 5, `${killed.rowCount} connections dropped`);
@@ -103,6 +108,7 @@ if (pgUrl) test('every database connection dropped under concurrent card flows: 
     const ledger = await checkLedger(t.db);
     assert.deepEqual(ledger.violations, []);
   } finally {
+    stop = true;
     await admin.query('ROLLBACK').catch(() => {});
     await admin.end();
   }
