@@ -6,7 +6,9 @@
  *      p50 / p95 of five representative queries, the full CSV export in rows/s, and the server's
  *      RSS: idle, and peak during the export (/proc/<pid>/status VmRSS, VmHWM);
  *   3. EXPLAIN of the docs/search.md example queries (no sequential scan of orders);
- *   4. writes docs/performance-search.md; drops the database unless --keep.
+ *   4. writes docs/performance-search.md (keeping what follows its "written by hand" line);
+ *      drops the database unless --keep.
+ * BENCH_PROFILE=<dir> writes a CPU profile of the service there (node --cpu-prof).
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node --import tsx bench/search.ts [--orders 1000000] [--requests 200] [--keep] [--reuse] [--export-only]
  *
@@ -44,6 +46,8 @@ const REQUESTS = num('requests', 200);
 const DB_NAME = 'tender_bench';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const OUT = process.env.BENCH_OUT ?? `${ROOT}docs/performance-search.md`;
+/** The line of the report after which it is written by hand; a run keeps it and what follows. */
+const KEPT = '<!-- written by hand below: bench/search.ts keeps it -->';
 
 const base = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const dbUrl = (name: string) => Object.assign(new URL(base), { pathname: `/${name}` }).toString();
@@ -387,7 +391,16 @@ function writeReport(
     '',
     ...explains.flatMap((e) => [`### \`${e.query}\``, '', '```', e.page, '', e.count, '```', '']),
   ];
-  writeFileSync(OUT, lines.join('\n'));
+  // what follows KEPT in the report was written by hand (runs of other days): it stays
+  let kept = '';
+  try {
+    const before = readFileSync(OUT, 'utf8');
+    const at = before.indexOf(KEPT);
+    if (at >= 0) kept = `\n${before.slice(at)}`;
+  } catch {
+    // no report yet
+  }
+  writeFileSync(OUT, lines.join('\n') + kept);
   log(`wrote ${OUT}`);
 }
 
