@@ -261,12 +261,7 @@ function planOutcome(
   now: Date,
   extra: { details: Record<string, unknown>; three_d_secure: Record<string, unknown> },
 ): boolean {
-  const outcomes = {
-    ...(txn.outcomes ?? {}),
-    three_d_secure: extra.three_d_secure,
-    processing: { status: outcome.status, response_code: outcome.response_code, response_code_description: outcome.response_code_description },
-  };
-  const patch = { outcomes, details: extra.details };
+  const patch = outcomePatch(txn, outcome, extra);
   if (outcome.reference) w.update('card_authentications', txn.id, { acquirer_reference: outcome.reference }, 'transaction_id');
   switch (outcome.status) {
     case 'accepted': {
@@ -335,6 +330,17 @@ export async function completeAuthentication(ctx: Ctx, target: string | ThreeDsV
   });
 }
 
+/** The transaction's columns the connector's answer sets: its outcomes (3-D Secure, processing) and details. */
+function outcomePatch(txn: TransactionRow, outcome: Outcome, extra: { details?: Record<string, unknown>; three_d_secure?: Record<string, unknown> }) {
+  const outcomes = {
+    ...(txn.outcomes ?? {}),
+    ...(extra.three_d_secure ? { three_d_secure: extra.three_d_secure } : {}),
+    processing: { status: outcome.status, response_code: outcome.response_code, response_code_description: outcome.response_code_description },
+  };
+  const patch: Pick<TransactionRow, 'outcomes'> & Partial<Pick<TransactionRow, 'details'>> = { outcomes, ...(extra.details ? { details: extra.details } : {}) };
+  return patch;
+}
+
 /** Moves the transaction by the connector's answer, in the caller's database transaction. */
 async function applyOutcome(
   ctx: Ctx,
@@ -345,12 +351,7 @@ async function applyOutcome(
   now: Date,
   extra: { details?: Record<string, unknown>; three_d_secure?: Record<string, unknown> } = {},
 ) {
-  const outcomes = {
-    ...(txn.outcomes ?? {}),
-    ...(extra.three_d_secure ? { three_d_secure: extra.three_d_secure } : {}),
-    processing: { status: outcome.status, response_code: outcome.response_code, response_code_description: outcome.response_code_description },
-  };
-  const patch: Pick<TransactionRow, 'outcomes'> & Partial<Pick<TransactionRow, 'details'>> = { outcomes, ...(extra.details ? { details: extra.details } : {}) };
+  const patch = outcomePatch(txn, outcome, extra);
   if (outcome.reference) await setAcquirerReference(q, txn.id, outcome.reference);
   switch (outcome.status) {
     case 'accepted':

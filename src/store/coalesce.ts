@@ -21,34 +21,11 @@ export interface CoalesceOptions {
 /** A lost connection, raw or already the 503 ApiError (store/db.ts). */
 const unavailable = (err: unknown) => connectionLost(err) || (err instanceof ApiError && err.type === 'ServiceUnavailable');
 
-export function coalescer<T>(run: (items: T[]) => Promise<void>, { maxInFlight, maxBatch }: CoalesceOptions): (item: T) => Promise<void> {
-  const queue: Array<{ item: T; resolve: () => void; reject: (err: unknown) => void }> = [];
-  let inFlight = 0;
-
-  const pump = () => {
-    while (inFlight < maxInFlight && queue.length) {
-      const batch = queue.splice(0, maxBatch);
-      inFlight++;
-      run(batch.map((b) => b.item))
-        .then(
-          () => batch.forEach((b) => b.resolve()),
-          async (err) => {
-            if (batch.length === 1 || unavailable(err)) return batch.forEach((b) => b.reject(err));
-            for (const b of batch) await run([b.item]).then(b.resolve, b.reject);
-          },
-        )
-        .finally(() => {
-          inFlight--;
-          pump();
-        });
-    }
-  };
-
-  return (item) =>
-    new Promise<void>((resolve, reject) => {
-      queue.push({ item, resolve, reject });
-      pump();
-    });
+export function coalescer<T>(run: (items: T[]) => Promise<void>, opts: CoalesceOptions): (item: T) => Promise<void> {
+  return batches<T, void>(async (items) => {
+    await run(items);
+    return []; // nothing to answer: each caller's promise resolves with undefined
+  }, opts, false);
 }
 
 /**
@@ -58,13 +35,17 @@ export function coalescer<T>(run: (items: T[]) => Promise<void>, { maxInFlight, 
  * made per unit of work (one batch of jobs), so one statement never mixes the items of callers
  * in different transactions (Db.within).
  */
-export function batcher<T, R>(run: (items: T[]) => Promise<R[]>, { maxInFlight, maxBatch }: CoalesceOptions): (item: T) => Promise<R> {
+export function batcher<T, R>(run: (items: T[]) => Promise<R[]>, opts: CoalesceOptions): (item: T) => Promise<R> {
+  return batches(run, opts, true);
+}
+
+/** The one queue behind both: `waitATurn`, the first item of a batch waits a turn of the event loop. */
+function batches<T, R>(run: (items: T[]) => Promise<R[]>, { maxInFlight, maxBatch }: CoalesceOptions, waitATurn: boolean): (item: T) => Promise<R> {
   const queue: Array<{ item: T; resolve: (r: R) => void; reject: (err: unknown) => void }> = [];
   let inFlight = 0;
   let scheduled = false;
 
-  const send = (batch: typeof queue) =>
-    run(batch.map((b) => b.item)).then((results) => batch.forEach((b, i) => b.resolve(results[i])));
+  const send = (batch: typeof queue) => run(batch.map((b) => b.item)).then((results) => batch.forEach((b, i) => b.resolve(results[i])));
 
   const pump = () => {
     scheduled = false;
@@ -73,7 +54,7 @@ export function batcher<T, R>(run: (items: T[]) => Promise<R[]>, { maxInFlight, 
       inFlight++;
       send(batch)
         .catch(async (err) => {
-          if (batch.length === 1) return batch[0].reject(err);
+          if (batch.length === 1 || unavailable(err)) return batch.forEach((b) => b.reject(err));
           for (const b of batch) await send([b]).catch(b.reject);
         })
         .finally(() => {
@@ -86,6 +67,7 @@ export function batcher<T, R>(run: (items: T[]) => Promise<R[]>, { maxInFlight, 
   return (item) =>
     new Promise<R>((resolve, reject) => {
       queue.push({ item, resolve, reject });
+      if (!waitATurn) return pump();
       if (!scheduled && inFlight < maxInFlight) {
         scheduled = true;
         setImmediate(pump);

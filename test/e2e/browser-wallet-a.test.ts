@@ -7,13 +7,13 @@ import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, startShop, phonePage } from '../helpers/browser.ts';
 import { startTestService, validOrder, type TestService } from '../helpers/service.ts';
 import { makeSandboxChain } from '../../src/wallets/wallet-a-pki.ts';
 import { sealPaymentToken } from '../../src/wallets/wallet-a-token.ts';
 import { simulator } from '../../src/acquirer/simulator/index.ts';
-import { DEVICE_BILLING, walletAPayload } from '../helpers/wallets.ts';
+import { assertPaidByDevice, reported, walletAPayload } from '../helpers/wallets.ts';
 
 /** Live projects whose acquirer is the simulator, for as long as a test needs (the service asks through its liveConnector). */
 const simulatedLive = new Set<string>();
@@ -84,6 +84,20 @@ after(async () => {
 });
 
 const phone = () => phonePage(browser);
+
+/**
+ * Opens the order page on `page` with the stand-in device wallet `init` (its reports land in
+ * `events`) and waits for the device button; `alert` is where the page says what went wrong.
+ */
+async function withDevice(page: Page, orderUrl: string, init: string) {
+  const events: [string, any][] = [];
+  await page.exposeFunction('__walletA', (kind: string, value: unknown) => void events.push([kind, value]));
+  await page.addInitScript(init);
+  await page.goto(orderUrl);
+  const button = page.locator('[data-wallet="wallet-a-pay"] button');
+  await button.waitFor({ state: 'visible' });
+  return { events, button, alert: page.locator('[data-wallet="wallet-a-pay"] [data-wallet-error]') };
+}
 
 /** Live projects take public return URLs only: theirs is shop.example, answered by the browser context (see liveShop). */
 const LIVE_SHOP = 'https://shop.example';
@@ -212,16 +226,11 @@ test('a live order paid with a device: merchant validation over mutual TLS, the 
   const token = await deviceToken(live.api_key, o.amount);
 
   seen.length = 0;
-  const events: [string, any][] = [];
   const { page, cspErrors, pageErrors } = await phone();
   simulatedLive.add(live.project_id);
   try {
     await page.route(`${LIVE_SHOP}/**`, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>Shop</title><h1>Thank you for your order</h1>' }));
-    await page.exposeFunction('__walletA', (kind: string, value: unknown) => void events.push([kind, value]));
-    await page.addInitScript(standIn(token, `https://${providerHost}/paymentservices/paymentSession`));
-    await page.goto(o.order_url);
-    const button = page.locator('[data-wallet="wallet-a-pay"] button');
-    await button.waitFor({ state: 'visible' });
+    const { events, button } = await withDevice(page, o.order_url, standIn(token, `https://${providerHost}/paymentservices/paymentSession`));
     assert.equal(await button.textContent(), 'Wallet A Pay');
     await button.click();
 
@@ -265,16 +274,10 @@ test('a live order paid with a device: merchant validation over mutual TLS, the 
 test('merchant validation refused (no merchant identity): the sheet is aborted, the page says so, nothing starts', { timeout: 120_000 }, async () => {
   const live = await t.newProject('live');
   const o = await order(live.api_key, LIVE_SHOP);
-  const events: [string, any][] = [];
   const { page, cspErrors, pageErrors } = await phone();
   try {
-    await page.exposeFunction('__walletA', (kind: string, value: unknown) => void events.push([kind, value]));
-    await page.addInitScript(standIn({}, `https://${providerHost}/paymentservices/paymentSession`));
-    await page.goto(o.order_url);
-    const button = page.locator('[data-wallet="wallet-a-pay"] button');
-    await button.waitFor({ state: 'visible' });
+    const { events, button, alert } = await withDevice(page, o.order_url, standIn({}, `https://${providerHost}/paymentservices/paymentSession`));
     await button.click();
-    const alert = page.locator('[data-wallet="wallet-a-pay"] [data-wallet-error]');
     await alert.waitFor({ state: 'visible' });
     assert.match((await alert.textContent()) ?? '', /did not go through/);
     assert.equal(await button.isEnabled(), true, 'the customer can try again or pick another method');
@@ -298,24 +301,18 @@ test('a live order without a customer: the device button shows, the wallet is as
   const token = await deviceToken(live.api_key, o.amount);
   const contact = { givenName: 'Ada', familyName: 'Lovelace', addressLines: ['Damrak 1'], locality: 'Amsterdam', postalCode: '1012 LG', countryCode: 'NL', administrativeArea: 'Noord-Holland' };
 
-  const events: [string, any][] = [];
   const { page, cspErrors, pageErrors } = await phone();
   simulatedLive.add(live.project_id);
   try {
     await page.route(`${LIVE_SHOP}/**`, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>Shop</title><h1>Thank you for your order</h1>' }));
-    await page.exposeFunction('__walletA', (kind: string, value: unknown) => void events.push([kind, value]));
-    await page.addInitScript(standIn(token, `https://${providerHost}/paymentservices/paymentSession`, { ...contact, postalCode: '1012-LG' }));
-    await page.goto(o.order_url);
-    const button = page.locator('[data-wallet="wallet-a-pay"] button');
-    await button.waitFor({ state: 'visible' });
+    const { events, button, alert } = await withDevice(page, o.order_url, standIn(token, `https://${providerHost}/paymentservices/paymentSession`, { ...contact, postalCode: '1012-LG' }));
     await button.click();
 
     // the wallet's postal code is refused: the sheet is told which field, the page says why
-    const alert = page.locator('[data-wallet="wallet-a-pay"] [data-wallet-error]');
     await alert.waitFor({ state: 'visible' });
     assert.equal(await alert.textContent(), 'The billing address from the wallet cannot be used (Postal code). Correct it in the wallet, or choose another method.');
     // the stand-in's reports reach us asynchronously
-    for (let i = 0; i < 500 && events.length < 3; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    await reported(() => events.length >= 3);
     assert.deepEqual(
       events.map(([kind]) => kind),
       ['created', 'session', 'completed'],
@@ -328,12 +325,10 @@ test('a live order without a customer: the device button shows, the wallet is as
     // corrected in the sheet: stored on the order, paid
     await page.evaluate((c) => (window as unknown as { __authorize: (c: unknown) => void }).__authorize(c), contact);
     await page.waitForURL(`${LIVE_SHOP}/return**`);
-    for (let i = 0; i < 500 && events.length < 4; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    await reported(() => events.length >= 4);
     assert.deepEqual(events.at(-1), ['completed', { status: 0 }]);
     const paid = await getOrder(o.id, live.api_key);
-    assert.equal(paid.status, 'completed');
-    assert.equal(paid.transactions[0].payment_method, 'wallet-a-pay');
-    assert.deepEqual({ ...paid.customer }, DEVICE_BILLING);
+    assertPaidByDevice(paid, 'wallet-a-pay');
     assert.deepEqual(pageErrors, []);
     assert.deepEqual(cspErrors, []);
   } finally {

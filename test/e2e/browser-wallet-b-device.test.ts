@@ -5,7 +5,7 @@ import { launchBrowser, phonePage } from '../helpers/browser.ts';
 import { validOrder, type TestService } from '../helpers/service.ts';
 import { prodRoot, startWalletBService, walletBClient } from '../helpers/wallet-b.ts';
 import { simulator } from '../../src/acquirer/simulator/index.ts';
-import { DEVICE_BILLING } from '../helpers/wallets.ts';
+import { assertPaidByDevice, reported } from '../helpers/wallets.ts';
 
 /**
  * A customer in a real browser (Debian's headless Chromium) pays a live order without a
@@ -29,10 +29,6 @@ after(async () => {
 });
 
 const { sealed } = walletBClient(() => t);
-/** Waits until the stand-in has reported what the page did (its reports reach us asynchronously). */
-async function until(done: () => boolean) {
-  for (let i = 0; i < 500 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
-}
 const LIVE_SHOP = 'https://shop.example';
 
 /** The Payment Request API as a device with the wallet offers it; window.__billingAddress is what its sheet hands over. */
@@ -71,7 +67,7 @@ test('a live order without a customer: the wallet is asked for the billing addre
     await page.goto(o.order_url);
     const button = page.locator('[data-wallet="wallet-b-pay"] button');
     await button.waitFor({ state: 'visible' });
-    await until(() => events.length > 0);
+    await reported(() => events.length > 0);
     const [kind, request] = events[0];
     assert.equal(kind, 'created');
     const parameters = request.methods[0].data.allowedPaymentMethods[0].parameters;
@@ -82,7 +78,7 @@ test('a live order without a customer: the wallet is asked for the billing addre
     const alert = page.locator('[data-wallet="wallet-b-pay"] [data-wallet-error]');
     await alert.waitFor({ state: 'visible' });
     assert.equal(await alert.textContent(), 'The wallet did not hand over the complete billing address this payment needs (Name). Add it in the wallet, or choose another method.');
-    await until(() => events.at(-1)?.[0] === 'completed');
+    await reported(() => events.at(-1)?.[0] === 'completed');
     assert.deepEqual(events.at(-1), ['completed', 'fail']);
     await page.waitForFunction(() => !document.querySelector<HTMLButtonElement>('[data-wallet="wallet-b-pay"] button')!.disabled);
     const untouched = (await t.api('GET', `/v1/orders/${o.id}/`, undefined, { key: live.api_key })).body;
@@ -92,12 +88,10 @@ test('a live order without a customer: the wallet is asked for the billing addre
     await page.evaluate((a) => ((window as unknown as { __billingAddress: unknown }).__billingAddress = a), address);
     await button.click();
     await page.waitForURL(`${LIVE_SHOP}/return**`);
-    await until(() => events.at(-1)?.[1] === 'success');
+    await reported(() => events.at(-1)?.[1] === 'success');
     assert.deepEqual(events.at(-1), ['completed', 'success']);
     const paid = (await t.api('GET', `/v1/orders/${o.id}/`, undefined, { key: live.api_key })).body;
-    assert.equal(paid.status, 'completed');
-    assert.equal(paid.transactions[0].payment_method, 'wallet-b-pay');
-    assert.deepEqual({ ...paid.customer }, DEVICE_BILLING);
+    assertPaidByDevice(paid, 'wallet-b-pay');
     assert.deepEqual(pageErrors, []);
     assert.deepEqual(cspErrors, []);
   } finally {

@@ -1,6 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import pg from 'pg';
 import { freshStore } from '../helpers/service.ts';
 import { pgUrl } from '../helpers/child-service.ts';
@@ -105,7 +106,10 @@ if (pgUrl) test('on the wire: one ReadyForQuery per pipelined round trip; a fail
 
     // a named statement whose Parse fails, sent after BEGIN: an error, a failed transaction
     const bad = { name: 'p_bad', text: 'SELECT no_such_column FROM pg_class' };
+    // the error answers the caller before the server's ReadyForQuery, which carries the state
+    const ready = once(internals.connection, 'readyForQuery');
     await assert.rejects(pipelined(client, bad, { begin: true, commit: false }), /no_such_column/);
+    await ready;
     assert.equal(internals._txStatus, 'E');
     await client.query('ROLLBACK');
     // the client did not take the failed statement for parsed: the same error again, not "does not exist"

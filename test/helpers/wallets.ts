@@ -34,3 +34,15 @@ export const walletAPayload = (amount: number) => ({
   paymentDataType: '3DSecure',
   paymentData: { onlinePaymentCryptogram: 'AgAAAAAABk4DWZ4C28yUQAAAAAA=', eciIndicator: '5' },
 });
+
+/** Waits until a stand-in device wallet has reported what the page did (its reports reach the test asynchronously). */
+export async function reported(done: () => boolean) {
+  for (let i = 0; i < 500 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+/** An order paid on its page by a device wallet that handed over DEVICE_BILLING. */
+export function assertPaidByDevice(paid: { status: string; transactions: Array<{ payment_method: string }>; customer?: object }, method: 'wallet-a-pay' | 'wallet-b-pay') {
+  assert.equal(paid.status, 'completed');
+  assert.equal(paid.transactions[0].payment_method, method);
+  assert.deepEqual({ ...paid.customer }, DEVICE_BILLING);
+}

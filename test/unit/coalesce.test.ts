@@ -136,3 +136,17 @@ test('batcher: a failed batch is retried item by item, so only the bad item fail
   assert.deepEqual(results.map((r) => (r.status === 'fulfilled' ? r.value : undefined)), [10, undefined, 30]);
   assert.deepEqual(a.batches, [[1, 2, 3], [1], [2], [3]]);
 });
+
+test('batcher: a batch lost with the connection is not retried item by item; each caller gets the 503', async () => {
+  const batches: number[][] = [];
+  const ask = batcher(
+    async (items: number[]) => {
+      batches.push(items);
+      throw new ApiError('ServiceUnavailable', 'the database is temporarily unavailable; retry later');
+    },
+    { maxInFlight: 1, maxBatch: 10 },
+  );
+  const results = await Promise.all([1, 2, 3].map((i) => ask(i).then(() => 'ok', (e: ApiError) => e.status)));
+  assert.deepEqual(results, [503, 503, 503]);
+  assert.deepEqual(batches, [[1, 2, 3]], 'no item ran again');
+});
