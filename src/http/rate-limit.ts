@@ -1,48 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { createRequire } from 'node:module';
-import type { Redis as RedisClient } from 'ioredis';
 import { ApiError } from '../domain/errors.ts';
 import type { Ctx } from '../services/context.ts';
-import { throttleOf } from '../services/throttle.ts';
-
-/** Counts requests in fixed one-minute windows: in memory, or in Redis so every node shares one count. */
-interface WindowCounter {
-  hit(key: string, windowStart: number): Promise<number>;
-  close(): Promise<void>;
-}
-
-function memoryCounter(): WindowCounter {
-  const windows = new Map<string, { start: number; count: number }>();
-  return {
-    async hit(key, start) {
-      let w = windows.get(key);
-      if (!w || w.start !== start) {
-        if (windows.size > 10_000) windows.clear();
-        w = { start, count: 0 };
-        windows.set(key, w);
-      }
-      return ++w.count;
-    },
-    async close() {},
-  };
-}
-
-function redisCounter(url: string): WindowCounter {
-  // loaded only when configured: ioredis takes a good part of a second to load
-  const { Redis } = createRequire(import.meta.url)('ioredis') as { Redis: typeof RedisClient };
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: true, lazyConnect: false });
-  redis.on('error', () => {}); // a down Redis fails open (below), it must not crash the process
-  return {
-    async hit(key, start) {
-      const k = `tender:rl:${key}:${start}`;
-      const res = await redis.multi().incr(k).pexpire(k, 61_000).exec();
-      return Number(res?.[0]?.[1] ?? 0);
-    },
-    async close() {
-      await redis.quit().catch(() => redis.disconnect());
-    },
-  };
-}
+import { projectRequestCounter, throttleOf } from '../services/throttle.ts';
 
 /**
  * Per-project (per API key) limit with RateLimit / RateLimit-Policy headers and Retry-After on
@@ -54,7 +13,7 @@ function redisCounter(url: string): WindowCounter {
  */
 export function installRateLimit(app: FastifyInstance, limitPerMinute: number, redisUrl?: string, scope?: string) {
   if (limitPerMinute <= 0) return;
-  const counter = redisUrl ? redisCounter(redisUrl) : memoryCounter();
+  const counter = projectRequestCounter(redisUrl);
   app.addHook('onClose', async () => counter.close());
   // onRequest, after authentication: a request counts before its body is read or validated
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {

@@ -185,13 +185,11 @@ export async function loadThreeDs(ctx: Ctx, transactionId: string): Promise<Thre
   const [order, project, auth] = await Promise.all([
     orders.findOrder(ctx.db, txn.project_id, txn.order_id),
     findProject(ctx.db, txn.project_id),
-    findAuth(ctx.db, txn.project_id, txn.id),
+    findCardAuth(ctx.db, txn.project_id, txn.id),
   ]);
   if (!order || !project) return undefined;
   return { txn, order, project, auth };
 }
-
-const findAuth = findCardAuth;
 
 export interface ThreeDsVisit {
   view: ThreeDsView;
@@ -301,7 +299,7 @@ export async function completeAuthentication(ctx: Ctx, target: string | ThreeDsV
   const run = <T>(fn: (q: Queryable) => Promise<T>) => (inTx ? fn(inTx) : ctx.db.tx(fn));
   return run(async (q) => {
     const txn = await orders.transactionById(q, transactionId, true);
-    const auth = txn && (await findAuth(q, project.id, txn.id, true));
+    const auth = txn && (await findCardAuth(q, project.id, txn.id, true));
     if (!txn || !auth || txn.status !== 'pending') return orders.findOrder(q, project.id, view.order.id);
     const now = nowFor(project);
     if (step.kind === 'cancel') {
@@ -376,7 +374,7 @@ export async function lateDecline(ctx: Ctx, transactionId: string) {
   const connector = connectorFor(ctx, project);
   await ctx.db.tx(async (q) => {
     const locked = await orders.transactionById(q, transactionId, true);
-    const auth = locked && (await findAuth(q, project.id, locked.id, true));
+    const auth = locked && (await findCardAuth(q, project.id, locked.id, true));
     if (!locked || locked.status !== 'processing' || !auth?.acquirer_reference) return;
     const now = nowFor(project);
     const outcome = await connector.inquire({ ...refOf(locked, now), reference: auth.acquirer_reference });

@@ -3,6 +3,7 @@ import type { Ctx } from './context.ts';
 import { nowFor } from './context.ts';
 import type { ProjectRow } from '../domain/entities.ts';
 import * as store from '../store/throttle.ts';
+import { windowCounter, type WindowCounter } from '../store/window-counter.ts';
 import { rateLimited } from '../domain/errors.ts';
 
 /**
@@ -12,6 +13,13 @@ import { rateLimited } from '../domain/errors.ts';
  */
 
 const WINDOW_MS = 60_000;
+
+/**
+ * The counter of the per-project (per API key) rate limit: per node in memory, or shared by the
+ * nodes through Redis when `redisUrl` is set. It shares capacity between keyed merchants, so N
+ * nodes allowing N times the limit is acceptable; anonymous clients are limited below.
+ */
+export const projectRequestCounter = (redisUrl?: string): WindowCounter => windowCounter(redisUrl);
 const digest = (s: string) => createHash('sha256').update(s).digest('hex');
 
 class Throttle {
