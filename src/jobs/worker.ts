@@ -1,5 +1,5 @@
 import type { Ctx } from '../services/context.ts';
-import { claimDue, countDueInProgress, extendLeases, failJob, finishJob, finishJobs, renewLeases } from '../store/jobs.ts';
+import { claimDue, countDueLeft, extendLeases, failJob, finishJob, finishJobs, renewLeases } from '../store/jobs.ts';
 import { batcher } from '../store/coalesce.ts';
 import type { JobRow } from '../domain/entities.ts';
 
@@ -125,14 +125,14 @@ export async function runDueJobs(ctx: Ctx, table: JobTable, projectId?: string, 
 
 /**
  * run-due-jobs of the test clock: runs the project's due jobs, then waits while another runner
- * (the background worker) still holds some, running what they make due, so that when it returns
+ * (the background worker) still holds some or is claiming them, running what they make due, so that when it returns
  * every job due on the project's clock has run. Waits at most `waitMs` for the others.
  * Returns how many jobs this call ran.
  */
 export async function settleDueJobs(ctx: Ctx, table: JobTable, projectId: string, waitMs = 10_000): Promise<number> {
   let ran = await runDueJobs(ctx, table, projectId);
   const until = Date.now() + waitMs;
-  while (Date.now() < until && (await countDueInProgress(ctx.db, projectId)) > 0) {
+  while (Date.now() < until && (await countDueLeft(ctx.db, projectId)) > 0) {
     await new Promise((r) => setTimeout(r, 25));
     ran += await runDueJobs(ctx, table, projectId);
   }

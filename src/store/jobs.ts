@@ -54,11 +54,15 @@ export async function claimDue(q: Queryable, limit: number, leaseMs: number, pro
   );
 }
 
-/** Due jobs of the project that a runner holds right now (claimed, lease not yet over). */
-export async function countDueInProgress(q: Queryable, projectId: string): Promise<number> {
+/**
+ * Due jobs of the project still in the table, on its clock. Asked after a run found nothing more
+ * to claim, these are jobs another runner holds: leased, or being claimed right now (its claim
+ * not yet committed, so the row still reads unleased; the run's SKIP LOCKED passed it over).
+ */
+export async function countDueLeft(q: Queryable, projectId: string): Promise<number> {
   const [r] = await q.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM jobs j JOIN projects p ON p.id = j.project_id
-     WHERE j.project_id = $1 AND j.run_at <= now() + (p.clock_offset_ms * interval '1 millisecond') AND j.locked_until >= now()`,
+     WHERE j.project_id = $1 AND j.run_at <= now() + (p.clock_offset_ms * interval '1 millisecond')`,
     [projectId],
   );
   return r.n;

@@ -110,4 +110,8 @@ test('the log serializer drops query strings and masks digit runs that could be 
   assert.equal(logUrl('/pay/4111111111111111/'), '/pay/[masked]/');
   assert.equal(maskDigits('card 4111 1111 1111 1111 and 4111-1111-1111-1111 end'), 'card [masked] and [masked] end');
   assert.equal(maskDigits('order 12345678901 of 2026'), 'order 12345678901 of 2026', 'shorter runs are not card numbers');
+  // an id whose digits run on across its dashes (01a2|1511-8176-7123-9456|...) stays searchable
+  assert.equal(logUrl('/v1/orders/01a21511-8176-7123-9456-aabbccddeeff/'), '/v1/orders/01a21511-8176-7123-9456-aabbccddeeff/');
+  assert.equal(maskDigits('a UUID-shaped run of digits 41111111-1111-1111-1111-111111111111'), 'a UUID-shaped run of digits [masked]');
+  assert.equal(maskDigits('4111111111111111 beside 01a21511-8176-7fe6-becb-5fc9f4bdfeaa'), '[masked] beside 01a21511-8176-7fe6-becb-5fc9f4bdfeaa');
 });

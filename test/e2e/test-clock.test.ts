@@ -37,3 +37,26 @@ test('run-due-jobs runs what is due and answers at once when no one else holds a
   assert.ok(res.body.jobs_run >= 1);
   assert.equal((await t.api('GET', `/v1/orders/${order.body.id}/`)).body.status, 'expired');
 });
+
+test('run-due-jobs waits for a due job that another runner is claiming right now (row locked, lease not yet committed)', async () => {
+  const order = await t.api('POST', '/v1/orders/', validOrder({ transactions: [{ payment_method: 'credit-card' }] }));
+  assert.equal(order.status, 201, order.text);
+  await advanceClock(t.db, t.project.project_id, 31 * 60_000);
+  t.svc.ctx.keyCache?.clear();
+  let answered = false;
+  let call: Promise<Awaited<ReturnType<TestService['api']>>> | undefined;
+  const claimFailed = new Error('the other runner gives up its claim');
+  // "the worker" claims the job in a transaction it has not committed: elsewhere the row reads
+  // unleased, and a claim with SKIP LOCKED passes it over
+  const other = t.db.tx(async (q) => {
+    assert.equal((await claimDue(q, 10, 60_000, t.project.project_id)).length, 1);
+    call = t.api('POST', '/v1/test/clock/run-due-jobs/', {}).then((res) => ((answered = true), res));
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(answered, false, 'run-due-jobs answered while another runner was claiming a due job');
+    throw claimFailed;
+  });
+  await assert.rejects(other, (err) => err === claimFailed);
+  const res = await call!;
+  assert.equal(res.status, 200, res.text);
+  assert.equal((await t.api('GET', `/v1/orders/${order.body.id}/`)).body.status, 'expired');
+});
