@@ -125,8 +125,9 @@ export async function runDueJobs(ctx: Ctx, table: JobTable, projectId?: string, 
 
 /**
  * run-due-jobs of the test clock: runs the project's due jobs, then waits while another runner
- * (the background worker) still holds some or is claiming them, running what they make due, so that when it returns
- * every job due on the project's clock has run. Waits at most `waitMs` for the others.
+ * (the background worker) still holds some or is claiming them, running what they make due, so
+ * that when it returns every job due on the project's clock has run. Waits at most `waitMs` for
+ * the others.
  * Returns how many jobs this call ran.
  */
 export async function settleDueJobs(ctx: Ctx, table: JobTable, projectId: string, waitMs = 10_000): Promise<number> {

@@ -20,6 +20,7 @@ const WINDOW_MS = 60_000;
  * nodes allowing N times the limit is acceptable; anonymous clients are limited below.
  */
 export const projectRequestCounter = (redisUrl?: string): WindowCounter => windowCounter(redisUrl);
+
 const digest = (s: string) => createHash('sha256').update(s).digest('hex');
 
 class Throttle {
