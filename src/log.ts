@@ -15,10 +15,10 @@ export const REDACT = [
  * searched for them). The UUID alternative comes first, so an id is matched whole before any
  * run inside it; an all-digit UUID-shaped string is masked like any other run.
  */
-const DIGIT_RUN = /\b(?=[0-9-]*[a-f])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\d(?:[ -]?\d){11,}/gi;
+const DIGIT_RUN = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\d(?:[ -]?\d){11,}/gi;
 
 /** Text with every digit run that could be a card number masked (ids kept, see DIGIT_RUN). */
-export const maskDigits = (text: string) => text.replace(DIGIT_RUN, (m) => (m.length === 36 && /[a-f]/i.test(m) ? m : '[masked]'));
+export const maskDigits = (text: string) => text.replace(DIGIT_RUN, (m) => (/[a-f]/i.test(m) ? m : '[masked]'));
 
 /** A URL as logged: no query string (keys, tokens and search terms travel there), digit runs masked. */
 export const logUrl = (url: string) => maskDigits(url.split('?')[0]);

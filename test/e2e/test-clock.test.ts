@@ -12,11 +12,17 @@ before(async () => {
 });
 after(async () => t?.close());
 
-test('run-due-jobs answers only after a due job held by another runner is done', async () => {
+/** A card order whose expiry job is due on the project's clock (moved on 31 minutes). */
+async function orderWithDueExpiry() {
   const order = await t.api('POST', '/v1/orders/', validOrder({ transactions: [{ payment_method: 'credit-card' }] }));
   assert.equal(order.status, 201, order.text);
-  await advanceClock(t.db, t.project.project_id, 31 * 60_000); // the order's expiry job is due
+  await advanceClock(t.db, t.project.project_id, 31 * 60_000);
   t.svc.ctx.keyCache?.clear();
+  return order.body;
+}
+
+test('run-due-jobs answers only after a due job held by another runner is done', async () => {
+  await orderWithDueExpiry();
   const held = await claimDue(t.db, 10, 60_000, t.project.project_id); // "the worker" holds it
   assert.equal(held.length, 1);
 
@@ -39,10 +45,7 @@ test('run-due-jobs runs what is due and answers at once when no one else holds a
 });
 
 test('run-due-jobs waits for a due job that another runner is claiming right now (row locked, lease not yet committed)', async () => {
-  const order = await t.api('POST', '/v1/orders/', validOrder({ transactions: [{ payment_method: 'credit-card' }] }));
-  assert.equal(order.status, 201, order.text);
-  await advanceClock(t.db, t.project.project_id, 31 * 60_000);
-  t.svc.ctx.keyCache?.clear();
+  const order = await orderWithDueExpiry();
   let answered = false;
   let call: Promise<Awaited<ReturnType<TestService['api']>>> | undefined;
   const claimFailed = new Error('the other runner gives up its claim');
@@ -58,5 +61,5 @@ test('run-due-jobs waits for a due job that another runner is claiming right now
   await assert.rejects(other, (err) => err === claimFailed);
   const res = await call!;
   assert.equal(res.status, 200, res.text);
-  assert.equal((await t.api('GET', `/v1/orders/${order.body.id}/`)).body.status, 'expired');
+  assert.equal((await t.api('GET', `/v1/orders/${order.id}/`)).body.status, 'expired');
 });
