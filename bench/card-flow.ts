@@ -28,7 +28,7 @@ const arg = (name: string, d: number) => {
 async function serve() {
   const { loadConfig } = await import('../src/config.ts');
   const { startService } = await import('../src/main.ts');
-  const { createProject } = await import('../src/services/tenancy.ts');
+  const { createProject } = await import('../src/services/platform/tenancy.ts');
   const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0' }, { port: 0, masterKey: randomBytes(32).toString('hex') });
   const svc = await startService({ config });
   const project = await createProject(svc.ctx, { name: 'Bench shop', mode: 'test' });

@@ -14,11 +14,11 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/log.ts';
-import { pgDb } from '../src/store/db-pg.ts';
+import { pgDb } from '../src/store/db/pg.ts';
 import { validOrder } from '../test/helpers/service.ts';
-import { migrate } from '../src/store/migrate.ts';
+import { migrate } from '../src/store/db/migrate.ts';
 import { startService } from '../src/main.ts';
-import { createProject } from '../src/services/tenancy.ts';
+import { createProject } from '../src/services/platform/tenancy.ts';
 import { startYardstick } from './yardstick.ts';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

@@ -32,11 +32,11 @@ import { to as copyTo } from 'pg-copy-streams';
 import cliProgress from 'cli-progress';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/log.ts';
-import { pgDb } from '../src/store/db-pg.ts';
-import { type Db } from '../src/store/db.ts';
-import { migrate } from '../src/store/migrate.ts';
-import { createProject } from '../src/services/tenancy.ts';
-import { seedOrders } from '../src/services/seed.ts';
+import { pgDb } from '../src/store/db/pg.ts';
+import { type Db } from '../src/store/db/db.ts';
+import { migrate } from '../src/store/db/migrate.ts';
+import { createProject } from '../src/services/platform/tenancy.ts';
+import { seedOrders } from '../src/services/platform/seed.ts';
 import { compileQuery, compileTransactionTerm, parseSort } from '../src/domain/query.ts';
 
 const argv = process.argv.slice(2);

@@ -1,12 +1,12 @@
-import type { Ctx } from '../services/context.ts';
-import { createProject, rotateKey } from '../services/tenancy.ts';
-import { listProjects } from '../store/projects.ts';
-import { rotateWebhookSecret, setProjectWebhookUrl } from '../services/webhooks.ts';
-import { rewrapDataKeys } from '../services/crypto-envelope.ts';
-import { parseKey } from '../services/master-key.ts';
-import { checkLedger } from '../services/ledger-check.ts';
-import { seedOrders } from '../services/seed.ts';
-import { createUser } from '../services/portal-users.ts';
+import type { Ctx } from '../services/platform/context.ts';
+import { createProject, rotateKey } from '../services/platform/tenancy.ts';
+import { listProjects } from '../store/platform/projects.ts';
+import { rotateWebhookSecret, setProjectWebhookUrl } from '../services/webhooks/endpoints.ts';
+import { rewrapDataKeys } from '../services/platform/crypto-envelope.ts';
+import { parseKey } from '../services/platform/master-key.ts';
+import { checkLedger } from '../services/payments/ledger-check.ts';
+import { seedOrders } from '../services/platform/seed.ts';
+import { createUser } from '../services/portal/users.ts';
 
 /**
  * Administrative commands. The CLI runs them on the store directly, or, when a server holds

@@ -1,7 +1,7 @@
-import type { Ctx } from '../services/context.ts';
-import { listProjects } from '../store/projects.ts';
-import { createProject, type CreatedProject } from '../services/tenancy.ts';
-import { createFirstUser, type CreatedUser } from '../services/portal-users.ts';
+import type { Ctx } from '../services/platform/context.ts';
+import { listProjects } from '../store/platform/projects.ts';
+import { createProject, type CreatedProject } from '../services/platform/tenancy.ts';
+import { createFirstUser, type CreatedUser } from '../services/portal/users.ts';
 
 /**
  * On an empty store, creates a merchant and a test project so `npm start` is usable at once,

@@ -1,8 +1,8 @@
 import { Command as Program, Option } from 'commander';
 import { loadConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
-import { openStore } from '../store/open.ts';
-import { readLock } from '../store/lock.ts';
+import { openStore } from '../store/db/open.ts';
+import { readLock } from '../store/db/lock.ts';
 import { commands } from './commands.ts';
 import { buildContext, startService } from '../main.ts';
 import { ensureFirstProject } from './first-run.ts';

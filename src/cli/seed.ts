@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import cliProgress from 'cli-progress';
 import { loadConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
-import { openStore } from '../store/open.ts';
-import { readLock } from '../store/lock.ts';
+import { openStore } from '../store/db/open.ts';
+import { readLock } from '../store/db/lock.ts';
 import { buildContext } from '../main.ts';
-import { MAX_SEED_ORDERS, seedOrders, type SeedResult } from '../services/seed.ts';
+import { MAX_SEED_ORDERS, seedOrders, type SeedResult } from '../services/platform/seed.ts';
 
 export interface SeedCliOptions {
   project: string;

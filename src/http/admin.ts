@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { timingSafeEqual } from 'node:crypto';
-import type { Ctx } from '../services/context.ts';
+import type { Ctx } from '../services/platform/context.ts';
 import { ApiError } from '../domain/errors.ts';
 
 /** An administrative command (the CLI's table, passed in by main.ts). */

@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Ctx } from '../services/context.ts';
-import { authenticate } from '../services/tenancy.ts';
+import type { Ctx } from '../services/platform/context.ts';
+import { authenticate } from '../services/platform/tenancy.ts';
 import type { ProjectRow } from '../domain/entities.ts';
 import { requireTlsForLive } from './transport.ts';
 import { ApiError } from '../domain/errors.ts';
-import { throttleOf } from '../services/throttle.ts';
+import { throttleOf } from '../services/platform/throttle.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Ctx } from '../services/context.ts';
-import { nowFor } from '../services/context.ts';
+import type { Ctx } from '../services/platform/context.ts';
+import { nowFor } from '../services/platform/context.ts';
 import { ApiError } from '../domain/errors.ts';
-import { abandonRequest, claimRequest, finishRequest } from '../services/idempotency.ts';
-import type { OpenTx } from '../services/idempotency.ts';
+import { abandonRequest, claimRequest, finishRequest } from '../services/platform/idempotency.ts';
+import type { OpenTx } from '../services/platform/idempotency.ts';
 import { RETRY_AFTER_UNAVAILABLE } from './errors.ts';
 
 /** Response headers a replay repeats; the rest (date, rate limit) describe the moment, not the result. */

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
-import type { Ctx } from '../services/context.ts';
-import { projectRequestCounter, throttleOf } from '../services/throttle.ts';
+import type { Ctx } from '../services/platform/context.ts';
+import { projectRequestCounter, throttleOf } from '../services/platform/throttle.ts';
 
 /**
  * Per-project (per API key) limit with RateLimit / RateLimit-Policy headers and Retry-After on

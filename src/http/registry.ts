@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { Ctx } from '../services/context.ts';
+import type { Ctx } from '../services/platform/context.ts';
 
 /** A capability's routes, given the context. */
 export type RoutePlugin = (ctx: Ctx) => FastifyPluginAsync<any>;

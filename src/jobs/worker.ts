@@ -1,6 +1,6 @@
-import type { Ctx } from '../services/context.ts';
-import { claimDue, countDueLeft, extendLeases, failJob, finishJob, finishJobs, renewLeases } from '../store/jobs.ts';
-import { batcher } from '../store/coalesce.ts';
+import type { Ctx } from '../services/platform/context.ts';
+import { claimDue, countDueLeft, extendLeases, failJob, finishJob, finishJobs, renewLeases } from '../store/platform/jobs.ts';
+import { batcher } from '../store/db/coalesce.ts';
 import type { JobRow } from '../domain/entities.ts';
 
 /** A kind of due work: its handler runs at least once, so it must be safe to run again. */

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request, basic } from '../helpers/service.ts';
 import { BIN, embeddedEnv, runTender, type Run, freePort } from '../helpers/cli.ts';
-import { pgliteDb } from '../../src/store/db-lite.ts';
+import { pgliteDb } from '../../src/store/db/lite.ts';
 
 let dir: string;
 let env: NodeJS.ProcessEnv;

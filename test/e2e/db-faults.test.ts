@@ -12,7 +12,7 @@ import { basic, request, startTestService, validOrder, type ApiResponse, type Te
 import { payOrder } from '../helpers/pay.ts';
 import { runTender } from '../helpers/cli.ts';
 import { childStore, killed, pgUrl, sleep, waitFor, withPg } from '../helpers/child-service.ts';
-import { checkLedger } from '../../src/services/ledger-check.ts';
+import { checkLedger } from '../../src/services/payments/ledger-check.ts';
 
 /** A 503 as the contract says: error body, Retry-After. */
 function assertUnavailable(res: ApiResponse) {

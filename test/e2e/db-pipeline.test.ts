@@ -5,8 +5,8 @@ import { once } from 'node:events';
 import pg from 'pg';
 import { freshStore } from '../helpers/service.ts';
 import { pgUrl } from '../helpers/child-service.ts';
-import { pipelined } from '../../src/store/pipeline.ts';
-import type { Db } from '../../src/store/db.ts';
+import { pipelined } from '../../src/store/db/pipeline.ts';
+import type { Db } from '../../src/store/db/db.ts';
 
 /**
  * A transaction's BEGIN goes with its first statement, and a statement marked `commit` takes the

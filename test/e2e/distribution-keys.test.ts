@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { freshStore } from '../helpers/service.ts';
-import type { Db } from '../../src/store/db.ts';
+import type { Db } from '../../src/store/db/db.ts';
 
 /** Not per project, each with why: Citus reference tables (a copy on every node). */
 const REFERENCE_TABLES: Record<string, string> = {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import { startService } from '../../src/main.ts';
-import { loadMasterKey } from '../../src/services/master-key.ts';
+import { loadMasterKey } from '../../src/services/platform/master-key.ts';
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 

@@ -8,8 +8,8 @@ import { Writable } from 'node:stream';
 import { request, basic, type TestService } from '../helpers/service.ts';
 import { startTestService } from '../helpers/service.ts';
 import { randomPan, startPayment } from '../helpers/cards.ts';
-import { migrate } from '../../src/store/migrate.ts';
-import { sealPendingHolderNames } from '../../src/services/holder-names.ts';
+import { migrate } from '../../src/store/db/migrate.ts';
+import { sealPendingHolderNames } from '../../src/services/vault/holder-names.ts';
 import { logUrl, maskDigits } from '../../src/log.ts';
 
 const lines: string[] = [];

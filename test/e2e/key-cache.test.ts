@@ -5,8 +5,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestService, validOrder, type TestService } from '../helpers/service.ts';
-import { rotateKey } from '../../src/services/tenancy.ts';
-import { advanceClock } from '../../src/store/projects.ts';
+import { rotateKey } from '../../src/services/platform/tenancy.ts';
+import { advanceClock } from '../../src/store/platform/projects.ts';
 
 let t: TestService;
 before(async () => {

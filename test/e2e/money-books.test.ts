@@ -10,10 +10,10 @@ import pg from 'pg';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { payOrder } from '../helpers/pay.ts';
 import { runTender } from '../helpers/cli.ts';
-import { checkLedger } from '../../src/services/ledger-check.ts';
-import { findProject, updateProjectSettings } from '../../src/store/projects.ts';
+import { checkLedger } from '../../src/services/payments/ledger-check.ts';
+import { findProject, updateProjectSettings } from '../../src/store/platform/projects.ts';
 import { canonicalJson } from '../../src/http/idempotency.ts';
-import { lockKey } from '../../src/store/idempotency.ts';
+import { lockKey } from '../../src/store/platform/idempotency.ts';
 import { simulator } from '../../src/acquirer/simulator/index.ts';
 
 /** Live projects whose acquirer is the simulator, for as long as a test needs (the service asks through its liveConnector). */
@@ -21,10 +21,10 @@ const simulatedLive = new Set<string>();
 const liveConnector = (project: { id: string }) => (simulatedLive.has(project.id) ? simulator : undefined);
 import { runDueJobs } from '../../src/jobs/worker.ts';
 import { jobTable } from '../../src/main.ts';
-import { pgDb } from '../../src/store/db-pg.ts';
-import { pgliteDb } from '../../src/store/db-lite.ts';
-import { type Db } from '../../src/store/db.ts';
-import { migrate } from '../../src/store/migrate.ts';
+import { pgDb } from '../../src/store/db/pg.ts';
+import { pgliteDb } from '../../src/store/db/lite.ts';
+import { type Db } from '../../src/store/db/db.ts';
+import { migrate } from '../../src/store/db/migrate.ts';
 import { createHash } from 'node:crypto';
 import { moneyClient, eventually, expectError } from '../helpers/money.ts';
 
@@ -362,7 +362,7 @@ async function cliStore(): Promise<CliStore> {
      VALUES ($1, $2, $3, 'accepted', 'credit-card', 'EUR', 1000, 'credit', 'PT30M', now(), now())`,
     [txnId, projectId, orderId],
   );
-  const { onAuthorized } = await import('../../src/services/operations.ts');
+  const { onAuthorized } = await import('../../src/services/payments/operations.ts');
   await db.tx(async (q) => {
     const [txn] = await q.query('SELECT * FROM transactions WHERE id = $1', [txnId]);
     const [project] = await q.query('SELECT * FROM projects WHERE id = $1', [projectId]);

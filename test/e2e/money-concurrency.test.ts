@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { payOrder } from '../helpers/pay.ts';
-import { checkLedger } from '../../src/services/ledger-check.ts';
+import { checkLedger } from '../../src/services/payments/ledger-check.ts';
 
 let t: TestService;
 before(async () => {

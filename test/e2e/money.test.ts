@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { payOrder } from '../helpers/pay.ts';
-import { checkLedger } from '../../src/services/ledger-check.ts';
-import { findProject, updateProjectSettings } from '../../src/store/projects.ts';
+import { checkLedger } from '../../src/services/payments/ledger-check.ts';
+import { findProject, updateProjectSettings } from '../../src/store/platform/projects.ts';
 import { moneyClient, eventually, expectError } from '../helpers/money.ts';
 
 let t: TestService;

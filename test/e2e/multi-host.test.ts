@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import pg from 'pg';
-import { pgDb } from '../../src/store/db-pg.ts';
+import { pgDb } from '../../src/store/db/pg.ts';
 import { ApiError } from '../../src/domain/errors.ts';
 
 const url = process.env.DATABASE_URL;

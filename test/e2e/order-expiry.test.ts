@@ -84,7 +84,7 @@ test('past its expiry but before the job ran, the order takes no transaction', a
   const p = await t.newProject();
   const o = await t.api('POST', '/v1/orders/', validOrder({ expiration_period: 'PT1M' }), { key: p.api_key });
   // move the clock without running the jobs: advance, then start the transaction straight away
-  const { advanceClock } = await import('../../src/store/projects.ts');
+  const { advanceClock } = await import('../../src/store/platform/projects.ts');
   await advanceClock(t.db, p.project_id, 61_000);
   t.svc.ctx.keyCache?.clear();
   const start = await t.api('POST', `/v1/orders/${o.body.id}/transactions/`, { payment_method: 'credit-card' }, { key: p.api_key });

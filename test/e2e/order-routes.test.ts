@@ -4,9 +4,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { validOrder, cardOrder, type TestService, type ApiResponse } from '../helpers/service.ts';
-import { rotateKey } from '../../src/services/tenancy.ts';
-import { moveTransaction } from '../../src/services/transitions.ts';
-import * as orders from '../../src/store/orders.ts';
+import { rotateKey } from '../../src/services/platform/tenancy.ts';
+import { moveTransaction } from '../../src/services/payments/transitions.ts';
+import * as orders from '../../src/store/payments/orders.ts';
 import { expectRejectedIn, limitedProject, ordersService, type Expect } from '../helpers/rejects.ts';
 
 let t: TestService;

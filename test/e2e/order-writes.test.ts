@@ -3,9 +3,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, cardOrder, validOrder, type TestService } from '../helpers/service.ts';
-import { newOrderRows } from '../../src/services/orders.ts';
-import { insertNewOrder } from '../../src/store/orders.ts';
-import { findProject } from '../../src/store/projects.ts';
+import { newOrderRows } from '../../src/services/payments/orders.ts';
+import { insertNewOrder } from '../../src/store/payments/orders.ts';
+import { findProject } from '../../src/store/platform/projects.ts';
 import type { OrderInput } from '../../src/domain/schemas/order.ts';
 
 let t: TestService;

@@ -1,8 +1,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, validOrder, cardOrder, type TestService } from '../helpers/service.ts';
-import { checkCardForm, normaliseExpiry } from '../../src/services/checkout.ts';
-import { findProject, updateProjectSettings } from '../../src/store/projects.ts';
+import { checkCardForm, normaliseExpiry } from '../../src/services/payments/checkout.ts';
+import { findProject, updateProjectSettings } from '../../src/store/platform/projects.ts';
 import { settingsOf } from '../../src/domain/project.ts';
 
 let t: TestService;

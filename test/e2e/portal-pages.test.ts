@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { payOrder } from '../helpers/pay.ts';
 import { PortalClient, portalUser } from '../helpers/portal.ts';
-import { createProject } from '../../src/services/tenancy.ts';
+import { createProject } from '../../src/services/platform/tenancy.ts';
 
 /** Portal pages over HTTP: project switch, home figures, settings, test tools, session expiry. */
 

@@ -4,7 +4,7 @@ import { startTestService, type TestService } from '../helpers/service.ts';
 import { payOrder } from '../helpers/pay.ts';
 import { PASSWORD, PortalClient, portalUser } from '../helpers/portal.ts';
 import { base32Decode, totp } from '../../src/domain/totp.ts';
-import { createProject } from '../../src/services/tenancy.ts';
+import { createProject } from '../../src/services/platform/tenancy.ts';
 
 /** The portal over HTTP, as a browser speaks it: sign-in, sessions, CSRF, tenancy, throttling, TOTP. */
 

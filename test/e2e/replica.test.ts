@@ -8,12 +8,12 @@ import assert from 'node:assert/strict';
 import { startTestService, cardOrder, type TestService } from '../helpers/service.ts';
 import { csvDownload } from '../helpers/search.ts';
 import { payOrder } from '../helpers/pay.ts';
-import { pgDb } from '../../src/store/db-pg.ts';
-import { type Db } from '../../src/store/db.ts';
+import { pgDb } from '../../src/store/db/pg.ts';
+import { type Db } from '../../src/store/db/db.ts';
 import { loadConfig, checkSettings } from '../../src/config.ts';
-import { openReplica } from '../../src/store/open.ts';
-import { homeStats, linksOf } from '../../src/services/portal.ts';
-import { findProject } from '../../src/store/projects.ts';
+import { openReplica } from '../../src/store/db/open.ts';
+import { homeStats, linksOf } from '../../src/services/portal/actions.ts';
+import { findProject } from '../../src/store/platform/projects.ts';
 
 /** Every statement the replica ran, in order. */
 const seen: string[] = [];

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import cc from 'currency-codes';
 import { freshStore } from '../helpers/service.ts';
-import { decimalsSql, exponentSql } from '../../src/store/search.ts';
+import { decimalsSql, exponentSql } from '../../src/store/reporting/search.ts';
 import { formatMinor, isCurrency } from '../../src/domain/currency.ts';
 
 test('amount_with_decimals in SQL equals formatMinor for every payable currency', async () => {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { parse } from 'csv-parse/sync';
 import { cardOrder, startTestService, type ApiResponse, type TestService } from '../helpers/service.ts';
 import { csvDownload, runningCopies } from '../helpers/search.ts';
-import { seedOrders } from '../../src/services/seed.ts';
+import { seedOrders } from '../../src/services/platform/seed.ts';
 
 let t: TestService;
 const SEEDED = process.env.DATABASE_URL ? 30_000 : 3_000;

@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import { parse } from 'csv-parse/sync';
 import { validOrder, type TestService } from '../helpers/service.ts';
 import { ALL_A, csvDownload, expectError, runningCopies, searchOn, startSearchService, type SearchFixture } from '../helpers/search.ts';
-import { checkLedger } from '../../src/services/ledger-check.ts';
-import { COLUMN_NAMES, orderReport } from '../../src/services/reports.ts';
-import { findProject } from '../../src/store/projects.ts';
-import type { SearchInput } from '../../src/services/search.ts';
+import { checkLedger } from '../../src/services/payments/ledger-check.ts';
+import { COLUMN_NAMES, orderReport } from '../../src/services/reporting/reports.ts';
+import { findProject } from '../../src/store/platform/projects.ts';
+import type { SearchInput } from '../../src/services/reporting/search.ts';
 
 let t: TestService;
 let o: SearchFixture['o'];

@@ -3,8 +3,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, validOrder, type TestService } from '../helpers/service.ts';
-import { advanceClock } from '../../src/store/projects.ts';
-import { claimDue, finishJob } from '../../src/store/jobs.ts';
+import { advanceClock } from '../../src/store/platform/projects.ts';
+import { claimDue, finishJob } from '../../src/store/platform/jobs.ts';
 
 let t: TestService;
 before(async () => {

@@ -5,9 +5,9 @@ import { Writable } from 'node:stream';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { createCardOrder, followBrowser, futureExpiry, randomPan, startPayment, vault } from '../helpers/cards.ts';
 import { commands } from '../../src/cli/commands.ts';
-import { dataKeyFor } from '../../src/services/crypto-envelope.ts';
-import { openCard } from '../../src/services/vault.ts';
-import { findVaultCard } from '../../src/store/vault.ts';
+import { dataKeyFor } from '../../src/services/platform/crypto-envelope.ts';
+import { openCard } from '../../src/services/vault/cards.ts';
+import { findVaultCard } from '../../src/store/vault/cards.ts';
 
 // Every log line of the service, at level info, to prove no PAN reaches them.
 const logs: string[] = [];

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { hostedPage, deviceConfig } from '../helpers/wallets.ts';
 import { validOrder, request, basic, type TestService } from '../helpers/service.ts';
 import { BROWSER, prodRoot, startWalletBService, walletBClient } from '../helpers/wallet-b.ts';
-import { findProject, updateProjectSettings } from '../../src/store/projects.ts';
+import { findProject, updateProjectSettings } from '../../src/store/platform/projects.ts';
 import { settingsOf } from '../../src/domain/project.ts';
 import { simulator } from '../../src/acquirer/simulator/index.ts';
 

@@ -15,7 +15,7 @@ import { BROWSER, prodRoot, startWalletBService, walletBClient } from '../helper
 import { makeSandboxChain } from '../../src/wallets/wallet-a-pki.ts';
 import { sealPaymentToken } from '../../src/wallets/wallet-a-token.ts';
 import { simulator } from '../../src/acquirer/simulator/index.ts';
-import { billingOf } from '../../src/services/wallet-billing.ts';
+import { billingOf } from '../../src/services/wallets/billing.ts';
 
 /** Live projects whose acquirer is the simulator (the service asks through its liveConnector). */
 const simulatedLive = new Set<string>();

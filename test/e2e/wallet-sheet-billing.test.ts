@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, validOrder, type TestService } from '../helpers/service.ts';
-import { checkBilling } from '../../src/services/wallet-pay.ts';
+import { checkBilling } from '../../src/services/wallets/pay.ts';
 
 let t: TestService;
 before(async () => {

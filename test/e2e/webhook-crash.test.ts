@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { request, basic, validOrder } from '../helpers/service.ts';
-import { pgliteDb } from '../../src/store/db-lite.ts';
-import { type Queryable } from '../../src/store/db.ts';
+import { pgliteDb } from '../../src/store/db/lite.ts';
+import { type Queryable } from '../../src/store/db/db.ts';
 
 import { runTender, freePort } from '../helpers/cli.ts';
 import { childStore, exited, pgUrl, waitFor, withPg } from '../helpers/child-service.ts';

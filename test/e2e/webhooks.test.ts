@@ -7,13 +7,13 @@ import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'nod
 import { Webhook } from 'standardwebhooks';
 import { startTestService, validOrder, cardOrder, type TestService } from '../helpers/service.ts';
 import { commands } from '../../src/cli/commands.ts';
-import { findOrder } from '../../src/store/orders.ts';
-import { setOrderStatus } from '../../src/services/transitions.ts';
-import { findProject } from '../../src/store/projects.ts';
-import { createOrder } from '../../src/services/orders.ts';
-import { nowFor } from '../../src/services/context.ts';
-import { publicOnlyLookup } from '../../src/services/webhook-delivery.ts';
-import type { CreatedProject } from '../../src/services/tenancy.ts';
+import { findOrder } from '../../src/store/payments/orders.ts';
+import { setOrderStatus } from '../../src/services/payments/transitions.ts';
+import { findProject } from '../../src/store/platform/projects.ts';
+import { createOrder } from '../../src/services/payments/orders.ts';
+import { nowFor } from '../../src/services/platform/context.ts';
+import { publicOnlyLookup } from '../../src/services/webhooks/delivery.ts';
+import type { CreatedProject } from '../../src/services/platform/tenancy.ts';
 
 type Project = CreatedProject; // with the webhook_secret shown at creation
 interface Call {

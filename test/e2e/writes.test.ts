@@ -2,8 +2,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { freshStore } from '../helpers/service.ts';
-import { WriteSet } from '../../src/store/writes.ts';
-import type { Db } from '../../src/store/db.ts';
+import { WriteSet } from '../../src/store/db/writes.ts';
+import type { Db } from '../../src/store/db/db.ts';
 
 /**
  * store/writes.ts on a real store (both): one statement for all of a change's rows, patches of

@@ -25,6 +25,19 @@ export const RULES: Record<string, string[]> = {
   main: ['domain', 'config', 'log', 'store', 'acquirer', 'wallets', 'services', 'jobs', 'http', 'cli'],
 };
 
+/**
+ * Inside services/ and store/, a folder per capability, lowest first: a file of a group imports only
+ * its own group and those beneath it, in either layer (store/db is the store's driver, beneath all).
+ */
+export const GROUPS = ['db', 'platform', 'vault', 'payments', 'webhooks', 'wallets', 'links', 'reporting', 'portal'];
+const GROUPED = new Set(['services', 'store']);
+
+/** The capability folder of a file in services/ or store/ (`services/vault/cards.ts` -> vault). */
+export function groupOf(root: string, file: string): string | undefined {
+  const parts = relative(root, file).split(sep);
+  return GROUPED.has(parts[0]) && parts.length > 2 ? parts[1] : undefined;
+}
+
 export interface Problem {
   file: string;
   message: string;
@@ -65,6 +78,9 @@ export function checkImports(root: string): Problem[] {
     const from = layerOf(root, file);
     const name = relative(root, file);
     if (!(from in RULES)) problems.push({ file: name, message: `${from} is not a known layer` });
+    const group = groupOf(root, file);
+    if (GROUPED.has(from) && (group === undefined || !GROUPS.includes(group) || (from === 'services' && group === 'db')))
+      problems.push({ file: name, message: `${from}/ files live in a capability folder (${GROUPS.filter((g) => from === 'store' || g !== 'db').join(', ')})` });
     const targets: string[] = [];
     const text = readFileSync(file, 'utf8');
     if (from !== 'store' && RUNS_SQL.test(text)) problems.push({ file: name, message: `${from} runs SQL: every statement belongs in store/` });
@@ -77,6 +93,9 @@ export function checkImports(root: string): Problem[] {
       targets.push(target);
       const to = layerOf(root, target);
       if (to !== from && !(RULES[from] ?? []).includes(to)) problems.push({ file: name, message: `${from} may not import ${to} (${spec})` });
+      const toGroup = groupOf(root, target);
+      if (group && toGroup && GROUPS.indexOf(toGroup) > GROUPS.indexOf(group))
+        problems.push({ file: name, message: `${from}/${group} may not import ${to}/${toGroup}, a group above it (${spec})` });
     }
     edges.set(file, targets);
   }

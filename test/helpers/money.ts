@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { TestService } from './service.ts';
 import { payOrder } from './pay.ts';
-import { checkLedger } from '../../src/services/ledger-check.ts';
+import { checkLedger } from '../../src/services/payments/ledger-check.ts';
 
 type Key = { key?: string };
 

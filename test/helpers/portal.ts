@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
-import { createUser } from '../../src/services/portal-users.ts';
+import { createUser } from '../../src/services/portal/users.ts';
 import type { TestService } from './service.ts';
 
 /** Portal helpers: users, a cookie-keeping HTTP client, browser sign-in and axe-core checks. */

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { Db } from '../../src/store/db.ts';
+import type { Db } from '../../src/store/db/db.ts';
 import { startTestService, type ApiResponse, type TestService } from './service.ts';
 
 export interface Expect {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { basic, startTestService, validOrder, type TestService } from './service.ts';
-import type { Db } from '../../src/store/db.ts';
+import type { Db } from '../../src/store/db/db.ts';
 import { payOrder } from './pay.ts';
-import { seedOrders, type SeedResult } from '../../src/services/seed.ts';
+import { seedOrders, type SeedResult } from '../../src/services/platform/seed.ts';
 
 /** The example orders the search e2e files query, on a service of their own. */
 export interface SearchFixture {

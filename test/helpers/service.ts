@@ -5,12 +5,12 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
-import { pgDb } from '../../src/store/db-pg.ts';
-import { pgliteDb } from '../../src/store/db-lite.ts';
-import { type Db } from '../../src/store/db.ts';
-import { migrate } from '../../src/store/migrate.ts';
+import { pgDb } from '../../src/store/db/pg.ts';
+import { pgliteDb } from '../../src/store/db/lite.ts';
+import { type Db } from '../../src/store/db/db.ts';
+import { migrate } from '../../src/store/db/migrate.ts';
 import { startService, type Service, type StartOptions } from '../../src/main.ts';
-import { createProject } from '../../src/services/tenancy.ts';
+import { createProject } from '../../src/services/platform/tenancy.ts';
 import type pino from 'pino';
 import { customerExample } from '../../src/domain/schemas/examples.ts';
 

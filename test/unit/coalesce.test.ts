@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { batcher, coalescer } from '../../src/store/coalesce.ts';
+import { batcher, coalescer } from '../../src/store/db/coalesce.ts';
 import { ApiError } from '../../src/domain/errors.ts';
 
 /** A run() whose batches finish only when told, recording each batch and the peak running at once. */

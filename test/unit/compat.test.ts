@@ -115,7 +115,7 @@ test('parseMethodAliases: alias=method pairs; each mistake stops with the entry 
 });
 
 test('a wallet sheet takes the billing names and addresses the order takes (Unicode letters, hyphens, /)', async () => {
-  const { checkBilling } = await import('../../src/services/wallet-pay.ts');
+  const { checkBilling } = await import('../../src/services/wallets/pay.ts');
   const body = { first_name: 'Anne-Marie', last_name: 'Wałęsa', address: 'Dvořákova 12/3', postal_code: '1012 lg', city: 'Nguyễn', country: 'NL' };
   const r = checkBilling(['first_name', 'last_name', 'address', 'postal_code', 'city', 'country'], body);
   assert.deepEqual(r.errors, {});

@@ -1,7 +1,7 @@
 // Which database errors mean "the connection, not the statement, failed" (a 503 the client may retry).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connectionLost, unavailableOr } from '../../src/store/db.ts';
+import { connectionLost, unavailableOr } from '../../src/store/db/db.ts';
 import { ApiError } from '../../src/domain/errors.ts';
 
 test('lost connections: server shutdowns, refused and broken sockets, the driver\'s own messages', () => {

@@ -12,7 +12,7 @@ import { orderRoutes } from '../../src/http/api/orders.ts';
 import { loadConfig } from '../../src/config.ts';
 import { buildContext } from '../../src/main.ts';
 import { createLogger } from '../../src/log.ts';
-import type { Db } from '../../src/store/db.ts';
+import type { Db } from '../../src/store/db/db.ts';
 
 test('ApiError carries the status of its type and renders the error body', () => {
   const e = new ApiError('TransactionAlreadyStarted', 'already started');

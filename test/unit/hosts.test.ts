@@ -1,7 +1,7 @@
 // Multi-host connection strings (store/hosts.ts): what node-postgres 8.x does not read itself.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseHosts } from '../../src/store/hosts.ts';
+import { parseHosts } from '../../src/store/db/hosts.ts';
 
 test('a plain connection string is left to node-postgres', () => {
   assert.equal(parseHosts('postgres://postgres@127.0.0.1:5432/test'), undefined);

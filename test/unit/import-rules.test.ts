@@ -24,18 +24,22 @@ test('a tree where each layer breaks its rule fails, naming each file and import
     .map((p) => `${p.file}: ${p.message}`)
     .sort();
   assert.deepEqual(problems, [
-    `acquirer/conn.ts: acquirer may not import store (${up}store/rows.ts)`,
+    `acquirer/conn.ts: acquirer may not import store (${up}store/payments/rows.ts)`,
     `cli/cmd.ts: cli may not import http (${up}http/route.ts)`,
-    'config.ts: config may not import store (./store/rows.ts)',
+    'config.ts: config may not import store (./store/payments/rows.ts)',
     `domain/rule.ts: domain may not import config (${up}config.ts)`,
     'extra/odd.ts: extra is not a known layer',
-    `http/route.ts: http may not import store (${up}store/rows.ts)`,
+    `http/route.ts: http may not import store (${up}store/payments/rows.ts)`,
     `jobs/work.ts: jobs may not import http (${up}http/route.ts)`,
     'log.ts: log may not import domain (./domain/rule.ts)',
-    `services/far.ts: imports ${up}${up}outside.ts, outside the source tree`,
-    'services/sql.ts: services runs SQL: every statement belongs in store/',
-    `services/use.ts: services may not import jobs (${up}jobs/work.ts)`,
-    `store/rows.ts: store may not import services (${up}services/use.ts)`,
+    'services/loose.ts: services/ files live in a capability folder (platform, vault, payments, webhooks, wallets, links, reporting, portal)',
+    `services/payments/use.ts: services may not import jobs (${up}${up}jobs/work.ts)`,
+    `services/platform/far.ts: imports ${up}${up}${up}outside.ts, outside the source tree`,
+    `services/platform/reach.ts: services/platform may not import store/payments, a group above it (${up}${up}store/payments/rows.ts)`,
+    'services/platform/sql.ts: services runs SQL: every statement belongs in store/',
+    `services/vault/up.ts: services/vault may not import services/portal, a group above it (${up}portal/top.ts)`,
+    `store/payments/rows.ts: store may not import services (${up}${up}services/payments/use.ts)`,
+    `store/platform/up.ts: store/platform may not import store/payments, a group above it (${up}payments/rows.ts)`,
     `wallets/token.ts: wallets may not import acquirer (${up}acquirer/conn.ts)`,
   ]);
   // every layer with a rule to break has a file that breaks it
@@ -47,7 +51,7 @@ test('import cycles are found, within a layer and across layers', () => {
   const cycles = checkImports(fixture('broken')).filter((p) => p.message.startsWith('import cycle')).map((p) => p.message);
   assert.equal(cycles.length, 2);
   assert.ok(cycles.some((c) => c.includes('domain/rule.ts') && c.includes('domain/other.ts')), cycles.join('\n'));
-  assert.ok(cycles.some((c) => ['store/rows.ts', 'services/use.ts', 'jobs/work.ts', 'http/route.ts'].every((f) => c.includes(f))), cycles.join('\n'));
+  assert.ok(cycles.some((c) => ['store/payments/rows.ts', 'services/payments/use.ts', 'jobs/work.ts', 'http/route.ts'].every((f) => c.includes(f))), cycles.join('\n'));
 });
 
 test('specifiers: import, import type, export from, side-effect and dynamic imports; not comments or packages', () => {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { KeyCache } from '../../src/services/key-cache.ts';
+import { KeyCache } from '../../src/services/platform/key-cache.ts';
 import type { ProjectRow } from '../../src/domain/entities.ts';
 
 const project = (name = 'Shop'): ProjectRow => ({

@@ -19,7 +19,7 @@ import {
   type Authorization,
   type Leg,
 } from '../../src/domain/ledger.ts';
-import { guarded } from '../../src/services/operations.ts';
+import { guarded } from '../../src/services/payments/operations.ts';
 import { ApiError } from '../../src/domain/errors.ts';
 
 const balanceOf = (legs: Leg[], account: string) => legs.filter((l) => l.account === account).reduce((s, l) => s + l.amount, 0);

@@ -1,9 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { compileTransactionTerm, encodeSearchAfter, parseSort, QueryError } from '../../src/domain/query.ts';
-import { planSearch } from '../../src/services/search.ts';
+import { planSearch } from '../../src/services/reporting/search.ts';
 import { ApiError } from '../../src/domain/errors.ts';
-import { COLUMN_NAMES } from '../../src/services/reports.ts';
+import { COLUMN_NAMES } from '../../src/services/reporting/reports.ts';
 
 const P = '6f1c2d3e-1111-4222-8333-444455556666';
 

@@ -4,9 +4,9 @@ import { randomBytes } from 'node:crypto';
 import { detectBrands, eciFor, expiryEnd, isExpired, liabilityShift, luhnValid, truncatePan } from '../../src/domain/card.ts';
 import { decideAuthentication, decideAuthorization, decideChallenge, decideInquiry } from '../../src/acquirer/simulator/index.ts';
 import { TEST_CARDS, testCard } from '../../src/acquirer/simulator/cards.ts';
-import { authenticationFailed } from '../../src/services/connectors.ts';
-import { open, seal } from '../../src/services/crypto-envelope.ts';
-import { returnUrlFor } from '../../src/services/payments.ts';
+import { authenticationFailed } from '../../src/services/payments/connectors.ts';
+import { open, seal } from '../../src/services/platform/crypto-envelope.ts';
+import { returnUrlFor } from '../../src/services/payments/card.ts';
 import { loadConfig } from '../../src/config.ts';
 
 const NOW = new Date('2025-06-15T12:00:00Z');

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from '@sinclair/typebox';
-import type { Ctx } from '../../services/context.ts';
-import * as svc from '../../services/links.ts';
+import type { Ctx } from '../../services/platform/context.ts';
+import * as svc from '../../services/links/payment-links.ts';
 import { Amount, answer, Currency, Duration, Enum, errorAnswers, Url, Uuid } from '../../domain/schemas/common.ts';
 import { PaymentMethodName } from '../../domain/schemas/order.ts';
 import { PAYMENT_METHODS } from '../../domain/project.ts';

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Ctx } from '../../services/context.ts';
-import * as svc from '../../services/orders.ts';
+import type { Ctx } from '../../services/platform/context.ts';
+import * as svc from '../../services/payments/orders.ts';
 import { OrderInput, OrderUpdate, OrderView, TransactionInput } from '../../domain/schemas/order.ts';
 import { answer, errorAnswers, OrderIdParams } from '../../domain/schemas/common.ts';
 import { orderExample, orderUpdateExample } from '../../domain/schemas/examples.ts';

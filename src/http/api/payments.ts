@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Ctx } from '../../services/context.ts';
-import { authenticate } from '../../services/payments.ts';
+import type { Ctx } from '../../services/platform/context.ts';
+import { authenticate } from '../../services/payments/card.ts';
 import { answer, errorAnswers, TransactionParams, Uuid } from '../../domain/schemas/common.ts';
 import { authenticateExample, redirectExample } from '../../domain/schemas/examples.ts';
 import { BasicAuth } from '../auth.ts';

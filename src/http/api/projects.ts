@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Ctx } from '../../services/context.ts';
+import type { Ctx } from '../../services/platform/context.ts';
 import { activeMethods, settingsOf } from '../../domain/project.ts';
 import { answer, errorAnswers, Enum } from '../../domain/schemas/common.ts';
 import { currenciesExample, projectExample } from '../../domain/schemas/examples.ts';

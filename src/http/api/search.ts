@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Ctx } from '../../services/context.ts';
-import { nowFor } from '../../services/context.ts';
-import { MAX_SIZE, searchOrders } from '../../services/search.ts';
-import { orderReport } from '../../services/reports.ts';
+import type { Ctx } from '../../services/platform/context.ts';
+import { nowFor } from '../../services/platform/context.ts';
+import { MAX_SIZE, searchOrders } from '../../services/reporting/search.ts';
+import { orderReport } from '../../services/reporting/reports.ts';
 import { MAX_QUERY_LENGTH, MAX_RESULT_WINDOW } from '../../domain/query.ts';
 import { OrderView } from '../../domain/schemas/order.ts';
 import { Enum, errorAnswers } from '../../domain/schemas/common.ts';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Ctx } from '../../services/context.ts';
-import { challengeCode, testCards } from '../../services/sandbox.ts';
+import type { Ctx } from '../../services/platform/context.ts';
+import { challengeCode, testCards } from '../../services/payments/sandbox.ts';
 import { liabilityShift } from '../../domain/card.ts';
 import { answer, Enum, errorAnswers } from '../../domain/schemas/common.ts';
 import { testCardsExample } from '../../domain/schemas/examples.ts';

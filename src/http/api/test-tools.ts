@@ -1,13 +1,13 @@
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Ctx } from '../../services/context.ts';
-import { nowFor } from '../../services/context.ts';
+import type { Ctx } from '../../services/platform/context.ts';
+import { nowFor } from '../../services/platform/context.ts';
 import { answer, Duration, errorAnswers } from '../../domain/schemas/common.ts';
 import { clockAnswerExample, clockExample } from '../../domain/schemas/examples.ts';
 import { ApiError, invalid } from '../../domain/errors.ts';
 import { durationMs, isPositiveDuration } from '../../domain/duration.ts';
-import { advanceTestClock } from '../../services/tenancy.ts';
+import { advanceTestClock } from '../../services/platform/tenancy.ts';
 import { BasicAuth } from '../auth.ts';
 
 export async function requireTestProject(req: FastifyRequest) {

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Ctx } from '../../services/context.ts';
-import { createSession, setMerchantIdentity } from '../../services/wallet-keys.ts';
-import { importProcessingKey, paymentProcessing } from '../../services/wallet-a-pay.ts';
+import type { Ctx } from '../../services/platform/context.ts';
+import { createSession, setMerchantIdentity } from '../../services/wallets/keys.ts';
+import { importProcessingKey, paymentProcessing } from '../../services/wallets/wallet-a.ts';
 import { answer, errorAnswers } from '../../domain/schemas/common.ts';
 import { identityAnswerExample, identityExample, processingAnswerExample, processingKeyExample, walletASessionExample } from '../../domain/schemas/examples.ts';
 import { BasicAuth } from '../auth.ts';

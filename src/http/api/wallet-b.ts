@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Ctx } from '../../services/context.ts';
-import { configureRecipient, pinTokenClock, tokenizationParameters } from '../../services/wallet-keys.ts';
+import type { Ctx } from '../../services/platform/context.ts';
+import { configureRecipient, pinTokenClock, tokenizationParameters } from '../../services/wallets/keys.ts';
 import { answer, errorAnswers } from '../../domain/schemas/common.ts';
 import { recipientExample, tokenClockExample, tokenizationExample } from '../../domain/schemas/examples.ts';
 import { BasicAuth } from '../auth.ts';

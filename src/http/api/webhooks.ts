@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Ctx } from '../../services/context.ts';
-import { deliveryLog, resendWebhooks } from '../../services/webhooks.ts';
+import type { Ctx } from '../../services/platform/context.ts';
+import { deliveryLog, resendWebhooks } from '../../services/webhooks/endpoints.ts';
 import { answer, errorAnswers, OrderIdParams } from '../../domain/schemas/common.ts';
 import { webhookLogExample } from '../../domain/schemas/examples.ts';
 import { BasicAuth } from '../auth.ts';

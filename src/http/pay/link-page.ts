@@ -1,14 +1,14 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { isUuid } from '../../domain/ids.ts';
-import type { Ctx } from '../../services/context.ts';
-import { nowFor } from '../../services/context.ts';
-import { linkPage, linkUrl, orderFromLink, type LinkPage } from '../../services/links.ts';
+import type { Ctx } from '../../services/platform/context.ts';
+import { nowFor } from '../../services/platform/context.ts';
+import { linkPage, linkUrl, orderFromLink, type LinkPage } from '../../services/links/payment-links.ts';
 import { isPaymentMethod } from '../../domain/project.ts';
 import { formatAmount, pickLocale, STRINGS, type Locale } from './i18n.ts';
 import { esc, layout, messagePage, STYLE_HASH, summaryBlock } from './render.ts';
 import { checkCsrf, contentSecurityPolicy, csrfKey, issueCsrf, originAllowed, setPageHeaders } from './security.ts';
 import { pageErrorStatus } from '../errors.ts';
-import { checkCardTesting } from '../../services/throttle.ts';
+import { checkCardTesting } from '../../services/platform/throttle.ts';
 import { ApiError } from '../../domain/errors.ts';
 
 /**

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Ctx } from '../../services/context.ts';
+import type { Ctx } from '../../services/platform/context.ts';
 import { ApiError } from '../../domain/errors.ts';
-import { returnUrlFor } from '../../services/payments.ts';
-import { linkUrl } from '../../services/links.ts';
+import { returnUrlFor } from '../../services/payments/card.ts';
+import { linkUrl } from '../../services/links/payment-links.ts';
 import {
   checkCardForm,
   isOpenCardTransaction,
@@ -12,12 +12,12 @@ import {
   transactionOf,
   type CardCheck,
   type Checkout,
-} from '../../services/checkout.ts';
+} from '../../services/payments/checkout.ts';
 import { checkoutScriptPath } from './assets.ts';
 import { STRINGS, formatAmount, fromAcceptLanguage, pickLocale, type Locale, type Strings } from './i18n.ts';
 import { cardForm, cardPanel, layout, messagePage, methodsBlock, renderWallets, statusBlock, summaryBlock, STYLE_HASH, type WalletButton } from './render.ts';
 import { requireTlsForLive } from '../transport.ts';
-import { checkCardTesting, recordCardAttempt } from '../../services/throttle.ts';
+import { checkCardTesting, recordCardAttempt } from '../../services/platform/throttle.ts';
 import { checkCsrf, contentSecurityPolicy, csrfKey, flashKey, issueCsrf, originAllowed, originsOf, setFlash, setPageHeaders, takeFlash, type CspExtras, type CsrfScope } from './security.ts';
 import { pageErrorStatus } from '../errors.ts';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { PaymentMethod } from '../../domain/project.ts';
-import type { CardField, Checkout, Outcome } from '../../services/checkout.ts';
+import type { CardField, Checkout, Outcome } from '../../services/payments/checkout.ts';
 import type { Locale, Strings } from './i18n.ts';
 import type { CspExtras } from './security.ts';
 import type { TransactionRow } from '../../domain/entities.ts';

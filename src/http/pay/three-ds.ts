@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import type { Ctx } from '../../services/context.ts';
-import { nowFor } from '../../services/context.ts';
-import { completeAuthentication, loadThreeDs, returnUrlFor, threeDsUrl, visitThreeDs, type ThreeDsView } from '../../services/payments.ts';
+import type { Ctx } from '../../services/platform/context.ts';
+import { nowFor } from '../../services/platform/context.ts';
+import { completeAuthentication, loadThreeDs, returnUrlFor, threeDsUrl, visitThreeDs, type ThreeDsView } from '../../services/payments/card.ts';
 import { STRINGS, formatAmount, pickLocale, type Locale } from './i18n.ts';
 import { Enum, Uuid } from '../../domain/schemas/common.ts';
 import { checkCsrf, csrfKey, issueCsrf, originAllowed, originsOf, setPageHeaders } from './security.ts';

@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Ctx } from '../../services/context.ts';
-import { loadCheckout, type Checkout } from '../../services/checkout.ts';
-import { billingNeeded } from '../../services/wallet-pay.ts';
-import { deviceBilling } from '../../services/wallet-billing.ts';
-import { payOnPageWithWalletA, payWithWalletA } from '../../services/wallet-a-pay.ts';
-import { createSession } from '../../services/wallet-keys.ts';
+import type { Ctx } from '../../services/platform/context.ts';
+import { loadCheckout, type Checkout } from '../../services/payments/checkout.ts';
+import { billingNeeded } from '../../services/wallets/pay.ts';
+import { deviceBilling } from '../../services/wallets/billing.ts';
+import { payOnPageWithWalletA, payWithWalletA } from '../../services/wallets/wallet-a.ts';
+import { createSession } from '../../services/wallets/keys.ts';
 import { merchantIdentifierOf } from '../../domain/project.ts';
 import { ApiError } from '../../domain/errors.ts';
 import { formatMinor } from '../../domain/currency.ts';

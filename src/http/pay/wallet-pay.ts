@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Ctx } from '../../services/context.ts';
-import { loadCheckout, outcomeOf, transactionOf, type Checkout } from '../../services/checkout.ts';
-import { billingNeeded, payOnPage, payWithWalletB, type WalletMethod } from '../../services/wallet-pay.ts';
-import { deviceBilling } from '../../services/wallet-billing.ts';
-import { recipientKeys } from '../../services/wallet-keys.ts';
+import type { Ctx } from '../../services/platform/context.ts';
+import { loadCheckout, outcomeOf, transactionOf, type Checkout } from '../../services/payments/checkout.ts';
+import { billingNeeded, payOnPage, payWithWalletB, type WalletMethod } from '../../services/wallets/pay.ts';
+import { deviceBilling } from '../../services/wallets/billing.ts';
+import { recipientKeys } from '../../services/wallets/keys.ts';
 import { ApiError, notFound } from '../../domain/errors.ts';
 import { formatMinor } from '../../domain/currency.ts';
 import { answer, errorAnswers, TransactionParams, Uuid } from '../../domain/schemas/common.ts';

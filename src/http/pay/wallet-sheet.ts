@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Ctx } from '../../services/context.ts';
-import { loadCheckout, outcomeOf, transactionOf, type Checkout } from '../../services/checkout.ts';
-import { BILLING_INPUT, billingNeeded, checkBilling, payOnPage, sandboxToken, walletTransaction, type Billing, type BillingField, type SandboxAuthMethod, type WalletMethod } from '../../services/wallet-pay.ts';
-import { payOnPageWithWalletA, sandboxWalletAToken } from '../../services/wallet-a-pay.ts';
-import { WALLET_FIELD } from '../../services/wallet-billing.ts';
-import { testCards, type TestCard } from '../../services/sandbox.ts';
+import type { Ctx } from '../../services/platform/context.ts';
+import { loadCheckout, outcomeOf, transactionOf, type Checkout } from '../../services/payments/checkout.ts';
+import { BILLING_INPUT, billingNeeded, checkBilling, payOnPage, sandboxToken, walletTransaction, type Billing, type BillingField, type SandboxAuthMethod, type WalletMethod } from '../../services/wallets/pay.ts';
+import { payOnPageWithWalletA, sandboxWalletAToken } from '../../services/wallets/wallet-a.ts';
+import { WALLET_FIELD } from '../../services/wallets/billing.ts';
+import { testCards, type TestCard } from '../../services/payments/sandbox.ts';
 import { missingBilling } from '../../domain/customer.ts';
 import { settingsOf } from '../../domain/project.ts';
 import countries from 'i18n-iso-countries';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { CHART_DAYS, homeStats } from '../../services/portal.ts';
+import { CHART_DAYS, homeStats } from '../../services/portal/actions.ts';
 import type { Kit } from './kit.ts';
 import { barChart, esc, money } from './view.ts';
 

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Ctx } from '../../services/context.ts';
+import type { Ctx } from '../../services/platform/context.ts';
 import { ApiError } from '../../domain/errors.ts';
-import { sessionOf, signIn, signOut, ThrottledError, verifySessionCode } from '../../services/portal-users.ts';
-import { audit, projectsOf } from '../../services/portal.ts';
+import { sessionOf, signIn, signOut, ThrottledError, verifySessionCode } from '../../services/portal/users.ts';
+import { audit, projectsOf } from '../../services/portal/actions.ts';
 import { COOKIE, Kit, cookiesOf, field } from './kit.ts';
 import { ASSETS, alert, csrfField, esc } from './view.ts';
 import { homeRoutes } from './home.ts';

@@ -4,10 +4,10 @@ import { ApiError } from '../../domain/errors.ts';
 import { parseMajorAmount } from '../../domain/portal.ts';
 import { formatMinor } from '../../domain/currency.ts';
 import { PAYMENT_METHODS } from '../../domain/project.ts';
-import { nowFor } from '../../services/context.ts';
-import { searchOrders } from '../../services/search.ts';
-import { orderReport } from '../../services/reports.ts';
-import { deliveryLog, isOrderAction, orderAction, orderWithRelated, type OrderAction, type ProjectRow } from '../../services/portal.ts';
+import { nowFor } from '../../services/platform/context.ts';
+import { searchOrders } from '../../services/reporting/search.ts';
+import { orderReport } from '../../services/reporting/reports.ts';
+import { deliveryLog, isOrderAction, orderAction, orderWithRelated, type OrderAction, type ProjectRow } from '../../services/portal/actions.ts';
 import { field, type Kit } from './kit.ts';
 import { alert, badge, csrfField, esc, money, notice, table, when } from './view.ts';
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, notFound } from '../../domain/errors.ts';
-import { nowFor } from '../../services/context.ts';
-import { runTestClock, testCards } from '../../services/portal.ts';
+import { nowFor } from '../../services/platform/context.ts';
+import { runTestClock, testCards } from '../../services/portal/actions.ts';
 import { field, type Kit } from './kit.ts';
 import { alert, csrfField, esc, notice, table, when } from './view.ts';
 

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Ctx } from '../../services/context.ts';
-import { storeCard } from '../../services/vault.ts';
+import type { Ctx } from '../../services/platform/context.ts';
+import { storeCard } from '../../services/vault/cards.ts';
 import { answer, errorAnswers } from '../../domain/schemas/common.ts';
 import { CardInput, VaultCard } from '../../domain/schemas/card.ts';
 import { vaultCardExample } from '../../domain/schemas/examples.ts';

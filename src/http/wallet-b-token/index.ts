@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Ctx } from '../../services/context.ts';
-import { tokenize } from '../../services/wallet-keys.ts';
+import type { Ctx } from '../../services/platform/context.ts';
+import { tokenize } from '../../services/wallets/keys.ts';
 import { answer, errorAnswers, Uuid } from '../../domain/schemas/common.ts';
 import { tokenizeAnswerExample, tokenizeExample } from '../../domain/schemas/examples.ts';
 import { limitAnonymous } from '../rate-limit.ts';
-import { throttleOf } from '../../services/throttle.ts';
+import { throttleOf } from '../../services/platform/throttle.ts';
 
 /**
  * {wallet_b_token_url}/tokens/ and /test/tokens/: the wallet-b-pay token service. No API key

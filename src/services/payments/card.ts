@@ -1,0 +1,396 @@
+import type { Queryable } from '../../store/db/db.ts';
+import { isUuid } from '../../domain/ids.ts';
+import * as orders from '../../store/payments/orders.ts';
+import { findProject } from '../../store/platform/projects.ts';
+import { nowFor, type Ctx, type OrderStatusHook } from '../platform/context.ts';
+import { dataKeyFor, existingDataKey } from '../platform/crypto-envelope.ts';
+import { cvcSealed, deleteCvc, openCard, storeCvc } from '../vault/cards.ts';
+import { cvcOfOrderPart, deleteCvcOfOrder, findCardAuth, findVaultCard, insertCardAuth, setAcquirerReference, setChallengeResult, type CardAuthRow, type VaultCardRow } from '../../store/vault/cards.ts';
+import { canPlanMove, moveTransaction, planMove, type OrderView } from './transitions.ts';
+import { startView, threeDsRows } from '../../store/payments/card-flow.ts';
+import { WriteSet } from '../../store/db/writes.ts';
+import { onAuthorized, planAuthorized } from './operations.ts';
+import { dueNow, schedule, schedulePart } from '../../store/platform/jobs.ts';
+import { ApiError, invalid, notFound } from '../../domain/errors.ts';
+import { isFinalOrder } from '../../domain/status.ts';
+import { liabilityShift, type TransStatus } from '../../domain/card.ts';
+import type { Outcome, ThreeDsResult } from '../../acquirer/connector.ts';
+import { authenticationFailed, connectorFor } from './connectors.ts';
+import type { Config } from '../../config.ts';
+import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
+import { SEALED, sealHolderName } from '../vault/holder-names.ts';
+
+/**
+ * Card payments after the vault: authenticate (3-D Secure), authorize through the project's
+ * connector, and where the customer goes afterwards.
+ *
+ *   authenticate   new -> pending      3-D Secure decided, CVC sealed, redirect_url answered
+ *   3DS page       pending -> accepted | declined | error | processing   (authorization)
+ *   late_decline   processing -> declined                               (job, inquire)
+ */
+
+export interface StartInput {
+  vault_token: string;
+  cvc: string;
+}
+
+/** How a payment method starts card authentication (the hosted form and API with a card; wallets with a device token). */
+export interface AuthenticationStart {
+  /** the stored card, and the input field that named it (for errors) */
+  vaultToken: string;
+  field: string;
+  /** the payment method the transaction must have, when the caller has not checked it */
+  method?: string;
+  /** the event source of the move to pending (default set_status) */
+  source?: string;
+  /** 3-D Secure of the card: the connector's, or the device's */
+  decide(card: VaultCardRow, txn: TransactionRow, now: Date): Promise<ThreeDsResult>;
+  /** what else the started card keeps (the hosted form: its sealed CVC); details to show */
+  keep?(q: Queryable, card: VaultCardRow): Promise<Record<string, unknown>>;
+}
+
+/**
+ * Starts card authentication, once for cards and wallets alike, in the caller's database
+ * transaction: the transaction (locked) must be new and unexpired and the card stored for it;
+ * 3-D Secure is decided, its row written, and the transaction moves new -> pending.
+ */
+export async function startAuthentication(ctx: Ctx, q: Queryable, project: ProjectRow, orderId: string, transactionId: string, start: AuthenticationStart): Promise<ThreeDsResult> {
+  const txn = await orders.findTransaction(q, project.id, orderId, transactionId, true);
+  const now = nowFor(project);
+  checkStart(txn, start, now);
+  const row = await findVaultCard(q, project.id, start.vaultToken, true);
+  checkCard(txn, row, start);
+  const three = await start.decide(row, txn, now);
+  const shown = (await start.keep?.(q, row)) ?? {};
+  await insertCardAuth(q, { transaction_id: txn.id, project_id: project.id, vault_token: row.id, trans_status: three.trans_status, eci: three.eci ?? null }, now);
+  const details: Record<string, unknown> = { ...txn.details, truncated_pan: row.truncated_pan, card_expiry: row.expiry, ...shown, vault_token: row.id };
+  if (three.trans_status !== 'C') details.liability_shift = three.liability_shift;
+  await moveTransaction(ctx, q, txn, 'pending', now, { ...(start.source ? { source: start.source } : {}), patch: { payment_method_brand: row.brand, details } });
+  return three;
+}
+
+/** The rules of starting: the transaction exists, has the method, is new and unexpired. */
+function checkStart(txn: TransactionRow | undefined, start: Pick<AuthenticationStart, 'method'>, now: Date): asserts txn is TransactionRow {
+  if (!txn) throw notFound('transaction');
+  if (start.method && txn.payment_method !== start.method) throw invalid('transaction_id', `a ${txn.payment_method} transaction is not authenticated with a card`);
+  if (txn.status !== 'new') throw new ApiError('TransactionAlreadyStarted', `transaction already started: it is ${txn.status}`);
+  if (txn.expires_at && now >= new Date(txn.expires_at)) throw new ApiError('TransactionAlreadyStarted', 'transaction has expired');
+}
+
+/** ... and the card was stored for it. */
+function checkCard(txn: TransactionRow, row: VaultCardRow | undefined, start: Pick<AuthenticationStart, 'field'>): asserts row is VaultCardRow {
+  if (!row || row.transaction_id !== txn.id) throw invalid(start.field, `${start.field} is not a card stored for this transaction`);
+}
+
+/** The simulated 3-D Secure page of a transaction, on the API host. */
+export const threeDsUrl = (config: Config, transactionId: string) => `${config.publicBaseUrl}/pay/3ds/${transactionId}/`;
+export const resultUrl = (config: Config, orderId: string) => `${config.publicBaseUrl}/pay/${orderId}/result/`;
+
+const FAILED = new Set(['cancelled', 'expired', 'error']);
+
+/**
+ * Where the customer goes when the payment is over: failure_url (else return_url) for
+ * cancelled, expired and error orders, return_url otherwise, with order_id and project_id
+ * appended to the URL's own query. Without a URL, the service's own result page.
+ */
+export function returnUrlFor(config: Config, order: Pick<OrderRow, 'id' | 'project_id' | 'status' | 'body'>): string {
+  const b = order.body ?? {};
+  const target: string | undefined = FAILED.has(order.status) ? (b.failure_url ?? b.return_url) : b.return_url;
+  if (!target) return resultUrl(config, order.id);
+  const url = new URL(target);
+  const extra = `order_id=${encodeURIComponent(order.id)}&project_id=${encodeURIComponent(order.project_id)}`;
+  url.search = url.search.length > 1 ? `${url.search}&${extra}` : `?${extra}`;
+  return url.toString();
+}
+
+/** 3 digits; 4 only for American Express (the hosted form; the API's cvc field takes 3, docs/design.md). */
+const CVC = /^[0-9]{3,4}$/;
+
+/** POST /v1/orders/{order_id}/transactions/{transaction_id}/authenticate/ */
+export function authenticate(ctx: Ctx, project: ProjectRow, orderId: string, transactionId: string, input: StartInput) {
+  return start(ctx, project, orderId, transactionId, input);
+}
+
+/** For the hosted card form: the same start, bound to the transaction instead of an API key. */
+export async function startCardPayment(ctx: Ctx, transactionId: string, input: StartInput) {
+  const txn = isUuid(transactionId) ? await orders.transactionById(ctx.db, transactionId) : undefined;
+  const project = txn && (await findProject(ctx.db, txn.project_id));
+  if (!txn || !project) throw notFound('transaction');
+  return start(ctx, project, txn.order_id, txn.id, input);
+}
+
+async function start(ctx: Ctx, project: ProjectRow, orderId: string, transactionId: string, input: StartInput): Promise<{ redirect_url: string }> {
+  if (typeof input.vault_token !== 'string' || !isUuid(input.vault_token)) throw invalid('vault_token', 'vault_token must be a uuid');
+  if (typeof input.cvc !== 'string' || !CVC.test(input.cvc)) throw invalid('cvc', 'cvc must be 3 digits');
+  const connector = connectorFor(ctx, project);
+  const dk = await dataKeyFor(ctx, project.id);
+  const card: AuthenticationStart = {
+    vaultToken: input.vault_token,
+    field: 'vault_token',
+    method: 'credit-card',
+    decide: (row, txn, now) => {
+      if (input.cvc.length === 4 && row.brand !== 'amex') throw invalid('cvc', 'cvc must be 3 digits');
+      return connector.authenticate3ds({ ...refOf(txn, now), card: openCard(dk, row) });
+    },
+    async keep(q, row) {
+      await storeCvc(q, dk, row, input.cvc);
+      const name = openCard(dk, row).name;
+      return name !== undefined ? { [SEALED]: sealHolderName(dk, name) } : {};
+    },
+  };
+  // Two round trips: one read, and one statement that writes the start only while the
+  // transaction is still new. An order of several transactions, or one whose status hooks need
+  // more than was read, takes the general path: one database transaction that locks the rows.
+  const view = await startView(ctx.db, project.id, orderId, transactionId, input.vault_token);
+  const now = nowFor(project);
+  checkStart(view?.txn, card, now);
+  // decided first, so that 3-D Secure is asked once whichever path writes
+  if (view!.statuses.length === 1 && canPlanMove(ctx, view!.txn, view!, 'pending', now)) {
+    const { txn, order, statuses } = view!;
+    checkCard(txn, view!.card, card);
+    const row = view!.card!;
+    const three = await card.decide(row, txn, now);
+    const w = new WriteSet();
+    w.guard('transactions', txn.id, {}, { status: 'new' });
+    w.update('vault_cards', row.id, { cvc_ct: cvcSealed(dk, row, input.cvc) });
+    const name = openCard(dk, row).name;
+    w.insert('card_authentications', { transaction_id: txn.id, project_id: project.id, vault_token: row.id, trans_status: three.trans_status, eci: three.eci ?? null, created: now, modified: now });
+    const details: Record<string, unknown> = { ...txn.details, truncated_pan: row.truncated_pan, card_expiry: row.expiry, ...(name !== undefined ? { [SEALED]: sealHolderName(dk, name) } : {}), vault_token: row.id };
+    if (three.trans_status !== 'C') details.liability_shift = three.liability_shift;
+    const planned = planMove(ctx, w, txn, { order, statuses, project: view!.project }, 'pending', now, { patch: { payment_method_brand: row.brand, details } });
+    if (planned === 'planned') {
+      if (await w.run(ctx.db)) return { redirect_url: threeDsUrl(ctx.config, transactionId) };
+      // another request started (or expired, or cancelled) it since the read
+      checkStart(await orders.findTransaction(ctx.db, project.id, orderId, transactionId), card, now);
+    }
+  }
+  await ctx.db.tx((q) => startAuthentication(ctx, q, project, orderId, transactionId, card));
+  return { redirect_url: threeDsUrl(ctx.config, transactionId) };
+}
+
+const refOf = (txn: TransactionRow, now: Date) => ({ project_id: txn.project_id, transaction_id: txn.id, amount: txn.amount, currency: txn.currency, now });
+
+export interface ThreeDsView {
+  txn: TransactionRow;
+  order: OrderRow;
+  project: ProjectRow;
+  auth?: CardAuthRow;
+}
+
+/** What the 3-D Secure page needs to know about a transaction (no lock). */
+export async function loadThreeDs(ctx: Ctx, transactionId: string): Promise<ThreeDsView | undefined> {
+  if (!isUuid(transactionId)) return undefined;
+  const txn = await orders.transactionById(ctx.db, transactionId);
+  if (!txn) return undefined;
+  const [order, project, auth] = await Promise.all([
+    orders.findOrder(ctx.db, txn.project_id, txn.order_id),
+    findProject(ctx.db, txn.project_id),
+    findCardAuth(ctx.db, txn.project_id, txn.id),
+  ]);
+  if (!order || !project) return undefined;
+  return { txn, order, project, auth };
+}
+
+export interface ThreeDsVisit {
+  view: ThreeDsView;
+  /** the customer must answer the challenge: show its form */
+  challenge: boolean;
+  /** the order afterwards (the payment is over, or in progress) */
+  order: OrderRow;
+}
+
+/**
+ * GET of the 3-D Secure page: what it shows, and for a frictionless transaction still pending,
+ * the authorization. One database transaction of two round trips: BEGIN with one read that
+ * locks the transaction and its order, the acquirer's answer, one statement of every write
+ * (store/writes.ts) with the COMMIT (store/pipeline.ts). The lock spans the acquirer call, so a repeated visit or a
+ * concurrent cancel waits and then sees the outcome; the acquirer is asked once. Undefined for
+ * an unknown transaction or one without 3-D Secure. An order of several transactions, or a
+ * change whose status hooks need more than was read, takes the general path in the same lock.
+ */
+export async function visitThreeDs(ctx: Ctx, transactionId: string): Promise<ThreeDsVisit | undefined> {
+  if (!isUuid(transactionId)) return undefined;
+  return ctx.db.tx(async (q) => {
+    const rows = await threeDsRows(q, transactionId, true);
+    if (!rows?.auth) return undefined;
+    const { txn, order, project, auth } = rows;
+    const view: ThreeDsView = { txn: { ...txn }, order: { ...order }, project, auth };
+    if (txn.status !== 'pending') return { view, challenge: false, order };
+    if (auth.trans_status === 'C') return { view, challenge: true, order };
+    const dk = rows.card && (await existingDataKey(q, ctx.masterKey, project.id));
+    if (rows.statuses.length === 1 && rows.card && dk) {
+      const now = nowFor(project);
+      const three: ThreeDsResult = { trans_status: auth.trans_status, eci: auth.eci ?? undefined, liability_shift: liabilityShift(auth.trans_status) };
+      const connector = connectorFor(ctx, project);
+      const outcome = PROCEED.has(three.trans_status)
+        ? await connector.authorize({ ...refOf(txn, now), card: openCard(dk, rows.card), three_ds: three, capture: !txn.capture_mode })
+        : authenticationFailed(three.trans_status);
+      const w = new WriteSet();
+      // The CVC served this one authorization request.
+      w.update('vault_cards', rows.card.id, { cvc_ct: null });
+      const extra = {
+        details: { ...txn.details, liability_shift: three.liability_shift },
+        three_d_secure: { trans_status: three.trans_status, ...(three.eci ? { eci: three.eci } : {}) },
+      };
+      if (planOutcome(ctx, w, project, txn, { order, statuses: rows.statuses, project }, outcome, now, extra)) {
+        await w.run(q, { commit: true });
+        return { view, challenge: false, order };
+      }
+      // a hook needs the general path: the acquirer has answered, so the outcome is applied there
+      await deleteCvc(q, project.id, [txn.id]);
+      await applyOutcome(ctx, q, project, view.txn, outcome, now, extra);
+      return { view, challenge: false, order: (await orders.findOrder(q, project.id, order.id))! };
+    }
+    return { view, challenge: false, order: (await completeAuthentication(ctx, view, { kind: 'frictionless' }, q)) ?? order };
+  });
+}
+
+/**
+ * applyOutcome's writes gathered in `w` (one statement), for a pending transaction read with
+ * its order. False when a status hook needs the general path (nothing of `w` may then be sent).
+ */
+function planOutcome(
+  ctx: Ctx,
+  w: WriteSet,
+  project: ProjectRow,
+  txn: TransactionRow,
+  view: OrderView,
+  outcome: Outcome,
+  now: Date,
+  extra: { details: Record<string, unknown>; three_d_secure: Record<string, unknown> },
+): boolean {
+  const patch = outcomePatch(txn, outcome, extra);
+  if (outcome.reference) w.update('card_authentications', txn.id, { acquirer_reference: outcome.reference }, 'transaction_id');
+  switch (outcome.status) {
+    case 'accepted': {
+      const moved = planMove(ctx, w, txn, view, 'accepted', now, { reason: null, patch });
+      if (moved === 'planned') planAuthorized(w, project, txn, now);
+      return moved !== 'general';
+    }
+    case 'processing': {
+      const moved = planMove(ctx, w, txn, view, 'processing', now, { patch });
+      const runAt = new Date(now.getTime() + ctx.config.lateDeclineMs);
+      w.add(schedulePart({ project_id: project.id, kind: 'late_decline', ref_id: txn.id, run_at: runAt }));
+      if (dueNow(runAt)) w.notifyJobs();
+      return moved !== 'general';
+    }
+    default:
+      return planMove(ctx, w, txn, view, outcome.status, now, { reason: outcome.reason ?? outcome.status, patch }) !== 'general';
+  }
+}
+
+/** Statuses of 3-D Secure after which the card may be authorized (U: not enrolled, no liability shift). */
+const PROCEED = new Set<TransStatus>(['Y', 'A', 'U']);
+
+export type Step = { kind: 'frictionless' } | { kind: 'challenge'; answer: string } | { kind: 'cancel' };
+
+/**
+ * Finishes 3-D Secure and authorizes, once: the row lock and the `pending` check make a
+ * repeated visit or double submit a no-op. Returns the order as it is afterwards.
+ */
+export async function completeAuthentication(ctx: Ctx, target: string | ThreeDsView, step: Step, inTx?: Queryable): Promise<OrderRow | undefined> {
+  const view = typeof target === 'string' ? await loadThreeDs(ctx, target) : target;
+  if (!view) return undefined;
+  const { project } = view;
+  const transactionId = view.txn.id;
+  const connector = connectorFor(ctx, project);
+  const dk = inTx ? await existingDataKey(inTx, ctx.masterKey, project.id) : await dataKeyFor(ctx, project.id);
+  if (!dk) throw new Error(`project ${project.id} has no data key`);
+  const run = <T>(fn: (q: Queryable) => Promise<T>) => (inTx ? fn(inTx) : ctx.db.tx(fn));
+  return run(async (q) => {
+    const txn = await orders.transactionById(q, transactionId, true);
+    const auth = txn && (await findCardAuth(q, project.id, txn.id, true));
+    if (!txn || !auth || txn.status !== 'pending') return orders.findOrder(q, project.id, view.order.id);
+    const now = nowFor(project);
+    if (step.kind === 'cancel') {
+      await deleteCvc(q, project.id, [txn.id]);
+      await moveTransaction(ctx, q, txn, 'cancelled', now, { reason: 'cancelled by customer', source: 'customer' });
+      return orders.findOrder(q, project.id, txn.order_id);
+    }
+    const row = (await findVaultCard(q, project.id, auth.vault_token))!;
+    const card = openCard(dk, row);
+    let three: ThreeDsResult = { trans_status: auth.trans_status, eci: auth.eci ?? undefined, liability_shift: liabilityShift(auth.trans_status) };
+    if (three.trans_status === 'C') {
+      if (step.kind !== 'challenge') return orders.findOrder(q, project.id, txn.order_id); // still waiting for the customer
+      three = await connector.completeChallenge({ ...refOf(txn, now), card, answer: step.answer });
+      await setChallengeResult(q, txn.id, three.trans_status, three.eci ?? null, now);
+    }
+    const outcome = PROCEED.has(three.trans_status)
+      ? await connector.authorize({ ...refOf(txn, now), card, three_ds: three, capture: !txn.capture_mode })
+      : authenticationFailed(three.trans_status);
+    // The CVC served this one authorization request.
+    await deleteCvc(q, project.id, [txn.id]);
+    await applyOutcome(ctx, q, project, txn, outcome, now, {
+      details: { ...txn.details, liability_shift: three.liability_shift },
+      three_d_secure: { trans_status: three.trans_status, ...(three.eci ? { eci: three.eci } : {}) },
+    });
+    return orders.findOrder(q, project.id, txn.order_id);
+  });
+}
+
+/** The transaction's columns the connector's answer sets: its outcomes (3-D Secure, processing) and details. */
+function outcomePatch(txn: TransactionRow, outcome: Outcome, extra: { details?: Record<string, unknown>; three_d_secure?: Record<string, unknown> }) {
+  const outcomes = {
+    ...(txn.outcomes ?? {}),
+    ...(extra.three_d_secure ? { three_d_secure: extra.three_d_secure } : {}),
+    processing: { status: outcome.status, response_code: outcome.response_code, response_code_description: outcome.response_code_description },
+  };
+  const patch: Pick<TransactionRow, 'outcomes'> & Partial<Pick<TransactionRow, 'details'>> = { outcomes, ...(extra.details ? { details: extra.details } : {}) };
+  return patch;
+}
+
+/** Moves the transaction by the connector's answer, in the caller's database transaction. */
+async function applyOutcome(
+  ctx: Ctx,
+  q: Queryable,
+  project: ProjectRow,
+  txn: TransactionRow,
+  outcome: Outcome,
+  now: Date,
+  extra: { details?: Record<string, unknown>; three_d_secure?: Record<string, unknown> } = {},
+) {
+  const patch = outcomePatch(txn, outcome, extra);
+  if (outcome.reference) await setAcquirerReference(q, txn.id, outcome.reference);
+  switch (outcome.status) {
+    case 'accepted':
+      if (await moveTransaction(ctx, q, txn, 'accepted', now, { reason: null, patch })) await onAuthorized(q, project, txn, now);
+      return;
+    case 'processing':
+      // asked again and still in progress: keep waiting
+      if (txn.status === 'processing') await orders.setProcessingOutcome(q, txn.id, { ...patch, modified: now });
+      else await moveTransaction(ctx, q, txn, 'processing', now, { patch });
+      await schedule(q, { project_id: project.id, kind: 'late_decline', ref_id: txn.id, run_at: new Date(now.getTime() + ctx.config.lateDeclineMs) });
+      return;
+    default:
+      await moveTransaction(ctx, q, txn, outcome.status, now, { reason: outcome.reason ?? outcome.status, patch });
+  }
+}
+
+/** Job `late_decline`: the acquirer's later answer to an authorization that stayed processing. */
+export async function lateDecline(ctx: Ctx, transactionId: string) {
+  const txn = await orders.transactionById(ctx.db, transactionId);
+  const project = txn && (await findProject(ctx.db, txn.project_id));
+  if (!txn || !project || txn.status !== 'processing') return;
+  const connector = connectorFor(ctx, project);
+  await ctx.db.tx(async (q) => {
+    const locked = await orders.transactionById(q, transactionId, true);
+    const auth = locked && (await findCardAuth(q, project.id, locked.id, true));
+    if (!locked || locked.status !== 'processing' || !auth?.acquirer_reference) return;
+    const now = nowFor(project);
+    const outcome = await connector.inquire({ ...refOf(locked, now), reference: auth.acquirer_reference });
+    await applyOutcome(ctx, q, project, locked, outcome, now);
+  });
+}
+
+/**
+ * Order status hook: an order that ends while a CVC is still sealed (expired during the challenge,
+ * cancelled by the merchant) loses it in the same database transaction.
+ */
+export const dropSealedCvc: OrderStatusHook = async (q, order, _from, to) => {
+  if (!isFinalOrder(to)) return;
+  await deleteCvcOfOrder(q, order.project_id, order.id);
+};
+dropSealedCvc.inline = (w, order, _from, to) => {
+  if (isFinalOrder(to)) w.add(cvcOfOrderPart(order.project_id, order.id));
+  return true;
+};

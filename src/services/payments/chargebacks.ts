@@ -1,0 +1,122 @@
+import type { Queryable } from '../../store/db/db.ts';
+import type { Ctx } from '../platform/context.ts';
+import { nowFor } from '../platform/context.ts';
+import { findProject } from '../../store/platform/projects.ts';
+import * as orders from '../../store/payments/orders.ts';
+import * as ledger from '../../store/payments/ledger.ts';
+import { ApiError, invalid, notFound } from '../../domain/errors.ts';
+import { debitLegs, figures, refundable, reversalLegs, settlementLegs } from '../../domain/ledger.ts';
+import { loadOrderView } from './order-view.ts';
+import { moveTransaction } from './transitions.ts';
+import { book, createChildOrder, debitRule, ensureSettlement, guarded, lockOrderPayment, nextSettlementRun } from './operations.ts';
+import { schedule } from '../../store/platform/jobs.ts';
+import type { ProjectRow, TransactionRow } from '../../domain/entities.ts';
+
+/**
+ * A chargeback (test projects simulate the issuer with it): the cardholder's bank takes back
+ * captured money the merchant still holds. amount defaults to all of it. Answers the
+ * chargeback order (flag is-chargeback, a debit transaction).
+ */
+export async function chargeback(ctx: Ctx, project: ProjectRow, orderId: string, amount?: number) {
+  if (amount !== undefined && amount <= 0) throw invalid('amount', 'amount must be greater than 0');
+  return guarded('RefundError', () =>
+    ctx.db.tx(async (q) => {
+      const { order, txn } = await lockOrderPayment(q, project.id, orderId, 'RefundError');
+      const left = refundable(txn);
+      if (left <= 0) throw new ApiError('RefundError', 'no captured money is left to charge back');
+      const take = amount ?? left;
+      if (take > left) throw new ApiError('RefundError', `amount ${take} is above the ${left} that can still be charged back`, 'amount');
+      const now = nowFor(project);
+      const f = figures('debit', take, debitRule(project, 'chargeback'));
+      const child = await createChildOrder(
+        ctx,
+        q, project, order, txn,
+        { kind: 'chargeback', amount: take, direction: 'debit', status: 'completed', flags: ['is-chargeback'], figures: f, source: 'issuer', description: 'chargeback' },
+        now,
+      );
+      await orders.setChargedBackAmount(q, txn.id, txn.charged_back_amount + take, now);
+      await ledger.touchOrder(q, order.id, now, { flag: 'has-chargebacks' });
+      await book(q, child.txn, txn, now, debitLegs(take, f.fee, 'chargeback'));
+      await ensureSettlement(q, project, now);
+      return (await loadOrderView(q, ctx, project.id, child.order.id))!;
+    }),
+  );
+}
+
+/**
+ * A chargeback reversal: the merchant won the dispute, the issuer returns the money and the
+ * merchant is credited again. At most what is charged back and not yet reversed; amount
+ * defaults to all of it. charged_back_amount counts what remains charged back, so the
+ * reversed money can be refunded again. Answers the reversal order (flag is-reversal, a credit).
+ */
+export async function reverseChargeback(ctx: Ctx, project: ProjectRow, orderId: string, amount?: number) {
+  if (amount !== undefined && amount <= 0) throw invalid('amount', 'amount must be greater than 0');
+  return guarded('RefundError', () =>
+    ctx.db.tx(async (q) => {
+      const { order, txn } = await lockOrderPayment(q, project.id, orderId, 'RefundError');
+      const left = txn.charged_back_amount;
+      if (left <= 0) throw new ApiError('RefundError', 'nothing is charged back on this order');
+      const give = amount ?? left;
+      if (give > left) throw new ApiError('RefundError', `amount ${give} is above the ${left} that is charged back`, 'amount');
+      const now = nowFor(project);
+      const f = figures('credit', give, debitRule(project, 'reversal'));
+      const child = await createChildOrder(
+        ctx,
+        q, project, order, txn,
+        { kind: 'reversal', amount: give, direction: 'credit', status: 'completed', flags: ['is-reversal'], figures: f, source: 'issuer', description: 'chargeback reversal' },
+        now,
+      );
+      await orders.setChargedBackAmount(q, txn.id, txn.charged_back_amount - give, now);
+      await ledger.touchOrder(q, order.id, now, { flag: 'has-reversals' });
+      await book(q, child.txn, txn, now, reversalLegs(give, f.fee));
+      await ensureSettlement(q, project, now);
+      return (await loadOrderView(q, ctx, project.id, child.order.id))!;
+    }),
+  );
+}
+
+/** Settles each transaction: marks it settled, journals the payout, and a settled sale or capture becomes completed. */
+async function settleRows(ctx: Ctx, q: Queryable, rows: TransactionRow[], now: Date) {
+  for (const t of rows) {
+    const payment = t.of_transaction_id ? (await orders.transactionById(q, t.of_transaction_id))! : t;
+    await orders.markSettled(q, t.id, now);
+    await book(q, t, payment, now, settlementLegs(t.credit_debit, t.amount, t.fee_amount ?? 0));
+    if (t.status === 'accepted') await moveTransaction(ctx, q, t, 'completed', now, { source: 'settlement' });
+  }
+  return rows.length;
+}
+
+/** POST /v1/test/orders/{id}/settle/: settles the order's money and that of the orders created from it. Answers the order. */
+export async function settleOrder(ctx: Ctx, project: ProjectRow, orderId: string) {
+  return ctx.db.tx(async (q) => {
+    const order = await orders.findOrder(q, project.id, orderId);
+    if (!order) throw notFound('order');
+    const rows = await ledger.lockUnsettledOfOrder(q, project.id, order.id);
+    await settleRows(ctx, q, rows, nowFor(project));
+    return (await loadOrderView(q, ctx, project.id, order.id))!;
+  });
+}
+
+/**
+ * Job `settlement` (live projects, daily): settles every money transaction created before the
+ * run, in batches; schedules the next day's run while later ones wait.
+ */
+export async function runSettlement(ctx: Ctx, projectId: string, cutoff: Date, batch = 500) {
+  let settled = 0;
+  for (;;) {
+    const n = await ctx.db.tx(async (q) => {
+      const project = await findProject(q, projectId);
+      if (!project) return 0;
+      const rows = await ledger.lockUnsettledBefore(q, projectId, cutoff, batch);
+      return settleRows(ctx, q, rows, nowFor(project));
+    });
+    settled += n;
+    if (n < batch) break;
+  }
+  await ctx.db.tx(async (q) => {
+    const later = await ledger.hasUnsettled(q, projectId);
+    const project = await findProject(q, projectId);
+    if (later && project?.mode === 'live') await schedule(q, { project_id: projectId, kind: 'settlement', ref_id: projectId, run_at: nextSettlementRun(cutoff) });
+  });
+  return settled;
+}

@@ -1,0 +1,180 @@
+import type { Ctx } from '../platform/context.ts';
+import { isUuid } from '../../domain/ids.ts';
+import { nowFor } from '../platform/context.ts';
+import * as orders from '../../store/payments/orders.ts';
+import { findProject } from '../../store/platform/projects.ts';
+import { activeMethods, methodAccepts, settingsOf, type PaymentMethod, type ProjectSettings } from '../../domain/project.ts';
+import { orderExpiresAt } from './expiry.ts';
+import { ApiError, notFound } from '../../domain/errors.ts';
+import { startTransaction } from './orders.ts';
+import { storeCardForTransaction } from '../vault/cards.ts';
+import { startCardPayment } from './card.ts';
+import { detectBrands, luhnValid } from '../../domain/card.ts';
+import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
+
+/**
+ * Use cases behind the hosted payment pages (src/http/pay): what a page shows, and paying
+ * an order by card from the page. The pages hold no rules of their own.
+ */
+
+/** The vault and the acquirer need the master key besides the usual context. */
+
+export interface Checkout {
+  project: ProjectRow;
+  order: OrderRow;
+  /** the order's payment attempts, oldest first (an order holds at most one) */
+  transactions: TransactionRow[];
+  /** the methods this page offers: active in the project, wanted by the order, accepting its currency */
+  methods: PaymentMethod[];
+  merchantName: string;
+  now: Date;
+}
+
+
+/** The payment methods of the hosted page: the project's active ones, filtered by the order. */
+export function offeredMethods(settings: ProjectSettings, order: Pick<OrderRow, 'currency' | 'body'>): PaymentMethod[] {
+  const wanted: unknown = order.body?.payment_methods;
+  const list = Array.isArray(wanted) && wanted.length ? (wanted as string[]) : undefined;
+  return activeMethods(settings).filter((m) => (!list || list.includes(m)) && methodAccepts(settings, m, order.currency));
+}
+
+/** Everything a hosted page of the order shows; undefined for an unknown id or a non-payment order. */
+export async function loadCheckout(ctx: Ctx, orderId: string): Promise<Checkout | undefined> {
+  if (!isUuid(orderId)) return undefined;
+  const order = await orders.orderById(ctx.db, orderId);
+  if (!order || order.kind !== 'payment') return undefined;
+  const project = await findProject(ctx.db, order.project_id);
+  if (!project) return undefined;
+  const transactions = (await orders.transactionsOf(ctx.db, project.id, [order.id])).filter((t) => t.credit_debit === 'credit');
+  return {
+    project,
+    order,
+    transactions,
+    methods: offeredMethods(settingsOf(project.settings), order),
+    merchantName: (order.body?.merchant_name as string | undefined) || project.name,
+    now: nowFor(project),
+  };
+}
+
+export const transactionOf = (c: Checkout, id: string) => c.transactions.find((t) => t.id === id.toLowerCase());
+
+/** A card transaction the customer can still enter a card for. */
+export const isOpenCardTransaction = (t: TransactionRow | undefined): boolean =>
+  !!t && t.payment_method === 'credit-card' && t.status === 'new' && !t.setup_token_used;
+
+export type Outcome = 'open' | 'pending' | 'paid' | 'failed' | 'cancelled' | 'expired';
+
+/** Where the order stands, in the customer's terms, with the reason of a failure. */
+export function outcomeOf(c: Checkout): { outcome: Outcome; reason?: string; transaction?: TransactionRow } {
+  const transaction = c.transactions.at(-1);
+  const reason = transaction?.reason ?? undefined;
+  switch (c.order.status) {
+    case 'completed':
+      return { outcome: 'paid', transaction };
+    case 'error':
+      return { outcome: 'failed', reason, transaction };
+    case 'cancelled':
+      return { outcome: 'cancelled', transaction };
+    case 'expired':
+      return { outcome: 'expired', transaction };
+    case 'processing':
+    case 'see-transactions':
+      return { outcome: 'pending', transaction };
+  }
+  if (!transaction && orderLapsed(c)) return { outcome: 'expired' };
+  // a card already stored for the transaction: 3-D Secure is about to start
+  if (transaction && transaction.payment_method === 'credit-card' && !isOpenCardTransaction(transaction)) return { outcome: 'pending', transaction };
+  return { outcome: 'open', transaction };
+}
+
+/** An order without a transaction past its expiry, before its expire_order job has run. */
+const orderLapsed = (c: Checkout) => c.now >= orderExpiresAt(c.order, settingsOf(c.project.settings));
+
+// ---- the card form -------------------------------------------------------------------
+
+export type CardField = 'name' | 'pan' | 'expiry' | 'cvc';
+
+export interface CardEntry {
+  name: string;
+  pan: string;
+  /** MMYYYY */
+  expiry: string;
+  cvc: string;
+}
+
+export interface CardCheck {
+  card?: CardEntry;
+  /** error code per field (see i18n field_error) */
+  errors: Partial<Record<CardField, string>>;
+  /** what may be shown again in the form: never the PAN or the CVC */
+  keep: { name: string; expiry: string };
+}
+
+/** "08/29", "8 / 29", "08-2029", "0829", "082029" -> "082029"; undefined when not a month and year. */
+export function normaliseExpiry(text: string): string | undefined {
+  const s = text.trim();
+  const m = /^(\d{1,2})\s*[/.\- ]\s*(\d{2}|\d{4})$/.exec(s) ?? /^(\d{2})(\d{2}|\d{4})$/.exec(s);
+  if (!m) return undefined;
+  const month = Number(m[1]);
+  if (month < 1 || month > 12) return undefined;
+  const year = m[2].length === 2 ? `20${m[2]}` : m[2];
+  return `${String(month).padStart(2, '0')}${year}`;
+}
+
+const str = (v: unknown) => (typeof v === 'string' ? v : '');
+
+/**
+ * Server-side checks of the card form, the vault's rules in the customer's terms. The expiry
+ * is checked for its form only: a date in the past is the issuer's to decline (expired_card),
+ * as the sandbox does for server-to-server payments.
+ */
+export function checkCardForm(body: Record<string, unknown>): CardCheck {
+  const errors: CardCheck['errors'] = {};
+  const name = str(body.name).trim().replace(/\s+/g, ' ');
+  if (!name) errors.name = 'name_required';
+  else if ([...name].length > 120) errors.name = 'name_too_long';
+
+  const pan = str(body.pan).replace(/[\s-]/g, '');
+  if (!pan) errors.pan = 'pan_required';
+  else if (!/^[0-9]{12,19}$/.test(pan)) errors.pan = 'pan_format';
+  else if (!luhnValid(pan)) errors.pan = 'pan_luhn';
+  else if (!detectBrands(pan)) errors.pan = 'pan_brand';
+
+  const rawExpiry = str(body.expiry).trim();
+  const expiry = normaliseExpiry(rawExpiry);
+  if (!rawExpiry) errors.expiry = 'expiry_required';
+  else if (!expiry) errors.expiry = 'expiry_format';
+
+  // American Express prints a 4-digit code on the front; every other brand 3 on the back.
+  const cvc = str(body.cvc).trim();
+  const amex = !errors.pan && detectBrands(pan)?.brand === 'amex';
+  if (!cvc) errors.cvc = 'cvc_required';
+  else if (!(amex ? /^[0-9]{4}$/ : /^[0-9]{3}$/).test(cvc)) errors.cvc = amex ? 'cvc_format_amex' : 'cvc_format';
+
+  const keep = { name: name.slice(0, 120), expiry: rawExpiry.slice(0, 7) };
+  if (Object.keys(errors).length) return { errors, keep };
+  return { card: { name, pan, expiry: expiry!, cvc }, errors, keep };
+}
+
+/**
+ * Pays the order by card: starts its card transaction when it has none yet (the customer
+ * picked the method), stores the card in the vault with the transaction's setup_token, then
+ * starts 3-D Secure. Returns where to send the customer.
+ */
+export async function payByCard(ctx: Ctx, c: Checkout, card: CardEntry, transactionId?: string): Promise<{ redirect_url: string; transaction_id: string }> {
+  const outcome = outcomeOf(c).outcome;
+  if (outcome !== 'open') throw new ApiError('TransactionAlreadyStarted', `this order is ${outcome}`);
+  let txn = transactionId ? transactionOf(c, transactionId) : c.transactions.find(isOpenCardTransaction);
+  if (transactionId && !txn) throw notFound('transaction');
+  if (!txn) {
+    if (!c.methods.includes('credit-card')) throw new ApiError('Forbidden', 'card payments are not offered for this order');
+    if (c.transactions.length) throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
+    const view = await startTransaction(ctx, c.project, c.order.id, { payment_method: 'credit-card' });
+    txn = await orders.transactionById(ctx.db, view.transactions[0].id);
+    if (txn) c.transactions.push(txn);
+  }
+  if (!txn || !isOpenCardTransaction(txn) || !txn.setup_token) throw new ApiError('TransactionAlreadyStarted', 'this transaction has already started');
+  const stored = await storeCardForTransaction(ctx, txn.id, { pan: card.pan, expiry: card.expiry, name: card.name, setup_token: txn.setup_token });
+  const { redirect_url } = await startCardPayment(ctx, txn.id, { vault_token: stored.vault_token, cvc: card.cvc });
+  return { redirect_url, transaction_id: txn.id };
+}

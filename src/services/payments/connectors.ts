@@ -1,0 +1,23 @@
+import { ApiError } from '../../domain/errors.ts';
+import type { Connector, Outcome } from '../../acquirer/connector.ts';
+import type { TransStatus } from '../../domain/card.ts';
+import type { Ctx } from '../platform/context.ts';
+import type { ProjectRow } from '../../domain/entities.ts';
+
+/** The acquirer of a project: the simulator for test projects; a live project without one is refused. */
+export function connectorFor(ctx: Pick<Ctx, 'connectors'>, project: ProjectRow): Connector {
+  if (project.mode === 'test') return ctx.connectors.test;
+  const live = ctx.connectors.live?.(project);
+  if (!live) throw new ApiError('Forbidden', 'no acquirer connector is configured for this live project');
+  return live;
+}
+
+/** The outcome of a transaction that 3-D Secure refused: no authorization was sent. */
+export function authenticationFailed(s: TransStatus): Outcome {
+  return {
+    status: 'declined',
+    reason: 'authentication_failed',
+    response_code: `3DS-${s}`,
+    response_code_description: s === 'R' ? '3-D Secure authentication rejected by the issuer' : '3-D Secure authentication failed',
+  };
+}

@@ -1,0 +1,47 @@
+import type { Ctx } from '../platform/context.ts';
+import { nowFor } from '../platform/context.ts';
+import * as orders from '../../store/payments/orders.ts';
+import { findProject } from '../../store/platform/projects.ts';
+import type { OrderRow } from '../../domain/entities.ts';
+import { moveTransaction, setOrderStatus } from './transitions.ts';
+import { addDuration, isPositiveDuration } from '../../domain/duration.ts';
+import { settingsOf, type ProjectSettings } from '../../domain/project.ts';
+
+/** A transaction not authorized within its expiration_period expires, and its order with it. */
+export async function expireTransaction(ctx: Ctx, transactionId: string) {
+  await ctx.db.tx(async (q) => {
+    const txn = await orders.transactionById(q, transactionId, true);
+    if (!txn || (txn.status !== 'new' && txn.status !== 'pending')) return;
+    const project = (await findProject(q, txn.project_id))!;
+    const now = nowFor(project);
+    if (txn.expires_at && now < new Date(txn.expires_at)) return;
+    await moveTransaction(ctx, q, txn, 'expired', now, { reason: 'expired', source: 'expiry' });
+  });
+}
+
+/**
+ * When an order created without a transaction stops taking one: its own expiration_period, else
+ * the project's default, from its creation. (An order with a transaction expires with it.)
+ */
+export function orderExpiresAt(order: Pick<OrderRow, 'created' | 'body'>, settings: Pick<ProjectSettings, 'default_expiration_period'>): Date {
+  const own = order.body?.expiration_period;
+  const period = typeof own === 'string' && isPositiveDuration(own) ? own : settings.default_expiration_period;
+  return addDuration(new Date(order.created), period);
+}
+
+/** Job expire_order: an order still without a transaction at its expiry becomes expired (with its webhook). */
+export async function expireOrder(ctx: Ctx, orderId: string) {
+  await ctx.db.tx(async (q) => {
+    const order = await orders.orderById(q, orderId);
+    if (!order || order.status !== 'new') return;
+    // Transactions before their order (the lock order of cancelOrder and authorization), then re-read under the lock.
+    await orders.lockTransactionsOfOrder(q, order.project_id, order.id);
+    const locked = await orders.findOrder(q, order.project_id, order.id, true);
+    if (!locked || locked.status !== 'new') return;
+    if ((await orders.transactionsOf(q, locked.project_id, [locked.id])).length) return;
+    const project = (await findProject(q, locked.project_id))!;
+    const now = nowFor(project);
+    if (now < orderExpiresAt(locked, settingsOf(project.settings))) return;
+    await setOrderStatus(ctx, q, locked, 'expired', now);
+  });
+}

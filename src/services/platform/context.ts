@@ -1,0 +1,66 @@
+import type { Db, Queryable } from '../../store/db/db.ts';
+import type { WriteSet } from '../../store/db/writes.ts';
+import type { Config } from '../../config.ts';
+import type { Logger } from '../../log.ts';
+import type { OrderStatus } from '../../domain/status.ts';
+import type { Connector } from '../../acquirer/connector.ts';
+import type { KeyCache } from './key-cache.ts';
+import type { OrderRow, ProjectRow } from '../../domain/entities.ts';
+
+/** Runs inside the database transaction of an order's status change (outbox, links, sealed CVCs). */
+export interface OrderStatusHook {
+  (q: Queryable, order: OrderRow, from: OrderStatus, to: OrderStatus, now: Date): Promise<void>;
+  /**
+   * The same effect as writes gathered for the change's one statement (store/writes.ts), from
+   * what the step read (`project`: the order's). Answers false when it cannot say without
+   * reading more: the step then takes the general path, where the hook itself runs. A hook
+   * without it always sends a step down the general path.
+   */
+  inline?(w: WriteSet, order: OrderRow, from: OrderStatus, to: OrderStatus, now: Date, project: ProjectRow): boolean;
+}
+
+/** Adds to a new project (webhook secret, wallet keys); what it returns is shown once to whoever created it. */
+export type ProjectCreatedHook = (ctx: Ctx, projectId: string) => Promise<void | Record<string, unknown>>;
+
+/** The acquirers: the simulator serves test projects; live projects need one of their own. */
+export interface Connectors {
+  test: Connector;
+  /** the connector of a live project, or undefined when none is configured (its payments are refused) */
+  live?: (project: ProjectRow) => Connector | undefined;
+}
+
+/** Due work as services and routes see it; the job worker (jobs/) implements it, main.ts wires it. */
+export interface DueWork {
+  /** Runs every job due on the project's clock now, waiting for those another runner holds; returns how many ran here. */
+  settle(projectId: string): Promise<number>;
+}
+
+/** What every use case needs, built once by main.ts (docs/architecture.md). */
+export interface Ctx {
+  db: Db;
+  /**
+   * Where search, CSV reports and the portal's lists read: the streaming replica
+   * (DATABASE_REPLICA_URL), which may lag the primary by a moment, or db itself when unset.
+   * Never written to, and never read for what must see the request's own writes.
+   */
+  replica: Db;
+  config: Config;
+  log: Logger;
+  /** wraps every project's data keys (services/crypto-envelope.ts) */
+  masterKey: Buffer;
+  /** API key -> project, in a running service (absent in one-off CLI commands) */
+  keyCache?: KeyCache;
+  connectors: Connectors;
+  dueWork: DueWork;
+  /** stopping: set when a graceful stop begins; /readyz then answers 503 so load balancers drain this node first */
+  lifecycle: { stopping: boolean };
+  hooks: {
+    /** in order, when an order's status changes */
+    orderStatus: OrderStatusHook[];
+    /** in order, when a project is created */
+    projectCreated: ProjectCreatedHook[];
+  };
+}
+
+/** The project's clock: wall time plus the offset a test project has advanced by. */
+export const nowFor = (p: Pick<ProjectRow, 'clock_offset_ms'>) => new Date(Date.now() + Number(p.clock_offset_ms));

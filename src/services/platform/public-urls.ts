@@ -1,0 +1,55 @@
+// Which URLs a live project may name: webhook, return and failure URLs of orders, links and the
+// project's webhook endpoint. Served to payments, links and webhooks alike, so it lives beneath them.
+import { lookup } from 'node:dns/promises';
+import type { Ctx } from './context.ts';
+import type { Config } from '../../config.ts';
+import { invalid } from '../../domain/errors.ts';
+import { addressClass, isIpLiteral, isLocalName } from '../../domain/ssrf.ts';
+import type { ProjectRow } from '../../domain/entities.ts';
+
+const DNS_TIMEOUT_MS = 2000;
+
+/** Why a URL may not be called for a live project, or undefined. Unresolvable names pass: delivery checks again. */
+export async function urlProblem(config: Config, url: string): Promise<string | undefined> {
+  if (url.startsWith(config.publicBaseUrl + '/')) return undefined; // our own pages
+  let host: string;
+  try {
+    host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return 'not a valid URL';
+  }
+  if (isLocalName(host)) return `${host} is this machine`;
+  if (isIpLiteral(host)) {
+    const c = addressClass(host);
+    return c ? `${host} is a ${c} address` : undefined;
+  }
+  let addresses: { address: string }[];
+  try {
+    addresses = await Promise.race([
+      lookup(host, { all: true, verbatim: true }),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('dns timeout')), DNS_TIMEOUT_MS).unref()),
+    ]);
+  } catch {
+    return undefined;
+  }
+  for (const a of addresses) {
+    const c = addressClass(a.address);
+    if (c) return `${host} resolves to ${a.address}, a ${c} address`;
+  }
+  return undefined;
+}
+
+/** Live projects refuse URLs that point into private networks. Throws a ValidationError naming the field. */
+export async function checkPublicUrls(ctx: Pick<Ctx, 'config'>, project: Pick<ProjectRow, 'mode'>, urls: Record<string, unknown>) {
+  if (project.mode !== 'live') return;
+  for (const [field, url] of Object.entries(urls)) {
+    if (typeof url !== 'string' || !url) continue;
+    const problem = await urlProblem(ctx.config, url);
+    if (problem) throw invalid(field, `${field} must be a public address for a live project: ${problem}`);
+  }
+}
+
+/** The order fields that name URLs the service calls or sends the customer to. */
+export const checkOrderUrls = (ctx: Pick<Ctx, 'config'>, project: Pick<ProjectRow, 'mode'>, input: { webhook_url?: unknown; return_url?: unknown; failure_url?: unknown }) =>
+  checkPublicUrls(ctx, project, { webhook_url: input.webhook_url, return_url: input.return_url, failure_url: input.failure_url });
+

@@ -1,0 +1,260 @@
+import { randomUUID } from 'node:crypto';
+import type { Ctx } from '../platform/context.ts';
+import { nowFor } from '../platform/context.ts';
+import * as store from '../../store/portal/merchants.ts';
+import type { ProjectRow } from '../../domain/entities.ts';
+import { advanceClock } from '../../store/platform/projects.ts';
+import { insertApiKey } from '../../store/platform/projects.ts';
+import { ApiError, notFound } from '../../domain/errors.ts';
+import { durationMs, isPositiveDuration } from '../../domain/duration.ts';
+import { newKey } from '../platform/tenancy.ts';
+import { captureTransaction, voidTransaction } from '../payments/captures.ts';
+import { refundOrder } from '../payments/refunds.ts';
+import { cancelOrder, getOrder } from '../payments/orders.ts';
+import { resendWebhooks, rotateWebhookSecret, setProjectWebhookUrl } from '../webhooks/endpoints.ts';
+import { chargeback, settleOrder } from '../payments/chargebacks.ts';
+import { getLink, linkState, linkUrl } from '../links/payment-links.ts';
+import { CHALLENGE_CODE, TEST_CARDS } from '../../acquirer/simulator/cards.ts';
+import { liabilityShift } from '../../domain/card.ts';
+import type { PortalUser } from './users.ts';
+import { isUuid } from '../../domain/ids.ts';
+
+/**
+ * The merchant portal's use cases, on the services the API uses. Everything here is scoped to
+ * the signed-in user's merchant: a project or order of another merchant is NotFound.
+ */
+
+export type { ProjectRow };
+
+/** The merchant's projects, test ones after live ones. */
+export const projectsOf = (ctx: Ctx, user: PortalUser) => store.projectsOfMerchant(ctx.db, user.merchant_id);
+
+export async function projectOf(ctx: Ctx, user: PortalUser, projectId: string): Promise<ProjectRow> {
+  const p = (await projectsOf(ctx, user)).find((x) => x.id === projectId.toLowerCase());
+  if (!p) throw notFound('project');
+  return p;
+}
+
+export const merchantName = async (ctx: Ctx, user: PortalUser) => (await store.merchantName(ctx.db, user.merchant_id)) ?? '';
+
+// ---- audit log -----------------------------------------------------------------------------
+
+export interface Actor {
+  user: PortalUser;
+  /** the client's address */
+  address: string;
+}
+
+export async function audit(ctx: Ctx, actor: Actor, action: string, projectId: string | null, detail: Record<string, unknown> = {}) {
+  await store.insertAudit(ctx.db, {
+    id: randomUUID(),
+    merchant_id: actor.user.merchant_id,
+    user_id: actor.user.id,
+    email: actor.user.email,
+    project_id: projectId,
+    action,
+    detail,
+    address: actor.address,
+  });
+}
+
+export const auditLog = (ctx: Ctx, user: PortalUser, limit = 100) => store.auditOf(ctx.db, user.merchant_id, limit);
+
+// ---- API keys ------------------------------------------------------------------------------
+
+export const keysOf = (ctx: Ctx, project: ProjectRow) => store.keysOf(ctx.db, project.id);
+
+/** A new key beside the existing ones (revoke the old one when the new one is in place). Shown once. */
+export async function createKey(ctx: Ctx, actor: Actor, project: ProjectRow): Promise<{ id: string; api_key: string; hint: string }> {
+  const k = newKey(project.mode);
+  const id = randomUUID();
+  await insertApiKey(ctx.db, { id, project_id: project.id, key_hash: k.hash, hint: k.hint });
+  await audit(ctx, actor, 'key_created', project.id, { key_id: id, hint: k.hint });
+  return { id, api_key: k.key, hint: k.hint };
+}
+
+export async function revokeKey(ctx: Ctx, actor: Actor, project: ProjectRow, keyId: string) {
+  if (!isUuid(keyId) || !(await store.revokeKey(ctx.db, project.id, keyId.toLowerCase()))) throw notFound('API key');
+  ctx.keyCache?.clear(); // the key stops working now, not at the cache's TTL
+  await audit(ctx, actor, 'key_revoked', project.id, { key_id: keyId });
+}
+
+// ---- order actions -------------------------------------------------------------------------
+
+export const ORDER_ACTIONS = ['capture', 'void', 'refund', 'cancel', 'resend', 'chargeback', 'settle'] as const;
+export type OrderAction = (typeof ORDER_ACTIONS)[number];
+export const isOrderAction = (a: string): a is OrderAction => (ORDER_ACTIONS as readonly string[]).includes(a);
+/** Actions of the test tools: test projects only. */
+const TEST_ONLY: OrderAction[] = ['chargeback', 'settle'];
+
+export interface ActionInput {
+  transactionId?: string;
+  /** minor units; absent: all that is left */
+  amount?: number;
+  description?: string;
+}
+
+/**
+ * Runs an action on an order through the API's services (same rules, same errors), once per
+ * `token`: the confirmation form's token, so a resent form answers the first result.
+ * Answers the id of the order to show (the payment order itself).
+ */
+export async function orderAction(ctx: Ctx, actor: Actor, project: ProjectRow, orderId: string, action: OrderAction, input: ActionInput, token: string): Promise<string> {
+  if (TEST_ONLY.includes(action) && project.mode !== 'test') throw new ApiError('Forbidden', 'test tools are available to test projects only');
+  if (!/^[A-Za-z0-9_-]{16,64}$/.test(token)) throw new ApiError('ValidationError', 'the confirmation is missing or not valid; start again from the order', 'token');
+  // The claim, the work and its result commit together (as an Idempotency-Key request does):
+  // a process that dies mid-action leaves neither the work nor the token behind, so the
+  // confirmation can be sent again and acts once. A second send of the same token waits for
+  // the first to commit, then answers its result.
+  const open = await ctx.db.begin();
+  try {
+    const claim = await store.claimAction(open.q, token, actor.user.id);
+    if (claim !== true) {
+      await open.rollback();
+      if (claim.result === null) throw new ApiError('IdempotencyError', 'this action is still being processed', 'token', 409);
+      return claim.result;
+    }
+    const result = await ctx.db.within(open, async () => {
+      const shown = await run();
+      await store.finishAction(ctx.db, token, shown);
+      await audit(ctx, actor, action, project.id, { order_id: orderId, ...(input.amount !== undefined ? { amount: input.amount } : {}), ...(input.transactionId ? { transaction_id: input.transactionId } : {}) });
+      return shown;
+    });
+    await open.commit();
+    return result;
+  } catch (err) {
+    await open.rollback(); // an action refused with an error may be tried again with the same token
+    throw err;
+  }
+
+  async function run(): Promise<string> {
+    const txn = () => {
+      if (!input.transactionId || !isUuid(input.transactionId)) throw new ApiError('ValidationError', 'choose a transaction', 'transaction_id');
+      return input.transactionId;
+    };
+    switch (action) {
+      case 'capture':
+        await captureTransaction(ctx, project, orderId, txn());
+        break;
+      case 'void':
+        await voidTransaction(ctx, project, orderId, txn(), input.amount !== undefined ? { amount: input.amount, description: input.description || 'Partial void' } : undefined);
+        break;
+      case 'refund':
+        if (input.amount === undefined) throw new ApiError('ValidationError', 'amount is required', 'amount');
+        await refundOrder(ctx, project, orderId, { amount: input.amount, ...(input.description ? { description: input.description } : {}) });
+        break;
+      case 'cancel':
+        await cancelOrder(ctx, project, orderId);
+        break;
+      case 'resend':
+        await resendWebhooks(ctx, project, orderId);
+        break;
+      case 'chargeback':
+        await chargeback(ctx, project, orderId, input.amount);
+        break;
+      case 'settle':
+        await settleOrder(ctx, project, orderId);
+        break;
+    }
+    return orderId;
+  }
+}
+
+export { getOrder };
+export { deliveryLog } from '../webhooks/endpoints.ts';
+
+/** The order and the orders made from it (captures, voids, refunds, chargebacks), as the API shows them. */
+export async function orderWithRelated(ctx: Ctx, project: ProjectRow, orderId: string) {
+  if (!isUuid(orderId)) throw notFound('order');
+  const order = await getOrder(ctx, project, orderId.toLowerCase());
+  const related = await Promise.all(((order.related_orders ?? []) as string[]).map((id) => getOrder(ctx, project, id)));
+  const parent = order.related_order_id ? await getOrder(ctx, project, order.related_order_id).catch(() => undefined) : undefined;
+  return { order, related, parent };
+}
+
+// ---- payment links -------------------------------------------------------------------------
+
+/** The list reads ctx.replica (it may lag a moment); a link's own page reads the primary. */
+export async function linksOf(ctx: Ctx, project: ProjectRow, limit = 100) {
+  const rows = await store.linksOf(ctx.replica, project.id, limit);
+  const now = nowFor(project);
+  return Promise.all(
+    rows.map(async (r) => ({ ...r, url: linkUrl(ctx.config, r.id), state: await linkState(ctx.replica, { ...r, project_id: project.id } as never, now) })),
+  );
+}
+
+export async function linkOf(ctx: Ctx, project: ProjectRow, linkId: string) {
+  if (!isUuid(linkId)) throw notFound('payment link');
+  return getLink(ctx, project, linkId.toLowerCase());
+}
+
+export { createLink } from '../links/payment-links.ts';
+
+// ---- home ----------------------------------------------------------------------------------
+
+const DAY = 24 * 3600 * 1000;
+export const CHART_DAYS = 14;
+
+/** Read from ctx.replica. Today's and this week's (from Monday, UTC) volume per currency, the week's success rate, and payments per day. */
+export async function homeStats(ctx: Ctx, project: ProjectRow) {
+  const now = nowFor(project);
+  const today = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+  const week = new Date(today.getTime() - ((today.getUTCDay() + 6) % 7) * DAY);
+  const chartFrom = new Date(today.getTime() - (CHART_DAYS - 1) * DAY);
+  const [todayRows, weekRows, perDay] = await Promise.all([
+    store.volumeSince(ctx.replica, project.id, today),
+    store.volumeSince(ctx.replica, project.id, week),
+    store.paymentsPerDay(ctx.replica, project.id, chartFrom),
+  ]);
+  const finished = weekRows.reduce((n, r) => n + r.finished, 0);
+  const completed = weekRows.reduce((n, r) => n + r.completed, 0);
+  const byDay = new Map(perDay.map((d) => [d.day, d.n]));
+  const days = Array.from({ length: CHART_DAYS }, (_, i) => {
+    const day = new Date(chartFrom.getTime() + i * DAY).toISOString().slice(0, 10);
+    return { day, n: byDay.get(day) ?? 0 };
+  });
+  return { today: todayRows, week: weekRows, successRate: finished ? completed / finished : undefined, days };
+}
+
+// ---- test tools ----------------------------------------------------------------------------
+
+export function testCards() {
+  return TEST_CARDS.map((c) => ({
+    pan: c.pan,
+    brand: c.brands[0],
+    three_ds: c.three_ds,
+    challenge_code: c.three_ds === 'C' ? CHALLENGE_CODE : undefined,
+    result: c.result,
+    reason: c.reason,
+    liability_shift: c.three_ds === 'C' ? true : liabilityShift(c.three_ds),
+    description: c.description,
+  }));
+}
+
+/** Advances a test project's clock (optional) and runs the jobs that became due. */
+export async function runTestClock(ctx: Ctx, actor: Actor, project: ProjectRow, advance: string | undefined) {
+  if (project.mode !== 'test') throw new ApiError('Forbidden', 'the test clock is available to test projects only');
+  if (advance !== undefined) {
+    if (!isPositiveDuration(advance)) throw new ApiError('ValidationError', 'advance must be a positive ISO 8601 duration such as PT1H or P1D', 'advance');
+    project.clock_offset_ms = await advanceClock(ctx.db, project.id, durationMs(advance));
+    ctx.keyCache?.clear();
+  }
+  const jobs = await ctx.dueWork.settle(project.id);
+  await audit(ctx, actor, 'test_clock', project.id, { ...(advance ? { advance } : {}), jobs_run: jobs });
+  return { clock: nowFor(project), jobs };
+}
+
+// ---- settings ------------------------------------------------------------------------------
+
+/** The project's webhook URL (with the live SSRF rules of the API); empty clears it. */
+export async function saveWebhookUrl(ctx: Ctx, actor: Actor, project: ProjectRow, url: string) {
+  const saved = await setProjectWebhookUrl(ctx, project.id, url.trim() ? url.trim() : null);
+  await audit(ctx, actor, 'webhook_url_changed', project.id, { webhook_url: saved.webhook_url });
+  return saved;
+}
+
+export async function rotateSecret(ctx: Ctx, actor: Actor, project: ProjectRow) {
+  const rotated = await rotateWebhookSecret(ctx, project.id);
+  await audit(ctx, actor, 'webhook_secret_rotated', project.id);
+  return rotated;
+}

@@ -1,0 +1,77 @@
+import type { Queryable } from '../db/db.ts';
+import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
+import type { TransactionStatus } from '../../domain/status.ts';
+import type { CardAuthRow, VaultCardRow } from '../vault/cards.ts';
+
+/**
+ * The reads of the card flow's steps, one statement each (docs/performance-cards.md): every row
+ * a step needs comes back in one round trip, as JSON per table (to_jsonb) turned back into the
+ * rows the other store functions answer (timestamps as Date).
+ */
+
+/** Timestamp columns of the tables read here; JSON has them as strings. */
+const TIMESTAMPS = new Set(['created', 'modified', 'completed', 'expires_at', 'setup_token_used', 'settled', 'authorized', 'capture_before', 'occurred', 'noticed']);
+
+export function revive<T>(row: Record<string, unknown> | null | undefined): T | undefined {
+  if (!row) return undefined;
+  for (const k of Object.keys(row)) if (TIMESTAMPS.has(k) && typeof row[k] === 'string') row[k] = new Date(row[k] as string);
+  return row as T;
+}
+
+export interface StartView {
+  txn: TransactionRow;
+  order: OrderRow;
+  project: ProjectRow;
+  /** the statuses of every transaction of the order (this one's included), oldest first */
+  statuses: TransactionStatus[];
+  card?: VaultCardRow;
+}
+
+/** What authenticating a transaction with a stored card needs: the transaction, its order and the card. */
+export async function startView(q: Queryable, projectId: string, orderId: string, transactionId: string, vaultToken: string): Promise<StartView | undefined> {
+  const [row] = await q.query<{ txn: object; order: object; project: object; statuses: TransactionStatus[]; card: object | null }>(
+    `SELECT to_jsonb(t) AS txn, to_jsonb(o) AS "order", (SELECT to_jsonb(p) FROM projects p WHERE p.id = $1) AS project,
+            ARRAY(SELECT s.status FROM transactions s WHERE s.project_id = $1 AND s.order_id = t.order_id ORDER BY s.created, s.id)::text[] AS statuses,
+            (SELECT to_jsonb(v) FROM vault_cards v WHERE v.project_id = $1 AND v.id = $4) AS card
+     FROM transactions t JOIN orders o ON o.id = t.order_id
+     WHERE t.project_id = $1 AND t.order_id = $2 AND t.id = $3`,
+    [projectId, orderId, transactionId, vaultToken],
+    { prepare: 'start_view' },
+  );
+  return row && viewOf(row);
+}
+
+export interface ThreeDsRows extends StartView {
+  project: ProjectRow;
+  auth?: CardAuthRow;
+}
+
+/**
+ * What the 3-D Secure page needs of a transaction: it, its order and project, its 3-D Secure
+ * row and stored card. `lock`: the transaction and its order are locked (FOR UPDATE).
+ */
+export async function threeDsRows(q: Queryable, transactionId: string, lock: boolean): Promise<ThreeDsRows | undefined> {
+  const [row] = await q.query<{ txn: object; order: object; project: object; statuses: TransactionStatus[]; auth: object | null; card: object | null }>(
+    `SELECT to_jsonb(t) AS txn, to_jsonb(o) AS "order", to_jsonb(p) AS project,
+            ARRAY(SELECT s.status FROM transactions s WHERE s.project_id = t.project_id AND s.order_id = t.order_id ORDER BY s.created, s.id)::text[] AS statuses,
+            to_jsonb(a) AS auth,
+            (SELECT to_jsonb(v) FROM vault_cards v WHERE v.project_id = t.project_id AND v.id = a.vault_token) AS card
+     FROM transactions t JOIN orders o ON o.id = t.order_id JOIN projects p ON p.id = t.project_id
+       LEFT JOIN card_authentications a ON a.project_id = t.project_id AND a.transaction_id = t.id
+     WHERE t.id = $1${lock ? ' FOR UPDATE OF t, o' : ''}`,
+    [transactionId],
+    { prepare: lock ? 'three_ds_rows_locked' : 'three_ds_rows' },
+  );
+  return row && { ...viewOf(row), auth: revive<CardAuthRow>(row.auth as any) };
+}
+
+/** The rows a step's read answers as JSON, revived (dates, numbers) into their entity types. */
+function viewOf(row: { txn: object; order: object; project: object; statuses: TransactionStatus[]; card: object | null }) {
+  return {
+    txn: revive<TransactionRow>(row.txn as any)!,
+    order: revive<OrderRow>(row.order as any)!,
+    project: revive<ProjectRow>(row.project as any)!,
+    statuses: row.statuses,
+    card: revive<VaultCardRow>(row.card as any),
+  };
+}

@@ -1,0 +1,61 @@
+import type { Queryable } from '../db/db.ts';
+import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
+import type { TransactionStatus } from '../../domain/status.ts';
+import { revive } from './card-flow.ts';
+
+/**
+ * The one read of a capture, void or refund (docs/performance-cards.md): the original
+ * transaction and its order, both locked for the rest of the database transaction (every
+ * movement of the payment's money queues here), the statuses of the order's transactions, the
+ * project as stored, and the acquirer's reference of the authorization.
+ */
+export interface PaymentRows {
+  txn: TransactionRow & { authorized: Date | null; capture_before: Date | null };
+  order: OrderRow;
+  project: ProjectRow;
+  statuses: TransactionStatus[];
+  reference: string | null;
+}
+
+const COLUMNS = `to_jsonb(t) AS txn, to_jsonb(o) AS "order", (SELECT to_jsonb(p) FROM projects p WHERE p.id = t.project_id) AS project,
+  ARRAY(SELECT s.status FROM transactions s WHERE s.project_id = t.project_id AND s.order_id = t.order_id ORDER BY s.created, s.id)::text[] AS statuses,
+  (SELECT a.acquirer_reference FROM card_authentications a WHERE a.transaction_id = t.id) AS reference`;
+
+type Raw = { txn: object; order: object; project: object; statuses: TransactionStatus[]; reference: string | null };
+
+const rowsOf = (row: Raw | undefined): PaymentRows | undefined =>
+  row && {
+    txn: revive<PaymentRows['txn']>(row.txn as any)!,
+    order: revive<OrderRow>(row.order as any)!,
+    project: revive<ProjectRow>(row.project as any)!,
+    statuses: row.statuses,
+    reference: row.reference,
+  };
+
+/** A transaction of an order, locked with its order. */
+export async function lockPaymentRows(q: Queryable, projectId: string, orderId: string, transactionId: string): Promise<PaymentRows | undefined> {
+  const [row] = await q.query<Raw>(
+    `SELECT ${COLUMNS} FROM transactions t JOIN orders o ON o.id = t.order_id
+     WHERE t.project_id = $1 AND t.order_id = $2 AND t.id = $3 FOR UPDATE OF t, o`,
+    [projectId, orderId, transactionId],
+    { prepare: 'lock_payment_rows' },
+  );
+  return rowsOf(row);
+}
+
+/**
+ * The authorized transaction of a payment order (a capture order stands for its original),
+ * locked with its order; undefined when there is none (the caller says why).
+ */
+export async function lockOrderPaymentRows(q: Queryable, projectId: string, orderId: string): Promise<PaymentRows | undefined> {
+  const [row] = await q.query<Raw>(
+    `SELECT ${COLUMNS} FROM orders o0
+       JOIN orders o ON o.id = CASE WHEN o0.kind = 'capture' AND o0.related_order_id IS NOT NULL THEN o0.related_order_id ELSE o0.id END
+       JOIN transactions t ON t.project_id = o.project_id AND t.order_id = o.id
+     WHERE o0.project_id = $1 AND o0.id = $2 AND o.kind = 'payment' AND t.authorized_amount > 0
+     ORDER BY t.created, t.id LIMIT 1 FOR UPDATE OF t, o`,
+    [projectId, orderId],
+    { prepare: 'lock_order_payment_rows' },
+  );
+  return rowsOf(row);
+}

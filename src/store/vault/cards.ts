@@ -1,0 +1,133 @@
+import type { Queryable } from '../db/db.ts';
+import type { Part } from '../db/writes.ts';
+import type { TransStatus } from '../../domain/card.ts';
+import type { ProjectRow, TransactionRow } from '../../domain/entities.ts';
+
+/** A stored card: PAN, name and CVC only sealed (services/crypto-envelope.ts). */
+export interface VaultCardRow {
+  id: string;
+  project_id: string;
+  transaction_id: string;
+  data_key_id: string;
+  pan_ct: string;
+  name_ct: string | null;
+  fingerprint: string;
+  expiry: string;
+  truncated_pan: string;
+  brand: string;
+  brands: string[];
+  cvc_ct: string | null;
+  created: Date;
+}
+
+/** A card transaction's 3-D Secure and authorization, between starting and authorizing. */
+export interface CardAuthRow {
+  transaction_id: string;
+  project_id: string;
+  vault_token: string;
+  trans_status: TransStatus;
+  eci: string | null;
+  acquirer_reference: string | null;
+}
+
+// ---- vault_cards ---------------------------------------------------------------------------
+
+export async function insertVaultCard(q: Queryable, row: Omit<VaultCardRow, 'cvc_ct'>) {
+  await q.query(
+    `INSERT INTO vault_cards (id, project_id, transaction_id, data_key_id, pan_ct, name_ct, fingerprint, expiry, truncated_pan, brand, brands, created)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+    [row.id, row.project_id, row.transaction_id, row.data_key_id, row.pan_ct, row.name_ct, row.fingerprint, row.expiry, row.truncated_pan, row.brand, row.brands, row.created],
+  );
+}
+
+/**
+ * Stores a card for the transaction whose setup_token it names, in one statement, only while
+ * that token is unused, of `projectId`, its transaction new and created at or after `cutoff`:
+ * the token is marked used and the card inserted, or nothing is written (false).
+ */
+export async function storeCardOnce(
+  q: Queryable,
+  use: { token: string; projectId: string; now: Date; cutoff: Date },
+  row: Omit<VaultCardRow, 'cvc_ct' | 'transaction_id'>,
+): Promise<boolean> {
+  const [{ n }] = await q.query<{ n: number }>(
+    `WITH used AS (
+       UPDATE transactions SET setup_token_used = $3
+       WHERE setup_token = $1 AND project_id = $2 AND setup_token_used IS NULL AND status = 'new' AND created >= $4
+       RETURNING id),
+     card AS (
+       INSERT INTO vault_cards (id, project_id, transaction_id, data_key_id, pan_ct, name_ct, fingerprint, expiry, truncated_pan, brand, brands, created)
+       SELECT c.id, c.project_id, used.id, c.data_key_id, c.pan_ct, c.name_ct, c.fingerprint, c.expiry, c.truncated_pan, c.brand, c.brands, c.created
+       FROM used, jsonb_populate_record(NULL::vault_cards, $5::jsonb) c)
+     SELECT count(*)::int AS n FROM used`,
+    [use.token, use.projectId, use.now, use.cutoff, JSON.stringify(row)],
+    { prepare: 'store_card_once' },
+  );
+  return n > 0;
+}
+
+/** The stored card of a transaction, locked when asked. */
+export async function findVaultCard(q: Queryable, projectId: string, vaultToken: string, lock = false): Promise<VaultCardRow | undefined> {
+  return (await q.query<VaultCardRow>(`SELECT * FROM vault_cards WHERE project_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [projectId, vaultToken]))[0];
+}
+
+export async function setSealedCvc(q: Queryable, id: string, cvcCt: string) {
+  await q.query('UPDATE vault_cards SET cvc_ct = $2 WHERE id = $1', [id, cvcCt]);
+}
+
+export async function deleteCvcOfTransactions(q: Queryable, projectId: string, transactionIds: string[]) {
+  await q.query('UPDATE vault_cards SET cvc_ct = NULL WHERE project_id = $1 AND transaction_id = ANY($2::uuid[]) AND cvc_ct IS NOT NULL', [projectId, transactionIds]);
+}
+
+export async function deleteCvcOfOrder(q: Queryable, projectId: string, orderId: string) {
+  const part = cvcOfOrderPart(projectId, orderId);
+  await q.query(part.sql, part.params);
+}
+
+/** deleteCvcOfOrder as a part of one statement (store/writes.ts). */
+export const cvcOfOrderPart = (projectId: string, orderId: string): Part => ({
+  sql: `UPDATE vault_cards SET cvc_ct = NULL WHERE project_id = $1 AND cvc_ct IS NOT NULL
+       AND transaction_id IN (SELECT id FROM transactions WHERE project_id = $1 AND order_id = $2)`,
+  params: [projectId, orderId],
+});
+
+// ---- card_authentications ------------------------------------------------------------------
+
+export async function insertCardAuth(q: Queryable, row: Omit<CardAuthRow, 'acquirer_reference'>, now: Date) {
+  await q.query(
+    'INSERT INTO card_authentications (transaction_id, project_id, vault_token, trans_status, eci, created, modified) VALUES ($1, $2, $3, $4, $5, $6, $6)',
+    [row.transaction_id, row.project_id, row.vault_token, row.trans_status, row.eci, now],
+  );
+}
+
+export async function findCardAuth(q: Queryable, projectId: string, transactionId: string, lock = false): Promise<CardAuthRow | undefined> {
+  return (await q.query<CardAuthRow>(`SELECT * FROM card_authentications WHERE project_id = $1 AND transaction_id = $2${lock ? ' FOR UPDATE' : ''}`, [projectId, transactionId]))[0];
+}
+
+/** The customer's answer to the challenge decided 3-D Secure. */
+export async function setChallengeResult(q: Queryable, transactionId: string, transStatus: TransStatus, eci: string | null, now: Date) {
+  await q.query('UPDATE card_authentications SET trans_status = $2, eci = $3, modified = $4 WHERE transaction_id = $1', [transactionId, transStatus, eci, now]);
+}
+
+/** The acquirer's id of the authorization, to ask about it later (late decline). */
+export async function setAcquirerReference(q: Queryable, transactionId: string, reference: string) {
+  await q.query('UPDATE card_authentications SET acquirer_reference = $2 WHERE transaction_id = $1', [transactionId, reference]);
+}
+
+export interface VaultTarget {
+  txn: Pick<TransactionRow, 'id' | 'project_id' | 'status' | 'setup_token' | 'setup_token_used' | 'created'>;
+  project: Pick<ProjectRow, 'id' | 'clock_offset_ms'>;
+}
+
+/** The transaction a setup_token belongs to, with what the vault needs of its project. */
+export async function vaultTarget(q: Queryable, token: string): Promise<VaultTarget | undefined> {
+  const [row] = await q.query<{ id: string; project_id: string; status: TransactionRow['status']; setup_token: string; setup_token_used: Date | null; created: Date; clock_offset_ms: number }>(
+    `SELECT t.id, t.project_id, t.status, t.setup_token, t.setup_token_used, t.created, p.clock_offset_ms
+     FROM transactions t JOIN projects p ON p.id = t.project_id WHERE t.setup_token = $1`,
+    [token],
+    { prepare: 'vault_target' },
+  );
+  if (!row) return undefined;
+  const { clock_offset_ms, ...txn } = row;
+  return { txn, project: { id: row.project_id, clock_offset_ms } };
+}
