@@ -29,7 +29,10 @@ async function serve() {
   const { loadConfig } = await import('../src/config.ts');
   const { startService } = await import('../src/main.ts');
   const { createProject } = await import('../src/services/platform/tenancy.ts');
-  const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0' }, { port: 0, masterKey: randomBytes(32).toString('hex') });
+  const config = loadConfig(
+    { ...process.env, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0' },
+    { port: 0, masterKey: randomBytes(32).toString('hex') },
+  );
   const svc = await startService({ config });
   const project = await createProject(svc.ctx, { name: 'Bench shop', mode: 'test' });
   process.send!({ url: svc.url, vaultUrl: config.vaultUrl, key: project.api_key, pool: config.databasePool.size });
@@ -45,7 +48,14 @@ async function yardstick() {
 
 /** Starts this file with `flag` in a child process and answers what it sends when ready. */
 async function child<T>(flag: string, env: Record<string, string>): Promise<{ proc: ChildProcess; ready: T }> {
-  const proc = fork(fileURLToPath(import.meta.url), [flag], { execArgv: ['--import', 'tsx', ...(process.env.BENCH_PROFILE && flag === '--serve' ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [])], env: { ...process.env, ...env } });
+  const proc = fork(fileURLToPath(import.meta.url), [flag], {
+    execArgv: [
+      '--import',
+      'tsx',
+      ...(process.env.BENCH_PROFILE && flag === '--serve' ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []),
+    ],
+    env: { ...process.env, ...env },
+  });
   const ready = await new Promise<T>((resolve, reject) => {
     proc.once('message', (m) => resolve(m as T));
     proc.once('exit', (code) => reject(new Error(`${flag} exited with ${code}`)));
@@ -95,21 +105,37 @@ async function main() {
     };
     const expiry = `12${new Date().getUTCFullYear() + 3}`;
     const orderBody = {
-      currency: 'EUR', amount: 1995, merchant_order_id: 'bench', return_url: 'https://shop.example/return',
+      currency: 'EUR',
+      amount: 1995,
+      merchant_order_id: 'bench',
+      return_url: 'https://shop.example/return',
       transactions: [{ payment_method: 'credit-card' }],
     };
     const flow = async () => {
       const order = await post(`${svc.url}/v1/orders/`, orderBody);
       const txn = order.transactions[0];
-      const card = await post(`${svc.vaultUrl}/v1/cards/`, { pan: '4111111111111111', expiry, name: 'Bench Customer', setup_token: txn.payment_method_details.setup_token });
-      const { redirect_url } = await post(`${svc.url}/v1/orders/${order.id}/transactions/${txn.id}/authenticate/`, { vault_token: card.vault_token, cvc: '123' });
+      const card = await post(`${svc.vaultUrl}/v1/cards/`, {
+        pan: '4111111111111111',
+        expiry,
+        name: 'Bench Customer',
+        setup_token: txn.payment_method_details.setup_token,
+      });
+      const { redirect_url } = await post(`${svc.url}/v1/orders/${order.id}/transactions/${txn.id}/authenticate/`, {
+        vault_token: card.vault_token,
+        cvc: '123',
+      });
       const done = await fetch(redirect_url, { redirect: 'manual' });
       await done.arrayBuffer();
-      if (done.status !== 302 || !done.headers.get('location')?.startsWith('https://shop.example/return')) throw new Error(`3DS page answered ${done.status}`);
+      if (done.status !== 302 || !done.headers.get('location')?.startsWith('https://shop.example/return'))
+        throw new Error(`3DS page answered ${done.status}`);
     };
     /** One request of the yardstick: the same order body inserted as one row. */
     const row = async () => {
-      const res = await fetch(ys.ready.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(orderBody) });
+      const res = await fetch(ys.ready.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(orderBody),
+      });
       await res.arrayBuffer();
       if (res.status !== 201) throw new Error(`yardstick answered ${res.status}`);
     };
@@ -172,7 +198,9 @@ async function main() {
       rows += done.length;
       const ratio = ((latencies.length - before) * 4) / f / (done.length / y);
       roundRatios.push(`${Math.round(ratio * 100)} %`);
-      console.error(`round ${r + 1}: ${((latencies.length - before) / f).toFixed(1)} flows/s (${(((latencies.length - before) * 4) / f).toFixed(0)} requests/s), yardstick ${(done.length / y).toFixed(0)} requests/s: ${roundRatios[r]}`);
+      console.error(
+        `round ${r + 1}: ${((latencies.length - before) / f).toFixed(1)} flows/s (${(((latencies.length - before) * 4) / f).toFixed(0)} requests/s), yardstick ${(done.length / y).toFixed(0)} requests/s: ${roundRatios[r]}`,
+      );
     }
     await stats.end();
     latencies.sort((a, b) => a - b);

@@ -25,7 +25,10 @@ async function timeToReady(args: string[], env: NodeJS.ProcessEnv, url: (port: n
   try {
     for (;;) {
       if (child.exitCode !== null) throw new Error(`exited ${child.exitCode}: ${stderr}`);
-      const ok = await fetch(url(port)).then((r) => r.status === 200, () => false);
+      const ok = await fetch(url(port)).then(
+        (r) => r.status === 200,
+        () => false,
+      );
       if (ok) return (performance.now() - started) / 1000;
       if (performance.now() - started > 120_000) throw new Error('not ready after 120 s');
       await new Promise((r) => setTimeout(r, 10));
@@ -49,7 +52,9 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 async function main() {
   const yardstick = `require('http').createServer((q,s)=>s.end('ok')).listen(process.env.PORT,'127.0.0.1')`;
   const rows: [string, number[]][] = [['yardstick: bare node HTTP server', []]];
-  for (const run of ['dist', 'src'] as const) for (const what of ['PGlite, fresh directory', 'PGlite, existing directory', 'PostgreSQL, fresh schema', 'PostgreSQL, migrated schema']) rows.push([`${run}: ${what}`, []]);
+  for (const run of ['dist', 'src'] as const)
+    for (const what of ['PGlite, fresh directory', 'PGlite, existing directory', 'PostgreSQL, fresh schema', 'PostgreSQL, migrated schema'])
+      rows.push([`${run}: ${what}`, []]);
   const loads: number[] = [];
   for (let i = 0; i < rounds; i++) {
     loads.push(loadavg()[0]);
@@ -83,7 +88,8 @@ async function main() {
   const base = median(rows[0][1]);
   console.log(`cold start to the first 200, ${rounds} rounds, load average ${loads.map((l) => l.toFixed(1)).join(' / ')}`);
   console.log('| start | median s | rounds s | × yardstick |\n|---|---|---|---|');
-  for (const [name, xs] of rows) console.log(`| ${name} | ${median(xs).toFixed(2)} | ${xs.map((x) => x.toFixed(2)).join(', ')} | ${(median(xs) / base).toFixed(1)} |`);
+  for (const [name, xs] of rows)
+    console.log(`| ${name} | ${median(xs).toFixed(2)} | ${xs.map((x) => x.toFixed(2)).join(', ')} | ${(median(xs) / base).toFixed(1)} |`);
 }
 
 await main();

@@ -102,7 +102,14 @@ function postgresCpuMs(): number {
 
 /** autocannon in its own process, so the load generator does not share the server's event loop. */
 function load(target: string, headers: Record<string, string>, seconds: number, payload = body): Promise<Result> {
-  const opts = { url: target, method: 'POST', connections, duration: seconds, headers: { 'content-type': 'application/json', ...headers }, body: payload };
+  const opts = {
+    url: target,
+    method: 'POST',
+    connections,
+    duration: seconds,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: payload,
+  };
   const script = `require('autocannon')(JSON.parse(process.argv[1]), (err, r) => { if (err) throw err; process.stdout.write(JSON.stringify(r)); })`;
   const cpu0 = process.cpuUsage();
   const pg0 = postgresCpuMs();
@@ -117,8 +124,14 @@ function load(target: string, headers: Record<string, string>, seconds: number, 
       const cpu = process.cpuUsage(cpu0);
       const n = Math.max(1, r['2xx']);
       resolve({
-        rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, total: r['2xx'], non2xx: r.non2xx, errors: r.errors + r.timeouts,
-        nodeCpu: (cpu.user + cpu.system) / 1000 / n, pgCpu: (postgresCpuMs() - pg0) / n,
+        rps: r.requests.average,
+        p50: r.latency.p50,
+        p99: r.latency.p99,
+        total: r['2xx'],
+        non2xx: r.non2xx,
+        errors: r.errors + r.timeouts,
+        nodeCpu: (cpu.user + cpu.system) / 1000 / n,
+        pgCpu: (postgresCpuMs() - pg0) / n,
       });
     });
   });
@@ -138,7 +151,9 @@ async function measureBoth(targets: Array<{ name: string; url: string; headers: 
     for (const t of targets) {
       const r = await load(t.url, t.headers, duration / rounds, t.body);
       if (r.non2xx || r.errors) throw new Error(`${t.name}: ${r.non2xx} non-2xx answers and ${r.errors} errors`);
-      console.log(`  round ${round + 1} ${t.name.padEnd(13)} ${r.rps.toFixed(0).padStart(6)} req/s   p50 ${r.p50} ms   p99 ${r.p99} ms   CPU/request: node ${r.nodeCpu.toFixed(3)} ms, postgres ${r.pgCpu.toFixed(3)} ms`);
+      console.log(
+        `  round ${round + 1} ${t.name.padEnd(13)} ${r.rps.toFixed(0).padStart(6)} req/s   p50 ${r.p50} ms   p99 ${r.p99} ms   CPU/request: node ${r.nodeCpu.toFixed(3)} ms, postgres ${r.pgCpu.toFixed(3)} ms`,
+      );
       runs.get(t.name)!.push(r);
     }
   }
@@ -147,8 +162,14 @@ async function measureBoth(targets: Array<{ name: string; url: string; headers: 
     targets.map((t) => {
       const rs = runs.get(t.name)!;
       const r: Result = {
-        rps: total(rs) / duration, p50: median(rs.map((x) => x.p50)), p99: median(rs.map((x) => x.p99)), total: total(rs), non2xx: 0, errors: 0,
-        nodeCpu: median(rs.map((x) => x.nodeCpu)), pgCpu: median(rs.map((x) => x.pgCpu)),
+        rps: total(rs) / duration,
+        p50: median(rs.map((x) => x.p50)),
+        p99: median(rs.map((x) => x.p99)),
+        total: total(rs),
+        non2xx: 0,
+        errors: 0,
+        nodeCpu: median(rs.map((x) => x.nodeCpu)),
+        pgCpu: median(rs.map((x) => x.pgCpu)),
       };
       console.log(`${t.name.padEnd(13)} ${r.rps.toFixed(0).padStart(6)} req/s   p50 ${r.p50} ms   p99 ${r.p99} ms   (${r.total} requests)`);
       return [t.name, r];
@@ -186,21 +207,29 @@ try {
   const ys = results.yardstick;
   const co = results['create-order'];
   const ho = results['hosted-order'];
-  const [{ n }] = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM orders o JOIN transactions t ON t.order_id = o.id JOIN jobs j ON j.ref_id = t.id::text");
+  const [{ n }] = await db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM orders o JOIN transactions t ON t.order_id = o.id JOIN jobs j ON j.ref_id = t.id::text',
+  );
   if (n < co.total) throw new Error(`only ${n} complete orders stored for ${co.total} answers`);
   const [{ stored }] = await db.query<{ stored: number }>('SELECT count(*)::int AS stored FROM orders');
   if (stored < co.total + ho.total) throw new Error(`only ${stored} orders stored for ${co.total + ho.total} answers`);
   const ratio = co.rps / ys.rps;
   const hostedRatio = ho.rps / ys.rps;
   const pct = (x: number) => `${(x * 100).toFixed(0)} %`;
-  const roundRatios = runs.get('create-order')!.map((r, i) => pct(r.rps / runs.get('yardstick')![i].rps)).join(', ');
-  console.log(`ratio        ${pct(ratio)} of the yardstick (target >= 50 %; rounds ${roundRatios}); without a transaction ${pct(hostedRatio)}`);
+  const roundRatios = runs
+    .get('create-order')!
+    .map((r, i) => pct(r.rps / runs.get('yardstick')![i].rps))
+    .join(', ');
+  console.log(
+    `ratio        ${pct(ratio)} of the yardstick (target >= 50 %; rounds ${roundRatios}); without a transaction ${pct(hostedRatio)}`,
+  );
 
   if (out !== '-') {
     const model = /model name\s*:\s*(.+)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? cpus()[0]?.model ?? 'unknown';
     const [{ version }] = await db.query<{ version: string }>("SELECT current_setting('server_version') AS version");
     const cpu = (ms: number) => (ms ? ms.toFixed(3) : 'n/a');
-    const row = (name: string, r: Result) => `| ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${cpu(r.nodeCpu)} | ${cpu(r.pgCpu)} | ${r.total} |`;
+    const row = (name: string, r: Result) =>
+      `| ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${cpu(r.nodeCpu)} | ${cpu(r.pgCpu)} | ${r.total} |`;
     const lastRun = `${START}
 ## Last run
 
@@ -227,7 +256,10 @@ transaction, ${pct(hostedRatio)}.
 ${END}`;
     // Only the "Last run" section is rewritten: the notes around it are kept.
     const old = existsSync(out) ? readFileSync(out, 'utf8') : '';
-    const doc = old.includes(START) && old.includes(END) ? old.slice(0, old.indexOf(START)) + lastRun + old.slice(old.indexOf(END) + END.length) : `${HEADER}\n${lastRun}\n`;
+    const doc =
+      old.includes(START) && old.includes(END)
+        ? old.slice(0, old.indexOf(START)) + lastRun + old.slice(old.indexOf(END) + END.length)
+        : `${HEADER}\n${lastRun}\n`;
     writeFileSync(out, doc);
     console.log(`wrote ${out}`);
   }

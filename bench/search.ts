@@ -106,7 +106,10 @@ async function prepare(admin: pg.Client): Promise<Setup> {
     const config = loadConfig({ ...process.env, DATABASE_URL: dbUrl(DB_NAME), LOG_LEVEL: 'warn' }, { masterKey });
     const ctx = buildContext({ db, config, log: createLogger('warn') });
     const project = await createProject(ctx, { name: 'Bench shop', mode: 'test' });
-    const bar = new cliProgress.SingleBar({ stream: process.stderr, format: 'seeding {bar} {value}/{total} orders | {rate}/s | ETA {eta_formatted}' }, cliProgress.Presets.shades_classic);
+    const bar = new cliProgress.SingleBar(
+      { stream: process.stderr, format: 'seeding {bar} {value}/{total} orders | {rate}/s | ETA {eta_formatted}' },
+      cliProgress.Presets.shades_classic,
+    );
     const started = Date.now();
     bar.start(ORDERS, 0, { rate: 0 });
     const seeded = await seedOrders(ctx, {
@@ -120,7 +123,15 @@ async function prepare(admin: pg.Client): Promise<Setup> {
     const seedSeconds = (Date.now() - started) / 1000;
     log(`seeded ${seeded.orders} orders (+${seeded.child_orders}) in ${seedSeconds.toFixed(0)} s; VACUUM ANALYZE...`);
     await db.exec('VACUUM ANALYZE');
-    const setup: Setup = { projectId: project.project_id, apiKey: project.api_key, masterKey, prefix: seeded.prefix, from: seeded.from, to: seeded.to, seedSeconds };
+    const setup: Setup = {
+      projectId: project.project_id,
+      apiKey: project.api_key,
+      masterKey,
+      prefix: seeded.prefix,
+      from: seeded.from,
+      to: seeded.to,
+      seedSeconds,
+    };
     await db.exec('CREATE TABLE bench_setup (name text PRIMARY KEY, value text NOT NULL)');
     await db.query("INSERT INTO bench_setup VALUES ('setup', $1)", [JSON.stringify(setup)]);
     return setup;
@@ -133,12 +144,22 @@ async function startServer(setup: Setup): Promise<{ child: ChildProcess; url: st
   const port = await freePort();
   const profile = process.env.BENCH_PROFILE ? [`--cpu-prof`, `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
   const child = spawn(process.execPath, [...profile, `${ROOT}bin/tender.mjs`, 'serve'], {
-    env: { ...process.env, DATABASE_URL: dbUrl(DB_NAME), PORT: String(port), LOG_LEVEL: 'warn', TENDER_MASTER_KEY: setup.masterKey, RATE_LIMIT_PER_MINUTE: '100000000' },
+    env: {
+      ...process.env,
+      DATABASE_URL: dbUrl(DB_NAME),
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      TENDER_MASTER_KEY: setup.masterKey,
+      RATE_LIMIT_PER_MINUTE: '100000000',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 300; i++) {
-    const ok = await fetch(`${url}/readyz`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return { child, url };
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -168,7 +189,10 @@ function cases(setup: Setup): QueryCase[] {
     { name: 'customer e-mail', body: () => ({ query: `customer.email_address:customer${rnd(50_000)}@example.com` }) },
     {
       name: 'card brand, created desc',
-      body: () => ({ query: `transactions.payment_method_brand:${['visa', 'mastercard', 'amex', 'maestro', 'cartes_bancaires'][rnd(5)]}`, sort: 'created desc' }),
+      body: () => ({
+        query: `transactions.payment_method_brand:${['visa', 'mastercard', 'amex', 'maestro', 'cartes_bancaires'][rnd(5)]}`,
+        sort: 'created desc',
+      }),
     },
     { name: '`*` sorted by created desc', body: () => ({ query: '*', sort: 'created desc' }) },
   ];
@@ -178,7 +202,11 @@ async function timeQueries(url: string, key: string, list: QueryCase[]) {
   const auth = 'Basic ' + Buffer.from(`${key}:`).toString('base64');
   const call = async (body: Record<string, unknown>) => {
     const t0 = performance.now();
-    const res = await fetch(`${url}/v1/search/orders/`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${url}/v1/search/orders/`, {
+      method: 'POST',
+      headers: { authorization: auth, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     const json = (await res.json()) as any;
     const took = performance.now() - t0;
     if (res.status !== 200) throw new Error(`${JSON.stringify(body)}: ${res.status} ${JSON.stringify(json)}`);
@@ -197,7 +225,15 @@ async function timeQueries(url: string, key: string, list: QueryCase[]) {
       hits += r.hits;
     }
     times.sort((a, b) => a - b);
-    results.push({ name: c.name, example: JSON.stringify(c.body()), p50: pct(times, 50), p95: pct(times, 95), max: times.at(-1)!, avgTotal: totals / REQUESTS, avgHits: hits / REQUESTS });
+    results.push({
+      name: c.name,
+      example: JSON.stringify(c.body()),
+      p50: pct(times, 50),
+      p95: pct(times, 95),
+      max: times.at(-1)!,
+      avgTotal: totals / REQUESTS,
+      avgHits: hits / REQUESTS,
+    });
     log(`${c.name}: p50 ${ms(pct(times, 50))} p95 ${ms(pct(times, 95))}`);
   }
   return results;
@@ -211,7 +247,11 @@ async function timeExport(url: string, key: string, pid: number) {
   let peak = idle.rss;
   const sampler = setInterval(() => (peak = Math.max(peak, memory(pid).rss)), 50);
   const t0 = performance.now();
-  const res = await fetch(`${url}/v1/search/orders/?format=csv`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify({ query: '*' }) });
+  const res = await fetch(`${url}/v1/search/orders/?format=csv`, {
+    method: 'POST',
+    headers: { authorization: auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ query: '*' }),
+  });
   if (res.status !== 200) throw new Error(`export: ${res.status} ${await res.text()}`);
   let lines = 0;
   let bytes = 0;
@@ -224,8 +264,19 @@ async function timeExport(url: string, key: string, pid: number) {
   clearInterval(sampler);
   const after = memory(pid);
   const rows = lines - 1; // the header line
-  log(`CSV: ${rows} rows in ${seconds.toFixed(1)} s = ${Math.round(rows / seconds)} rows/s; RSS idle ${idle.rss.toFixed(0)} MB, peak ${Math.max(peak, after.hwm).toFixed(0)} MB; the service's CPU ${serverCpu.toFixed(1)} s (${Math.round((100 * serverCpu) / seconds)} % of the time)`);
-  return { rows, seconds, bytes, rate: rows / seconds, idle: idle.rss, peak: Math.max(peak, after.hwm), sampledPeak: peak, after: after.rss };
+  log(
+    `CSV: ${rows} rows in ${seconds.toFixed(1)} s = ${Math.round(rows / seconds)} rows/s; RSS idle ${idle.rss.toFixed(0)} MB, peak ${Math.max(peak, after.hwm).toFixed(0)} MB; the service's CPU ${serverCpu.toFixed(1)} s (${Math.round((100 * serverCpu) / seconds)} % of the time)`,
+  );
+  return {
+    rows,
+    seconds,
+    bytes,
+    rate: rows / seconds,
+    idle: idle.rss,
+    peak: Math.max(peak, after.hwm),
+    sampledPeak: peak,
+    after: after.rss,
+  };
 }
 
 /** Lines of a bare COPY of the export's rows (every column unformatted), `where` narrowing the orders. */
@@ -236,7 +287,8 @@ async function bareLines(setup: Setup, where = ''): Promise<number> {
     const sql = `COPY (SELECT o.*, t.* FROM orders o LEFT JOIN transactions t ON t.order_id = o.id AND t.project_id = o.project_id
       WHERE o.project_id = ${pg.escapeLiteral(setup.projectId)} ${where} ORDER BY o.created DESC, o.id DESC, t.created, t.id) TO STDOUT WITH (FORMAT csv)`;
     let lines = 0;
-    for await (const chunk of c.query(copyTo(sql)) as AsyncIterable<Buffer>) for (let i = 0; i < chunk.length; i++) if (chunk[i] === 10) lines++;
+    for await (const chunk of c.query(copyTo(sql)) as AsyncIterable<Buffer>)
+      for (let i = 0; i < chunk.length; i++) if (chunk[i] === 10) lines++;
     return lines;
   } finally {
     await c.end();
@@ -305,7 +357,9 @@ async function explainExamples(setup: Setup) {
       // as the service counts: a single transactions.* term from the transactions' index
       const txn = compileTransactionTerm(query, 2);
       const count = txn
-        ? await plan(`SELECT count(*) FROM (SELECT DISTINCT t.order_id FROM transactions t WHERE t.project_id = $1 AND ${txn.where} LIMIT 10001) s`)
+        ? await plan(
+            `SELECT count(*) FROM (SELECT DISTINCT t.order_id FROM transactions t WHERE t.project_id = $1 AND ${txn.where} LIMIT 10001) s`,
+          )
         : await plan(`SELECT count(*) FROM (SELECT 1 FROM orders o WHERE o.project_id = $1 AND ${where} LIMIT 10001) s`);
       out.push({ query, page, count, seqPage: /Seq Scan on orders/.test(page), seqCount: /Seq Scan on orders/.test(count) });
     }
@@ -324,7 +378,7 @@ async function main() {
     const server = await startServer(setup);
     child = server.child;
     const pid = child.pid!;
-    const counts = (await new pg.Client({ connectionString: dbUrl(DB_NAME) }));
+    const counts = await new pg.Client({ connectionString: dbUrl(DB_NAME) });
     await counts.connect();
     const [{ orders, transactions }] = (
       await counts.query('SELECT (SELECT count(*) FROM orders)::int AS orders, (SELECT count(*) FROM transactions)::int AS transactions')
@@ -339,8 +393,16 @@ async function main() {
     const bareAfter = await bareCopy(setup);
     loads.push(await_load()[0]);
     const halves = await bareCopyHalves(setup);
-    const bare = { before: bareBefore.rate, after: bareAfter.rate, rate: (bareBefore.rate + bareAfter.rate) / 2, halves: halves.rate, loads };
-    log(`export ${Math.round(exp.rate)} rows/s = ${(exp.rate / bare.rate).toFixed(2)} × the bare COPY (${Math.round(bare.rate)} rows/s); two bare COPYs side by side ${(bare.halves / bare.rate).toFixed(2)} ×; load average ${loads.join(' / ')}`);
+    const bare = {
+      before: bareBefore.rate,
+      after: bareAfter.rate,
+      rate: (bareBefore.rate + bareAfter.rate) / 2,
+      halves: halves.rate,
+      loads,
+    };
+    log(
+      `export ${Math.round(exp.rate)} rows/s = ${(exp.rate / bare.rate).toFixed(2)} × the bare COPY (${Math.round(bare.rate)} rows/s); two bare COPYs side by side ${(bare.halves / bare.rate).toFixed(2)} ×; load average ${loads.join(' / ')}`,
+    );
     if (flag('export-only')) return;
     const explains = await explainExamples(setup);
     writeReport(setup, { orders, transactions }, queries, { ...exp, bare }, explains);
@@ -368,8 +430,10 @@ function writeReport(
     '# Search and CSV report performance',
     '',
     `Measured by \`bench/search.ts\` on ${new Date().toISOString().slice(0, 10)}: ${cpu.length} cores (${cpu[0]?.model.trim()}), ${Math.round(totalmem() / 2 ** 30)} GB,`,
-    `shared with other work (load average at the end: ${(await_load()).join(', ')}); PostgreSQL ${process.env.BENCH_PG_VERSION ?? '15'} with its default settings`,
-    '(shared_buffers 128 MB), Node.js ' + process.version + '. The service ran as a child process (`tender serve`), queried over HTTP by one',
+    `shared with other work (load average at the end: ${await_load().join(', ')}); PostgreSQL ${process.env.BENCH_PG_VERSION ?? '15'} with its default settings`,
+    '(shared_buffers 128 MB), Node.js ' +
+      process.version +
+      '. The service ran as a child process (`tender serve`), queried over HTTP by one',
     `sequential client: ${REQUESTS} requests per query after 20 warm-up ones, each with fresh random values.`,
     '',
     `Data: ${ORDERS.toLocaleString('en')} payment orders seeded by \`tender seed\` (${setup.seedSeconds ? `${Math.round(setup.seedSeconds)} s` : 'an earlier run'}),`,
@@ -379,7 +443,10 @@ function writeReport(
     '',
     '| query | p50 | p95 | max | hits per page | total (capped at 10,000) | target |',
     '|---|---|---|---|---|---|---|',
-    ...queries.map((q) => `| ${q.name} | ${ms(q.p50)} | ${ms(q.p95)} | ${ms(q.max)} | ${q.avgHits.toFixed(1)} | ${Math.round(q.avgTotal)} | ${pass(q.p95 < 50)} |`),
+    ...queries.map(
+      (q) =>
+        `| ${q.name} | ${ms(q.p50)} | ${ms(q.p95)} | ${ms(q.max)} | ${q.avgHits.toFixed(1)} | ${Math.round(q.avgTotal)} | ${pass(q.p95 < 50)} |`,
+    ),
     '',
     'Example bodies: ' + queries.map((q) => `\`${q.example}\``).join(', ') + '.',
     '',
@@ -393,32 +460,42 @@ function writeReport(
     'The last column is the most two backends side by side give here: the bare COPY in two halves on two connections at once,',
     'read by the benchmark alone (no formatting, no service in between).',
     '',
-    'RSS is the server process\'s /proc/<pid>/status: VmRSS before the export, and the higher of VmHWM (reset just',
+    "RSS is the server process's /proc/<pid>/status: VmRSS before the export, and the higher of VmHWM (reset just",
     'before the export through clear_refs) and VmRSS sampled every 50 ms during it.',
     '',
     '## Notes',
     '',
     '- **Queries** are each one index range scan for the page (plus four queries to render the ten full orders) and a',
-    '  count that stops at 10,001. A query that is one `transactions.*` term is counted from the transactions\' brand /',
+    "  count that stops at 10,001. A query that is one `transactions.*` term is counted from the transactions' brand /",
     '  status / method index, index-only; the page probes transactions by order while walking orders in sort order.',
     '- **How the export is written.** On PostgreSQL the database writes the CSV (`COPY (SELECT …) TO STDOUT WITH (FORMAT csv)`',
     '  through pg-copy-streams) and Node.js only passes the bytes on, with backpressure. Since issue 20 the report is copied',
     '  in parts of 5,000 orders, side by side on the report connections (`REPORT_CONNECTIONS`, 2) in one exported snapshot,',
-    '  and written in order (docs/search.md, decisions). Per row the report\'s SELECT costs its backend about 1.3 × the CPU of',
+    "  and written in order (docs/search.md, decisions). Per row the report's SELECT costs its backend about 1.3 × the CPU of",
     '  the bare COPY (it was 3.2 ×, most of it a subquery per order for the phone numbers), so two backends can beat one bare',
     '  COPY only where two cores are free for them.',
     '- **Before COPY** (2026-11-22), keyset batches encoded by csv-stringify in Node.js ran at 31,020 rows/s with RSS',
     '  134 MB above idle: bound by Node.js (GC ~20 %, csv-stringify ~25 %, node-postgres row decoding ~17 %). PGlite',
     '  still uses that path (it has no COPY TO STDOUT stream); a test checks both writers give the same bytes.',
     '- **Memory.** The service holds at most a few socket buffers of the COPY stream, so RSS barely moves whatever the',
-    '  report\'s size.',
+    "  report's size.",
     '',
     '## Plans of the docs/search.md examples',
     '',
     `EXPLAIN ANALYZE of each example's page (\`ORDER BY created DESC, id DESC LIMIT 10\`) and count (\`LIMIT 10001\`, in no order: the service's own count) on this data.`,
-    `Pages that scan orders sequentially: ${explains.filter((e) => e.seqPage).map((e) => `\`${e.query}\``).join(', ') || 'none'}.`,
-    `Counts that do: ${explains.filter((e) => e.seqCount).map((e) => `\`${e.query}\``).join(', ') || 'none'}. The count looks for 10,001 matches in`,
-    'no order; where most of the project\'s orders match (and here one project owns the whole table) the planner reads the',
+    `Pages that scan orders sequentially: ${
+      explains
+        .filter((e) => e.seqPage)
+        .map((e) => `\`${e.query}\``)
+        .join(', ') || 'none'
+    }.`,
+    `Counts that do: ${
+      explains
+        .filter((e) => e.seqCount)
+        .map((e) => `\`${e.query}\``)
+        .join(', ') || 'none'
+    }. The count looks for 10,001 matches in`,
+    "no order; where most of the project's orders match (and here one project owns the whole table) the planner reads the",
     'table in physical order and stops early, which is its cheapest plan; with the project a fraction of the table it',
     'takes the project_id-led indexes.',
     '',

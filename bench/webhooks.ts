@@ -36,14 +36,21 @@ const admin = new pg.Client({ connectionString: url });
 await admin.connect();
 await admin.query(`CREATE SCHEMA ${schema}`);
 
-const receiver = spawn(process.execPath, ['-e', `
+const receiver = spawn(
+  process.execPath,
+  [
+    '-e',
+    `
   const http = require('node:http');
   let n = 0;
   const s = http.createServer((req, res) => { req.resume(); req.on('end', () => { n++; res.writeHead(204).end(); }); });
   s.keepAliveTimeout = 10000;
   s.listen(0, '127.0.0.1', () => console.log(s.address().port));
   process.on('message', () => process.send(n));
-`], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+`,
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] },
+);
 const port = await new Promise<number>((resolve) => receiver.stdout!.once('data', (d) => resolve(Number(String(d).trim()))));
 
 /** The yardstick: `n` POSTs of `body` to the receiver, `concurrency` at a time over keep-alive connections. */
@@ -55,7 +62,12 @@ async function bareLoop(n: number, concurrency: number, body: string): Promise<n
     Array.from({ length: concurrency }, async () => {
       while (sent < n) {
         sent++;
-        const res = await request(`http://127.0.0.1:${port}/hook`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, dispatcher: agent });
+        const res = await request(`http://127.0.0.1:${port}/hook`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+          dispatcher: agent,
+        });
         for await (const _ of res.body);
       }
     }),
@@ -77,7 +89,10 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
 const db = pgDb({ url, schema, max: 20 });
 try {
   await migrate(db);
-  const config = loadConfig({ ...process.env, TENDER_WORKER: 'off', LOG_LEVEL: 'warn' }, { port: 0, masterKey: randomBytes(32).toString('hex') });
+  const config = loadConfig(
+    { ...process.env, TENDER_WORKER: 'off', LOG_LEVEL: 'warn' },
+    { port: 0, masterKey: randomBytes(32).toString('hex') },
+  );
   const svc = await startService({ config, db, log: createLogger('warn') });
   const created = await createProject(svc.ctx, { name: 'Bench shop', mode: 'test' });
   await setProjectWebhookUrl(svc.ctx, created.project_id, `http://127.0.0.1:${port}/hook`);
@@ -102,7 +117,9 @@ try {
     }),
   );
   const enqueueS = (performance.now() - t0) / 1000;
-  const [{ pending }] = await db.query<{ pending: number }>("SELECT count(*)::int AS pending FROM webhook_deliveries WHERE status = 'pending'");
+  const [{ pending }] = await db.query<{ pending: number }>(
+    "SELECT count(*)::int AS pending FROM webhook_deliveries WHERE status = 'pending'",
+  );
   if (pending !== rows) throw new Error(`expected ${rows} pending deliveries, found ${pending}`);
 
   const sampleBody = JSON.stringify({ event: 'status_changed', order_id: ids[0], project_id: project.id });
@@ -114,7 +131,9 @@ try {
   const cpu0 = process.cpuUsage();
   const worker = startWorker(svc.ctx, jobTable);
   for (;;) {
-    const [{ done }] = (await admin.query<{ done: number }>(`SELECT count(*)::int AS done FROM ${schema}.webhook_deliveries WHERE status <> 'pending'`)).rows;
+    const [{ done }] = (
+      await admin.query<{ done: number }>(`SELECT count(*)::int AS done FROM ${schema}.webhook_deliveries WHERE status <> 'pending'`)
+    ).rows;
     if (done >= rows) break;
     await new Promise((r) => setTimeout(r, 20));
   }

@@ -5,7 +5,11 @@ const ERROR_LINE = /^(?:[\w$.]*(?:Error|Exception)\b|Error \[|\w+: )/;
 
 /** The most telling line a crashed file printed: its error's message, else its first non-empty line. */
 export function firstErrorLine(lines) {
-  const text = lines.join('').split('\n').map((l) => l.trim()).filter(Boolean);
+  const text = lines
+    .join('')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   return text.find((l) => ERROR_LINE.test(l) && !l.startsWith('at ')) ?? text[0] ?? '(no output)';
 }
 

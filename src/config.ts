@@ -102,7 +102,10 @@ export const SettingsSchema = Type.Object({
   DATABASE_PREPARED_STATEMENTS: setting('on|off', 'on or off'),
   REPORT_CONNECTIONS: POSITIVE,
   LOG_LEVEL: setting('fatal|error|warn|info|debug|trace|silent', 'one of fatal, error, warn, info, debug, trace, silent'),
-  TENDER_SURFACES: setting(`\\s*(?:${SURFACE_NAMES})\\s*(?:,\\s*(?:${SURFACE_NAMES})\\s*)*`, 'a comma-separated list of api, vault, wallet-b-token, portal'),
+  TENDER_SURFACES: setting(
+    `\\s*(?:${SURFACE_NAMES})\\s*(?:,\\s*(?:${SURFACE_NAMES})\\s*)*`,
+    'a comma-separated list of api, vault, wallet-b-token, portal',
+  ),
   TENDER_WORKER: setting('on|off', 'on or off'),
   TENDER_WORKER_POLL_MS: POSITIVE,
   TENDER_WORKER_CONCURRENCY: POSITIVE,
@@ -131,7 +134,10 @@ export const SettingsSchema = Type.Object({
   PORTAL_SIGNIN_LOCK_SECONDS: POSITIVE,
   TLS_CERT_FILE: setting('\\S+', 'a PEM certificate chain file'),
   TLS_KEY_FILE: setting('\\S+', 'a PEM private key file'),
-  TRUST_PROXY: setting('true|false|TRUE|FALSE|True|False|[0-9]+|[0-9a-fA-F:./]+(?:\\s*,\\s*[0-9a-fA-F:./]+)*', 'true, false, a hop count or proxy addresses'),
+  TRUST_PROXY: setting(
+    'true|false|TRUE|FALSE|True|False|[0-9]+|[0-9a-fA-F:./]+(?:\\s*,\\s*[0-9a-fA-F:./]+)*',
+    'true, false, a hop count or proxy addresses',
+  ),
   LIVE_REQUIRES_TLS: setting('true|false|1|0|TRUE|FALSE|True|False', 'true or false'),
 });
 
@@ -146,7 +152,11 @@ export class ConfigError extends Error {
 /** Each bad setting once, as `NAME="value": expected what it accepts`. */
 export function checkSettings(env: NodeJS.ProcessEnv): string[] {
   const props = SettingsSchema.properties as Record<string, TSchema>;
-  const given = Object.fromEntries(Object.keys(props).filter((k) => env[k] !== undefined).map((k) => [k, env[k]]));
+  const given = Object.fromEntries(
+    Object.keys(props)
+      .filter((k) => env[k] !== undefined)
+      .map((k) => [k, env[k]]),
+  );
   const bad = new Set<string>();
   for (const e of Value.Errors(SettingsSchema, given)) bad.add(e.path.replace(/^\//, ''));
   return [...bad].map((k) => `${k}=${JSON.stringify(given[k])}: expected ${props[k].description}`);
@@ -176,7 +186,8 @@ function tlsFiles(env: NodeJS.ProcessEnv): Config['tls'] {
   const certFile = env.TLS_CERT_FILE || undefined;
   const keyFile = env.TLS_KEY_FILE || undefined;
   if (!certFile && !keyFile) return undefined;
-  if (!certFile || !keyFile) throw new Error(`${certFile ? 'TLS_KEY_FILE' : 'TLS_CERT_FILE'} must be set with ${certFile ? 'TLS_CERT_FILE' : 'TLS_KEY_FILE'}`);
+  if (!certFile || !keyFile)
+    throw new Error(`${certFile ? 'TLS_KEY_FILE' : 'TLS_CERT_FILE'} must be set with ${certFile ? 'TLS_CERT_FILE' : 'TLS_KEY_FILE'}`);
   return { certFile: resolve(certFile), keyFile: resolve(keyFile) };
 }
 
@@ -197,8 +208,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const port = overrides.port ?? int(env.PORT, 8080);
   const host = env.HOST ?? '127.0.0.1';
   const tls = tlsFiles(env);
-  const base = trim(overrides.publicBaseUrl ?? env.PUBLIC_BASE_URL ?? `${tls ? 'https' : 'http'}://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`);
-  const surfaces = env.TENDER_SURFACES ? ALL_SURFACES.filter((s) => env.TENDER_SURFACES!.split(',').map((n) => n.trim()).includes(s)) : ALL_SURFACES;
+  const base = trim(
+    overrides.publicBaseUrl ?? env.PUBLIC_BASE_URL ?? `${tls ? 'https' : 'http'}://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`,
+  );
+  const surfaces = env.TENDER_SURFACES
+    ? ALL_SURFACES.filter((s) =>
+        env
+          .TENDER_SURFACES!.split(',')
+          .map((n) => n.trim())
+          .includes(s),
+      )
+    : ALL_SURFACES;
   const cfg: Config = {
     port,
     host,
@@ -255,7 +275,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     walletBRootKeysFile: env.WALLET_B_ROOT_KEYS_FILE || undefined,
     walletBTestRootKeysFile: env.WALLET_B_TEST_ROOT_KEYS_FILE || undefined,
     walletA: {
-      validationHosts: (env.WALLET_A_VALIDATION_HOSTS ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
+      validationHosts: (env.WALLET_A_VALIDATION_HOSTS ?? '')
+        .split(',')
+        .map((h) => h.trim().toLowerCase())
+        .filter(Boolean),
       timeoutMs: int(env.WALLET_A_TIMEOUT_MS, 10_000),
       caFile: env.WALLET_A_CA_FILE || undefined,
       identityCertFile: env.WALLET_A_IDENTITY_CERT_FILE || undefined,

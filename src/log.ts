@@ -2,10 +2,24 @@ import pino from 'pino';
 
 /** Paths that may carry secrets; their values never reach a log line. */
 export const REDACT = [
-  'pan', '*.pan', 'cvc', '*.cvc', 'api_key', '*.api_key', 'apiKey',
-  'req.headers.authorization', 'headers.authorization', 'authorization',
-  'walletBPayMessage', '*.walletBPayMessage', 'secret', '*.secret',
-  'name', '*.name', 'cardholder_name', '*.cardholder_name',
+  'pan',
+  '*.pan',
+  'cvc',
+  '*.cvc',
+  'api_key',
+  '*.api_key',
+  'apiKey',
+  'req.headers.authorization',
+  'headers.authorization',
+  'authorization',
+  'walletBPayMessage',
+  '*.walletBPayMessage',
+  'secret',
+  '*.secret',
+  'name',
+  '*.name',
+  'cardholder_name',
+  '*.cardholder_name',
 ];
 
 /**
@@ -45,7 +59,13 @@ export function createLogger(level: string, destination?: pino.DestinationStream
       redact: { paths: REDACT, censor: '[redacted]' },
       // Fastify's request serializer logs the URL as sent: this one replaces it (pino's own win).
       serializers: {
-        req: (req: LoggedRequest) => ({ method: req.method, url: logUrl(req.url ?? ''), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort }),
+        req: (req: LoggedRequest) => ({
+          method: req.method,
+          url: logUrl(req.url ?? ''),
+          host: req.host,
+          remoteAddress: req.ip,
+          remotePort: req.socket?.remotePort,
+        }),
         err: errSerializer,
       },
       hooks: {

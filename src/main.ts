@@ -79,7 +79,17 @@ const walletButtons = [walletAButton, walletBButton];
 
 /** The routes of each surface; app.ts mounts those of the surfaces this process serves. */
 const routes = (buttons: WalletButton[]): Routes => ({
-  authenticated: [orderRoutes, projectRoutes, webhookRoutes, linkRoutes, paymentRoutes, operationRoutes, searchRoutes, walletARoutes, walletBRoutes],
+  authenticated: [
+    orderRoutes,
+    projectRoutes,
+    webhookRoutes,
+    linkRoutes,
+    paymentRoutes,
+    operationRoutes,
+    searchRoutes,
+    walletARoutes,
+    walletBRoutes,
+  ],
   test: [testRoutes, testCardRoutes, operationTestRoutes, walletBTestRoutes],
   public: [linkPageRoutes, payPages(buttons), assetRoutes, threeDsRoutes, walletPayRoutes, walletAPayRoutes, walletSheetRoutes],
   vault: [vaultRoutes],
@@ -162,7 +172,12 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     if (new URL(config.publicBaseUrl).port === '0') {
       // the surfaces' URLs made before the port was known (PORT=0) get the real one
       const withPort = (url: string) => (new URL(url).port === '0' ? url.replace(/:0(?=\/|$)/, `:${port}`) : url);
-      Object.assign(config, { publicBaseUrl: withPort(config.publicBaseUrl), vaultUrl: withPort(config.vaultUrl), walletBTokenUrl: withPort(config.walletBTokenUrl), portalUrl: withPort(config.portalUrl) });
+      Object.assign(config, {
+        publicBaseUrl: withPort(config.publicBaseUrl),
+        vaultUrl: withPort(config.vaultUrl),
+        walletBTokenUrl: withPort(config.walletBTokenUrl),
+        portalUrl: withPort(config.portalUrl),
+      });
     }
     if (embedded) acquireLock(config.dataDir, { pid: process.pid, url: config.publicBaseUrl, token: adminToken });
     const worker = config.worker.enabled ? startWorker(ctx, jobTable) : undefined;

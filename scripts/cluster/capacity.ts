@@ -19,7 +19,9 @@ function stat(pid: number): { ppid: number; cpu: number } | undefined {
 
 /** CPU seconds so far of these processes and (deep) their children still alive. */
 export function cpuOf(roots: number[]): number {
-  const all = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
+  const all = readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number);
   const children = new Map<number, number[]>();
   const cpu = new Map<number, number>();
   for (const pid of all) {
@@ -55,7 +57,11 @@ export interface Capacity {
 }
 
 /** Measures CPU per payment while `run` pays orders for `ms`. */
-export async function measure(groups: { tender: number[]; database: number[]; bouncer: number[] }, run: (ms: number) => Promise<{ payments: number; requests: number }>, ms: number): Promise<Capacity> {
+export async function measure(
+  groups: { tender: number[]; database: number[]; bouncer: number[] },
+  run: (ms: number) => Promise<{ payments: number; requests: number }>,
+  ms: number,
+): Promise<Capacity> {
   const before = { tender: cpuOf(groups.tender), database: cpuOf(groups.database), bouncer: cpuOf(groups.bouncer) };
   const t0 = Date.now();
   const { payments, requests } = await run(ms);

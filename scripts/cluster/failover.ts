@@ -40,8 +40,14 @@ export class Formation {
   /** pg_autoctl as the postgres user, in a process group of its own (so a kill takes its Postgres too). */
   private autoctl(name: string, args: string[]) {
     const envArgs = Object.entries(this.env).map(([k, v]) => `${k}=${v}`);
-    const [cmd, a] = userInfo().uid === 0 ? ['runuser', ['-u', 'postgres', '--', 'env', ...envArgs, 'pg_autoctl', ...args]] : ['pg_autoctl', args];
-    const proc = spawn(cmd, a, { cwd: this.dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: userInfo().uid === 0 ? process.env : { ...process.env, ...this.env } });
+    const [cmd, a] =
+      userInfo().uid === 0 ? ['runuser', ['-u', 'postgres', '--', 'env', ...envArgs, 'pg_autoctl', ...args]] : ['pg_autoctl', args];
+    const proc = spawn(cmd, a, {
+      cwd: this.dir,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: userInfo().uid === 0 ? process.env : { ...process.env, ...this.env },
+    });
     const log = join(this.dir, `${name}.log`);
     proc.stdout!.on('data', (d) => writeFileSync(log, d, { flag: 'a' }));
     proc.stderr!.on('data', (d) => writeFileSync(log, d, { flag: 'a' }));
@@ -61,7 +67,10 @@ export class Formation {
   }
 
   private async states(): Promise<Array<{ nodename: string; reportedstate: string; goalstate: string }>> {
-    return this.sql(this.at(this.ports.monitor, 'pg_auto_failover'), 'SELECT nodename, reportedstate, goalstate FROM pgautofailover.node ORDER BY nodeid');
+    return this.sql(
+      this.at(this.ports.monitor, 'pg_auto_failover'),
+      'SELECT nodename, reportedstate, goalstate FROM pgautofailover.node ORDER BY nodeid',
+    );
   }
 
   private node(name: string, port: number) {
@@ -80,11 +89,24 @@ export class Formation {
       '--auth', 'trust', '--no-ssl', '--pgctl', join(PG_BIN, 'pg_ctl'), '--run']);
     await until('the pg_auto_failover monitor', async () => (await this.states(), true), 60_000, 500);
     // notice a dead primary, and stop waiting for it to step down, in seconds rather than the default ~50 s
-    const settings = { health_check_period: 1000, health_check_timeout: 1000, health_check_max_retries: 1, health_check_retry_delay: 500, node_considered_unhealthy_timeout: 3000, primary_demote_timeout: 3000 };
-    for (const [k, v] of Object.entries(settings)) await this.sql(this.at(this.ports.monitor, 'pg_auto_failover'), `ALTER SYSTEM SET pgautofailover.${k} = ${v}`);
+    const settings = {
+      health_check_period: 1000,
+      health_check_timeout: 1000,
+      health_check_max_retries: 1,
+      health_check_retry_delay: 500,
+      node_considered_unhealthy_timeout: 3000,
+      primary_demote_timeout: 3000,
+    };
+    for (const [k, v] of Object.entries(settings))
+      await this.sql(this.at(this.ports.monitor, 'pg_auto_failover'), `ALTER SYSTEM SET pgautofailover.${k} = ${v}`);
     await this.sql(this.at(this.ports.monitor, 'pg_auto_failover'), 'SELECT pg_reload_conf()');
     this.node('a', this.ports.a);
-    await until('node a primary alone', async () => (await this.states()).some((s) => s.nodename === 'a' && ['single', 'wait_primary', 'primary'].includes(s.reportedstate)), 90_000, 500);
+    await until(
+      'node a primary alone',
+      async () => (await this.states()).some((s) => s.nodename === 'a' && ['single', 'wait_primary', 'primary'].includes(s.reportedstate)),
+      90_000,
+      500,
+    );
     this.node('b', this.ports.b);
     // pg_basebackup waits for a spread checkpoint: ask for it at once
     await until(
@@ -92,12 +114,18 @@ export class Formation {
       async () => {
         await this.sql(this.at(this.ports.a), 'CHECKPOINT').catch(() => {});
         const s = await this.states();
-        return s.some((n) => n.nodename === 'b' && n.reportedstate === 'secondary') && s.some((n) => n.nodename === 'a' && n.reportedstate === 'primary');
+        return (
+          s.some((n) => n.nodename === 'b' && n.reportedstate === 'secondary') &&
+          s.some((n) => n.nodename === 'a' && n.reportedstate === 'primary')
+        );
       },
       120_000,
       1000,
     );
-    const [{ names }] = await this.sql<{ names: string }>(this.at(this.ports.a), "SELECT current_setting('synchronous_standby_names') AS names");
+    const [{ names }] = await this.sql<{ names: string }>(
+      this.at(this.ports.a),
+      "SELECT current_setting('synchronous_standby_names') AS names",
+    );
     return names;
   }
 

@@ -39,7 +39,13 @@ export class Client {
   private auth = () => 'Basic ' + Buffer.from(`${this.key}:`).toString('base64');
 
   /** One HTTP request, counted; a network failure is status 0. */
-  async once(method: string, url: string, body?: unknown, headers: Record<string, string> = {}, redirect: RequestRedirect = 'manual'): Promise<Answer> {
+  async once(
+    method: string,
+    url: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+    redirect: RequestRedirect = 'manual',
+  ): Promise<Answer> {
     this.figures.sent++;
     const sentAt = Date.now();
     try {
@@ -61,7 +67,13 @@ export class Client {
         if (this.mark && sentAt > this.mark && !this.firstOkAfterMark) this.firstOkAfterMark = Date.now();
       }
       // retryable as documented: a 503 with Retry-After, and from the API (JSON) an error body
-      else this.fail(String(res.status), res.status === 503 && Boolean(res.headers.get('retry-after')) && (!/json/.test(res.headers.get('content-type') ?? '') || Boolean(parsed?.error)));
+      else
+        this.fail(
+          String(res.status),
+          res.status === 503 &&
+            Boolean(res.headers.get('retry-after')) &&
+            (!/json/.test(res.headers.get('content-type') ?? '') || Boolean(parsed?.error)),
+        );
       return { status: res.status, body: parsed, headers: res.headers };
     } catch {
       this.fail('network', false);
@@ -82,21 +94,39 @@ export class Client {
     while (Date.now() < until) {
       const res = await this.once(method, path, body, { authorization: this.auth(), ...idem });
       if (expect.includes(res.status)) return res;
-      if (res.status !== 0 && res.status !== 503 && res.status !== 502) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+      if (res.status !== 0 && res.status !== 503 && res.status !== 502)
+        throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
       await new Promise((r) => setTimeout(r, 250));
     }
     throw new Error(`${method} ${path}: no answer within 120 s`);
   }
 
   /** Creates a card order and pays it through the vault, authenticate and the 3-D Secure pages (frictionless cards). */
-  async pay(order: Record<string, unknown>, txn: Record<string, unknown> = {}, pan = '4111111111111111'): Promise<{ id: string; txn: string }> {
-    const created = (await this.api('POST', '/v1/orders/', { ...order, transactions: [{ payment_method: 'credit-card', ...txn }] }, [201])).body;
+  async pay(
+    order: Record<string, unknown>,
+    txn: Record<string, unknown> = {},
+    pan = '4111111111111111',
+  ): Promise<{ id: string; txn: string }> {
+    const created = (await this.api('POST', '/v1/orders/', { ...order, transactions: [{ payment_method: 'credit-card', ...txn }] }, [201]))
+      .body;
     this.created.push(created.id);
     const t = created.transactions[0];
     const card = (
-      await this.api('POST', '/vault/v1/cards/', { pan, expiry: `12${new Date().getUTCFullYear() + 3}`, name: 'Ada Lovelace', setup_token: t.payment_method_details.setup_token }, [201])
+      await this.api(
+        'POST',
+        '/vault/v1/cards/',
+        { pan, expiry: `12${new Date().getUTCFullYear() + 3}`, name: 'Ada Lovelace', setup_token: t.payment_method_details.setup_token },
+        [201],
+      )
     ).body;
-    const auth = (await this.api('POST', `/v1/orders/${created.id}/transactions/${t.id}/authenticate/`, { vault_token: card.vault_token, cvc: '123' }, [200])).body;
+    const auth = (
+      await this.api(
+        'POST',
+        `/v1/orders/${created.id}/transactions/${t.id}/authenticate/`,
+        { vault_token: card.vault_token, cvc: '123' },
+        [200],
+      )
+    ).body;
     let url: string | null = new URL(auth.redirect_url, this.base).toString();
     for (let hop = 0; url && url.startsWith(this.base) && hop < 10; hop++) {
       let res = await this.once('GET', url);

@@ -14,7 +14,15 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 const started = Date.now();
 const topo = new Topology();
 const receiver = new Receiver();
-const rows: Array<{ scenario: string; f: Figures; acked: number; lost: number; duplicates: number | string; ledger: string; failover?: string }> = [];
+const rows: Array<{
+  scenario: string;
+  f: Figures;
+  acked: number;
+  lost: number;
+  duplicates: number | string;
+  ledger: string;
+  failover?: string;
+}> = [];
 let formation: Formation | undefined;
 const problems: string[] = [];
 const check = (ok: boolean, what: string) => {
@@ -47,7 +55,10 @@ async function sql<T = any>(text: string, params: unknown[] = []): Promise<T[]> 
 
 /** tender ledger check against the primary, as an operator runs it. */
 function ledgerCheck(url = topo.primaryUrl): string {
-  const r = spawnSync(process.execPath, [`${ROOT}bin/tender.mjs`, 'ledger', 'check'], { env: { ...topo.nodeEnv(0), DATABASE_URL: url }, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [`${ROOT}bin/tender.mjs`, 'ledger', 'check'], {
+    env: { ...topo.nodeEnv(0), DATABASE_URL: url },
+    encoding: 'utf8',
+  });
   const line = `${r.stdout}${r.stderr}`.split('\n').find((l) => l.startsWith('ledger check')) ?? `exit ${r.status}`;
   return r.status === 0 ? `passed (${line.replace('ledger check passed: ', '')})` : `FAILED: ${line}`;
 }
@@ -68,8 +79,21 @@ async function jobsOnEveryNode() {
   const [sales, delayed, expiring, late] = [[], [], [], []] as Array<{ id: string; txn?: string }[]>;
   await Promise.all([
     ...Array.from({ length: 6 }, async (_, i) => sales.push(await c.pay(order(`sale-${i}`, hook)))),
-    ...Array.from({ length: 6 }, async (_, i) => delayed.push(await c.pay(order(`delayed-${i}`, hook), { capture_mode: 'delayed', expiration_period: 'PT6S' }))),
-    ...Array.from({ length: 6 }, async (_, i) => expiring.push((await c.api('POST', '/v1/orders/', order(`expire-${i}`, { ...hook, transactions: [{ payment_method: 'credit-card', expiration_period: 'PT4S' }] }), [201])).body)),
+    ...Array.from({ length: 6 }, async (_, i) =>
+      delayed.push(await c.pay(order(`delayed-${i}`, hook), { capture_mode: 'delayed', expiration_period: 'PT6S' })),
+    ),
+    ...Array.from({ length: 6 }, async (_, i) =>
+      expiring.push(
+        (
+          await c.api(
+            'POST',
+            '/v1/orders/',
+            order(`expire-${i}`, { ...hook, transactions: [{ payment_method: 'credit-card', expiration_period: 'PT4S' }] }),
+            [201],
+          )
+        ).body,
+      ),
+    ),
     ...Array.from({ length: 4 }, async (_, i) => late.push(await c.pay(order(`late-${i}`, hook), {}, '4000000000000341'))),
   ]);
   const victim = topo.nodes[2];
@@ -99,17 +123,32 @@ async function jobsOnEveryNode() {
   });
   receiver.delayMs = 0;
   const perTxn = async (ids: string[], event: string) =>
-    sql<{ id: string; n: number }>(`SELECT t.id, (SELECT count(*)::int FROM events e WHERE e.transaction_id = t.id AND e.event = $2) AS n FROM transactions t WHERE t.order_id = ANY($1::uuid[])`, [ids, event]);
-  const expired = await perTxn(expiring.map((o) => o.id), 'expired');
+    sql<{ id: string; n: number }>(
+      `SELECT t.id, (SELECT count(*)::int FROM events e WHERE e.transaction_id = t.id AND e.event = $2) AS n FROM transactions t WHERE t.order_id = ANY($1::uuid[])`,
+      [ids, event],
+    );
+  const expired = await perTxn(
+    expiring.map((o) => o.id),
+    'expired',
+  );
   check(expired.length === 6 && expired.every((r) => r.n === 1), `each of 6 expiries done once (${expired.map((r) => r.n).join(',')})`);
-  const declined = await perTxn(late.map((o) => o.id), 'declined');
-  check(declined.length === 4 && declined.every((r) => r.n === 1), `each of 4 late declines done once (${declined.map((r) => r.n).join(',')})`);
+  const declined = await perTxn(
+    late.map((o) => o.id),
+    'declined',
+  );
+  check(
+    declined.length === 4 && declined.every((r) => r.n === 1),
+    `each of 4 late declines done once (${declined.map((r) => r.n).join(',')})`,
+  );
   const captures = await sql<{ n: number; captured: number; authorized: number }>(
     `SELECT (SELECT count(*)::int FROM orders c WHERE c.related_order_id = o.id AND c.kind = 'capture') AS n, t.captured_amount AS captured, t.authorized_amount AS authorized
        FROM orders o JOIN transactions t ON t.order_id = o.id WHERE o.id = ANY($1::uuid[])`,
     [delayed.map((o) => o.id)],
   );
-  check(captures.length === 6 && captures.every((r) => r.n === 1 && r.captured === r.authorized), `each of 6 delayed captures done once (${captures.map((r) => r.n).join(',')})`);
+  check(
+    captures.length === 6 && captures.every((r) => r.n === 1 && r.captured === r.authorized),
+    `each of 6 delayed captures done once (${captures.map((r) => r.n).join(',')})`,
+  );
   const deliveries = await sql<{ order_id: string; n: number; ok: number }>(
     `SELECT order_id, count(*)::int AS n, count(*) FILTER (WHERE status = 'succeeded')::int AS ok FROM webhook_deliveries WHERE order_id = ANY($1::uuid[]) GROUP BY 1`,
     [all],
@@ -117,7 +156,10 @@ async function jobsOnEveryNode() {
   const expected = deliveries.reduce((s, d) => s + d.n, 0);
   const missing = deliveries.filter((d) => (receiver.received.get(d.order_id) ?? 0) < d.n).length;
   const duplicates = deliveries.reduce((s, d) => s + Math.max(0, (receiver.received.get(d.order_id) ?? 0) - d.n), 0);
-  check(deliveries.every((d) => d.ok === d.n) && missing === 0, `every webhook delivered at least once (${expected} messages, ${duplicates} duplicates after the kill)`);
+  check(
+    deliveries.every((d) => d.ok === d.n) && missing === 0,
+    `every webhook delivered at least once (${expected} messages, ${duplicates} duplicates after the kill)`,
+  );
   const ledger = ledgerCheck();
   check(ledger.startsWith('passed'), `tender ledger check ${ledger}`);
   const gone = await lost(all);
@@ -140,9 +182,10 @@ async function rollingRestart() {
   const watcher = primary();
   await watcher.connect();
   const sampling = setInterval(() => {
-    watcher
-      .query('SELECT COALESCE(max(EXTRACT(epoch FROM replay_lag)), 0)::float AS lag FROM pg_stat_replication')
-      .then((r) => (maxLag = Math.max(maxLag, r.rows[0].lag * 1000)), () => {});
+    watcher.query('SELECT COALESCE(max(EXTRACT(epoch FROM replay_lag)), 0)::float AS lag FROM pg_stat_replication').then(
+      (r) => (maxLag = Math.max(maxLag, r.rows[0].lag * 1000)),
+      () => {},
+    );
   }, 250);
   await sleep(1500);
   for (const node of topo.nodes) {
@@ -162,7 +205,9 @@ async function rollingRestart() {
   clearInterval(sampling);
   await watcher.end();
   const gone = await lost(acked);
-  const [{ n }] = await sql<{ n: number }>("SELECT count(*)::int AS n FROM orders WHERE id = ANY($1::uuid[]) AND status = 'completed'", [acked]);
+  const [{ n }] = await sql<{ n: number }>("SELECT count(*)::int AS n FROM orders WHERE id = ANY($1::uuid[]) AND status = 'completed'", [
+    acked,
+  ]);
   check(f.failed === 0, `no failed request (${f.sent} sent, ${f.failed} failed)`);
   check(gone === 0 && n === acked.length, `every acknowledged payment is there and completed (${n}/${acked.length})`);
   const ledger = ledgerCheck();
@@ -173,12 +218,22 @@ async function rollingRestart() {
   await replicaClient.connect();
   try {
     let total = 0;
-    await until('search on the replica to find the payments', async () => {
-      total = (await c.api('POST', '/v1/search/orders/', { query: 'status:completed', size: 1 })).body.total;
-      return total >= Math.min(acked.length, 10_000);
-    }, 15_000, 250);
-    const [{ n: sessions }] = (await replicaClient.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE 'tender-replica%'")).rows;
-    check(sessions > 0 && total >= acked.length, `search through HAProxy read the replica (${sessions} tender-replica sessions there; ${total} completed orders found; replica replay lag under that load: at most ${maxLag.toFixed(0)} ms)`);
+    await until(
+      'search on the replica to find the payments',
+      async () => {
+        total = (await c.api('POST', '/v1/search/orders/', { query: 'status:completed', size: 1 })).body.total;
+        return total >= Math.min(acked.length, 10_000);
+      },
+      15_000,
+      250,
+    );
+    const [{ n: sessions }] = (
+      await replicaClient.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE 'tender-replica%'")
+    ).rows;
+    check(
+      sessions > 0 && total >= acked.length,
+      `search through HAProxy read the replica (${sessions} tender-replica sessions there; ${total} completed orders found; replica replay lag under that load: at most ${maxLag.toFixed(0)} ms)`,
+    );
     // the CSV report is copied on the replica too, in parts that share one exported snapshot there
     const csv = await fetch(`${c.base}/v1/search/orders/?format=csv`, {
       method: 'POST',
@@ -186,7 +241,10 @@ async function rollingRestart() {
       body: JSON.stringify({ query: 'status:completed' }),
     });
     const lines = csv.ok ? (await csv.text()).trimEnd().split('\n').length - 1 : 0;
-    check(csv.ok && lines >= acked.length, `the CSV report through HAProxy, copied on the replica: ${csv.status}, ${lines} transaction rows for ${acked.length} payments`);
+    check(
+      csv.ok && lines >= acked.length,
+      `the CSV report through HAProxy, copied on the replica: ${csv.status}, ${lines} transaction rows for ${acked.length} payments`,
+    );
   } finally {
     await replicaClient.end();
   }
@@ -215,10 +273,14 @@ async function capacityFigures() {
     10_000,
   );
   await sql('CHECKPOINT');
-  capacity.bytesPerPayment = (await size() - sizeBefore) / capacity.payments;
+  capacity.bytesPerPayment = ((await size()) - sizeBefore) / capacity.payments;
   const k = capacity;
-  console.log(`  ${k.payments} payments (${k.requests} requests) in ${k.seconds.toFixed(1)} s; CPU per payment: Tender ${(k.tender * 1000).toFixed(1)} ms, PostgreSQL ${(k.database * 1000).toFixed(1)} ms, PgBouncer ${(k.bouncer * 1000).toFixed(1)} ms`);
-  console.log(`  per core: ${(1 / k.tender).toFixed(0)} payments/s (${((k.requests / k.payments) / k.tender).toFixed(0)} requests/s) of Tender, ${(1 / k.database).toFixed(0)} payments/s of PostgreSQL`);
+  console.log(
+    `  ${k.payments} payments (${k.requests} requests) in ${k.seconds.toFixed(1)} s; CPU per payment: Tender ${(k.tender * 1000).toFixed(1)} ms, PostgreSQL ${(k.database * 1000).toFixed(1)} ms, PgBouncer ${(k.bouncer * 1000).toFixed(1)} ms`,
+  );
+  console.log(
+    `  per core: ${(1 / k.tender).toFixed(0)} payments/s (${(k.requests / k.payments / k.tender).toFixed(0)} requests/s) of Tender, ${(1 / k.database).toFixed(0)} payments/s of PostgreSQL`,
+  );
   check(f.failed === 0, `no failed request (${f.failed})`);
 }
 
@@ -228,12 +290,26 @@ function suiteThroughPgBouncer() {
   const r = spawnSync(process.execPath, [`${ROOT}scripts/test.mjs`, ...files], {
     cwd: ROOT,
     encoding: 'utf8',
-    env: { ...process.env, DATABASE_URL: topo.bouncerUrl, TEST_DATABASE_PER_FILE: '1', DATABASE_PREPARED_STATEMENTS: 'off', DATABASE_LISTEN_URL: topo.primaryUrl, LOG_LEVEL: 'silent' },
+    env: {
+      ...process.env,
+      DATABASE_URL: topo.bouncerUrl,
+      TEST_DATABASE_PER_FILE: '1',
+      DATABASE_PREPARED_STATEMENTS: 'off',
+      DATABASE_LISTEN_URL: topo.primaryUrl,
+      LOG_LEVEL: 'silent',
+    },
   });
   const out = `${r.stdout}${r.stderr}`;
   const pass = /ℹ pass (\d+)/.exec(out)?.[1];
   const fail = /ℹ fail (\d+)/.exec(out)?.[1];
-  if (r.status !== 0) console.log(out.split('\n').filter((l) => /✖|Error|error/.test(l)).slice(0, 30).join('\n'));
+  if (r.status !== 0)
+    console.log(
+      out
+        .split('\n')
+        .filter((l) => /✖|Error|error/.test(l))
+        .slice(0, 30)
+        .join('\n'),
+    );
   check(r.status === 0, `${files.join(', ')}: ${pass ?? '?'} passed, ${fail ?? '?'} failed`);
 }
 
@@ -244,7 +320,12 @@ async function failover() {
   console.log(`  formation up: primary :${formation.ports.a}, secondary :${formation.ports.b}, synchronous_standby_names = ${sync}`);
   check(sync !== '', 'replication to the secondary is synchronous');
   // the three nodes again, on the formation: one multi-host URL, no PgBouncer (it names one host), no replica
-  const direct = { DATABASE_URL: formation.url, DATABASE_LISTEN_URL: formation.url, DATABASE_REPLICA_URL: '', DATABASE_PREPARED_STATEMENTS: 'on' };
+  const direct = {
+    DATABASE_URL: formation.url,
+    DATABASE_LISTEN_URL: formation.url,
+    DATABASE_REPLICA_URL: '',
+    DATABASE_PREPARED_STATEMENTS: 'on',
+  };
   for (const node of topo.nodes) await topo.stopNode(node);
   topo.apiKey = '';
   for (const node of topo.nodes) await topo.startNode(node, direct);
@@ -269,44 +350,99 @@ async function failover() {
   await load.stop();
   const outage = (c.firstOkAfterMark - killed) / 1000;
   const all = [...new Set([...c.created, ...acked])];
-  const b = new pg.Client({ connectionString: formation.url.replace(/\/\/postgres@[^/]+/, `//postgres@127.0.0.1:${formation.ports.b}`).replace(/\?.*/, '') });
+  const b = new pg.Client({
+    connectionString: formation.url.replace(/\/\/postgres@[^/]+/, `//postgres@127.0.0.1:${formation.ports.b}`).replace(/\?.*/, ''),
+  });
   await b.connect();
   const [{ n, done }] = (
-    await b.query("SELECT count(*)::int AS n, count(*) FILTER (WHERE status = 'completed' AND id = ANY($2::uuid[]))::int AS done FROM orders WHERE id = ANY($1::uuid[])", [all, acked])
+    await b.query(
+      "SELECT count(*)::int AS n, count(*) FILTER (WHERE status = 'completed' AND id = ANY($2::uuid[]))::int AS done FROM orders WHERE id = ANY($1::uuid[])",
+      [all, acked],
+    )
   ).rows;
   await b.end();
   console.log(`  promoted after ${promotedAfter.toFixed(1)} s; first request served ${outage.toFixed(1)} s after the kill`);
   check(n === all.length, `every acknowledged order is on the promoted server (${n}/${all.length})`);
   check(done === acked.length, `every acknowledged payment is completed there (${done}/${acked.length})`);
-  check(f.failed === f.retryable503, `every failed request was a 503 with Retry-After and an error body, retried with its Idempotency-Key (${f.failed} failed: ${JSON.stringify(f.failures)})`);
+  check(
+    f.failed === f.retryable503,
+    `every failed request was a 503 with Retry-After and an error body, retried with its Idempotency-Key (${f.failed} failed: ${JSON.stringify(f.failures)})`,
+  );
   const ledger = ledgerCheck(formation.url);
   check(ledger.startsWith('passed'), `tender ledger check ${ledger}`);
-  rows.push({ scenario: 'failover (primary SIGKILL)', f, acked: all.length, lost: all.length - n, duplicates: 0, ledger, failover: `${outage.toFixed(1)} (promotion ${promotedAfter.toFixed(1)})` });
+  rows.push({
+    scenario: 'failover (primary SIGKILL)',
+    f,
+    acked: all.length,
+    lost: all.length - n,
+    duplicates: 0,
+    ledger,
+    failover: `${outage.toFixed(1)} (promotion ${promotedAfter.toFixed(1)})`,
+  });
 }
 
 function report() {
   const line = (cells: unknown[]) => `| ${cells.join(' | ')} |`;
   console.log('\nFigures');
-  console.log(line(['scenario', 'requests sent', '2xx/3xx', 'failed', 'retryable 503', 'acknowledged orders', 'lost', 'duplicate webhooks', 'failover s', 'ledger check']));
+  console.log(
+    line([
+      'scenario',
+      'requests sent',
+      '2xx/3xx',
+      'failed',
+      'retryable 503',
+      'acknowledged orders',
+      'lost',
+      'duplicate webhooks',
+      'failover s',
+      'ledger check',
+    ]),
+  );
   console.log(line(Array(10).fill('---')));
-  for (const r of rows) console.log(line([r.scenario, r.f.sent, r.f.ok, r.f.failed + (r.f.failed ? ` ${JSON.stringify(r.f.failures)}` : ''), r.f.retryable503, r.acked, r.lost, r.duplicates, r.failover ?? 'n/a', r.ledger]));
+  for (const r of rows)
+    console.log(
+      line([
+        r.scenario,
+        r.f.sent,
+        r.f.ok,
+        r.f.failed + (r.f.failed ? ` ${JSON.stringify(r.f.failures)}` : ''),
+        r.f.retryable503,
+        r.acked,
+        r.lost,
+        r.duplicates,
+        r.failover ?? 'n/a',
+        r.ledger,
+      ]),
+    );
   if (capacity) {
     const k = capacity;
-    console.log(`\nCapacity: CPU per card payment (${(k.requests / k.payments).toFixed(1)} requests): Tender ${(k.tender * 1000).toFixed(1)} ms, PostgreSQL ${(k.database * 1000).toFixed(1)} ms, PgBouncer ${(k.bouncer * 1000).toFixed(1)} ms; database growth ${((k.bytesPerPayment ?? 0) / 1024).toFixed(1)} kB per payment;`);
-    console.log(`  per core ${(1 / k.tender).toFixed(0)} payments/s (${(k.requests / k.payments / k.tender).toFixed(0)} requests/s) of Tender, ${(1 / k.database).toFixed(0)} payments/s of PostgreSQL`);
+    console.log(
+      `\nCapacity: CPU per card payment (${(k.requests / k.payments).toFixed(1)} requests): Tender ${(k.tender * 1000).toFixed(1)} ms, PostgreSQL ${(k.database * 1000).toFixed(1)} ms, PgBouncer ${(k.bouncer * 1000).toFixed(1)} ms; database growth ${((k.bytesPerPayment ?? 0) / 1024).toFixed(1)} kB per payment;`,
+    );
+    console.log(
+      `  per core ${(1 / k.tender).toFixed(0)} payments/s (${(k.requests / k.payments / k.tender).toFixed(0)} requests/s) of Tender, ${(1 / k.database).toFixed(0)} payments/s of PostgreSQL`,
+    );
   }
   if (capacity) {
     const k = capacity;
-    console.log('\n| payments/s | Tender cores (60 %) | nodes of 4 cores (+1 spare) | PostgreSQL cores (60 %) | PgBouncer processes (1 core each, 60 %) | database growth per day |');
+    console.log(
+      '\n| payments/s | Tender cores (60 %) | nodes of 4 cores (+1 spare) | PostgreSQL cores (60 %) | PgBouncer processes (1 core each, 60 %) | database growth per day |',
+    );
     console.log('| --- | --- | --- | --- | --- | --- |');
     for (const p of [1000, 10_000]) {
       const cores = (cpu: number) => Math.ceil((p * cpu) / 0.6);
       const perDay = (p * 86_400 * (k.bytesPerPayment ?? 0)) / 1e9;
-      console.log(`| ${p.toLocaleString('en')} | ${cores(k.tender)} | ${Math.ceil(cores(k.tender) / 4) + 1} | ${cores(k.database)} | ${cores(k.bouncer)} | ${perDay.toFixed(0)} GB |`);
+      console.log(
+        `| ${p.toLocaleString('en')} | ${cores(k.tender)} | ${Math.ceil(cores(k.tender) / 4) + 1} | ${cores(k.database)} | ${cores(k.bouncer)} | ${perDay.toFixed(0)} GB |`,
+      );
     }
   }
   const secs = ((Date.now() - started) / 1000).toFixed(0);
-  console.log(`\n${new Date().toISOString()} on ${hostname()}, ${cpus().length} cores (${cpus()[0]?.model.trim()}), load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; ${secs} s in all`);
+  console.log(
+    `\n${new Date().toISOString()} on ${hostname()}, ${cpus().length} cores (${cpus()[0]?.model.trim()}), load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}; ${secs} s in all`,
+  );
 }
 
 try {
@@ -318,7 +454,9 @@ try {
   await topo.nodesUp(3);
   const ports = topo.nodes.map((n) => n.port);
   await topo.haproxy(ports);
-  console.log(`primary :${topo.ports.primary}, replica :${topo.ports.replica}, pgbouncer :${topo.ports.bouncer}, haproxy :${topo.ports.haproxy}, nodes ${ports.map((p) => `:${p}`).join(' ')}`);
+  console.log(
+    `primary :${topo.ports.primary}, replica :${topo.ports.replica}, pgbouncer :${topo.ports.bouncer}, haproxy :${topo.ports.haproxy}, nodes ${ports.map((p) => `:${p}`).join(' ')}`,
+  );
   const only = process.env.CLUSTER_ONLY; // one scenario while working on it: jobs, rolling, pgbouncer, failover
   if (!only || only === 'jobs') await jobsOnEveryNode();
   if (!only || only === 'rolling') await rollingRestart();

@@ -143,8 +143,25 @@ export class Topology {
     await admin.query('CREATE DATABASE tender');
     await admin.end();
     const replica = this.pgDir('replica');
-    this.run(join(PG_BIN, 'pg_basebackup'), ['-h', '127.0.0.1', '-p', String(this.ports.primary), '-U', 'postgres', '-D', replica, '-R', '-X', 'stream', '-c', 'fast']);
-    writeFileSync(join(replica, 'postgresql.auto.conf'), readFileSync(join(replica, 'postgresql.auto.conf'), 'utf8').replace(`port = ${this.ports.primary}`, `port = ${this.ports.replica}`));
+    this.run(join(PG_BIN, 'pg_basebackup'), [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(this.ports.primary),
+      '-U',
+      'postgres',
+      '-D',
+      replica,
+      '-R',
+      '-X',
+      'stream',
+      '-c',
+      'fast',
+    ]);
+    writeFileSync(
+      join(replica, 'postgresql.auto.conf'),
+      readFileSync(join(replica, 'postgresql.auto.conf'), 'utf8').replace(`port = ${this.ports.primary}`, `port = ${this.ports.replica}`),
+    );
     this.run(join(PG_BIN, 'pg_ctl'), ['-D', replica, '-l', join(replica, 'server.log'), '-w', 'start']);
     this.clusters.push(replica);
   }
@@ -208,9 +225,14 @@ export class Topology {
       ...nodePorts.map((p, i) => `  server n${i + 1} 127.0.0.1:${p} check`),
     ];
     // every node red (the database is gone): the API's own 503, not HAProxy's page, so clients retry as documented
-    const body = JSON.stringify({ error: { status: 503, type: 'ServiceUnavailable', value: 'no node is ready (the database is unavailable); retry later' } });
+    const body = JSON.stringify({
+      error: { status: 503, type: 'ServiceUnavailable', value: 'no node is ready (the database is unavailable); retry later' },
+    });
     const errorfile = join(this.dir, '503.http');
-    writeFileSync(errorfile, `HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\ncache-control: no-store\r\nconnection: close\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
+    writeFileSync(
+      errorfile,
+      `HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\ncache-control: no-store\r\nconnection: close\r\ncontent-length: ${body.length}\r\n\r\n${body}`,
+    );
     cfg.splice(cfg.indexOf('frontend api'), 0, `  errorfile 503 ${errorfile}`);
     const f = join(this.dir, 'haproxy.cfg');
     writeFileSync(f, cfg.join('\n') + '\n');

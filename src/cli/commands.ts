@@ -21,8 +21,14 @@ export const commands: Record<string, Command> = {
   'project set-webhook': (ctx, a) => setProjectWebhookUrl(ctx, String(a.project), a.url ? String(a.url) : null),
   'keys rewrap': async (ctx, a) => rewrapDataKeys(ctx, parseKey(String(a.new_master_key ?? '')), { prune: Boolean(a.prune) }),
   'ledger check': (ctx, a) => checkLedger(ctx.db, a.project ? String(a.project) : undefined),
-  seed: (ctx, a) => seedOrders(ctx, { projectId: String(a.project), orders: Number(a.orders), days: a.days, prefix: a.prefix, first: a.first }),
-  'user create': (ctx, a) => createUser(ctx, { merchantId: String(a.merchant), email: String(a.email), password: typeof a.password === 'string' ? a.password : undefined }),
+  seed: (ctx, a) =>
+    seedOrders(ctx, { projectId: String(a.project), orders: Number(a.orders), days: a.days, prefix: a.prefix, first: a.first }),
+  'user create': (ctx, a) =>
+    createUser(ctx, {
+      merchantId: String(a.merchant),
+      email: String(a.email),
+      password: typeof a.password === 'string' ? a.password : undefined,
+    }),
   'project list': async (ctx) =>
     (await listProjects(ctx.db)).map((p) => ({ project_id: p.id, merchant_id: p.merchant_id, name: p.name, mode: p.mode })),
 };

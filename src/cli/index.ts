@@ -22,7 +22,9 @@ async function run(name: string, args: Record<string, unknown>, json: boolean, p
       headers: { 'content-type': 'application/json', authorization: `Bearer ${holder.token}` },
       body: JSON.stringify({ command: name, args }),
     }).catch(() => {
-      throw new Error(`the Tender server (pid ${holder.pid}) holds ${config.dataDir} but does not answer at ${holder.url}; stop it and retry`);
+      throw new Error(
+        `the Tender server (pid ${holder.pid}) holds ${config.dataDir} but does not answer at ${holder.url}; stop it and retry`,
+      );
     });
     const body = (await res.json()) as any;
     if (!res.ok) throw new Error(body?.error?.value ?? `server answered ${res.status}`);
@@ -61,9 +63,26 @@ program
       `  API docs       ${c.publicBaseUrl}/docs`,
     ];
     if (first) {
-      lines.push('', 'Created a test project on first run:', `  merchant_id ${first.merchant_id}`, `  project_id  ${first.project_id}`, `  API key     ${first.api_key}`, ...(first.webhook_secret ? [`  webhook secret ${first.webhook_secret}`] : []), '  (shown once: keep it; `npx tender key rotate --project ID` makes a new one)', '', `Try: curl -u ${first.api_key}: ${c.publicBaseUrl}/v1/merchants/self/projects/self/`);
+      lines.push(
+        '',
+        'Created a test project on first run:',
+        `  merchant_id ${first.merchant_id}`,
+        `  project_id  ${first.project_id}`,
+        `  API key     ${first.api_key}`,
+        ...(first.webhook_secret ? [`  webhook secret ${first.webhook_secret}`] : []),
+        '  (shown once: keep it; `npx tender key rotate --project ID` makes a new one)',
+        '',
+        `Try: curl -u ${first.api_key}: ${c.publicBaseUrl}/v1/merchants/self/projects/self/`,
+      );
       const u = first.portal_user;
-      lines.push('', 'Sign in to the portal:', `  ${c.portalUrl}/sign-in`, `  email    ${u.email}`, `  password ${u.password}`, '  (shown once; `npx tender user create --merchant ID --email EMAIL` adds users)');
+      lines.push(
+        '',
+        'Sign in to the portal:',
+        `  ${c.portalUrl}/sign-in`,
+        `  email    ${u.email}`,
+        `  password ${u.password}`,
+        '  (shown once; `npx tender user create --merchant ID --email EMAIL` adds users)',
+      );
     }
     process.stdout.write(lines.join('\n') + '\n');
     let stopping = false;
@@ -102,7 +121,12 @@ user
   .action(async (o) => {
     const password = o.passwordStdin ? await readStdin() : undefined;
     await run('user create', { merchant: o.merchant, email: o.email, password }, o.json, (r) =>
-      [`user_id     ${r.user_id}`, `merchant_id ${r.merchant_id}`, `email       ${r.email}`, ...(r.password ? [`password    ${r.password}`, '(shown once: keep it)'] : [])].join('\n'),
+      [
+        `user_id     ${r.user_id}`,
+        `merchant_id ${r.merchant_id}`,
+        `email       ${r.email}`,
+        ...(r.password ? [`password    ${r.password}`, '(shown once: keep it)'] : []),
+      ].join('\n'),
     ).catch(fail);
   });
 
@@ -110,7 +134,9 @@ user
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of process.stdin) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 const project = program.command('project').description('manage projects');
@@ -121,7 +147,14 @@ project
   .option('--merchant <id>', 'add the project to an existing merchant')
   .option('--json', 'print JSON')
   .action((o) =>
-    run('project create', { name: o.name, mode: o.mode, merchant: o.merchant }, o.json, (r) => `merchant_id ${r.merchant_id}\nproject_id  ${r.project_id}\napi_key     ${r.api_key}` + (r.webhook_secret ? `\nwebhook_secret ${r.webhook_secret}` : '')),
+    run(
+      'project create',
+      { name: o.name, mode: o.mode, merchant: o.merchant },
+      o.json,
+      (r) =>
+        `merchant_id ${r.merchant_id}\nproject_id  ${r.project_id}\napi_key     ${r.api_key}` +
+        (r.webhook_secret ? `\nwebhook_secret ${r.webhook_secret}` : ''),
+    ),
   );
 project
   .command('set-webhook')
@@ -129,7 +162,14 @@ project
   .requiredOption('--project <id>', 'project id')
   .option('--url <url>', 'http(s) URL; omit it to clear')
   .option('--json', 'print JSON')
-  .action((o) => run('project set-webhook', { project: o.project, url: o.url }, o.json, (r) => `project_id  ${r.project_id}\nwebhook_url ${r.webhook_url ?? '(none)'}`));
+  .action((o) =>
+    run(
+      'project set-webhook',
+      { project: o.project, url: o.url },
+      o.json,
+      (r) => `project_id  ${r.project_id}\nwebhook_url ${r.webhook_url ?? '(none)'}`,
+    ),
+  );
 project
   .command('list')
   .option('--json', 'print JSON')
@@ -141,7 +181,14 @@ program
   .command('rotate')
   .requiredOption('--project <id>', 'project id')
   .option('--json', 'print JSON')
-  .action((o) => run('key rotate', { project: o.project }, o.json, (r) => `project_id ${r.project_id}\napi_key    ${r.api_key}\n(the old key is revoked)`));
+  .action((o) =>
+    run(
+      'key rotate',
+      { project: o.project },
+      o.json,
+      (r) => `project_id ${r.project_id}\napi_key    ${r.api_key}\n(the old key is revoked)`,
+    ),
+  );
 
 program
   .command('ledger')
@@ -165,15 +212,23 @@ program
   .command('keys')
   .description('manage the master key of the card vault')
   .command('rewrap')
-  .description('wrap every project data key with the new master key in TENDER_NEW_MASTER_KEY too (no downtime); --prune drops the other wraps')
+  .description(
+    'wrap every project data key with the new master key in TENDER_NEW_MASTER_KEY too (no downtime); --prune drops the other wraps',
+  )
   .option('--prune', 'keep only the wrap under the new key (once every node runs with it)')
   .option('--json', 'print JSON')
   .action((o) => {
     const key = process.env.TENDER_NEW_MASTER_KEY;
     if (!key) return fail(new Error('set TENDER_NEW_MASTER_KEY to the new master key (64 hex characters or base64 of 32 bytes)'));
-    return run('keys rewrap', { new_master_key: key, prune: Boolean(o.prune) }, o.json, (r) =>
-      `data keys ${r.data_keys}: ${r.rewrapped} re-wrapped, ${r.already_wrapped} already wrapped, ${r.pruned} old wraps dropped` +
-      `\nnew master key id ${r.new_master_key_id}` + (r.unreadable.length ? `\nnot readable with the current master key: ${r.unreadable.join(', ')}` : ''));
+    return run(
+      'keys rewrap',
+      { new_master_key: key, prune: Boolean(o.prune) },
+      o.json,
+      (r) =>
+        `data keys ${r.data_keys}: ${r.rewrapped} re-wrapped, ${r.already_wrapped} already wrapped, ${r.pruned} old wraps dropped` +
+        `\nnew master key id ${r.new_master_key_id}` +
+        (r.unreadable.length ? `\nnot readable with the current master key: ${r.unreadable.join(', ')}` : ''),
+    );
   });
 
 program
@@ -183,8 +238,16 @@ program
   .description('make a new secret (shown once); the old one keeps signing beside it for 24 h')
   .requiredOption('--project <id>', 'project id')
   .option('--json', 'print JSON')
-  .action((o) => run('webhook-secret rotate', { project: o.project }, o.json, (r) =>
-    `project_id     ${r.project_id}\nwebhook_secret ${r.webhook_secret}` + (r.previous_secret_expires ? `\n(the previous secret also signs until ${r.previous_secret_expires})` : '')));
+  .action((o) =>
+    run(
+      'webhook-secret rotate',
+      { project: o.project },
+      o.json,
+      (r) =>
+        `project_id     ${r.project_id}\nwebhook_secret ${r.webhook_secret}` +
+        (r.previous_secret_expires ? `\n(the previous secret also signs until ${r.previous_secret_expires})` : ''),
+    ),
+  );
 
 program
   .command('seed')

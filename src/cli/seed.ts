@@ -23,12 +23,17 @@ const REMOTE_PART = 5000;
  */
 export async function seedCli(o: SeedCliOptions) {
   const total = Number(o.orders);
-  if (!Number.isSafeInteger(total) || total < 1 || total > MAX_SEED_ORDERS) throw new Error(`--orders must be an integer from 1 to ${MAX_SEED_ORDERS}`);
+  if (!Number.isSafeInteger(total) || total < 1 || total > MAX_SEED_ORDERS)
+    throw new Error(`--orders must be an integer from 1 to ${MAX_SEED_ORDERS}`);
   const days = o.days === undefined ? undefined : Number(o.days);
   if (days !== undefined && !(days > 0)) throw new Error('--days must be a positive number');
   const config = loadConfig();
   const bar = new cliProgress.SingleBar(
-    { stream: process.stderr, format: 'seeding {bar} {percentage}% | {value}/{total} orders | {rate} orders/s | ETA {eta_formatted}', hideCursor: true },
+    {
+      stream: process.stderr,
+      format: 'seeding {bar} {percentage}% | {value}/{total} orders | {rate} orders/s | ETA {eta_formatted}',
+      hideCursor: true,
+    },
     cliProgress.Presets.shades_classic,
   );
   const started = Date.now();

@@ -1,7 +1,30 @@
 import cc from 'currency-codes';
 
 // Codes that are not money a card can be charged in: precious metals, funds units, test codes.
-const NOT_PAYABLE = new Set(['XAG', 'XAU', 'XBA', 'XBB', 'XBC', 'XBD', 'XDR', 'XPD', 'XPT', 'XSU', 'XTS', 'XUA', 'XXX', 'BOV', 'CHE', 'CHW', 'CLF', 'COU', 'MXV', 'USN', 'UYI', 'UYW']);
+const NOT_PAYABLE = new Set([
+  'XAG',
+  'XAU',
+  'XBA',
+  'XBB',
+  'XBC',
+  'XBD',
+  'XDR',
+  'XPD',
+  'XPT',
+  'XSU',
+  'XTS',
+  'XUA',
+  'XXX',
+  'BOV',
+  'CHE',
+  'CHW',
+  'CLF',
+  'COU',
+  'MXV',
+  'USN',
+  'UYI',
+  'UYW',
+]);
 
 /** ISO 4217 minor-unit exponent, or undefined when the code is not a payable currency. */
 export function currencyExponent(code: string): number | undefined {
@@ -40,7 +63,8 @@ export function formatMinor(amount: number, currency: string): string {
 /** Fee in minor units: basis points of the amount (rounded half up) plus a fixed part. */
 export function feeFor(amount: number, bps: number, fixed: number): number {
   const scaled = amount * bps;
-  if (Number.isSafeInteger(scaled) || !Number.isInteger(amount) || !Number.isInteger(bps)) return Math.floor((scaled + 5000) / 10000) + fixed;
+  if (Number.isSafeInteger(scaled) || !Number.isInteger(amount) || !Number.isInteger(bps))
+    return Math.floor((scaled + 5000) / 10000) + fixed;
   // amount * bps beyond 2^53 loses digits as a double: exact integer arithmetic instead
   return Number((BigInt(amount) * BigInt(bps) + 5000n) / 10000n) + fixed;
 }

@@ -22,7 +22,8 @@ const MESSAGES: Record<MessageLocale, Record<Kind, string>> = {
   de: {
     declined: 'Ihre Zahlung wurde abgelehnt. Bitte versuchen Sie eine andere Karte oder Zahlungsart.',
     card: 'Ihre Karte konnte nicht verwendet werden. Bitte prüfen Sie die Kartendaten oder nutzen Sie eine andere Karte.',
-    authentication: 'Ihre Zahlung konnte bei Ihrer Bank nicht bestätigt werden. Bitte versuchen Sie es erneut oder nutzen Sie eine andere Karte.',
+    authentication:
+      'Ihre Zahlung konnte bei Ihrer Bank nicht bestätigt werden. Bitte versuchen Sie es erneut oder nutzen Sie eine andere Karte.',
     error: 'Ihre Zahlung konnte nicht abgeschlossen werden. Bitte versuchen Sie es erneut oder wählen Sie eine andere Zahlungsart.',
   },
   fr: {

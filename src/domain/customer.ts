@@ -43,13 +43,16 @@ export function normaliseCustomer(c: unknown): unknown {
     if (phones.length) out.phone_numbers = phones;
     else delete out.phone_numbers;
   }
-  if (Array.isArray(out.additional_addresses)) out.additional_addresses = out.additional_addresses.map((a) => (isObject(a) ? normaliseAddress(a) : a));
+  if (Array.isArray(out.additional_addresses))
+    out.additional_addresses = out.additional_addresses.map((a) => (isObject(a) ? normaliseAddress(a) : a));
   return out;
 }
 
 export const STATES: Record<string, readonly string[]> = {
   CA: 'AB BC MB NB NL NS NT NU ON PE QC SK YT'.split(' '),
-  US: 'AA AE AK AL AP AR AZ CA CO CT DC DE FL GA HI IA ID IL IN KS KY LA MA MD ME MI MN MO MS MT NC ND NE NH NJ NM NV NY OH OK OR PA RI SC SD TN TX UT VA VT WA WI WV WY'.split(' '),
+  US: 'AA AE AK AL AP AR AZ CA CO CT DC DE FL GA HI IA ID IL IN KS KY LA MA MD ME MI MN MO MS MT NC ND NE NH NJ NM NV NY OH OK OR PA RI SC SD TN TX UT VA VT WA WI WV WY'.split(
+    ' ',
+  ),
 };
 
 export const isCountry = (code: string) => /^[A-Z]{2}$/.test(code) && countries.isValid(code);

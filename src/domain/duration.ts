@@ -36,7 +36,8 @@ export function addDuration(from: Date, d: Duration | string): Date {
     t.setUTCDate(Math.min(day, last));
   }
   const ms =
-    ((dur.weeks ?? 0) * 7 * 86400 + (dur.days ?? 0) * 86400 + (dur.hours ?? 0) * 3600 + (dur.minutes ?? 0) * 60 + (dur.seconds ?? 0)) * 1000;
+    ((dur.weeks ?? 0) * 7 * 86400 + (dur.days ?? 0) * 86400 + (dur.hours ?? 0) * 3600 + (dur.minutes ?? 0) * 60 + (dur.seconds ?? 0)) *
+    1000;
   return new Date(t.getTime() + Math.round(ms) * sign);
 }
 

@@ -70,8 +70,16 @@ export const reversalLegs = (amount: number, fee: number): Leg[] =>
  */
 export function settlementLegs(direction: Direction, amount: number, fee: number): Leg[] {
   return direction === 'credit'
-    ? nonZero([leg('acquirer_receivable', -amount, 'settlement'), leg('merchant_payable', amount - fee, 'settlement'), leg('bank', fee, 'settlement')])
-    : nonZero([leg('acquirer_receivable', amount, 'settlement'), leg('merchant_payable', -(amount + fee), 'settlement'), leg('bank', fee, 'settlement')]);
+    ? nonZero([
+        leg('acquirer_receivable', -amount, 'settlement'),
+        leg('merchant_payable', amount - fee, 'settlement'),
+        leg('bank', fee, 'settlement'),
+      ])
+    : nonZero([
+        leg('acquirer_receivable', amount, 'settlement'),
+        leg('merchant_payable', -(amount + fee), 'settlement'),
+        leg('bank', fee, 'settlement'),
+      ]);
 }
 
 export const journalSum = (legs: readonly Pick<Leg, 'amount'>[]) => legs.reduce((s, l) => s + l.amount, 0);

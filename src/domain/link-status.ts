@@ -30,7 +30,8 @@ const attempts = (n: number) => (n === 1 ? '1 attempt' : `${n} attempts`);
 /** Order ids grouped by order status, each group oldest first. */
 export function groupOrders(orders: readonly LinkOrder[]): LinkState['orders'] {
   const groups: LinkState['orders'] = {};
-  for (const o of [...orders].sort((a, b) => time(a.created) - time(b.created) || a.id.localeCompare(b.id))) (groups[o.status] ??= []).push(o.id);
+  for (const o of [...orders].sort((a, b) => time(a.created) - time(b.created) || a.id.localeCompare(b.id)))
+    (groups[o.status] ??= []).push(o.id);
   return groups;
 }
 
@@ -41,7 +42,9 @@ export function groupOrders(orders: readonly LinkOrder[]): LinkState['orders'] {
  */
 export function deriveLinkStatus(orders: readonly LinkOrder[], expiresAt: Date, now: Date): LinkState {
   const grouped = groupOrders(orders);
-  const paid = orders.filter((o) => o.status === 'completed').sort((a, b) => time(a.completed) - time(b.completed) || time(a.created) - time(b.created));
+  const paid = orders
+    .filter((o) => o.status === 'completed')
+    .sort((a, b) => time(a.completed) - time(b.completed) || time(a.created) - time(b.created));
   if (paid.length) {
     const more = paid.length > 1 ? ` (${paid.length} orders were paid in total)` : '';
     return { status: 'completed', reason: `paid by order ${paid[0].id}${more}`, completed_order_id: paid[0].id, orders: grouped };

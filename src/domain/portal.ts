@@ -9,7 +9,10 @@ import { currencyExponent } from './currency.ts';
 export function parseMajorAmount(text: string, currency: string): number | undefined {
   const exp = currencyExponent(currency);
   if (exp === undefined) return undefined;
-  const clean = text.trim().replace(/[\s\u00a0]/g, '').replace(',', '.');
+  const clean = text
+    .trim()
+    .replace(/[\s\u00a0]/g, '')
+    .replace(',', '.');
   const m = /^(\d{1,15})(?:\.(\d*))?$/.exec(clean);
   if (!m) return undefined;
   const frac = m[2] ?? '';

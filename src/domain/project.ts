@@ -69,12 +69,17 @@ const ALIAS = /^[a-z0-9][a-z0-9_-]{0,63}$/;
  */
 export function parseMethodAliases(setting: string | undefined): MethodAliases {
   const aliases: Record<string, PaymentMethod> = {};
-  for (const entry of (setting ?? '').split(',').map((e) => e.trim()).filter(Boolean)) {
+  for (const entry of (setting ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
     const [alias, method, ...rest] = entry.split('=').map((s) => s.trim());
     if (rest.length || !alias || !method) throw new Error(`PAYMENT_METHOD_ALIASES: "${entry}" is not alias=method`);
-    if (!ALIAS.test(alias)) throw new Error(`PAYMENT_METHOD_ALIASES: alias "${alias}" must be lower-case letters, digits, - or _ (at most 64)`);
+    if (!ALIAS.test(alias))
+      throw new Error(`PAYMENT_METHOD_ALIASES: alias "${alias}" must be lower-case letters, digits, - or _ (at most 64)`);
     if (isPaymentMethod(alias)) throw new Error(`PAYMENT_METHOD_ALIASES: "${alias}" is already a payment method`);
-    if (!isPaymentMethod(method)) throw new Error(`PAYMENT_METHOD_ALIASES: "${method}" is not a payment method (${PAYMENT_METHODS.join(', ')})`);
+    if (!isPaymentMethod(method))
+      throw new Error(`PAYMENT_METHOD_ALIASES: "${method}" is not a payment method (${PAYMENT_METHODS.join(', ')})`);
     if (alias in aliases) throw new Error(`PAYMENT_METHOD_ALIASES: alias "${alias}" is given twice`);
     aliases[alias] = method;
   }

@@ -59,12 +59,7 @@ export interface RangeNode {
   maxInclusive: boolean;
 }
 export type Node =
-  | { kind: 'and' | 'or'; items: Node[] }
-  | { kind: 'not'; item: Node }
-  | { kind: 'all' }
-  | { kind: 'none' }
-  | TermNode
-  | RangeNode;
+  { kind: 'and' | 'or'; items: Node[] } | { kind: 'not'; item: Node } | { kind: 'all' } | { kind: 'none' } | TermNode | RangeNode;
 
 // ---------------------------------------------------------------------------------------
 // Parser
@@ -177,7 +172,7 @@ export class Parser {
     const open = this.pos;
     this.pos++;
     this.skipWs();
-    if (this.src[this.pos] === ')') throw syntax("Empty parentheses: expected a search term", this.pos);
+    if (this.src[this.pos] === ')') throw syntax('Empty parentheses: expected a search term', this.pos);
     const inner = this.parseOr(field, depth + 1);
     this.skipWs();
     if (this.src[this.pos] !== ')') {
@@ -242,7 +237,8 @@ export class Parser {
       const last = word.end - 1;
       const bad = word.stars.find((p) => p !== last);
       if (bad !== undefined) throw syntax('Only a trailing * wildcard is supported (escape it as \\* or quote the value)', bad);
-      if (value === '*') return field ? { kind: 'term', field, value: '', pos: word.start, wildcard: false, exists: true } : { kind: 'all' };
+      if (value === '*')
+        return field ? { kind: 'term', field, value: '', pos: word.start, wildcard: false, exists: true } : { kind: 'all' };
       value = value.slice(0, -1);
       wildcard = true;
     }

@@ -29,7 +29,20 @@
 import { ORDER_STATUSES, TRANSACTION_STATUSES } from './status.ts';
 import { PAYMENT_METHODS } from './project.ts';
 
-import { MAX_QUERY_LENGTH, Parser, QueryError, simplify, parseInstant, parseAmount, escapeLike, type Bound, type FieldRef, type Node, type TermNode, type RangeNode } from './query-syntax.ts';
+import {
+  MAX_QUERY_LENGTH,
+  Parser,
+  QueryError,
+  simplify,
+  parseInstant,
+  parseAmount,
+  escapeLike,
+  type Bound,
+  type FieldRef,
+  type Node,
+  type TermNode,
+  type RangeNode,
+} from './query-syntax.ts';
 import { UUID_PATTERN } from './ids.ts';
 
 export { MAX_QUERY_LENGTH, MAX_RESULT_WINDOW, QueryError, type QueryParam } from './query-syntax.ts';
@@ -58,7 +71,12 @@ const FIELDS: Record<string, FieldDef> = {
   id: { kind: 'uuid', column: 'o.id' },
   merchant_order_id: { kind: 'text', column: 'o.merchant_order_id' },
   status: { kind: 'text', column: 'o.status', fold: 'lower', allowed: ORDER_STATUSES },
-  currency: { kind: 'text', column: 'o.currency', fold: 'upper', pattern: { re: /^[A-Z]{3}$/, what: 'a three-letter ISO 4217 code such as EUR' } },
+  currency: {
+    kind: 'text',
+    column: 'o.currency',
+    fold: 'upper',
+    pattern: { re: /^[A-Z]{3}$/, what: 'a three-letter ISO 4217 code such as EUR' },
+  },
   amount: { kind: 'amount', column: 'o.amount' },
   created: { kind: 'timestamp', column: 'o.created' },
   modified: { kind: 'timestamp', column: 'o.modified' },
@@ -70,7 +88,13 @@ const FIELDS: Record<string, FieldDef> = {
   related_payment_link_id: { kind: 'uuid', column: 'o.payment_link_id' },
   'transactions.payment_method': { kind: 'text', column: 't.payment_method', transaction: true, fold: 'lower', allowed: PAYMENT_METHODS },
   'transactions.status': { kind: 'text', column: 't.status', transaction: true, fold: 'lower', allowed: TRANSACTION_STATUSES },
-  'transactions.payment_method_brand': { kind: 'text', column: 't.payment_method_brand', transaction: true, fold: 'lower', lowerColumn: true },
+  'transactions.payment_method_brand': {
+    kind: 'text',
+    column: 't.payment_method_brand',
+    transaction: true,
+    fold: 'lower',
+    lowerColumn: true,
+  },
   'transactions.id': { kind: 'uuid', column: 't.id', transaction: true },
 };
 
@@ -143,7 +167,10 @@ class Compiler {
 
   private inTransaction(def: FieldDef, pred: Sql): Sql {
     if (!def.transaction) return pred;
-    return { sql: `EXISTS (SELECT 1 FROM transactions t WHERE t.order_id = o.id AND t.project_id = o.project_id AND ${pred.sql})`, grouped: false };
+    return {
+      sql: `EXISTS (SELECT 1 FROM transactions t WHERE t.order_id = o.id AND t.project_id = o.project_id AND ${pred.sql})`,
+      grouped: false,
+    };
   }
 
   private invalid(name: string, pos: number, expected: string) {
@@ -170,12 +197,16 @@ class Compiler {
         const at = parseInstant(t.value);
         if (!at) throw this.invalid(name, t.pos, 'a date (2024-01-31) or date-time (2024-01-31T10:00:00Z)');
         if (at.kind === 'datetime') return atom(`${col} = ${this.param(at.iso, '::timestamptz')}`);
-        return { sql: `(${col} >= ${this.param(at.start, '::timestamptz')} AND ${col} < ${this.param(at.next, '::timestamptz')})`, grouped: true };
+        return {
+          sql: `(${col} >= ${this.param(at.start, '::timestamptz')} AND ${col} < ${this.param(at.next, '::timestamptz')})`,
+          grouped: true,
+        };
       }
       case 'contains':
         return atom(`${col} ILIKE ${this.param(`%${escapeLike(t.value)}%`)}`);
       case 'flags':
-        if (t.wildcard) return atom(`EXISTS (SELECT 1 FROM unnest(${col}) AS f(flag) WHERE f.flag LIKE ${this.param(`${escapeLike(t.value)}%`)})`);
+        if (t.wildcard)
+          return atom(`EXISTS (SELECT 1 FROM unnest(${col}) AS f(flag) WHERE f.flag LIKE ${this.param(`${escapeLike(t.value)}%`)})`);
         return atom(`${this.param(t.value)} = ANY(${col})`);
       case 'text': {
         const value = def.fold === 'lower' ? t.value.toLowerCase() : def.fold === 'upper' ? t.value.toUpperCase() : t.value;
@@ -191,10 +222,13 @@ class Compiler {
   private range(def: FieldDef, r: RangeNode): Sql {
     const name = r.field.name;
     if (!RANGE_KINDS.includes(def.kind)) {
-      throw new QueryError(`Field "${name}" does not support ranges (only amount, created, modified and completed do), at position ${r.field.pos}`, {
-        position: r.field.pos,
-        field: name,
-      });
+      throw new QueryError(
+        `Field "${name}" does not support ranges (only amount, created, modified and completed do), at position ${r.field.pos}`,
+        {
+          position: r.field.pos,
+          field: name,
+        },
+      );
     }
     const col = def.column;
     const parts: string[] = [];
@@ -234,7 +268,9 @@ class Compiler {
 export function compileQuery(query: string, firstParam: number): { where: string; params: unknown[] } {
   if (typeof query !== 'string') throw new QueryError('The query must be a string', { position: 0 });
   if (query.length > MAX_QUERY_LENGTH) {
-    throw new QueryError(`Query too long (at most ${MAX_QUERY_LENGTH} characters) at position ${MAX_QUERY_LENGTH}`, { position: MAX_QUERY_LENGTH });
+    throw new QueryError(`Query too long (at most ${MAX_QUERY_LENGTH} characters) at position ${MAX_QUERY_LENGTH}`, {
+      position: MAX_QUERY_LENGTH,
+    });
   }
   const tree = simplify(new Parser(query).parse());
   const compiler = new Compiler(firstParam);

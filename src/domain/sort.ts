@@ -33,16 +33,24 @@ const utcText = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD
 const SORTS: Record<SortField, { column: string; valueSql: string; type: SortType; nullAs?: string }> = {
   created: { column: 'o.created', valueSql: utcText('o.created'), type: 'timestamp' },
   modified: { column: 'o.modified', valueSql: utcText('o.modified'), type: 'timestamp' },
-  completed: { column: "COALESCE(o.completed, '-infinity'::timestamptz)", valueSql: utcText('o.completed'), type: 'timestamp', nullAs: '-infinity' },
+  completed: {
+    column: "COALESCE(o.completed, '-infinity'::timestamptz)",
+    valueSql: utcText('o.completed'),
+    type: 'timestamp',
+    nullAs: '-infinity',
+  },
   amount: { column: 'o.amount', valueSql: 'o.amount', type: 'amount' },
   merchant_order_id: { column: "COALESCE(o.merchant_order_id, '')", valueSql: 'o.merchant_order_id', type: 'text', nullAs: '' },
   id: { column: 'o.id', valueSql: 'o.id::text', type: 'uuid' },
 };
 
 const sortError = (text: string) =>
-  new QueryError(`Invalid sort "${text}": use one of ${SORT_FIELDS.join(', ')}, optionally followed by asc or desc (default: created desc)`, {
-    param: 'sort',
-  });
+  new QueryError(
+    `Invalid sort "${text}": use one of ${SORT_FIELDS.join(', ')}, optionally followed by asc or desc (default: created desc)`,
+    {
+      param: 'sort',
+    },
+  );
 
 /**
  * "created desc", "amount asc", "created:asc", "modified" (a field alone is ascending).
@@ -54,7 +62,7 @@ export function parseSort(sort: string | undefined | null): SortSpec {
   const m = /^([A-Za-z_.]+)(?:\s*:\s*|\s+)?(asc|desc)?$/i.exec(text);
   if (!m || !(SORT_FIELDS as readonly string[]).includes(m[1])) throw sortError(text);
   if (m[2] === undefined && text !== m[1]) throw sortError(text);
-  return sortSpec(m[1] as SortField, ((m[2] ?? 'asc').toLowerCase() as SortDirection));
+  return sortSpec(m[1] as SortField, (m[2] ?? 'asc').toLowerCase() as SortDirection);
 }
 
 function sortSpec(field: SortField, direction: SortDirection): SortSpec {
@@ -88,7 +96,8 @@ export function encodeSearchAfter(
   id: string,
   sort?: Pick<SortSpec, 'field' | 'direction'>,
 ): string {
-  const value = sortValue instanceof Date ? sortValue.toISOString() : typeof sortValue === 'bigint' ? Number(sortValue) : (sortValue ?? null);
+  const value =
+    sortValue instanceof Date ? sortValue.toISOString() : typeof sortValue === 'bigint' ? Number(sortValue) : (sortValue ?? null);
   const payload: unknown[] = [value, id];
   if (sort) payload.push(`${sort.field} ${sort.direction}`);
   return Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url');
@@ -107,7 +116,8 @@ export function decodeSearchAfter(text: string): SearchAfter | null {
   }
   if (!Array.isArray(payload) || payload.length < 2 || payload.length > 3) throw searchAfterError('not a cursor');
   const [value, id, sort] = payload as unknown[];
-  if (!(value === null || typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)))) throw searchAfterError('bad value');
+  if (!(value === null || typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))))
+    throw searchAfterError('bad value');
   if (typeof id !== 'string' || !UUID_PATTERN.test(id)) throw searchAfterError('bad id');
   if (sort !== undefined && typeof sort !== 'string') throw searchAfterError('bad sort');
   return sort === undefined ? { value, id } : { value, id, sort };
@@ -127,7 +137,9 @@ export function keysetCondition(
   if (!c) return { sql: 'TRUE', params: [] };
   const expected = `${sort.field} ${sort.direction}`;
   if (c.sort !== undefined && c.sort !== expected) {
-    throw new QueryError(`search_after was made for sort "${c.sort}", not "${expected}": use the same sort in every request`, { param: 'search_after' });
+    throw new QueryError(`search_after was made for sort "${c.sort}", not "${expected}": use the same sort in every request`, {
+      param: 'search_after',
+    });
   }
   const op = sort.direction === 'asc' ? '>' : '<';
   const a = `$${firstParam}`;

@@ -5,7 +5,17 @@
  * compatible ::a.b.c.d, NAT64 64:ff9b::/96, 6to4 2002::/16).
  */
 export type AddressClass =
-  | 'unspecified' | 'loopback' | 'private' | 'shared' | 'link-local' | 'unique-local' | 'site-local' | 'multicast' | 'broadcast' | 'reserved' | 'documentation';
+  | 'unspecified'
+  | 'loopback'
+  | 'private'
+  | 'shared'
+  | 'link-local'
+  | 'unique-local'
+  | 'site-local'
+  | 'multicast'
+  | 'broadcast'
+  | 'reserved'
+  | 'documentation';
 
 /** Parses a dotted-quad IPv4 address to 4 bytes; undefined for anything else. */
 export function parseIPv4(text: string): number[] | undefined {
@@ -47,7 +57,8 @@ function classifyIPv4([a, b, c]: number[]): AddressClass | undefined {
   if (a === 100 && b >= 64 && b <= 127) return 'shared'; // carrier-grade NAT 100.64.0.0/10
   if (a === 169 && b === 254) return 'link-local'; // includes cloud metadata 169.254.169.254
   if (a === 192 && b === 0 && c === 0) return 'reserved'; // IETF protocol assignments
-  if ((a === 192 && b === 0 && c === 2) || (a === 198 && b === 51 && c === 100) || (a === 203 && b === 0 && c === 113)) return 'documentation';
+  if ((a === 192 && b === 0 && c === 2) || (a === 198 && b === 51 && c === 100) || (a === 203 && b === 0 && c === 113))
+    return 'documentation';
   if (a === 198 && (b === 18 || b === 19)) return 'reserved'; // benchmarking
   if (a >= 224 && a <= 239) return 'multicast';
   if (a === 255 && b === 255 && c === 255) return 'broadcast';

@@ -1,5 +1,15 @@
 /** Transaction and order state machines (docs/design.md "States"). */
-export const TRANSACTION_STATUSES = ['new', 'pending', 'processing', 'accepted', 'completed', 'declined', 'error', 'cancelled', 'expired'] as const;
+export const TRANSACTION_STATUSES = [
+  'new',
+  'pending',
+  'processing',
+  'accepted',
+  'completed',
+  'declined',
+  'error',
+  'cancelled',
+  'expired',
+] as const;
 export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];
 
 export const ORDER_STATUSES = ['new', 'processing', 'completed', 'cancelled', 'expired', 'error', 'see-transactions'] as const;

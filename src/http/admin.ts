@@ -10,13 +10,15 @@ export type AdminCommand = (ctx: Ctx, args: Record<string, any>) => Promise<unkn
  * Lets `npx tender ...` work while this process holds the embedded store. Bound to a random
  * token that only the data directory's owner can read (tender.lock, mode 0600).
  */
-export const adminRoutes = (ctx: Ctx, token: string, commands: Record<string, AdminCommand>): FastifyPluginAsync => async (app) => {
-  app.post<{ Body: { command: string; args: Record<string, unknown> } }>('/_admin/cli', { schema: { hide: true } }, async (req) => {
-    const given = Buffer.from(String(req.headers.authorization ?? '').replace(/^Bearer /, ''));
-    const want = Buffer.from(token);
-    if (given.length !== want.length || !timingSafeEqual(given, want)) throw new ApiError('Unauthorized', 'admin token required');
-    const command = Object.hasOwn(commands, req.body?.command) ? commands[req.body.command] : undefined;
-    if (!command) throw new ApiError('NotFound', `unknown command ${req.body?.command}`);
-    return { result: await command(ctx, req.body.args ?? {}) };
-  });
-};
+export const adminRoutes =
+  (ctx: Ctx, token: string, commands: Record<string, AdminCommand>): FastifyPluginAsync =>
+  async (app) => {
+    app.post<{ Body: { command: string; args: Record<string, unknown> } }>('/_admin/cli', { schema: { hide: true } }, async (req) => {
+      const given = Buffer.from(String(req.headers.authorization ?? '').replace(/^Bearer /, ''));
+      const want = Buffer.from(token);
+      if (given.length !== want.length || !timingSafeEqual(given, want)) throw new ApiError('Unauthorized', 'admin token required');
+      const command = Object.hasOwn(commands, req.body?.command) ? commands[req.body.command] : undefined;
+      if (!command) throw new ApiError('NotFound', `unknown command ${req.body?.command}`);
+      return { result: await command(ctx, req.body.args ?? {}) };
+    });
+  };

@@ -23,7 +23,6 @@ import { lazyValidators } from './lazy-validation.ts';
 /** Path prefix of a surface whose base URL is on this host: `http://h/vault` -> `/vault`. */
 export const prefixOf = (url: string) => new URL(url).pathname.replace(/\/+$/, '');
 
-
 /** Drops `null` members (null means absent), except inside free-form merchant data. */
 export function stripNulls(value: unknown, key?: string): unknown {
   if (key === 'extra' || key === 'order_lines') return value;
@@ -42,7 +41,9 @@ export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstanc
   // A missing Host is answered by our hook (with the error body) rather than by Node (an empty 400).
   const server = { requireHostHeader: false };
   const transport: object = {
-    ...(tls ? { https: { ...server, cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile), minVersion: 'TLSv1.2' } } : { http: server }),
+    ...(tls
+      ? { https: { ...server, cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile), minVersion: 'TLSv1.2' } }
+      : { http: server }),
     trustProxy: ctx.config.trustProxy, // a number is a hop count (proxy-addr), which Fastify's types leave out
   };
   const validators = lazyValidators();
@@ -68,7 +69,8 @@ export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstanc
 
   // a second after listening, so the first requests do not wait behind the compiler
   app.addHook('onListen', async () => {
-    const warm = () => void validators.warm().catch((err) => ctx.log.error({ err: (err as Error).message }, 'a route schema does not compile'));
+    const warm = () =>
+      void validators.warm().catch((err) => ctx.log.error({ err: (err as Error).message }, 'a route schema does not compile'));
     setTimeout(warm, 1000).unref();
   });
   // Responses are documented by their schemas but written as they are (no field stripping).

@@ -23,7 +23,8 @@ export function requireApiKey(app: FastifyInstance, ctx: Ctx) {
     try {
       req.project = await authenticate(ctx, req.headers.authorization);
     } catch (err) {
-      if (err instanceof ApiError && err.status === 401) await throttleOf(ctx).limit('auth-failure', [req.ip], ctx.config.publicRateLimitPerMinute);
+      if (err instanceof ApiError && err.status === 401)
+        await throttleOf(ctx).limit('auth-failure', [req.ip], ctx.config.publicRateLimitPerMinute);
       throw err;
     }
     requireTlsForLive(req, req.project.mode, ctx.config.liveRequiresTls);

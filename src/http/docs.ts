@@ -49,14 +49,20 @@ footer{padding:2rem 1rem;color:#475467;font-size:.85rem}
 const STYLE_HASH = `sha256-${createHash('sha256').update(CSS).digest('base64')}`;
 export const DOCS_CSP = `default-src 'none'; style-src '${STYLE_HASH}'; img-src 'self' data:; form-action 'none'; frame-ancestors 'none'; base-uri 'none'`;
 
-const slug = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+const slug = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 
 /** Follows `#/components/schemas/X` references. */
-const resolver = (doc: Json) => (s: Json | undefined): Json | undefined => {
-  let cur = s;
-  for (let i = 0; cur?.$ref && i < 10; i++) cur = doc.components?.schemas?.[String(cur.$ref).split('/').pop()!];
-  return cur;
-};
+const resolver =
+  (doc: Json) =>
+  (s: Json | undefined): Json | undefined => {
+    let cur = s;
+    for (let i = 0; cur?.$ref && i < 10; i++) cur = doc.components?.schemas?.[String(cur.$ref).split('/').pop()!];
+    return cur;
+  };
 
 function typeOf(s: Json | undefined, resolve: (s?: Json) => Json | undefined): string {
   const r = resolve(s);
@@ -76,7 +82,11 @@ function fields(schema: Json | undefined, resolve: (s?: Json) => Json | undefine
   const items = Object.entries(props).map(([name, p]) => {
     const r = resolve(p as Json) ?? {};
     const values = r.enum ?? (r.type === 'array' ? resolve(r.items)?.enum : undefined);
-    const limits = [r.minimum !== undefined ? `min ${r.minimum}` : '', r.maximum !== undefined ? `max ${r.maximum}` : '', r.maxLength !== undefined ? `max length ${r.maxLength}` : '']
+    const limits = [
+      r.minimum !== undefined ? `min ${r.minimum}` : '',
+      r.maximum !== undefined ? `max ${r.maximum}` : '',
+      r.maxLength !== undefined ? `max length ${r.maxLength}` : '',
+    ]
       .filter(Boolean)
       .join(', ');
     return `<li><code>${esc(name)}</code> <span class="type">${esc(typeOf(p as Json, resolve))}${limits ? `, ${esc(limits)}` : ''}</span>${
@@ -98,7 +108,9 @@ function operation(doc: Json, base: string, path: string, method: string, op: Js
   const auth = op.security?.length ? ` \\\n  -u "$TENDER_API_KEY:"` : '';
   const curl =
     `curl -X ${method.toUpperCase()} "${base}${samplePath}"${auth}` +
-    (example !== undefined ? ` \\\n  -H "content-type: application/json" \\\n  -d '${JSON.stringify(example, null, 2).replace(/'/g, "'\\''")}'` : '');
+    (example !== undefined
+      ? ` \\\n  -H "content-type: application/json" \\\n  -d '${JSON.stringify(example, null, 2).replace(/'/g, "'\\''")}'`
+      : '');
   const responses = Object.entries((op.responses ?? {}) as Json)
     .map(([code, r]) => {
       const media = Object.entries((r.content ?? {}) as Json)[0] as [string, Json] | undefined;

@@ -11,7 +11,8 @@ import { errorAnswers } from '../domain/schemas/common.ts';
  * - 413 (too large), 415 (not JSON, or compressed): a POST, PUT or PATCH, which may carry a body.
  */
 export function documentErrors(route: RouteOptions) {
-  const schema = route.schema as (RouteOptions['schema'] & { hide?: boolean; security?: unknown[]; response?: Record<string, unknown> }) | undefined;
+  const schema = route.schema as
+    (RouteOptions['schema'] & { hide?: boolean; security?: unknown[]; response?: Record<string, unknown> }) | undefined;
   if (!schema || schema.hide) return;
   const statuses = [400, 500];
   if (schema.security?.length) statuses.push(401, 403, 429);

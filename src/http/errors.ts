@@ -25,7 +25,9 @@ function validationMessage(v: { keyword: string; message?: string; params?: Reco
     case 'enum': {
       const allowed: unknown[] = v.params?.allowedValues ?? [];
       // a long list (currencies) is named by the OpenAPI document, not repeated in every error
-      return allowed.length > 20 ? `${field} is not one of the ${allowed.length} allowed values (see /openapi.json)` : `${field} must be one of: ${allowed.join(', ')}`;
+      return allowed.length > 20
+        ? `${field} is not one of the ${allowed.length} allowed values (see /openapi.json)`
+        : `${field} must be one of: ${allowed.join(', ')}`;
     }
     case 'format':
       return `${field} must be a valid ${v.params?.format}`;
@@ -82,12 +84,16 @@ export function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: F
 export function clientErrorHandler(err: Error & { code?: string }, socket: Socket) {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const [status, message] =
-    err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'request headers are too large']
-    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'the request was not received in time']
-    : [400, 'the request is not valid HTTP'];
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'request headers are too large']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'the request was not received in time']
+        : [400, 'the request is not valid HTTP'];
   const body = JSON.stringify(new ApiError('ValidationError', message, undefined, status).toBody());
   if (socket.writable)
-    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   socket.destroy();
 }
 
@@ -141,7 +147,15 @@ export function installErrorHandling(app: FastifyInstance) {
     const allow = new Set(routes.filter((r) => r.pattern.test(path)).flatMap((r) => r.methods));
     if (allow.size) {
       reply.header('Allow', [...allow].sort().join(', '));
-      return sendError(reply, new ApiError('ValidationError', `method ${req.method} is not allowed here; allowed: ${[...allow].sort().join(', ')}`, undefined, 405));
+      return sendError(
+        reply,
+        new ApiError(
+          'ValidationError',
+          `method ${req.method} is not allowed here; allowed: ${[...allow].sort().join(', ')}`,
+          undefined,
+          405,
+        ),
+      );
     }
     sendError(reply, new ApiError('NotFound', `no route ${req.method} ${path}`));
   });

@@ -57,7 +57,8 @@ function keyOf(req: FastifyRequest): string | undefined {
   if (raw === undefined) return undefined;
   const text = (Array.isArray(raw) ? raw.join(',') : raw).trim();
   const key = /^".*"$/.test(text) ? text.slice(1, -1) : text;
-  if (!/^[\x21-\x7e]{1,255}$/.test(key)) throw new ApiError('ValidationError', 'Idempotency-Key must be 1 to 255 visible ASCII characters', 'Idempotency-Key');
+  if (!/^[\x21-\x7e]{1,255}$/.test(key))
+    throw new ApiError('ValidationError', 'Idempotency-Key must be 1 to 255 visible ASCII characters', 'Idempotency-Key');
   return key;
 }
 
@@ -89,14 +90,28 @@ export function idempotency(app: FastifyInstance, ctx: Ctx) {
     if (key === undefined) return;
     const [path, query] = req.url.split('?');
     const target = `${path.replace(/\/+$/, '')}${query ? `?${query}` : ''}`;
-    const request_hash = createHash('sha256').update(`POST ${target}\n${canonicalJson(req.body ?? null)}`).digest('hex');
-    const claim = await claimRequest(ctx, { project_id: req.project.id, key, method: 'POST', path: target, request_hash, now: nowFor(req.project) });
+    const request_hash = createHash('sha256')
+      .update(`POST ${target}\n${canonicalJson(req.body ?? null)}`)
+      .digest('hex');
+    const claim = await claimRequest(ctx, {
+      project_id: req.project.id,
+      key,
+      method: 'POST',
+      path: target,
+      request_hash,
+      now: nowFor(req.project),
+    });
     if (claim.kind === 'run') {
       req.idempotencyKey = { key, open: claim.open, done: false };
       return;
     }
     if (claim.kind === 'busy')
-      throw new ApiError('IdempotencyError', 'a request with this Idempotency-Key is still being processed; retry later', 'Idempotency-Key', 409);
+      throw new ApiError(
+        'IdempotencyError',
+        'a request with this Idempotency-Key is still being processed; retry later',
+        'Idempotency-Key',
+        409,
+      );
     const row = claim.row;
     if (row.request_hash !== request_hash)
       throw new ApiError('IdempotencyError', 'this Idempotency-Key was already used with a different request', 'Idempotency-Key', 422);

@@ -16,7 +16,8 @@ export function lazyValidators() {
   const pending: Array<() => unknown> = [];
   const buildValidator = (externalSchemas: unknown, options: unknown): Compile => {
     let compiler: Compile | undefined;
-    const compile = (route: Parameters<Compile>[0]) => (compiler ??= (factory ??= fromFastify('@fastify/ajv-compiler')())(externalSchemas, options))(route);
+    const compile = (route: Parameters<Compile>[0]) =>
+      (compiler ??= (factory ??= fromFastify('@fastify/ajv-compiler')())(externalSchemas, options))(route);
     return (route) => {
       let fn: Validate | undefined;
       const compiled = () => (fn ??= compile(route));

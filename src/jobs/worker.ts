@@ -20,8 +20,13 @@ export interface JobKind {
 /** Every kind of due work by name: the table main.ts writes. */
 export type JobTable = Record<string, JobKind>;
 
-
-async function runOne(ctx: Ctx, table: JobTable, job: JobRow, ran?: Promise<void>, finish: (job: JobRow) => Promise<void> = (j) => finishJob(ctx.db, j)) {
+async function runOne(
+  ctx: Ctx,
+  table: JobTable,
+  job: JobRow,
+  ran?: Promise<void>,
+  finish: (job: JobRow) => Promise<void> = (j) => finishJob(ctx.db, j),
+) {
   const kind = Object.hasOwn(table, job.kind) ? table[job.kind] : undefined;
   try {
     if (!kind) throw new Error(`no handler for job kind ${job.kind}`);
@@ -34,11 +39,13 @@ async function runOne(ctx: Ctx, table: JobTable, job: JobRow, ran?: Promise<void
   }
 }
 
-const leaseOf = (ctx: Ctx, table: JobTable, kind: string) => (Object.hasOwn(table, kind) ? table[kind].leaseMs?.(ctx.config) : undefined) ?? ctx.config.worker.leaseMs;
+const leaseOf = (ctx: Ctx, table: JobTable, kind: string) =>
+  (Object.hasOwn(table, kind) ? table[kind].leaseMs?.(ctx.config) : undefined) ?? ctx.config.worker.leaseMs;
 const concurrent = (table: JobTable, kind: string) => Object.hasOwn(table, kind) && Boolean(table[kind].concurrent);
 
 /** The shortest lease of any kind: jobs are claimed with it, then the others get their longer one. */
-const shortestLease = (ctx: Ctx, table: JobTable) => Math.min(ctx.config.worker.leaseMs, ...Object.keys(table).map((k) => leaseOf(ctx, table, k)));
+const shortestLease = (ctx: Ctx, table: JobTable) =>
+  Math.min(ctx.config.worker.leaseMs, ...Object.keys(table).map((k) => leaseOf(ctx, table, k)));
 
 /**
  * Gives claimed jobs the lease of their kind. Claiming with the shortest and extending (within
@@ -66,20 +73,27 @@ export async function runDueJobs(ctx: Ctx, table: JobTable, projectId?: string, 
   const claimSize = Math.max(batch, Math.floor(limit / 2));
   const inFlight = new Set<Promise<void>>();
   // concurrent jobs that end together are removed in one statement
-  const finish = batcher((jobs: JobRow[]) => finishJobs(ctx.db, jobs).then(() => jobs.map(() => undefined)), { maxInFlight: 2, maxBatch: 64 });
+  const finish = batcher((jobs: JobRow[]) => finishJobs(ctx.db, jobs).then(() => jobs.map(() => undefined)), {
+    maxInFlight: 2,
+    maxBatch: 64,
+  });
   // Claimed jobs may wait a while behind one another (for a webhook slot, or their turn): those
   // held for a third of their lease get it renewed, so no other runner takes them over meanwhile.
   const held = new Map<number, { job: JobRow; renewed: number }>();
-  const renew = setInterval(() => {
-    const due = new Map<number, number[]>();
-    for (const h of held.values()) {
-      const lease = leaseOf(ctx, table, h.job.kind);
-      if (Date.now() - h.renewed < lease / 3) continue;
-      h.renewed = Date.now();
-      due.set(lease, [...(due.get(lease) ?? []), h.job.id]);
-    }
-    for (const [lease, ids] of due) renewLeases(ctx.db, ids, lease).catch((err) => ctx.log.warn({ err: (err as Error).message }, 'renewing job leases'));
-  }, shortestLease(ctx, table) / 6);
+  const renew = setInterval(
+    () => {
+      const due = new Map<number, number[]>();
+      for (const h of held.values()) {
+        const lease = leaseOf(ctx, table, h.job.kind);
+        if (Date.now() - h.renewed < lease / 3) continue;
+        h.renewed = Date.now();
+        due.set(lease, [...(due.get(lease) ?? []), h.job.id]);
+      }
+      for (const [lease, ids] of due)
+        renewLeases(ctx.db, ids, lease).catch((err) => ctx.log.warn({ err: (err as Error).message }, 'renewing job leases'));
+    },
+    shortestLease(ctx, table) / 6,
+  );
   renew.unref();
   try {
     let ran = 0;
@@ -87,7 +101,8 @@ export async function runDueJobs(ctx: Ctx, table: JobTable, projectId?: string, 
       const room = Math.min(claimSize, limit - inFlight.size);
       // with jobs under way, claim again once a few slots are free rather than one by one
       const lease = shortestLease(ctx, table);
-      const jobs = room > 0 && (!inFlight.size || room >= Math.min(claimSize, limit) / 2) ? await claimDue(ctx.db, room, lease, projectId) : [];
+      const jobs =
+        room > 0 && (!inFlight.size || room >= Math.min(claimSize, limit) / 2) ? await claimDue(ctx.db, room, lease, projectId) : [];
       if (!jobs.length) {
         if (!inFlight.size) break;
         await Promise.race(inFlight); // a finished job may have made more work due
@@ -162,13 +177,18 @@ export function startWorker(ctx: Ctx, table: JobTable) {
       });
     }
   };
-  ctx.db.listen?.('tender_jobs', () => {
-    if (timer) clearTimeout(timer);
-    wake?.();
-  }).then((stop) => {
-    if (stopped) void stop();
-    else unlisten = stop;
-  }, () => {});
+  ctx.db
+    .listen?.('tender_jobs', () => {
+      if (timer) clearTimeout(timer);
+      wake?.();
+    })
+    .then(
+      (stop) => {
+        if (stopped) void stop();
+        else unlisten = stop;
+      },
+      () => {},
+    );
   running = loop();
   return {
     async stop() {

@@ -141,7 +141,9 @@ interface CertSpec {
 
 function commonName(name: string) {
   const { asn1js, pkijs } = lib();
-  return new pkijs.RelativeDistinguishedNames({ typesAndValues: [new pkijs.AttributeTypeAndValue({ type: OID.commonName, value: new asn1js.Utf8String({ value: name }) })] });
+  return new pkijs.RelativeDistinguishedNames({
+    typesAndValues: [new pkijs.AttributeTypeAndValue({ type: OID.commonName, value: new asn1js.Utf8String({ value: name }) })],
+  });
 }
 
 /** An X.509 v3 certificate signed with ECDSA-SHA256 by node:crypto. */
@@ -162,11 +164,21 @@ function makeCertificate(spec: CertSpec): string {
   const spki = spec.publicKey.export({ format: 'der', type: 'spki' });
   cert.subjectPublicKeyInfo = pkijs.PublicKeyInfo.fromBER(arrayBuffer(spki));
   const extensions = [
-    new pkijs.Extension({ extnID: OID.basicConstraints, critical: true, extnValue: new pkijs.BasicConstraints({ cA: spec.ca }).toSchema().toBER(false) }),
+    new pkijs.Extension({
+      extnID: OID.basicConstraints,
+      critical: true,
+      extnValue: new pkijs.BasicConstraints({ cA: spec.ca }).toSchema().toBER(false),
+    }),
   ];
   if (spec.ca) {
     // keyCertSign and cRLSign: bits 5 and 6 of the KeyUsage BIT STRING
-    extensions.push(new pkijs.Extension({ extnID: OID.keyUsage, critical: true, extnValue: new asn1js.BitString({ valueHex: new Uint8Array([0x06]).buffer, unusedBits: 1 }).toBER(false) }));
+    extensions.push(
+      new pkijs.Extension({
+        extnID: OID.keyUsage,
+        critical: true,
+        extnValue: new asn1js.BitString({ valueHex: new Uint8Array([0x06]).buffer, unusedBits: 1 }).toBER(false),
+      }),
+    );
   }
   if (spec.marker) extensions.push(new pkijs.Extension({ extnID: spec.marker, extnValue: new asn1js.Null().toBER(false) }));
   cert.extensions = extensions;

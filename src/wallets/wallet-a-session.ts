@@ -61,7 +61,6 @@ export interface SessionRequest {
   initiativeContext: string;
 }
 
-
 const DOMAIN = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 
 /** validationUrl as a URL when it is https on an allowed host; throws a ValidationError otherwise. */
@@ -149,7 +148,12 @@ const upstream = (message: string, status = 502) => new ApiError('FailedToFetchT
  * The live validation: POSTs the provider body to validationUrl over mutual TLS with the
  * merchant identity, within the timeout. Answers the provider's session unchanged.
  */
-export async function requestLiveSession(url: URL, input: SessionRequest, identity: MerchantIdentity, cfg: Pick<WalletAConfig, 'timeoutMs' | 'ca'>): Promise<unknown> {
+export async function requestLiveSession(
+  url: URL,
+  input: SessionRequest,
+  identity: MerchantIdentity,
+  cfg: Pick<WalletAConfig, 'timeoutMs' | 'ca'>,
+): Promise<unknown> {
   const agent = new Agent({
     connect: { cert: identity.certificate, key: identity.privateKey, ...(cfg.ca ? { ca: cfg.ca } : {}), timeout: cfg.timeoutMs },
     headersTimeout: cfg.timeoutMs,
@@ -164,7 +168,8 @@ export async function requestLiveSession(url: URL, input: SessionRequest, identi
       signal: AbortSignal.timeout(cfg.timeoutMs),
     });
     const text = await res.body.text();
-    if (res.statusCode < 200 || res.statusCode > 299) throw upstream(`the wallet provider refused merchant validation (HTTP ${res.statusCode})`);
+    if (res.statusCode < 200 || res.statusCode > 299)
+      throw upstream(`the wallet provider refused merchant validation (HTTP ${res.statusCode})`);
     try {
       return JSON.parse(text);
     } catch {

@@ -13,7 +13,20 @@
  *   6. payload: a card number, expiry, amount, currency and a 3-D Secure cryptogram
  * See docs/wallets.md.
  */
-import { createCipheriv, createDecipheriv, createHash, createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync, randomBytes, timingSafeEqual, verify, type KeyObject, type X509Certificate } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  diffieHellman,
+  generateKeyPairSync,
+  randomBytes,
+  timingSafeEqual,
+  verify,
+  type KeyObject,
+  type X509Certificate,
+} from 'node:crypto';
 import { INTERMEDIATE_MARKER_OID, LEAF_MARKER_OID, readDetachedSignature, serialOf, signDetached, type Signer } from './wallet-a-pki.ts';
 
 export type WalletATokenErrorCode =
@@ -100,10 +113,16 @@ export function paymentDataOf(token: unknown): PaymentData {
   if (typeof pd.version !== 'string') fail('invalid_format', 'paymentData.version is missing');
   if (pd.version !== 'EC_v1') fail('unsupported_version', `version ${String(pd.version).slice(0, 20)} is not supported: only EC_v1`);
   const header = obj(pd.header) ?? fail('invalid_format', 'paymentData.header is missing');
-  for (const [k, v] of [['data', pd.data], ['signature', pd.signature], ['header.ephemeralPublicKey', header.ephemeralPublicKey], ['header.publicKeyHash', header.publicKeyHash]] as const) {
+  for (const [k, v] of [
+    ['data', pd.data],
+    ['signature', pd.signature],
+    ['header.ephemeralPublicKey', header.ephemeralPublicKey],
+    ['header.publicKeyHash', header.publicKeyHash],
+  ] as const) {
     if (typeof v !== 'string' || !B64.test(v)) fail('invalid_format', `paymentData.${k} must be base64`);
   }
-  if (typeof header.transactionId !== 'string' || !TOKEN_ID.test(header.transactionId)) fail('invalid_format', 'paymentData.header.transactionId must be hex');
+  if (typeof header.transactionId !== 'string' || !TOKEN_ID.test(header.transactionId))
+    fail('invalid_format', 'paymentData.header.transactionId must be hex');
   if (header.applicationData !== undefined && (typeof header.applicationData !== 'string' || !HEX.test(header.applicationData))) {
     fail('invalid_format', 'paymentData.header.applicationData must be hex');
   }
@@ -135,26 +154,39 @@ export function verifySignature(pd: PaymentData, opts: Pick<OpenOptions, 'roots'
   } catch (err) {
     return fail('invalid_signature', `signature is not a detached CMS signature (${(err as Error).message})`);
   }
-  const leaf = sig.certificates.find((c) => c.markers.includes(LEAF_MARKER_OID))?.cert ?? fail('untrusted_certificate', 'the signature has no leaf certificate with the leaf marker extension');
+  const leaf =
+    sig.certificates.find((c) => c.markers.includes(LEAF_MARKER_OID))?.cert ??
+    fail('untrusted_certificate', 'the signature has no leaf certificate with the leaf marker extension');
   const intermediate =
     sig.certificates.find((c) => c.markers.includes(INTERMEDIATE_MARKER_OID))?.cert ??
     fail('untrusted_certificate', 'the signature has no intermediate certificate with the intermediate marker extension');
-  if (!leaf.checkIssued(intermediate) || !leaf.verify(intermediate.publicKey)) fail('untrusted_certificate', 'the leaf certificate is not issued by the intermediate');
-  const root = opts.roots.find((r) => intermediate.checkIssued(r) && intermediate.verify(r.publicKey)) ?? fail('untrusted_certificate', 'the intermediate certificate is not issued by a trusted root');
-  for (const [name, cert] of [['leaf', leaf], ['intermediate', intermediate], ['root', root]] as const) {
-    if (!within(cert, opts.now)) fail('expired_certificate', `the ${name} certificate is not valid now (valid ${cert.validFrom} to ${cert.validTo})`);
+  if (!leaf.checkIssued(intermediate) || !leaf.verify(intermediate.publicKey))
+    fail('untrusted_certificate', 'the leaf certificate is not issued by the intermediate');
+  const root =
+    opts.roots.find((r) => intermediate.checkIssued(r) && intermediate.verify(r.publicKey)) ??
+    fail('untrusted_certificate', 'the intermediate certificate is not issued by a trusted root');
+  for (const [name, cert] of [
+    ['leaf', leaf],
+    ['intermediate', intermediate],
+    ['root', root],
+  ] as const) {
+    if (!within(cert, opts.now))
+      fail('expired_certificate', `the ${name} certificate is not valid now (valid ${cert.validFrom} to ${cert.validTo})`);
   }
   if (serialOf(leaf) !== sig.signerSerial) fail('invalid_signature', 'the signer is not the leaf certificate');
-  if (sig.digestAlgorithm !== '2.16.840.1.101.3.4.2.1' || sig.signatureAlgorithm !== '1.2.840.10045.4.3.2') fail('invalid_signature', 'the signature is not ECDSA with SHA-256');
+  if (sig.digestAlgorithm !== '2.16.840.1.101.3.4.2.1' || sig.signatureAlgorithm !== '1.2.840.10045.4.3.2')
+    fail('invalid_signature', 'the signature is not ECDSA with SHA-256');
   const digest = signedContent(pd);
   if (!sig.messageDigest || sig.messageDigest.length !== digest.length || !timingSafeEqual(sig.messageDigest, digest)) {
     fail('invalid_signature', 'the signed message digest does not match: the token was altered');
   }
-  if (!verify('sha256', sig.signedAttributes, { key: leaf.publicKey, dsaEncoding: 'der' }, sig.signature)) fail('invalid_signature', 'the signature does not verify');
+  if (!verify('sha256', sig.signedAttributes, { key: leaf.publicKey, dsaEncoding: 'der' }, sig.signature))
+    fail('invalid_signature', 'the signature does not verify');
   const maxAge = opts.maxAgeMs ?? DEFAULT_MAX_AGE_MS;
   if (!sig.signingTime) fail('invalid_signature', 'the signature has no signing time');
   const age = opts.now.getTime() - sig.signingTime!.getTime();
-  if (age > maxAge || age < -maxAge) fail('stale_token', `the token was signed at ${sig.signingTime!.toISOString()}, more than ${maxAge / 1000} s from now`);
+  if (age > maxAge || age < -maxAge)
+    fail('stale_token', `the token was signed at ${sig.signingTime!.toISOString()}, more than ${maxAge / 1000} s from now`);
 }
 
 /** The KDF of EC_v1: SHA-256(counter 1 ‖ Z ‖ algorithm id ‖ party U ‖ party V). */
@@ -170,7 +202,9 @@ const asPublic = (key: KeyObject | string) => (typeof key !== 'string' && key.ty
 
 /** Steps 4 and 5: the payload's JSON text. */
 export function decrypt(pd: PaymentData, keys: ProcessingKey[], merchantIdentifier: string): string {
-  const key = keys.find((k) => k.publicKeyHash === pd.header.publicKeyHash) ?? fail('unknown_key', 'the token is encrypted to a key this project does not hold (publicKeyHash)');
+  const key =
+    keys.find((k) => k.publicKeyHash === pd.header.publicKeyHash) ??
+    fail('unknown_key', 'the token is encrypted to a key this project does not hold (publicKeyHash)');
   let ephemeral: KeyObject;
   try {
     ephemeral = createPublicKey({ key: Buffer.from(pd.header.ephemeralPublicKey, 'base64'), format: 'der', type: 'spki' });
@@ -178,7 +212,10 @@ export function decrypt(pd: PaymentData, keys: ProcessingKey[], merchantIdentifi
     return fail('invalid_format', 'header.ephemeralPublicKey is not a public key');
   }
   if (ephemeral.asymmetricKeyDetails?.namedCurve !== 'prime256v1') fail('invalid_format', 'header.ephemeralPublicKey is not a P-256 key');
-  const shared = diffieHellman({ privateKey: typeof key.privateKey === 'string' ? createPrivateKey(key.privateKey) : key.privateKey, publicKey: ephemeral });
+  const shared = diffieHellman({
+    privateKey: typeof key.privateKey === 'string' ? createPrivateKey(key.privateKey) : key.privateKey,
+    publicKey: ephemeral,
+  });
   const data = Buffer.from(pd.data, 'base64');
   if (data.length <= 16) fail('invalid_format', 'data is too short');
   try {
@@ -201,12 +238,17 @@ export function readPayload(text: string, tokenId: string): WalletAPayment {
   const pan = p?.applicationPrimaryAccountNumber;
   if (typeof pan !== 'string' || !/^\d{12,19}$/.test(pan)) fail('invalid_payload', 'applicationPrimaryAccountNumber is not a card number');
   const exp = p.applicationExpirationDate;
-  if (typeof exp !== 'string' || !/^\d{2}(0[1-9]|1[0-2])\d{2}$/.test(exp)) fail('invalid_payload', 'applicationExpirationDate is not YYMMDD');
-  if (typeof p.currencyCode !== 'string' || !/^\d{3}$/.test(p.currencyCode)) fail('invalid_payload', 'currencyCode is not an ISO 4217 numeric code');
-  if (!Number.isSafeInteger(p.transactionAmount) || p.transactionAmount < 0) fail('invalid_payload', 'transactionAmount is not an amount in minor units');
-  if (p.paymentDataType !== '3DSecure') fail('invalid_payload', `paymentDataType ${String(p.paymentDataType).slice(0, 20)} is not supported: only 3DSecure`);
+  if (typeof exp !== 'string' || !/^\d{2}(0[1-9]|1[0-2])\d{2}$/.test(exp))
+    fail('invalid_payload', 'applicationExpirationDate is not YYMMDD');
+  if (typeof p.currencyCode !== 'string' || !/^\d{3}$/.test(p.currencyCode))
+    fail('invalid_payload', 'currencyCode is not an ISO 4217 numeric code');
+  if (!Number.isSafeInteger(p.transactionAmount) || p.transactionAmount < 0)
+    fail('invalid_payload', 'transactionAmount is not an amount in minor units');
+  if (p.paymentDataType !== '3DSecure')
+    fail('invalid_payload', `paymentDataType ${String(p.paymentDataType).slice(0, 20)} is not supported: only 3DSecure`);
   const cryptogram = p.paymentData?.onlinePaymentCryptogram;
-  if (typeof cryptogram !== 'string' || !/^[A-Za-z0-9+/=]{1,256}$/.test(cryptogram)) fail('invalid_payload', 'paymentData.onlinePaymentCryptogram is missing');
+  if (typeof cryptogram !== 'string' || !/^[A-Za-z0-9+/=]{1,256}$/.test(cryptogram))
+    fail('invalid_payload', 'paymentData.onlinePaymentCryptogram is missing');
   const eci = p.paymentData?.eciIndicator ?? '';
   if (typeof eci !== 'string' || !/^(\d{1,2})?$/.test(eci)) fail('invalid_payload', 'paymentData.eciIndicator is not an ECI');
   return {

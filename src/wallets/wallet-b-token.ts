@@ -119,8 +119,7 @@ interface ParsedToken {
 function fail(code: TokenErrorCode, message: string): never {
   throw new TokenError(code, message);
 }
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isString = (v: unknown): v is string => typeof v === 'string';
 const isInteger = (v: unknown): v is number => Number.isInteger(v);
 

@@ -27,8 +27,18 @@ async function refused(body: unknown, status: number, type: string, field: strin
 test('missing receiver fields or billing address: 422 MissingInformationToCreateTransaction', async () => {
   const missing = 'MissingInformationToCreateTransaction';
   await refused(cardOrder({}, aft({})), 422, missing, 'transactions[0].payment_method_details.receiver_account_number');
-  await refused(cardOrder({}, aft({ receiver_account_number_type: 'iban' })), 422, missing, 'transactions[0].payment_method_details.receiver_account_number');
-  await refused(cardOrder({}, aft({ receiver_account_number: 'NL91ABNA0417164300' })), 422, missing, 'transactions[0].payment_method_details.receiver_account_number_type');
+  await refused(
+    cardOrder({}, aft({ receiver_account_number_type: 'iban' })),
+    422,
+    missing,
+    'transactions[0].payment_method_details.receiver_account_number',
+  );
+  await refused(
+    cardOrder({}, aft({ receiver_account_number: 'NL91ABNA0417164300' })),
+    422,
+    missing,
+    'transactions[0].payment_method_details.receiver_account_number_type',
+  );
   await refused(cardOrder({}, { transaction_type: 'aft' }), 422, missing, 'transactions[0].payment_method_details.receiver_account_number');
   await refused(cardOrder({ customer: undefined }, aft()), 422, missing, 'customer.first_name');
   const { customer } = validOrder() as { customer: Record<string, unknown> };
@@ -42,11 +52,30 @@ test('missing receiver fields or billing address: 422 MissingInformationToCreate
 });
 
 test('receiver fields are validated: 1-50 characters, a known type', async () => {
-  await refused(cardOrder({}, aft({ ...receiver, receiver_account_number: 'x'.repeat(51) })), 400, 'ValidationError', 'transactions[0].payment_method_details.receiver_account_number');
-  await refused(cardOrder({}, aft({ ...receiver, receiver_account_number: '' })), 400, 'ValidationError', 'transactions[0].payment_method_details.receiver_account_number');
-  await refused(cardOrder({}, aft({ ...receiver, receiver_account_number_type: 'bank' })), 400, 'ValidationError', 'transactions[0].payment_method_details.receiver_account_number_type');
+  await refused(
+    cardOrder({}, aft({ ...receiver, receiver_account_number: 'x'.repeat(51) })),
+    400,
+    'ValidationError',
+    'transactions[0].payment_method_details.receiver_account_number',
+  );
+  await refused(
+    cardOrder({}, aft({ ...receiver, receiver_account_number: '' })),
+    400,
+    'ValidationError',
+    'transactions[0].payment_method_details.receiver_account_number',
+  );
+  await refused(
+    cardOrder({}, aft({ ...receiver, receiver_account_number_type: 'bank' })),
+    400,
+    'ValidationError',
+    'transactions[0].payment_method_details.receiver_account_number_type',
+  );
   for (const type of ['card-account', 'iban', 'email', 'phone-number', 'other']) {
-    const res = await t.api('POST', '/v1/orders/', cardOrder({}, aft({ receiver_account_number: 'x'.repeat(50), receiver_account_number_type: type })));
+    const res = await t.api(
+      'POST',
+      '/v1/orders/',
+      cardOrder({}, aft({ receiver_account_number: 'x'.repeat(50), receiver_account_number_type: type })),
+    );
     assert.equal(res.status, 201, `${type}: ${res.text}`);
   }
 });

@@ -15,7 +15,9 @@ before(async () => {
 after(async () => t?.close());
 
 const operations = () =>
-  Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ path, method, op })));
+  Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, ops]) =>
+    Object.entries(ops).map(([method, op]) => ({ path, method, op })),
+  );
 const exampleOf = (media: any) => media?.example ?? (media?.examples ? (Object.values(media.examples)[0] as any).value : undefined);
 
 test('every operation has a summary, every response a description and an example, every body an example', () => {
@@ -27,7 +29,8 @@ test('every operation has a summary, every response a description and an example
     if (op.requestBody && exampleOf(body) === undefined) problems.push(`${name}: no request example`);
     for (const [code, r] of Object.entries<any>(op.responses ?? {})) {
       if (!r.description || r.description === 'Default Response') problems.push(`${name} ${code}: no description`);
-      for (const [type, media] of Object.entries<any>(r.content ?? {})) if (exampleOf(media) === undefined) problems.push(`${name} ${code} ${type}: no example`);
+      for (const [type, media] of Object.entries<any>(r.content ?? {}))
+        if (exampleOf(media) === undefined) problems.push(`${name} ${code} ${type}: no example`);
     }
   }
   assert.deepEqual(problems, []);
@@ -78,7 +81,12 @@ test("each POST operation's documented example is accepted by a test project", a
   const created = await t.api('POST', '/v1/orders/', exampleOf(doc.paths['/v1/orders/'].post.requestBody.content['application/json']));
   assert.equal(created.status, 201, created.text);
   const order = created.body;
-  const bare = (await t.api('POST', '/v1/orders/', { ...exampleOf(doc.paths['/v1/orders/'].post.requestBody.content['application/json']), transactions: undefined })).body;
+  const bare = (
+    await t.api('POST', '/v1/orders/', {
+      ...exampleOf(doc.paths['/v1/orders/'].post.requestBody.content['application/json']),
+      transactions: undefined,
+    })
+  ).body;
   const results: string[] = [];
   // As a merchant would: the card into the vault first (its vault_token then starts 3-D Secure),
   // the clock last (its example moves the project's time past the order's setup_token).
@@ -90,7 +98,8 @@ test("each POST operation's documented example is accepted by a test project", a
   // one paid sale serves the refund, the chargeback and its reversal (in that order); each pre-authorization serves one operation
   const exampleOrder = exampleOf(doc.paths['/v1/orders/'].post.requestBody.content['application/json']);
   const sale = await payOrder(t, exampleOrder);
-  const preAuthorization = () => payOrder(t, { ...exampleOrder, transactions: [{ ...exampleOrder.transactions[0], capture_mode: 'manual' }] });
+  const preAuthorization = () =>
+    payOrder(t, { ...exampleOrder, transactions: [{ ...exampleOrder.transactions[0], capture_mode: 'manual' }] });
   for (const { path, op } of posts) {
     const name = `POST ${path}`;
     // an order without a transaction for the operation that starts one; a paid one for money; the example order for the rest
@@ -122,7 +131,8 @@ test('/docs: every operation on one page, phone-ready, with the security headers
   const html = await res.text();
   assert.match(html, /<meta name="viewport" content="width=device-width, initial-scale=1">/);
   assert.doesNotMatch(html, /<script/);
-  for (const { path, method } of operations()) assert.ok(html.includes(`<code>${path.replace(/&/g, '&amp;')}</code>`) && html.includes(method.toUpperCase()), `${method} ${path}`);
+  for (const { path, method } of operations())
+    assert.ok(html.includes(`<code>${path.replace(/&/g, '&amp;')}</code>`) && html.includes(method.toUpperCase()), `${method} ${path}`);
   assert.match(html, /&quot;currency&quot;: &quot;EUR&quot;/, 'the order example is shown');
   assert.match(html, /No such resource in the project of the API key/, 'response codes are described');
   const plain = await fetch(`${t.url}/docs`, { headers: { 'accept-encoding': 'identity' } });

@@ -22,7 +22,10 @@ test('axe-core: no violation on any hosted page, phone and desktop', { timeout: 
   urls.push(bare.order_url, `${h.t.url}/pay/${bare.id}/wallet-a-pay/sheet/`, `${h.t.url}/pay/${bare.id}/wallet-b-pay/sheet/`);
   // a wallet transaction's page and its sheet
   const walletOrder = (await h.t.api('POST', '/v1/orders/', validOrder({ transactions: [{ payment_method: 'wallet-b-pay' }] }))).body;
-  urls.push(walletOrder.transactions[0].payment_url, `${h.t.url}/pay/${walletOrder.id}/wallet-b-pay/${walletOrder.transactions[0].id}/sheet/`);
+  urls.push(
+    walletOrder.transactions[0].payment_url,
+    `${h.t.url}/pay/${walletOrder.id}/wallet-b-pay/${walletOrder.transactions[0].id}/sheet/`,
+  );
   // the 3-D Secure challenge, the processing page (late decline) and the result pages
   const pay = async (pan: string) => {
     const o = await h.newOrder({ return_url: undefined });

@@ -92,7 +92,11 @@ async function tabTo(page: Page, matches: (el: { tag: string; text: string; labe
     await page.keyboard.press('Tab');
     const el = await page.evaluate(() => {
       const a = document.activeElement as HTMLElement | null;
-      return { tag: a?.tagName ?? '', text: (a?.textContent ?? '').trim(), label: a?.getAttribute('aria-label') ?? (a as HTMLInputElement | null)?.labels?.[0]?.textContent?.trim() ?? '' };
+      return {
+        tag: a?.tagName ?? '',
+        text: (a?.textContent ?? '').trim(),
+        label: a?.getAttribute('aria-label') ?? (a as HTMLInputElement | null)?.labels?.[0]?.textContent?.trim() ?? '',
+      };
     });
     if (matches(el)) return;
     seen.push(`${el.tag}:${el.text || el.label}`);

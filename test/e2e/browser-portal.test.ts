@@ -26,7 +26,16 @@ after(async () => {
 
 /** The HTTP status curl gets for the project's own resource with this key. */
 async function curlStatus(key: string): Promise<string> {
-  const { stdout } = await run('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-u', `${key}:`, `${t.url}/v1/merchants/self/projects/self/`]);
+  const { stdout } = await run('curl', [
+    '-s',
+    '-o',
+    '/dev/null',
+    '-w',
+    '%{http_code}',
+    '-u',
+    `${key}:`,
+    `${t.url}/v1/merchants/self/projects/self/`,
+  ]);
   return stdout;
 }
 
@@ -160,4 +169,3 @@ test('a payment link made in the portal is paid by a customer in another browser
   assert.deepEqual(problems, []);
   await context.close();
 });
-

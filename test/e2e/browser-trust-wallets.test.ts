@@ -19,7 +19,12 @@ test('on a payment link, each wallet pays to completion and the link ends comple
     ['wallet-a-pay', 'Wallet A Pay', 'phone'],
     ['wallet-b-pay', 'Wallet B Pay', 'desktop'],
   ] as const) {
-    const link = await h.t.api('POST', '/v1/paymentlinks/', { merchant_order_id: `inv-${wallet}`, amount: 4250, currency: 'EUR', return_url: `${h.shopUrl}/return` });
+    const link = await h.t.api('POST', '/v1/paymentlinks/', {
+      merchant_order_id: `inv-${wallet}`,
+      amount: 4250,
+      currency: 'EUR',
+      return_url: `${h.shopUrl}/return`,
+    });
     assert.equal(link.status, 201, link.text);
     const { page, cspErrors, pageErrors } = await viewports[viewport](h.browser);
     try {
@@ -61,7 +66,11 @@ test('an order without customer data offers the card and both wallets', { timeou
   const { page } = await phonePage(h.browser);
   try {
     await page.goto(o.order_url);
-    assert.deepEqual(await page.locator('li.method').evaluateAll((els) => els.map((e) => e.getAttribute('data-method'))), ['credit-card', 'wallet-a-pay', 'wallet-b-pay']);
+    assert.deepEqual(await page.locator('li.method').evaluateAll((els) => els.map((e) => e.getAttribute('data-method'))), [
+      'credit-card',
+      'wallet-a-pay',
+      'wallet-b-pay',
+    ]);
     assert.equal(await page.getByRole('button', { name: 'Wallet A Pay' }).isVisible(), true);
     assert.equal(await page.getByRole('button', { name: 'Wallet B Pay' }).isVisible(), true);
   } finally {
@@ -69,4 +78,3 @@ test('an order without customer data offers the card and both wallets', { timeou
   }
   assert.deepEqual(found, []);
 });
-

@@ -36,7 +36,14 @@ let shop: Awaited<ReturnType<typeof startShop>>;
 let dir: string;
 let provider: Server;
 let providerHost: string;
-const providerSession = { epochTimestamp: 1, expiresAt: 2, merchantSessionIdentifier: 'SSH-from-provider', nonce: 'abc', signature: '3080', extra: { kept: true } };
+const providerSession = {
+  epochTimestamp: 1,
+  expiresAt: 2,
+  merchantSessionIdentifier: 'SSH-from-provider',
+  nonce: 'abc',
+  signature: '3080',
+  extra: { kept: true },
+};
 const seen: { body: any; path?: string; clientSubject: string }[] = [];
 
 const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
@@ -44,32 +51,86 @@ const pem = (name: string) => readFileSync(join(dir, name), 'utf8');
 
 /** A key and a certificate signed by the throwaway CA. */
 function issue(name: string, subject: string, ext: string) {
-  openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject);
+  openssl(
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    `${name}.key`,
+    '-out',
+    `${name}.csr`,
+    '-subj',
+    subject,
+  );
   writeFileSync(join(dir, `${name}.ext`), ext);
-  openssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, '-days', '2', '-extfile', `${name}.ext`);
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    `${name}.csr`,
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    `${name}.crt`,
+    '-days',
+    '2',
+    '-extfile',
+    `${name}.ext`,
+  );
 }
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tender-browser-wallet-a-'));
-  openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-subj', '/CN=Tender test CA', '-days', '2');
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-subj',
+    '/CN=Tender test CA',
+    '-days',
+    '2',
+  );
   issue('server', '/CN=localhost', 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
   issue('merchant', '/CN=merchant.test-shop', 'extendedKeyUsage=clientAuth\n');
   writeFileSync(join(dir, 'roots.pem'), prodChain.root);
 
-  provider = createServer({ key: pem('server.key'), cert: pem('server.crt'), ca: pem('ca.crt'), requestCert: true, rejectUnauthorized: true }, (req, res) => {
-    let raw = '';
-    req.on('data', (c) => (raw += c));
-    req.on('end', () => {
-      seen.push({ body: JSON.parse(raw || 'null'), path: req.url, clientSubject: String((req.socket as TLSSocket).getPeerCertificate()?.subject?.CN ?? '') });
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(providerSession));
-    });
-  });
+  provider = createServer(
+    { key: pem('server.key'), cert: pem('server.crt'), ca: pem('ca.crt'), requestCert: true, rejectUnauthorized: true },
+    (req, res) => {
+      let raw = '';
+      req.on('data', (c) => (raw += c));
+      req.on('end', () => {
+        seen.push({
+          body: JSON.parse(raw || 'null'),
+          path: req.url,
+          clientSubject: String((req.socket as TLSSocket).getPeerCertificate()?.subject?.CN ?? ''),
+        });
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(providerSession));
+      });
+    },
+  );
   await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
   providerHost = `localhost:${(provider.address() as AddressInfo).port}`;
 
   t = await startTestService({
     liveConnector,
-    config: { walletA: { validationHosts: [providerHost], timeoutMs: 10_000, caFile: join(dir, 'ca.crt'), rootCaFile: join(dir, 'roots.pem') } },
+    config: {
+      walletA: { validationHosts: [providerHost], timeoutMs: 10_000, caFile: join(dir, 'ca.crt'), rootCaFile: join(dir, 'roots.pem') },
+    },
   });
   shop = await startShop();
   browser = await launchBrowser();
@@ -102,7 +163,12 @@ async function withDevice(page: Page, orderUrl: string, init: string) {
 /** Live projects take public return URLs only: theirs is shop.example, answered by the browser context (see liveShop). */
 const LIVE_SHOP = 'https://shop.example';
 async function order(key = t.project.api_key, returnBase = shop.url) {
-  const res = await t.api('POST', '/v1/orders/', validOrder({ customer: { ...validOrder().customer, locale: 'en-GB' }, return_url: `${returnBase}/return` }), { key });
+  const res = await t.api(
+    'POST',
+    '/v1/orders/',
+    validOrder({ customer: { ...validOrder().customer, locale: 'en-GB' }, return_url: `${returnBase}/return` }),
+    { key },
+  );
   assert.equal(res.status, 201, res.text);
   return res.body;
 }
@@ -199,7 +265,12 @@ const standIn = (token: unknown, validationURL: string, billingContact?: unknown
 /** A live project with its merchant identity (merchant validation can succeed). */
 async function liveWithIdentity() {
   const live = await t.newProject('live');
-  const identity = await t.api('PUT', '/v1/wallet-a-pay/merchant-identity/', { certificate: pem('merchant.crt'), private_key: pem('merchant.key') }, { key: live.api_key });
+  const identity = await t.api(
+    'PUT',
+    '/v1/wallet-a-pay/merchant-identity/',
+    { certificate: pem('merchant.crt'), private_key: pem('merchant.key') },
+    { key: live.api_key },
+  );
   assert.equal(identity.status, 200, identity.text);
   return live;
 }
@@ -208,16 +279,17 @@ async function liveWithIdentity() {
 async function deviceToken(key: string, amount: number) {
   const proc = await t.api('GET', '/v1/wallet-a-pay/payment-processing/', undefined, { key });
   assert.equal(proc.status, 200, proc.text);
-  const paymentData = sealPaymentToken(
-    walletAPayload(amount),
-    {
-      signer: { leaf: prodChain.leaf, intermediate: prodChain.intermediate, privateKey: prodChain.leafKey },
-      recipient: proc.body.public_key,
-      merchantIdentifier: proc.body.merchant_identifier,
-      signingTime: new Date(),
-    },
-  );
-  return { paymentData, paymentMethod: { displayName: 'Visa 1111', network: 'Visa', type: 'debit' }, transactionIdentifier: paymentData.header.transactionId.toUpperCase() };
+  const paymentData = sealPaymentToken(walletAPayload(amount), {
+    signer: { leaf: prodChain.leaf, intermediate: prodChain.intermediate, privateKey: prodChain.leafKey },
+    recipient: proc.body.public_key,
+    merchantIdentifier: proc.body.merchant_identifier,
+    signingTime: new Date(),
+  });
+  return {
+    paymentData,
+    paymentMethod: { displayName: 'Visa 1111', network: 'Visa', type: 'debit' },
+    transactionIdentifier: paymentData.header.transactionId.toUpperCase(),
+  };
 }
 
 test('a live order paid with a device: merchant validation over mutual TLS, the token to the pay step', { timeout: 120_000 }, async () => {
@@ -229,8 +301,14 @@ test('a live order paid with a device: merchant validation over mutual TLS, the 
   const { page, cspErrors, pageErrors } = await phone();
   simulatedLive.add(live.project_id);
   try {
-    await page.route(`${LIVE_SHOP}/**`, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>Shop</title><h1>Thank you for your order</h1>' }));
-    const { events, button } = await withDevice(page, o.order_url, standIn(token, `https://${providerHost}/paymentservices/paymentSession`));
+    await page.route(`${LIVE_SHOP}/**`, (route) =>
+      route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>Shop</title><h1>Thank you for your order</h1>' }),
+    );
+    const { events, button } = await withDevice(
+      page,
+      o.order_url,
+      standIn(token, `https://${providerHost}/paymentservices/paymentSession`),
+    );
     assert.equal(await button.textContent(), 'Wallet A Pay');
     await button.click();
 
@@ -271,68 +349,102 @@ test('a live order paid with a device: merchant validation over mutual TLS, the 
   }
 });
 
-test('merchant validation refused (no merchant identity): the sheet is aborted, the page says so, nothing starts', { timeout: 120_000 }, async () => {
-  const live = await t.newProject('live');
-  const o = await order(live.api_key, LIVE_SHOP);
-  const { page, cspErrors, pageErrors } = await phone();
-  try {
-    const { events, button, alert } = await withDevice(page, o.order_url, standIn({}, `https://${providerHost}/paymentservices/paymentSession`));
-    await button.click();
-    await alert.waitFor({ state: 'visible' });
-    assert.match((await alert.textContent()) ?? '', /did not go through/);
-    assert.equal(await button.isEnabled(), true, 'the customer can try again or pick another method');
-    assert.deepEqual(
-      events.map(([kind]) => kind),
-      ['created', 'aborted'],
-    );
-    assert.deepEqual(pageErrors, []);
-    assert.deepEqual(cspErrors, []);
-    assert.equal((await getOrder(o.id, live.api_key)).transactions.length, 0);
-  } finally {
-    await page.context().close();
-  }
-});
+test(
+  'merchant validation refused (no merchant identity): the sheet is aborted, the page says so, nothing starts',
+  { timeout: 120_000 },
+  async () => {
+    const live = await t.newProject('live');
+    const o = await order(live.api_key, LIVE_SHOP);
+    const { page, cspErrors, pageErrors } = await phone();
+    try {
+      const { events, button, alert } = await withDevice(
+        page,
+        o.order_url,
+        standIn({}, `https://${providerHost}/paymentservices/paymentSession`),
+      );
+      await button.click();
+      await alert.waitFor({ state: 'visible' });
+      assert.match((await alert.textContent()) ?? '', /did not go through/);
+      assert.equal(await button.isEnabled(), true, 'the customer can try again or pick another method');
+      assert.deepEqual(
+        events.map(([kind]) => kind),
+        ['created', 'aborted'],
+      );
+      assert.deepEqual(pageErrors, []);
+      assert.deepEqual(cspErrors, []);
+      assert.equal((await getOrder(o.id, live.api_key)).transactions.length, 0);
+    } finally {
+      await page.context().close();
+    }
+  },
+);
 
-test('a live order without a customer: the device button shows, the wallet is asked for the billing address; a wrong one is pointed at, the corrected one is stored and paid', { timeout: 120_000 }, async () => {
-  const live = await liveWithIdentity();
-  const created = await t.api('POST', '/v1/orders/', validOrder({ customer: undefined, return_url: `${LIVE_SHOP}/return` }), { key: live.api_key });
-  assert.equal(created.status, 201, created.text);
-  const o = created.body;
-  const token = await deviceToken(live.api_key, o.amount);
-  const contact = { givenName: 'Ada', familyName: 'Lovelace', addressLines: ['Damrak 1'], locality: 'Amsterdam', postalCode: '1012 LG', countryCode: 'NL', administrativeArea: 'Noord-Holland' };
+test(
+  'a live order without a customer: the device button shows, the wallet is asked for the billing address; a wrong one is pointed at, the corrected one is stored and paid',
+  { timeout: 120_000 },
+  async () => {
+    const live = await liveWithIdentity();
+    const created = await t.api('POST', '/v1/orders/', validOrder({ customer: undefined, return_url: `${LIVE_SHOP}/return` }), {
+      key: live.api_key,
+    });
+    assert.equal(created.status, 201, created.text);
+    const o = created.body;
+    const token = await deviceToken(live.api_key, o.amount);
+    const contact = {
+      givenName: 'Ada',
+      familyName: 'Lovelace',
+      addressLines: ['Damrak 1'],
+      locality: 'Amsterdam',
+      postalCode: '1012 LG',
+      countryCode: 'NL',
+      administrativeArea: 'Noord-Holland',
+    };
 
-  const { page, cspErrors, pageErrors } = await phone();
-  simulatedLive.add(live.project_id);
-  try {
-    await page.route(`${LIVE_SHOP}/**`, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>Shop</title><h1>Thank you for your order</h1>' }));
-    const { events, button, alert } = await withDevice(page, o.order_url, standIn(token, `https://${providerHost}/paymentservices/paymentSession`, { ...contact, postalCode: '1012-LG' }));
-    await button.click();
+    const { page, cspErrors, pageErrors } = await phone();
+    simulatedLive.add(live.project_id);
+    try {
+      await page.route(`${LIVE_SHOP}/**`, (route) =>
+        route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>Shop</title><h1>Thank you for your order</h1>' }),
+      );
+      const { events, button, alert } = await withDevice(
+        page,
+        o.order_url,
+        standIn(token, `https://${providerHost}/paymentservices/paymentSession`, { ...contact, postalCode: '1012-LG' }),
+      );
+      await button.click();
 
-    // the wallet's postal code is refused: the sheet is told which field, the page says why
-    await alert.waitFor({ state: 'visible' });
-    assert.equal(await alert.textContent(), 'The billing address from the wallet cannot be used (Postal code). Correct it in the wallet, or choose another method.');
-    // the stand-in's reports reach us asynchronously
-    await reported(() => events.length >= 3);
-    assert.deepEqual(
-      events.map(([kind]) => kind),
-      ['created', 'session', 'completed'],
-    );
-    assert.deepEqual(events[0][1].request.requiredBillingContactFields, ['postalAddress'], 'the wallet is asked for the billing address');
-    assert.deepEqual(events[2][1], { status: 1, errors: [{ code: 'billingContactInvalid', contactField: 'postalCode', message: await alert.textContent() }] });
-    const untouched = await getOrder(o.id, live.api_key);
-    assert.deepEqual([untouched.transactions, untouched.customer], [[], undefined], 'nothing stored, nothing started');
+      // the wallet's postal code is refused: the sheet is told which field, the page says why
+      await alert.waitFor({ state: 'visible' });
+      assert.equal(
+        await alert.textContent(),
+        'The billing address from the wallet cannot be used (Postal code). Correct it in the wallet, or choose another method.',
+      );
+      // the stand-in's reports reach us asynchronously
+      await reported(() => events.length >= 3);
+      assert.deepEqual(
+        events.map(([kind]) => kind),
+        ['created', 'session', 'completed'],
+      );
+      assert.deepEqual(events[0][1].request.requiredBillingContactFields, ['postalAddress'], 'the wallet is asked for the billing address');
+      assert.deepEqual(events[2][1], {
+        status: 1,
+        errors: [{ code: 'billingContactInvalid', contactField: 'postalCode', message: await alert.textContent() }],
+      });
+      const untouched = await getOrder(o.id, live.api_key);
+      assert.deepEqual([untouched.transactions, untouched.customer], [[], undefined], 'nothing stored, nothing started');
 
-    // corrected in the sheet: stored on the order, paid
-    await page.evaluate((c) => (window as unknown as { __authorize: (c: unknown) => void }).__authorize(c), contact);
-    await page.waitForURL(`${LIVE_SHOP}/return**`);
-    await reported(() => events.length >= 4);
-    assert.deepEqual(events.at(-1), ['completed', { status: 0 }]);
-    const paid = await getOrder(o.id, live.api_key);
-    assertPaidByDevice(paid, 'wallet-a-pay');
-    assert.deepEqual(pageErrors, []);
-    assert.deepEqual(cspErrors, []);
-  } finally {
-    simulatedLive.delete(live.project_id);
-    await page.context().close();
-  }
-});
+      // corrected in the sheet: stored on the order, paid
+      await page.evaluate((c) => (window as unknown as { __authorize: (c: unknown) => void }).__authorize(c), contact);
+      await page.waitForURL(`${LIVE_SHOP}/return**`);
+      await reported(() => events.length >= 4);
+      assert.deepEqual(events.at(-1), ['completed', { status: 0 }]);
+      const paid = await getOrder(o.id, live.api_key);
+      assertPaidByDevice(paid, 'wallet-a-pay');
+      assert.deepEqual(pageErrors, []);
+      assert.deepEqual(cspErrors, []);
+    } finally {
+      simulatedLive.delete(live.project_id);
+      await page.context().close();
+    }
+  },
+);

@@ -28,7 +28,11 @@ const getOrder = async (id: string) => (await t.api('GET', `/v1/orders/${id}/`))
 const phone = () => phonePage(browser);
 
 async function order(over: Record<string, unknown> = {}) {
-  const res = await t.api('POST', '/v1/orders/', validOrder({ customer: { ...validOrder().customer, locale: 'en-GB' }, return_url: `${shopUrl}/return`, ...over }));
+  const res = await t.api(
+    'POST',
+    '/v1/orders/',
+    validOrder({ customer: { ...validOrder().customer, locale: 'en-GB' }, return_url: `${shopUrl}/return`, ...over }),
+  );
   assert.equal(res.status, 201, res.text);
   return res.body;
 }
@@ -69,7 +73,9 @@ test('pays an order through the sandbox wallet sheet: device-bound card, no 3-D 
 
 test('a live order page: the device wallet button stays hidden in a browser without that wallet', { timeout: 120_000 }, async () => {
   const live = await t.newProject('live');
-  const res = await t.api('POST', '/v1/orders/', validOrder({ customer: { ...validOrder().customer, locale: 'en-GB' } }), { key: live.api_key });
+  const res = await t.api('POST', '/v1/orders/', validOrder({ customer: { ...validOrder().customer, locale: 'en-GB' } }), {
+    key: live.api_key,
+  });
   assert.equal(res.status, 201, res.text);
   const { page, cspErrors } = await phone();
   try {

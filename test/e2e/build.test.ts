@@ -18,7 +18,10 @@ before(() => {
   mkdirSync(cache, { recursive: true });
   work = mkdtempSync(join(cache, 'tender-build-'));
   build = join(work, 'dist');
-  const r = spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { env: { ...process.env, TENDER_BUILD_DIR: build }, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs')], {
+    env: { ...process.env, TENDER_BUILD_DIR: build },
+    encoding: 'utf8',
+  });
   assert.equal(r.status, 0, r.stderr + r.stdout);
 });
 after(() => rmSync(work, { recursive: true, force: true }));
@@ -34,7 +37,10 @@ test('the build holds JavaScript for every source and the files read at run time
 test('tender serve from the build answers the API with the key it printed', async () => {
   const dir = join(work, 'data');
   const port = await freePort();
-  const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...embeddedEnv(dir), TENDER_BUILD_DIR: build, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'serve'], {
+    env: { ...embeddedEnv(dir), TENDER_BUILD_DIR: build, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout.on('data', (d) => (out += d));
@@ -48,7 +54,12 @@ test('tender serve from the build answers the API with the key it printed', asyn
       child.once('exit', (code) => reject(new Error(`exited ${code}: ${err}`)));
     });
     assert.doesNotMatch(err, /sources changed/, 'the current build runs');
-    const res = await request(`http://127.0.0.1:${port}/v1/orders/`, 'POST', { currency: 'EUR', amount: 1995 }, { authorization: basic(key) });
+    const res = await request(
+      `http://127.0.0.1:${port}/v1/orders/`,
+      'POST',
+      { currency: 'EUR', amount: 1995 },
+      { authorization: basic(key) },
+    );
     assert.equal(res.status, 201, res.text);
     assert.equal(res.body.amount, 1995);
   } finally {

@@ -35,7 +35,16 @@ const CASES: Expect[] = [
   { pan: '378282246310005', brand: 'amex', order: 'completed', txn: 'accepted', liability: true, eci: '05' },
   { pan: '4000002500001001', brand: 'cartes_bancaires', order: 'completed', txn: 'accepted', liability: true, eci: '05' },
   { pan: '4000002760003184', code: '1234', brand: 'visa', order: 'completed', txn: 'accepted', liability: true, eci: '05' },
-  { pan: '4000002760003184', code: '9999', brand: 'visa', order: 'error', txn: 'declined', reason: 'authentication_failed', liability: false, eci: '07' },
+  {
+    pan: '4000002760003184',
+    code: '9999',
+    brand: 'visa',
+    order: 'error',
+    txn: 'declined',
+    reason: 'authentication_failed',
+    liability: false,
+    eci: '07',
+  },
   { pan: '4000000000003055', brand: 'visa', order: 'completed', txn: 'accepted', liability: false, eci: '07' },
   { pan: '4000000000003063', brand: 'visa', order: 'error', txn: 'declined', reason: 'authentication_failed', liability: false, eci: '07' },
   { pan: '4000000000000002', brand: 'visa', order: 'error', txn: 'declined', reason: 'declined', liability: true, eci: '05' },
@@ -44,8 +53,26 @@ const CASES: Expect[] = [
   { pan: '4000000000000127', brand: 'visa', order: 'error', txn: 'declined', reason: 'incorrect_cvc', liability: true, eci: '05' },
   { pan: '4000000000000119', brand: 'visa', order: 'error', txn: 'error', reason: 'processing_error', liability: true, eci: '05' },
   { pan: '4000000000000341', brand: 'visa', order: 'processing', txn: 'processing', liability: true, eci: '05' },
-  { pan: '4000008260003178', code: '1234', brand: 'visa', order: 'error', txn: 'declined', reason: 'insufficient_funds', liability: true, eci: '05' },
-  { pan: '4000008260003178', code: '0000', brand: 'visa', order: 'error', txn: 'declined', reason: 'authentication_failed', liability: false, eci: '07' },
+  {
+    pan: '4000008260003178',
+    code: '1234',
+    brand: 'visa',
+    order: 'error',
+    txn: 'declined',
+    reason: 'insufficient_funds',
+    liability: true,
+    eci: '05',
+  },
+  {
+    pan: '4000008260003178',
+    code: '0000',
+    brand: 'visa',
+    order: 'error',
+    txn: 'declined',
+    reason: 'authentication_failed',
+    liability: false,
+    eci: '07',
+  },
 ];
 
 const withIds = (url: string, order: { id: string; project_id: string }) => {
@@ -97,7 +124,13 @@ for (const c of CASES) {
     const failed = c.order === 'error';
     assert.equal(browser.location, withIds(failed ? FAILURE : RETURN, order));
     if (c.order === 'completed') assert.ok(order.completed, 'completed timestamp set');
-    assert.ok(txn.events.map((e: any) => e.event).join(',').startsWith('new,pending,'), 'events new, pending, ...');
+    assert.ok(
+      txn.events
+        .map((e: any) => e.event)
+        .join(',')
+        .startsWith('new,pending,'),
+      'events new, pending, ...',
+    );
 
     // Visiting the page again does not authorize twice: it sends the customer to the same place.
     const again = await fetch(p.redirect_url, { redirect: 'manual' });
@@ -128,9 +161,16 @@ test('late decline: processing, then declined by the late_decline job when the c
   assert.equal(txn.reason, 'declined');
   assert.equal(txn.outcomes.processing.status, 'declined');
   assert.equal(txn.outcomes.processing.response_code, '05');
-  assert.deepEqual(txn.events.map((e: any) => e.event), ['new', 'pending', 'processing', 'declined']);
+  assert.deepEqual(
+    txn.events.map((e: any) => e.event),
+    ['new', 'pending', 'processing', 'declined'],
+  );
   const outbox = await t.db.query<{ status: string }>('SELECT status FROM outbox WHERE order_id = $1 ORDER BY id', [p.order.id]);
-  assert.deepEqual(outbox.map((r) => r.status), ['processing', 'error'], 'the decline is reported (outbox -> webhook)');
+  assert.deepEqual(
+    outbox.map((r) => r.status),
+    ['processing', 'error'],
+    'the decline is reported (outbox -> webhook)',
+  );
 });
 
 test('an expiry date in the past declines with expired_card', async () => {
@@ -157,7 +197,11 @@ test('without return_url the customer lands on the result page; without failure_
   const b = await startPayment(t, '4000000000000002', { orderOver: { return_url: 'https://shop.example/r?a=1&b=x%20y#top' } });
   const order = (await t.api('GET', `/v1/orders/${b.order.id}/`)).body;
   const loc = (await followBrowser(b.redirect_url)).location;
-  assert.equal(loc, `https://shop.example/r?a=1&b=x%20y&order_id=${order.id}&project_id=${order.project_id}#top`, "the URL's own query and fragment are kept");
+  assert.equal(
+    loc,
+    `https://shop.example/r?a=1&b=x%20y&order_id=${order.id}&project_id=${order.project_id}#top`,
+    "the URL's own query and fragment are kept",
+  );
 });
 
 test('the challenge page: labelled form, strict headers, CSRF token; cancel goes to failure_url', async () => {
@@ -178,7 +222,10 @@ test('the challenge page: labelled form, strict headers, CSRF token; cancel goes
   assert.equal(form.method, 'post');
   assert.deepEqual(form.labels, ['Verification code']);
   assert.ok('code' in form.fields && form.fields.csrf, 'code input and csrf field');
-  assert.deepEqual(form.buttons.map((b) => b.text), ['Verify', 'Cancel']);
+  assert.deepEqual(
+    form.buttons.map((b) => b.text),
+    ['Verify', 'Cancel'],
+  );
 
   // Without or with a forged token: refused, nothing changes.
   for (const csrf of ['', 'x', `${Math.floor(Date.now() / 1000)}.${'A'.repeat(43)}`]) {
@@ -188,7 +235,10 @@ test('the challenge page: labelled form, strict headers, CSRF token; cancel goes
   // A token of another transaction does not fit this one.
   const other = await startPayment(t, '4000002760003184', { orderOver: urls });
   const otherForm = parseForm(await (await fetch(other.redirect_url)).text(), other.redirect_url);
-  assert.equal((await submitForm({ ...form, fields: { ...form.fields, csrf: otherForm.fields.csrf } }, { code: '1234' }, form.buttons[0])).status, 403);
+  assert.equal(
+    (await submitForm({ ...form, fields: { ...form.fields, csrf: otherForm.fields.csrf } }, { code: '1234' }, form.buttons[0])).status,
+    403,
+  );
   // Another site's origin is refused even with the token.
   const cross = await fetch(form.action, {
     method: 'POST',
@@ -219,7 +269,11 @@ test('authenticate: second start, foreign vault_token, bad cvc, unknown transact
   assert.equal(foreign.status, 400);
   assert.equal(foreign.body.error.field, 'vault_token');
   const stored = await vault(t, { pan: '4111111111111111', expiry: futureExpiry(), setup_token: fresh.setup_token });
-  for (const [cvc, field] of [['12', 'cvc'], ['1234', 'cvc'], ['12a', 'cvc']] as const) {
+  for (const [cvc, field] of [
+    ['12', 'cvc'],
+    ['1234', 'cvc'],
+    ['12a', 'cvc'],
+  ] as const) {
     const res = await t.api('POST', freshPath, { vault_token: stored.body.vault_token, cvc });
     assert.equal(res.status, 400);
     assert.equal(res.body.error.field, field);
@@ -229,7 +283,10 @@ test('authenticate: second start, foreign vault_token, bad cvc, unknown transact
   const other = await t.newProject('test');
   const wrongProject = await t.api('POST', freshPath, { vault_token: stored.body.vault_token, cvc: '123' }, { key: other.api_key });
   assert.equal(wrongProject.status, 404);
-  const unknown = await t.api('POST', `/v1/orders/${fresh.order.id}/transactions/${p.order.id}/authenticate/`, { vault_token: stored.body.vault_token, cvc: '123' });
+  const unknown = await t.api('POST', `/v1/orders/${fresh.order.id}/transactions/${p.order.id}/authenticate/`, {
+    vault_token: stored.body.vault_token,
+    cvc: '123',
+  });
   assert.equal(unknown.status, 404);
   const noKey = await t.api('POST', freshPath, { vault_token: stored.body.vault_token, cvc: '123' }, { key: null });
   assert.equal(noKey.status, 401);

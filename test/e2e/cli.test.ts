@@ -20,14 +20,12 @@ before(() => {
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-
 const tender = (args: string[], extraEnv: Record<string, string> = {}) => runTender(args, { ...env, ...extraEnv });
 
 const json = (r: Run) => {
   assert.equal(r.code, 0, `exit ${r.code}: ${r.stderr}`);
   return JSON.parse(r.stdout.trim());
 };
-
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const keys: string[] = [];
@@ -67,7 +65,10 @@ test('errors: an unknown merchant exits 1 with a clear message', async () => {
 
 test('while `serve` holds the directory, commands go through it; SIGTERM exits 0 and the store is intact', async () => {
   const port = await freePort();
-  const server: ChildProcess = spawn(process.execPath, [BIN, 'serve'], { env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const server: ChildProcess = spawn(process.execPath, [BIN, 'serve'], {
+    env: { ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   server.stdout!.on('data', (d) => (out += d));
@@ -124,7 +125,9 @@ test('while `serve` holds the directory, commands go through it; SIGTERM exits 0
 test('API keys are stored only as hashes: no key text in any table', async () => {
   const db = await pgliteDb(dir);
   try {
-    const tables = await db.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'");
+    const tables = await db.query<{ table_name: string }>(
+      "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'",
+    );
     assert.ok(tables.some((t) => t.table_name === 'api_keys'));
     let dump = '';
     for (const { table_name } of tables) {

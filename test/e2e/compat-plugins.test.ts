@@ -47,8 +47,25 @@ const wooOrder = (customer: Record<string, unknown> = {}, method = 'credit-card'
   return_url: 'https://shop.example/?wc-api=woocommerce_ginger',
   webhook_url: 'https://shop.example/?wc-api=woocommerce_ginger',
   order_lines: [
-    { url: 'https://shop.example/product/mug/', name: 'Mug', type: 'physical', amount: 1210, currency: 'EUR', quantity: 2, vat_percentage: 2100, merchant_order_line_id: '17' },
-    { name: 'Flat rate', type: 'shipping_fee', amount: 495, currency: 'EUR', vat_percentage: 2100, quantity: 1, merchant_order_line_id: '2' },
+    {
+      url: 'https://shop.example/product/mug/',
+      name: 'Mug',
+      type: 'physical',
+      amount: 1210,
+      currency: 'EUR',
+      quantity: 2,
+      vat_percentage: 2100,
+      merchant_order_line_id: '17',
+    },
+    {
+      name: 'Flat rate',
+      type: 'shipping_fee',
+      amount: 495,
+      currency: 'EUR',
+      vat_percentage: 2100,
+      quantity: 1,
+      merchant_order_line_id: '2',
+    },
   ],
   transactions: [{ payment_method: method }],
 });
@@ -76,10 +93,34 @@ const oxidOrder = (method = 'credit-card', details?: Record<string, unknown>) =>
     address_type: 'customer',
   },
   order_lines: [
-    { type: 'physical', merchant_order_line_id: '6b6efaa3', name: 'Kite', quantity: 1, amount: 4490, vat_percentage: 1900, currency: 'EUR', discount_rate: 0, url: 'https://oxid.example/kite' },
-    { type: 'shipping_fee', merchant_order_line_id: 'oxidstandard', name: 'Shipping', quantity: 1, amount: 500, vat_percentage: 0, currency: 'EUR' },
+    {
+      type: 'physical',
+      merchant_order_line_id: '6b6efaa3',
+      name: 'Kite',
+      quantity: 1,
+      amount: 4490,
+      vat_percentage: 1900,
+      currency: 'EUR',
+      discount_rate: 0,
+      url: 'https://oxid.example/kite',
+    },
+    {
+      type: 'shipping_fee',
+      merchant_order_line_id: 'oxidstandard',
+      name: 'Shipping',
+      quantity: 1,
+      amount: 500,
+      vat_percentage: 0,
+      currency: 'EUR',
+    },
   ],
-  client: { user_agent: 'Mozilla/5.0', platform_name: 'OXID', platform_version: '7.0.1', plugin_name: 'ginger-oxid', plugin_version: '1.0.0' },
+  client: {
+    user_agent: 'Mozilla/5.0',
+    platform_name: 'OXID',
+    platform_version: '7.0.1',
+    plugin_name: 'ginger-oxid',
+    plugin_version: '1.0.0',
+  },
   webhook_url: 'https://oxid.example/index.php?cl=gingerwebhook',
   return_url: 'https://oxid.example/index.php?cl=order&fnc=return',
   merchant_order_id: '0f1b2c3d4e',
@@ -96,7 +137,9 @@ test('WooCommerce: a guest card order is accepted and stored as sent, normalised
   assert.equal(o.customer.address, 'Kerkstraat 12/3 1012ab Amsterdam', 'runs of spaces become one');
   assert.equal(o.customer.postal_code, '1012AB', 'postcodes are upper-cased');
   assert.equal(o.customer.phone_numbers, undefined, 'a guest without a phone has no phone numbers');
-  assert.deepEqual(o.customer.additional_addresses, [{ address_type: 'billing', address: 'Kerkstraat 12/3 Amsterdam', country: 'NL', postal_code: '1012AB' }]);
+  assert.deepEqual(o.customer.additional_addresses, [
+    { address_type: 'billing', address: 'Kerkstraat 12/3 Amsterdam', country: 'NL', postal_code: '1012AB' },
+  ]);
   assert.deepEqual(o.client, body.client);
   assert.deepEqual(o.order_lines, body.order_lines);
   assert.equal(o.webhook_url, body.webhook_url);
@@ -112,7 +155,11 @@ test('WooCommerce: empty phone numbers are dropped, real ones kept (case 2)', as
 
 for (const type of ['customer', 'billing', 'delivery']) {
   test(`address_type ${type} is accepted on the customer and on additional_addresses (case 1)`, async () => {
-    const res = await t.api('POST', '/v1/orders/', wooOrder({ address_type: type, additional_addresses: [{ address_type: type, address: 'Damrak 1', country: 'NL' }] }));
+    const res = await t.api(
+      'POST',
+      '/v1/orders/',
+      wooOrder({ address_type: type, additional_addresses: [{ address_type: type, address: 'Damrak 1', country: 'NL' }] }),
+    );
     assert.equal(res.status, 201, res.text);
     const o = await get(res.body.id);
     assert.equal(o.customer.address_type, type);
@@ -128,7 +175,13 @@ test('address_type outside customer, billing and delivery is still refused, on b
 });
 
 test("PHP's [] for an empty object counts as {} (case 4)", async () => {
-  const body = { ...validOrder(), extra: [], client: [], customer: [], transactions: [{ payment_method: 'credit-card', payment_method_details: [] }] };
+  const body = {
+    ...validOrder(),
+    extra: [],
+    client: [],
+    customer: [],
+    transactions: [{ payment_method: 'credit-card', payment_method_details: [] }],
+  };
   const res = await t.api('POST', '/v1/orders/', body);
   assert.equal(res.status, 201, res.text);
   const o = await get(res.body.id);
@@ -154,7 +207,11 @@ const people: Array<[name: string, customer: Record<string, unknown>, stored: Re
   ['Vietnamese name (combining marks)', { last_name: 'Nguye\u0302\u0303n' }, { last_name: 'Nguye\u0302\u0303n' }],
   ['hyphenated names', { first_name: 'Anne-Marie', last_name: 'Smith-Jones' }, { first_name: 'Anne-Marie', last_name: 'Smith-Jones' }],
   ['apostrophe', { last_name: "O'Brien" }, { last_name: "O'Brien" }],
-  ['Greek and Cyrillic', { first_name: 'Δημήτρης', last_name: 'Соколов', city: 'Αθήνα' }, { first_name: 'Δημήτρης', last_name: 'Соколов', city: 'Αθήνα' }],
+  [
+    'Greek and Cyrillic',
+    { first_name: 'Δημήτρης', last_name: 'Соколов', city: 'Αθήνα' },
+    { first_name: 'Δημήτρης', last_name: 'Соколов', city: 'Αθήνα' },
+  ],
   ['address with a slash', { address: 'Kerkstraat 12/3' }, { address: 'Kerkstraat 12/3' }],
   ['address with a line break', { address: 'Damrak 1\r\nApartment 4' }, { address: 'Damrak 1 Apartment 4' }],
   ['names and city with stray white space', { first_name: '  Ada\t', city: 'Den\nHaag ' }, { first_name: 'Ada', city: 'Den Haag' }],
@@ -175,29 +232,65 @@ const stillRefused: Array<[name: string, customer: Record<string, unknown>, fiel
   ['a name with a slash (names take no /)', { last_name: 'Smith/Jones' }, 'customer.last_name'],
   ['a city with an emoji', { city: 'Amsterdam 🌷' }, 'customer.city'],
   ['a postcode with a hyphen', { postal_code: '80-827' }, 'customer.postal_code'],
-  ['an additional address with an unknown field', { additional_addresses: [{ address_type: 'billing', stret: 'Damrak' }] }, 'customer.additional_addresses[0].stret'],
-  ['an additional address with a line of <', { additional_addresses: [{ address: '<script>' }] }, 'customer.additional_addresses[0].address'],
+  [
+    'an additional address with an unknown field',
+    { additional_addresses: [{ address_type: 'billing', stret: 'Damrak' }] },
+    'customer.additional_addresses[0].stret',
+  ],
+  [
+    'an additional address with a line of <',
+    { additional_addresses: [{ address: '<script>' }] },
+    'customer.additional_addresses[0].address',
+  ],
   ['an additional address street with <', { additional_addresses: [{ street: 'Damrak <1>' }] }, 'customer.additional_addresses[0].street'],
-  ['an additional address city of 121 characters', { additional_addresses: [{ city: 'a'.repeat(121) }] }, 'customer.additional_addresses[0].city'],
-  ['an additional address postcode with a hyphen', { additional_addresses: [{ postal_code: '80-827' }] }, 'customer.additional_addresses[0].postal_code'],
-  ['an additional address country in lower case', { additional_addresses: [{ country: 'nl' }] }, 'customer.additional_addresses[0].country'],
+  [
+    'an additional address city of 121 characters',
+    { additional_addresses: [{ city: 'a'.repeat(121) }] },
+    'customer.additional_addresses[0].city',
+  ],
+  [
+    'an additional address postcode with a hyphen',
+    { additional_addresses: [{ postal_code: '80-827' }] },
+    'customer.additional_addresses[0].postal_code',
+  ],
+  [
+    'an additional address country in lower case',
+    { additional_addresses: [{ country: 'nl' }] },
+    'customer.additional_addresses[0].country',
+  ],
   ['an additional address state of three letters', { additional_addresses: [{ state: 'NYC' }] }, 'customer.additional_addresses[0].state'],
-  ['an additional address housenumber of 33 characters', { additional_addresses: [{ housenumber: '1'.repeat(33) }] }, 'customer.additional_addresses[0].housenumber'],
-  ['an additional address housenumber not a string', { additional_addresses: [{ housenumber: 10 }] }, 'customer.additional_addresses[0].housenumber'],
+  [
+    'an additional address housenumber of 33 characters',
+    { additional_addresses: [{ housenumber: '1'.repeat(33) }] },
+    'customer.additional_addresses[0].housenumber',
+  ],
+  [
+    'an additional address housenumber not a string',
+    { additional_addresses: [{ housenumber: 10 }] },
+    'customer.additional_addresses[0].housenumber',
+  ],
   ['an additional address that is no object', { additional_addresses: ['Damrak 1'] }, 'customer.additional_addresses[0]'],
-  ['eleven additional addresses', { additional_addresses: Array.from({ length: 11 }, () => ({ address_type: 'delivery' })) }, 'customer.additional_addresses'],
+  [
+    'eleven additional addresses',
+    { additional_addresses: Array.from({ length: 11 }, () => ({ address_type: 'delivery' })) },
+    'customer.additional_addresses',
+  ],
   ['phone_numbers with a number and letters', { phone_numbers: ['', 'call me'] }, 'customer.phone_numbers[0]'],
 ];
 for (const [name, customer, field] of stillRefused) {
   test(`still refused: ${name} -> 400 on ${field}`, async () => {
-    await expectRejected(() => t.api('POST', '/v1/orders/', validOrder({ customer: { ...validOrder().customer, ...customer } })), { field });
+    await expectRejected(() => t.api('POST', '/v1/orders/', validOrder({ customer: { ...validOrder().customer, ...customer } })), {
+      field,
+    });
   });
 }
 
 test('still strict: an unknown top-level field and a wrong type are refused by name', async () => {
   await expectRejected(() => t.api('POST', '/v1/orders/', { ...wooOrder(), shop_id: 7 }), { field: 'shop_id' });
   await expectRejected(() => t.api('POST', '/v1/orders/', { ...wooOrder(), amount: '29.15' }), { field: 'amount' });
-  await expectRejected(() => t.api('POST', '/v1/orders/', { ...wooOrder(), client: { ...wooOrder().client, plugin_version: 143 } }), { field: 'client.plugin_version' });
+  await expectRejected(() => t.api('POST', '/v1/orders/', { ...wooOrder(), client: { ...wooOrder().client, plugin_version: 143 } }), {
+    field: 'client.plugin_version',
+  });
 });
 
 test('OXID: an order built with the plugin SDK, billing and delivery addresses, no phone', async () => {
@@ -215,7 +308,9 @@ test('OXID: an order built with the plugin SDK, billing and delivery addresses, 
 });
 
 test('OXID: an iDEAL order is refused for its method, not for its issuer_id (case 6)', async () => {
-  const res = await expectRejected(() => t.api('POST', '/v1/orders/', oxidOrder('ideal', { issuer_id: '' })), { field: 'transactions[0].payment_method' });
+  const res = await expectRejected(() => t.api('POST', '/v1/orders/', oxidOrder('ideal', { issuer_id: '' })), {
+    field: 'transactions[0].payment_method',
+  });
   assert.match(res.body.error.value, /payment method ideal is not known/);
 });
 
@@ -231,7 +326,12 @@ test('payment method aliases: listed by GET currencies and turned into the metho
   const hpp = await t.api('POST', '/v1/orders/', validOrder({ payment_methods: ['google-pay', 'credit-card'] }));
   assert.equal(hpp.status, 201, hpp.text);
   assert.deepEqual((await get(hpp.body.id)).payment_methods, ['wallet-b-pay', 'credit-card']);
-  const link = await t.api('POST', '/v1/paymentlinks/', { merchant_order_id: 'l-1', amount: 500, currency: 'EUR', payment_methods: ['apple-pay'] });
+  const link = await t.api('POST', '/v1/paymentlinks/', {
+    merchant_order_id: 'l-1',
+    amount: 500,
+    currency: 'EUR',
+    payment_methods: ['apple-pay'],
+  });
   assert.equal(link.status, 201, link.text);
   assert.deepEqual(link.body.payment_methods, ['wallet-a-pay']);
 });
@@ -243,10 +343,13 @@ test('payment method aliases: an alias of an inactive method is refused naming t
   await t.db.query('UPDATE projects SET settings = $2 WHERE id = $1', [limited.project_id, JSON.stringify(row.settings)]);
   const cur = await t.api('GET', '/v1/merchants/self/projects/self/currencies/', undefined, { key: limited.api_key });
   assert.equal(cur.body.payment_methods['apple-pay'], undefined, 'no alias of an inactive method is listed');
-  const res = await expectRejected(() => t.api('POST', '/v1/orders/', wooOrder({ city: 'Amsterdam' }, 'apple-pay'), { key: limited.api_key }), {
-    status: 403,
-    type: 'Forbidden',
-    field: 'transactions[0].payment_method',
-  });
+  const res = await expectRejected(
+    () => t.api('POST', '/v1/orders/', wooOrder({ city: 'Amsterdam' }, 'apple-pay'), { key: limited.api_key }),
+    {
+      status: 403,
+      type: 'Forbidden',
+      field: 'transactions[0].payment_method',
+    },
+  );
   assert.match(res.body.error.value, /wallet-a-pay is not active/);
 });

@@ -28,9 +28,17 @@ const shopOrder = () =>
         { address_type: 'billing', postal_code: '1234567', country: 'NL', street: 'Donauweg', city: 'Amsterdam', housenumber: '10' },
       ],
     },
-    client: { user_agent: 'PHPUnit Tests', platform_name: 'PHPSTORM', platform_version: '1', plugin_name: 'ginger-plugin-sdk', plugin_version: '1.0.0' },
+    client: {
+      user_agent: 'PHPUnit Tests',
+      platform_name: 'PHPSTORM',
+      platform_version: '1',
+      plugin_name: 'ginger-plugin-sdk',
+      plugin_version: '1.0.0',
+    },
     extra: { sw_order_id: '501' },
-    order_lines: [{ type: 'physical', merchant_order_line_id: '5', name: 'Milk', quantity: 1, amount: 100, vat_percentage: 5000, currency: 'EUR' }],
+    order_lines: [
+      { type: 'physical', merchant_order_line_id: '5', name: 'Milk', quantity: 1, amount: 100, vat_percentage: 5000, currency: 'EUR' },
+    ],
     webhook_url: 'https://shop.example/webhook',
   });
 
@@ -48,7 +56,12 @@ function phpRoundTrip(v: unknown): unknown {
 function pluginSdkBody(v: unknown): unknown {
   const dropped = new Set(['events', 'is_capturable', 'order_id', 'project_id', 'flags']);
   if (Array.isArray(v)) return v.map(pluginSdkBody);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).filter(([k]) => !dropped.has(k)).map(([k, x]) => [k, pluginSdkBody(x)]));
+  if (v && typeof v === 'object')
+    return Object.fromEntries(
+      Object.entries(v)
+        .filter(([k]) => !dropped.has(k))
+        .map(([k, x]) => [k, pluginSdkBody(x)]),
+    );
   return v;
 }
 
@@ -58,7 +71,7 @@ const created = async (body: unknown = shopOrder()) => {
   return res.body;
 };
 
-test("README update flow: GET the order, change description, PUT it all back (case 3)", async () => {
+test('README update flow: GET the order, change description, PUT it all back (case 3)', async () => {
   const o = await created();
   const order = await get(o.id);
   const res = await t.api('PUT', `/v1/orders/${o.id}/`, { ...order, description: 'New Order Description' });
@@ -92,7 +105,14 @@ test("plugin SDK update flow: the creation answer, members dropped, an additiona
 test('PUT changes customer, order_lines, extra, the URLs and references, and keeps what it leaves out', async () => {
   const o = await created();
   const change = {
-    customer: { ...o.customer, first_name: 'Anne-Marie', postal_code: '1012ab', phone_numbers: [''], email_address: 'anne@example.nl', merchant_customer_id: 'c-77' },
+    customer: {
+      ...o.customer,
+      first_name: 'Anne-Marie',
+      postal_code: '1012ab',
+      phone_numbers: [''],
+      email_address: 'anne@example.nl',
+      merchant_customer_id: 'c-77',
+    },
     order_lines: [{ name: 'Tea', quantity: 3, amount: 665 }],
     extra: { cart: 'c-2' },
     return_url: 'https://shop.example/back',
@@ -106,10 +126,14 @@ test('PUT changes customer, order_lines, extra, the URLs and references, and kee
   assert.equal(after.customer.first_name, 'Anne-Marie');
   assert.equal(after.customer.postal_code, '1012AB', 'validated and normalised as on creation');
   assert.equal(after.customer.phone_numbers, undefined);
-  for (const k of ['order_lines', 'extra', 'return_url', 'failure_url', 'webhook_url', 'merchant_order_id'] as const) assert.deepEqual(after[k], change[k], k);
+  for (const k of ['order_lines', 'extra', 'return_url', 'failure_url', 'webhook_url', 'merchant_order_id'] as const)
+    assert.deepEqual(after[k], change[k], k);
   assert.equal(after.description, o.description, 'a field left out keeps its value');
   // the columns search and reports read follow the new customer
-  const [row] = await t.db.query<{ customer_email: string; merchant_customer_id: string }>('SELECT customer_email, merchant_customer_id FROM orders WHERE id = $1', [o.id]);
+  const [row] = await t.db.query<{ customer_email: string; merchant_customer_id: string }>(
+    'SELECT customer_email, merchant_customer_id FROM orders WHERE id = $1',
+    [o.id],
+  );
   assert.deepEqual({ ...row }, { customer_email: 'anne@example.nl', merchant_customer_id: 'c-77' });
 });
 
@@ -136,7 +160,9 @@ for (const [name, change, field] of readOnlyChanges) {
 test('PUT: a wrong type in a merchant field and an unknown field are refused by name', async () => {
   const o = await get((await created()).id);
   await expectRejected(() => t.api('PUT', `/v1/orders/${o.id}/`, { ...o, order_lines: { name: 'Tea' } }), { field: 'order_lines' });
-  await expectRejected(() => t.api('PUT', `/v1/orders/${o.id}/`, { ...o, customer: { ...o.customer, address_type: 'shipping' } }), { field: 'customer.address_type' });
+  await expectRejected(() => t.api('PUT', `/v1/orders/${o.id}/`, { ...o, customer: { ...o.customer, address_type: 'shipping' } }), {
+    field: 'customer.address_type',
+  });
   await expectRejected(() => t.api('PUT', `/v1/orders/${o.id}/`, { ...o, descripton: 'typo' }), { field: 'descripton' });
 });
 
@@ -154,7 +180,10 @@ test('order_url on an order created with a transaction, showing that transaction
   const page = await fetch(o.order_url);
   assert.equal(page.status, 200);
   const html = await page.text();
-  assert.ok(html.includes(`/pay/${o.id}/transactions/${o.transactions[0].id}/card/`), "the order page holds the transaction's own card form");
+  assert.ok(
+    html.includes(`/pay/${o.id}/transactions/${o.transactions[0].id}/card/`),
+    "the order page holds the transaction's own card form",
+  );
   const paid = await payOrder(t);
   assert.equal(paid.order_url, undefined, 'a paid order has nothing left to pay');
 });
@@ -167,7 +196,10 @@ test('payment_method is checked before its details (case 6)', async () => {
   assert.match(unknown.body.error.value, /ideal/);
   const limited = await limitedProject(t);
   const inactive = await expectRejected(
-    () => t.api('POST', '/v1/orders/', cardOrder({}, { payment_method: 'wallet-a-pay', payment_method_details: { issuer_id: 'x' } }), { key: limited.api_key }),
+    () =>
+      t.api('POST', '/v1/orders/', cardOrder({}, { payment_method: 'wallet-a-pay', payment_method_details: { issuer_id: 'x' } }), {
+        key: limited.api_key,
+      }),
     { status: 403, type: 'Forbidden', field: 'transactions[0].payment_method' },
   );
   assert.match(inactive.body.error.value, /wallet-a-pay is not active/);
@@ -176,9 +208,12 @@ test('payment_method is checked before its details (case 6)', async () => {
     field: 'transactions[0].payment_method_details.issuer_id',
   });
   const o = await created(validOrder());
-  await expectRejected(() => t.api('POST', `/v1/orders/${o.id}/transactions/`, { payment_method: 'ideal', payment_method_details: { issuer_id: 'x' } }), {
-    field: 'payment_method',
-  });
+  await expectRejected(
+    () => t.api('POST', `/v1/orders/${o.id}/transactions/`, { payment_method: 'ideal', payment_method_details: { issuer_id: 'x' } }),
+    {
+      field: 'payment_method',
+    },
+  );
 });
 
 const failures: Array<[pan: string, locale: string | undefined, status: string, message: RegExp]> = [

@@ -30,158 +30,186 @@ before(async () => {
 after(async () => t?.close());
 
 // PGlite has no connections to drop: on it this test does not exist (its fault test is the crash below)
-if (pgUrl) test('every database connection dropped under concurrent card flows: 503s with the error body, 2xx right after, LISTEN resumes, the ledger balances', { timeout: 280_000 }, async () => {
-  const [{ schema }] = await t.db.query<{ schema: string }>('SELECT current_schema() AS schema');
-  // only this service's connections (other test services share the server): named by schema
-  const ours = ['tender', 'tender-report', 'tender-listen'].map((n) => `${n} ${schema}`);
-  const admin = new pg.Client({ connectionString: pgUrl });
-  await admin.connect();
-  // the card flows below run until told to stop: a failed step must stop them too, or they would
-  // run on until the runner's time limit for the file
-  let stop = false;
-  try {
-    const listens = async () =>
-      (await admin.query<{ query: string }>("SELECT query FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN%' ORDER BY query", [`tender-listen ${schema}`])).rows
-        .map((r) => r.query)
-        .join(',');
-    await waitFor('both LISTEN connections', async () => (await listens()) === 'LISTEN tender_jobs,LISTEN tender_projects');
+if (pgUrl)
+  test(
+    'every database connection dropped under concurrent card flows: 503s with the error body, 2xx right after, LISTEN resumes, the ledger balances',
+    { timeout: 280_000 },
+    async () => {
+      const [{ schema }] = await t.db.query<{ schema: string }>('SELECT current_schema() AS schema');
+      // only this service's connections (other test services share the server): named by schema
+      const ours = ['tender', 'tender-report', 'tender-listen'].map((n) => `${n} ${schema}`);
+      const admin = new pg.Client({ connectionString: pgUrl });
+      await admin.connect();
+      // the card flows below run until told to stop: a failed step must stop them too, or they would
+      // run on until the runner's time limit for the file
+      let stop = false;
+      try {
+        const listens = async () =>
+          (
+            await admin.query<{ query: string }>(
+              "SELECT query FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN%' ORDER BY query",
+              [`tender-listen ${schema}`],
+            )
+          ).rows
+            .map((r) => r.query)
+            .join(',');
+        await waitFor('both LISTEN connections', async () => (await listens()) === 'LISTEN tender_jobs,LISTEN tender_projects');
 
-    // card payments, four at a time, until told to stop; every answer is kept
-    const answers: ApiResponse[] = [];
-    let paid = 0;
-    const keep = (r: ApiResponse) => (answers.push(r), r);
-    const flows = Array.from({ length: 4 }, async () => {
-      while (!stop) {
-        try {
-          await payOrder({ ...t, api: async (...a: Parameters<TestService['api']>) => keep(await t.api(...a)) });
-          paid++;
-        } catch {
-          /* a step caught in the drop: its answer is among `answers` */
-        }
+        // card payments, four at a time, until told to stop; every answer is kept
+        const answers: ApiResponse[] = [];
+        let paid = 0;
+        const keep = (r: ApiResponse) => (answers.push(r), r);
+        const flows = Array.from({ length: 4 }, async () => {
+          while (!stop) {
+            try {
+              await payOrder({ ...t, api: async (...a: Parameters<TestService['api']>) => keep(await t.api(...a)) });
+              paid++;
+            } catch {
+              /* a step caught in the drop: its answer is among `answers` */
+            }
+          }
+        });
+        await waitFor('some payments', async () => paid >= 4);
+
+        // requests held at a lock inside their transaction when the connections drop
+        await admin.query('BEGIN');
+        await admin.query(`LOCK TABLE ${schema}.orders IN EXCLUSIVE MODE`);
+        const held = Array.from({ length: 3 }, () => t.api('POST', '/v1/orders/', validOrder()));
+        // Concurrent new orders are written in groups (store/coalesce.ts), one statement for several
+        // orders: the three held ones and the flows' may all wait in one or two backends, so what is
+        // waited for is a backend at the lock, not one per request.
+        await waitFor('requests waiting at the lock', async () => {
+          const { rows } = await admin.query<{ n: number }>(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'",
+            [`tender ${schema}`],
+          );
+          return rows[0].n >= 1;
+        });
+        const killed = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ANY($1)', [ours]);
+        assert.ok(killed.rowCount! >= 5, `${killed.rowCount} connections dropped`);
+        // The lock goes before the held requests are awaited: a request that had not reached the
+        // database yet (queued behind a grouped order write) reaches it on a new connection after the
+        // drop, and would wait at the lock for ever. Such a request succeeds; one caught in the drop is a 503.
+        await admin.query('ROLLBACK');
+        const heldAnswers = await Promise.all(held);
+        for (const res of heldAnswers) if (res.status !== 201) assertUnavailable(res);
+        const dropped = [...heldAnswers, ...answers].filter((r) => r.status === 503);
+        assert.ok(dropped.length >= 1, 'requests caught in the drop answer 503');
+
+        // right after: the pool reconnects on demand
+        const next = await t.api('POST', '/v1/orders/', validOrder());
+        assert.equal(next.status, 201, next.text);
+        const before = paid;
+        await waitFor('payments after the drop', async () => paid >= before + 4);
+        stop = true;
+        await Promise.all(flows);
+
+        // every answer of the card flows: a success, or a 503 with the error body
+        for (const a of answers) if (a.status >= 500) assertUnavailable(a);
+
+        // LISTEN is back: a key revoked by another node (NOTIFY) stops working at once, not at the cache's 10 minutes
+        await waitFor('both LISTEN connections again', async () => (await listens()) === 'LISTEN tender_jobs,LISTEN tender_projects');
+        const other = await t.newProject('test');
+        assert.equal(
+          (await t.api('GET', `/v1/orders/${randomUUID()}/`, undefined, { key: other.api_key })).status,
+          404,
+          'the key works (and is cached)',
+        );
+        await admin.query(`UPDATE ${schema}.api_keys SET revoked = now() WHERE project_id = $1`, [other.project_id]);
+        await admin.query('NOTIFY tender_projects');
+        await waitFor(
+          'the revoked key refused',
+          async () => (await t.api('GET', `/v1/orders/${randomUUID()}/`, undefined, { key: other.api_key })).status === 401,
+          20_000,
+        );
+
+        const ledger = await checkLedger(t.db);
+        assert.deepEqual(ledger.violations, []);
+      } finally {
+        stop = true;
+        await admin.query('ROLLBACK').catch(() => {});
+        await admin.end();
       }
-    });
-    await waitFor('some payments', async () => paid >= 4);
-
-    // requests held at a lock inside their transaction when the connections drop
-    await admin.query('BEGIN');
-    await admin.query(`LOCK TABLE ${schema}.orders IN EXCLUSIVE MODE`);
-    const held = Array.from({ length: 3 }, () => t.api('POST', '/v1/orders/', validOrder()));
-    // Concurrent new orders are written in groups (store/coalesce.ts), one statement for several
-    // orders: the three held ones and the flows' may all wait in one or two backends, so what is
-    // waited for is a backend at the lock, not one per request.
-    await waitFor('requests waiting at the lock', async () => {
-      const { rows } = await admin.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'", [
-        `tender ${schema}`,
-      ]);
-      return rows[0].n >= 1;
-    });
-    const killed = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ANY($1)', [ours]);
-    assert.ok(killed.rowCount! >= 5, `${killed.rowCount} connections dropped`);
-    // The lock goes before the held requests are awaited: a request that had not reached the
-    // database yet (queued behind a grouped order write) reaches it on a new connection after the
-    // drop, and would wait at the lock for ever. Such a request succeeds; one caught in the drop is a 503.
-    await admin.query('ROLLBACK');
-    const heldAnswers = await Promise.all(held);
-    for (const res of heldAnswers) if (res.status !== 201) assertUnavailable(res);
-    const dropped = [...heldAnswers, ...answers].filter((r) => r.status === 503);
-    assert.ok(dropped.length >= 1, 'requests caught in the drop answer 503');
-
-    // right after: the pool reconnects on demand
-    const next = await t.api('POST', '/v1/orders/', validOrder());
-    assert.equal(next.status, 201, next.text);
-    const before = paid;
-    await waitFor('payments after the drop', async () => paid >= before + 4);
-    stop = true;
-    await Promise.all(flows);
-
-    // every answer of the card flows: a success, or a 503 with the error body
-    for (const a of answers) if (a.status >= 500) assertUnavailable(a);
-
-    // LISTEN is back: a key revoked by another node (NOTIFY) stops working at once, not at the cache's 10 minutes
-    await waitFor('both LISTEN connections again', async () => (await listens()) === 'LISTEN tender_jobs,LISTEN tender_projects');
-    const other = await t.newProject('test');
-    assert.equal((await t.api('GET', `/v1/orders/${randomUUID()}/`, undefined, { key: other.api_key })).status, 404, 'the key works (and is cached)');
-    await admin.query(`UPDATE ${schema}.api_keys SET revoked = now() WHERE project_id = $1`, [other.project_id]);
-    await admin.query('NOTIFY tender_projects');
-    await waitFor('the revoked key refused', async () => (await t.api('GET', `/v1/orders/${randomUUID()}/`, undefined, { key: other.api_key })).status === 401, 20_000);
-
-    const ledger = await checkLedger(t.db);
-    assert.deepEqual(ledger.violations, []);
-  } finally {
-    stop = true;
-    await admin.query('ROLLBACK').catch(() => {});
-    await admin.end();
-  }
-});
+    },
+  );
 
 // ---------- SIGKILL during an idempotent refund (both stores) ----------
 
 const store = childStore('faults');
 const { schema } = store;
 
-test('SIGKILL during an idempotent refund: after a restart the retry with the same key refunds once; a committed refund replays', { timeout: 900_000 }, async () => {
-  const { env, url } = await store.env();
-  let server = await store.serve(env, url);
-  const created = await runTender(['project', 'create', '--name', 'Crash shop', '--json'], env, 240_000);
-  assert.equal(created.code, 0, created.stderr);
-  const project = JSON.parse(created.stdout.trim());
-  const api = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-    request(`${url}${path}`, method, body, { authorization: basic(project.api_key), ...headers });
-  const client = { url, config: { vaultUrl: `${url}/vault` }, project, api: (m: string, p: string, b?: unknown) => api(m, p, b) } as unknown as TestService;
-  const order = await payOrder(client);
-  assert.equal(order.status, 'completed');
-  const refund = (key: string, amount: number) => api('POST', `/v1/orders/${order.id}/refunds/`, { amount }, { 'idempotency-key': key });
+test(
+  'SIGKILL during an idempotent refund: after a restart the retry with the same key refunds once; a committed refund replays',
+  { timeout: 900_000 },
+  async () => {
+    const { env, url } = await store.env();
+    let server = await store.serve(env, url);
+    const created = await runTender(['project', 'create', '--name', 'Crash shop', '--json'], env, 240_000);
+    assert.equal(created.code, 0, created.stderr);
+    const project = JSON.parse(created.stdout.trim());
+    const api = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+      request(`${url}${path}`, method, body, { authorization: basic(project.api_key), ...headers });
+    const client = {
+      url,
+      config: { vaultUrl: `${url}/vault` },
+      project,
+      api: (m: string, p: string, b?: unknown) => api(m, p, b),
+    } as unknown as TestService;
+    const order = await payOrder(client);
+    assert.equal(order.status, 'completed');
+    const refund = (key: string, amount: number) => api('POST', `/v1/orders/${order.id}/refunds/`, { amount }, { 'idempotency-key': key });
 
-  // a refund answered before the kill
-  const committed = await refund('refund-committed', 300);
-  assert.equal(committed.status, 201, committed.text);
+    // a refund answered before the kill
+    const committed = await refund('refund-committed', 300);
+    assert.equal(committed.status, 201, committed.text);
 
-  // a refund under way when the process is killed
-  if (pgUrl) {
-    // PostgreSQL: held at a lock inside its transaction, so the kill surely lands mid-refund
-    await withPg(async (c) => {
-      await c.query('BEGIN');
-      await c.query(`LOCK TABLE ${schema}.orders IN EXCLUSIVE MODE`);
-      const waiting = async () =>
-        (
-          await c.query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_class r ON r.oid = l.relation JOIN pg_namespace s ON s.oid = r.relnamespace
+    // a refund under way when the process is killed
+    if (pgUrl) {
+      // PostgreSQL: held at a lock inside its transaction, so the kill surely lands mid-refund
+      await withPg(async (c) => {
+        await c.query('BEGIN');
+        await c.query(`LOCK TABLE ${schema}.orders IN EXCLUSIVE MODE`);
+        const waiting = async () =>
+          (
+            await c.query<{ n: number }>(
+              `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_class r ON r.oid = l.relation JOIN pg_namespace s ON s.oid = r.relnamespace
              WHERE s.nspname = $1 AND r.relname = 'orders' AND NOT l.granted`,
-            [schema],
-          )
-        ).rows[0].n > 0;
-      // the refund reaches the lock (the order insert): then the process dies
-      const inner = refund('refund-killed', 500).catch(() => undefined);
-      await waitFor('the refund at the lock', waiting);
+              [schema],
+            )
+          ).rows[0].n > 0;
+        // the refund reaches the lock (the order insert): then the process dies
+        const inner = refund('refund-killed', 500).catch(() => undefined);
+        await waitFor('the refund at the lock', waiting);
+        await killed(server);
+        await c.query('ROLLBACK');
+        await inner;
+      });
+    } else {
+      // PGlite: killed while the refund runs (the moment varies; every moment must hold)
+      const inFlight = refund('refund-killed', 500).catch(() => undefined);
+      await sleep(30);
       await killed(server);
-      await c.query('ROLLBACK');
-      await inner;
+      await inFlight;
+    }
+
+    server = await store.serve(env, url);
+    // the same key again: the refund runs once (never a 409 that lasts, never twice)
+    const retry = await waitFor('the retried refund', async () => {
+      const r = await refund('refund-killed', 500);
+      return r.status === 409 ? undefined : r;
     });
-  } else {
-    // PGlite: killed while the refund runs (the moment varies; every moment must hold)
-    const inFlight = refund('refund-killed', 500).catch(() => undefined);
-    await sleep(30);
+    assert.equal(retry.status, 201, retry.text);
+    assert.equal(retry.body.amount, 500);
+    const again = await refund('refund-killed', 500);
+    assert.equal(again.text, retry.text, 'then it replays');
+    // the refund answered before the kill replays byte for byte
+    const replay = await refund('refund-committed', 300);
+    assert.equal(replay.status, 201);
+    assert.equal(replay.text, committed.text);
+    assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+
+    const after = await api('GET', `/v1/orders/${order.id}/`);
+    assert.equal(after.body.refunded_amount, 800, 'each refund once');
     await killed(server);
-    await inFlight;
-  }
-
-  server = await store.serve(env, url);
-  // the same key again: the refund runs once (never a 409 that lasts, never twice)
-  const retry = await waitFor('the retried refund', async () => {
-    const r = await refund('refund-killed', 500);
-    return r.status === 409 ? undefined : r;
-  });
-  assert.equal(retry.status, 201, retry.text);
-  assert.equal(retry.body.amount, 500);
-  const again = await refund('refund-killed', 500);
-  assert.equal(again.text, retry.text, 'then it replays');
-  // the refund answered before the kill replays byte for byte
-  const replay = await refund('refund-committed', 300);
-  assert.equal(replay.status, 201);
-  assert.equal(replay.text, committed.text);
-  assert.equal(replay.headers.get('idempotent-replayed'), 'true');
-
-  const after = await api('GET', `/v1/orders/${order.id}/`);
-  assert.equal(after.body.refunded_amount, 800, 'each refund once');
-  await killed(server);
-});
+  },
+);

@@ -21,7 +21,8 @@ before(async () => {
 });
 after(async () => store?.drop());
 
-const amountOf = async (id: string) => (await store.db.query<{ amount: number }>('SELECT amount FROM p_items WHERE id = $1', [id]))[0]?.amount;
+const amountOf = async (id: string) =>
+  (await store.db.query<{ amount: number }>('SELECT amount FROM p_items WHERE id = $1', [id]))[0]?.amount;
 async function noted<T>(fn: () => Promise<T>) {
   const sent: string[] = [];
   const stop = store.db.observe((sql) => sent.push(sql.replace(/\s+/g, ' ')));
@@ -43,7 +44,10 @@ test('a read and a write in a transaction: BEGIN goes with the read, COMMIT with
     }),
   );
   assert.equal(result, 10);
-  assert.deepEqual(sent, ['BEGIN; SELECT amount FROM p_items WHERE id = $1 FOR UPDATE', 'UPDATE p_items SET amount = $2 WHERE id = $1; COMMIT']);
+  assert.deepEqual(sent, [
+    'BEGIN; SELECT amount FROM p_items WHERE id = $1 FOR UPDATE',
+    'UPDATE p_items SET amount = $2 WHERE id = $1; COMMIT',
+  ]);
   assert.equal(await amountOf(id), 6);
 });
 
@@ -56,7 +60,11 @@ test('a write marked commit that fails commits nothing of its transaction, which
     }),
   );
   assert.match(String(result), /check constraint/);
-  assert.deepEqual(sent, ['BEGIN; INSERT INTO p_items (id, amount) VALUES ($1, 5)', 'UPDATE p_items SET amount = amount - 9 WHERE id = $1; COMMIT', 'ROLLBACK']);
+  assert.deepEqual(sent, [
+    'BEGIN; INSERT INTO p_items (id, amount) VALUES ($1, 5)',
+    'UPDATE p_items SET amount = amount - 9 WHERE id = $1; COMMIT',
+    'ROLLBACK',
+  ]);
   assert.equal(await amountOf(id), undefined, 'the insert before it rolled back too');
 });
 
@@ -89,32 +97,33 @@ test('inside within() a statement marked commit does not commit the open transac
 });
 
 // The wire, which only PostgreSQL has.
-if (pgUrl) test('on the wire: one ReadyForQuery per pipelined round trip; a failed Parse after BEGIN is parsed again next time', async () => {
-  const client = new pg.Client({ connectionString: pgUrl });
-  await client.connect();
-  try {
-    const internals = client as unknown as { connection: NodeJS.EventEmitter; _txStatus: string };
-    let trips = 0;
-    internals.connection.on('readyForQuery', () => trips++);
-    const rows = await pipelined(client, { text: 'SELECT $1::int + 1 AS n', values: [41] }, { begin: true, commit: false });
-    assert.deepEqual(rows, [{ n: 42 }]);
-    assert.equal(trips, 1);
-    assert.equal(internals._txStatus, 'T', 'in the transaction BEGIN opened');
-    await pipelined(client, { name: 'p_now', text: 'SELECT 1 AS one' }, { begin: false, commit: true });
-    assert.equal(trips, 2);
-    assert.equal(internals._txStatus, 'I', 'committed');
+if (pgUrl)
+  test('on the wire: one ReadyForQuery per pipelined round trip; a failed Parse after BEGIN is parsed again next time', async () => {
+    const client = new pg.Client({ connectionString: pgUrl });
+    await client.connect();
+    try {
+      const internals = client as unknown as { connection: NodeJS.EventEmitter; _txStatus: string };
+      let trips = 0;
+      internals.connection.on('readyForQuery', () => trips++);
+      const rows = await pipelined(client, { text: 'SELECT $1::int + 1 AS n', values: [41] }, { begin: true, commit: false });
+      assert.deepEqual(rows, [{ n: 42 }]);
+      assert.equal(trips, 1);
+      assert.equal(internals._txStatus, 'T', 'in the transaction BEGIN opened');
+      await pipelined(client, { name: 'p_now', text: 'SELECT 1 AS one' }, { begin: false, commit: true });
+      assert.equal(trips, 2);
+      assert.equal(internals._txStatus, 'I', 'committed');
 
-    // a named statement whose Parse fails, sent after BEGIN: an error, a failed transaction
-    const bad = { name: 'p_bad', text: 'SELECT no_such_column FROM pg_class' };
-    // the error answers the caller before the server's ReadyForQuery, which carries the state
-    const ready = once(internals.connection, 'readyForQuery');
-    await assert.rejects(pipelined(client, bad, { begin: true, commit: false }), /no_such_column/);
-    await ready;
-    assert.equal(internals._txStatus, 'E');
-    await client.query('ROLLBACK');
-    // the client did not take the failed statement for parsed: the same error again, not "does not exist"
-    await assert.rejects(client.query(bad), /no_such_column/);
-  } finally {
-    await client.end();
-  }
-});
+      // a named statement whose Parse fails, sent after BEGIN: an error, a failed transaction
+      const bad = { name: 'p_bad', text: 'SELECT no_such_column FROM pg_class' };
+      // the error answers the caller before the server's ReadyForQuery, which carries the state
+      const ready = once(internals.connection, 'readyForQuery');
+      await assert.rejects(pipelined(client, bad, { begin: true, commit: false }), /no_such_column/);
+      await ready;
+      assert.equal(internals._txStatus, 'E');
+      await client.query('ROLLBACK');
+      // the client did not take the failed statement for parsed: the same error again, not "does not exist"
+      await assert.rejects(client.query(bad), /no_such_column/);
+    } finally {
+      await client.end();
+    }
+  });

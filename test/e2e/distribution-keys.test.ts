@@ -19,7 +19,7 @@ const REFERENCE_TABLES: Record<string, string> = {
   portal_audit: "the merchant's audit log; project_id is optional there (sign-ins have none)",
   throttle_hits: 'rate-limit counters of client addresses, which span projects',
   card_attempts: 'card-testing counters per client address, across projects',
-  schema_migrations: 'the migrator\'s own list, one per database',
+  schema_migrations: "the migrator's own list, one per database",
 };
 
 let store: { db: Db; drop(): Promise<void> };
@@ -39,7 +39,11 @@ test('every table carries project_id, or is a reference table listed with its re
   const missing = all.filter((t) => !t.has_project && !t.reference).map((t) => t.name);
   assert.deepEqual(missing, [], 'tables without project_id: add the column, or list the table above with the reason it is not per project');
   const names = new Set(all.map((t) => t.name));
-  assert.deepEqual(Object.keys(REFERENCE_TABLES).filter((n) => !names.has(n)), [], 'listed reference tables that no longer exist');
+  assert.deepEqual(
+    Object.keys(REFERENCE_TABLES).filter((n) => !names.has(n)),
+    [],
+    'listed reference tables that no longer exist',
+  );
   assert.ok(all.filter((t) => !t.reference).length >= 20, 'the per-project tables were read');
 });
 
@@ -51,10 +55,18 @@ test('every primary key and unique index of a per-project table includes project
       WHERE t.relnamespace = current_schema()::regnamespace AND x.indisunique ORDER BY 1, 2`,
   );
   const perProject = rows.filter((r) => !(r.tbl in REFERENCE_TABLES));
-  assert.deepEqual(perProject.filter((r) => !r.has_project).map((r) => `${r.tbl}.${r.idx}`), [], 'unique indexes without project_id');
+  assert.deepEqual(
+    perProject.filter((r) => !r.has_project).map((r) => `${r.tbl}.${r.idx}`),
+    [],
+    'unique indexes without project_id',
+  );
   const withKey = new Set(perProject.filter((r) => r.primary).map((r) => r.tbl));
   const all = await tables();
-  assert.deepEqual(all.filter((t) => !t.reference && !withKey.has(t.name)).map((t) => t.name), [], 'per-project tables without a primary key');
+  assert.deepEqual(
+    all.filter((t) => !t.reference && !withKey.has(t.name)).map((t) => t.name),
+    [],
+    'per-project tables without a primary key',
+  );
 });
 
 test('every foreign key between per-project tables matches project_id to project_id; none points from a reference table to one', async () => {
@@ -76,7 +88,10 @@ test('every foreign key between per-project tables matches project_id to project
     }
   }
   assert.deepEqual(bad, []);
-  assert.ok(fks.filter((fk) => !(fk.tbl in REFERENCE_TABLES) && !(fk.ref in REFERENCE_TABLES)).length >= 20, 'the foreign keys between per-project tables were read');
+  assert.ok(
+    fks.filter((fk) => !(fk.tbl in REFERENCE_TABLES) && !(fk.ref in REFERENCE_TABLES)).length >= 20,
+    'the foreign keys between per-project tables were read',
+  );
 });
 
 test("every per-project table's project_id is checked once: by a key to projects, or through a NOT NULL key to a parent that is checked", async () => {
@@ -88,16 +103,21 @@ test("every per-project table's project_id is checked once: by a key to projects
   );
   const perProject = (await tables()).filter((t) => !t.reference).map((t) => t.name);
   const direct = new Set(fks.filter((fk) => fk.ref === 'projects').map((fk) => fk.tbl));
-  const parents = (tbl: string) => fks.filter((fk) => fk.tbl === tbl && fk.ref !== 'projects' && fk.not_null && fk.cols.includes('project_id')).map((fk) => fk.ref);
+  const parents = (tbl: string) =>
+    fks.filter((fk) => fk.tbl === tbl && fk.ref !== 'projects' && fk.not_null && fk.cols.includes('project_id')).map((fk) => fk.ref);
   // checked: a key to projects, or a NOT NULL key with project_id to a checked parent
   const checked = new Set(direct);
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const t of perProject) if (!checked.has(t) && parents(t).some((p) => checked.has(p))) (checked.add(t), (grew = true));
   }
   // the work list migration 085 fills from transactions and the service empties at its next start
   const unchecked = new Set(['holder_names_to_seal']);
-  assert.deepEqual(perProject.filter((t) => !checked.has(t) && !unchecked.has(t)), [], 'per-project tables whose project_id nothing checks');
+  assert.deepEqual(
+    perProject.filter((t) => !checked.has(t) && !unchecked.has(t)),
+    [],
+    'per-project tables whose project_id nothing checks',
+  );
   // a direct key as well as a checked parent: each insert would lock the shared projects row for nothing
   const twice = [...direct].filter((t) => parents(t).some((p) => checked.has(p)));
   assert.deepEqual(twice, [], 'per-project tables whose project_id is checked twice (migration 120)');

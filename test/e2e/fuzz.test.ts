@@ -40,23 +40,38 @@ before(async () => {
 after(async () => t?.close());
 
 const rows = async () => Number((await t.db.query<{ n: number | string }>(countAll))[0].n);
-const resolve = (ref: string): Schema => ref.replace(/^#\//, '').split('/').reduce((node: any, part) => node[part], doc);
+const resolve = (ref: string): Schema =>
+  ref
+    .replace(/^#\//, '')
+    .split('/')
+    .reduce((node: any, part) => node[part], doc);
 
 /** Operations whose upstream (a wallet provider's server) may fail: 502/504 are theirs, and documented. */
 const UPSTREAM = new Set([502, 504]);
 
 test('fuzzing every operation of /openapi.json: no 5xx, documented statuses, the error body on 4xx, nothing stored by a 4xx', async () => {
-  const operations = Object.entries<any>(doc.paths).flatMap(([path, ops]) => Object.entries<any>(ops).map(([method, op]) => ({ path, method: method.toUpperCase(), op })));
+  const operations = Object.entries<any>(doc.paths).flatMap(([path, ops]) =>
+    Object.entries<any>(ops).map(([method, op]) => ({ path, method: method.toUpperCase(), op })),
+  );
   assert.ok(operations.length >= 30, `the document lists ${operations.length} operations`);
   const seen = new Map<string, Set<number>>();
   for (const { path, method, op } of operations) {
     const name = `${method} ${path}`;
     seen.set(name, new Set());
     const params: Array<{ name: string; in: string; schema?: Schema }> = op.parameters ?? [];
-    const pathArb = fc.record(Object.fromEntries(params.filter((p) => p.in === 'path').map((p) => [p.name, fc.constantFrom(...(ids[p.name] ?? ['x']))])));
-    const queryArb = fc.record(Object.fromEntries(params.filter((p) => p.in === 'query').map((p) => [p.name, fc.option(fc.oneof(fc.constantFrom('csv', ''), fc.string()), { nil: undefined })])));
+    const pathArb = fc.record(
+      Object.fromEntries(params.filter((p) => p.in === 'path').map((p) => [p.name, fc.constantFrom(...(ids[p.name] ?? ['x']))])),
+    );
+    const queryArb = fc.record(
+      Object.fromEntries(
+        params
+          .filter((p) => p.in === 'query')
+          .map((p) => [p.name, fc.option(fc.oneof(fc.constantFrom('csv', ''), fc.string()), { nil: undefined })]),
+      ),
+    );
     const schema = op.requestBody?.content?.['application/json']?.schema as Schema | undefined;
-    const bodyArb: fc.Arbitrary<{ raw?: string; contentType?: string }> = method === 'GET' || method === 'DELETE' ? fc.constant({}) : body(schema, resolve);
+    const bodyArb: fc.Arbitrary<{ raw?: string; contentType?: string }> =
+      method === 'GET' || method === 'DELETE' ? fc.constant({}) : body(schema, resolve);
     const authArb = fc.constantFrom('key', 'key', 'key', 'none', 'wrong');
     await fc.assert(
       fc.asyncProperty(pathArb, queryArb, bodyArb, authArb, async (pathValues, query, b, auth) => {

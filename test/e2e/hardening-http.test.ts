@@ -88,7 +88,11 @@ test('a body over 1 MiB is a 413 with the error body', async () => {
 
 test('a 401 carries WWW-Authenticate: Basic realm="Tender", with or without credentials', async () => {
   for (const key of [null, 'test_wrong']) {
-    const res = await rejected(() => t.api('GET', '/v1/orders/00000000-0000-4000-8000-000000000000/', undefined, { key }), { status: 401, type: 'Unauthorized', field: null });
+    const res = await rejected(() => t.api('GET', '/v1/orders/00000000-0000-4000-8000-000000000000/', undefined, { key }), {
+      status: 401,
+      type: 'Unauthorized',
+      field: null,
+    });
     assert.equal(res.headers.get('www-authenticate'), 'Basic realm="Tender"');
   }
 });

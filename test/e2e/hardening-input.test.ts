@@ -34,17 +34,26 @@ function textCases(text: string): Array<[body: unknown, field: string]> {
     [validOrder(customer({ gender: text })), 'customer.gender'],
     [validOrder(customer({ user_agent: text })), 'customer.user_agent'],
     [validOrder(customer({ additional_addresses: [{ street: text }] })), 'customer.additional_addresses[0].street'],
-    [cardOrder({}, { ...aft, payment_method_details: { ...aft.payment_method_details, receiver_account_number: text } }), 'transactions[0].payment_method_details.receiver_account_number'],
+    [
+      cardOrder({}, { ...aft, payment_method_details: { ...aft.payment_method_details, receiver_account_number: text } }),
+      'transactions[0].payment_method_details.receiver_account_number',
+    ],
   ];
 }
 
-for (const [name, text] of [['NUL', NUL], ['an unpaired surrogate', LONE], ['a lone low surrogate', 'x\udc00']] as const) {
+for (const [name, text] of [
+  ['NUL', NUL],
+  ['an unpaired surrogate', LONE],
+  ['a lone low surrogate', 'x\udc00'],
+] as const) {
   test(`${name} in any free-text field of an order is a ValidationError naming the field`, async () => {
     for (const [body, field] of textCases(text)) await rejected(() => postOrder(body), { field });
   });
 
   test(`${name} in a payment link, an order update, a query parameter or a path is refused the same way`, async () => {
-    await rejected(() => t.api('POST', '/v1/paymentlinks/', { merchant_order_id: text, amount: 100, currency: 'EUR' }), { field: 'merchant_order_id' });
+    await rejected(() => t.api('POST', '/v1/paymentlinks/', { merchant_order_id: text, amount: 100, currency: 'EUR' }), {
+      field: 'merchant_order_id',
+    });
     const order = await postOrder(validOrder());
     assert.equal(order.status, 201, order.text);
     await rejected(() => t.api('PUT', `/v1/orders/${order.body.id}/`, { description: text }), { field: 'description' });
@@ -73,7 +82,11 @@ test('10,000 levels of nesting in extra, in order_lines or as the body are a 400
   const order = JSON.stringify(validOrder());
   const withExtra = (json: string) => order.replace(/}$/, `,"extra":{"deep":${json}}}`);
   for (const headers of [{}, { 'idempotency-key': 'deep-1' }] as Record<string, string>[]) {
-    for (const raw of [withExtra(nested(10_000)), withExtra(nested(10_000, '1', 'object')), order.replace(/}$/, `,"order_lines":[${nested(10_000, '{}')}]}`)])
+    for (const raw of [
+      withExtra(nested(10_000)),
+      withExtra(nested(10_000, '1', 'object')),
+      order.replace(/}$/, `,"order_lines":[${nested(10_000, '{}')}]}`),
+    ])
       await rejected(() => t.api('POST', '/v1/orders/', undefined, { raw, headers }), { field: null });
     await rejected(() => t.api('POST', '/v1/orders/', undefined, { raw: nested(10_000), headers }), { field: null });
     await rejected(() => t.api('POST', '/v1/orders/', undefined, { raw: nested(10_000, '{}', 'object'), headers }), { field: null });
@@ -95,36 +108,66 @@ test('the nesting limit is 32 levels: 32 are taken (and replayed by an Idempoten
 test('JSON endpoints take application/json only: a form-encoded or text body is a 415 with the error body', async () => {
   const auth = { authorization: basic(t.project.api_key) };
   const form = { ...auth, 'content-type': 'application/x-www-form-urlencoded' };
-  await rejected(() => request(`${t.url}/v1/orders/`, 'POST', undefined, form, 'currency=EUR&amount=100'), { status: 415, field: 'Content-Type' });
+  await rejected(() => request(`${t.url}/v1/orders/`, 'POST', undefined, form, 'currency=EUR&amount=100'), {
+    status: 415,
+    field: 'Content-Type',
+  });
   await rejected(() => request(`${t.url}/v1/search/orders/`, 'POST', undefined, form, 'query=*'), { status: 415, field: 'Content-Type' });
-  await rejected(() => request(`${t.config.vaultUrl}/v1/cards/`, 'POST', undefined, form, 'pan=4111111111111111&expiry=122030&setup_token=x'), {
-    status: 415,
-    field: 'Content-Type',
-  });
-  await rejected(() => request(`${t.url}/v1/orders/`, 'POST', undefined, { ...auth, 'content-type': 'text/plain' }, JSON.stringify(validOrder())), {
-    status: 415,
-    field: 'Content-Type',
-  });
+  await rejected(
+    () => request(`${t.config.vaultUrl}/v1/cards/`, 'POST', undefined, form, 'pan=4111111111111111&expiry=122030&setup_token=x'),
+    {
+      status: 415,
+      field: 'Content-Type',
+    },
+  );
+  await rejected(
+    () => request(`${t.url}/v1/orders/`, 'POST', undefined, { ...auth, 'content-type': 'text/plain' }, JSON.stringify(validOrder())),
+    {
+      status: 415,
+      field: 'Content-Type',
+    },
+  );
 });
 
 test('a body with a Content-Encoding (gzip, or anything else but identity) is a 415', async () => {
   const auth = { authorization: basic(t.project.api_key), 'content-type': 'application/json' };
   for (const encoding of ['gzip', 'br', 'x-unknown'])
-    await rejected(() => request(`${t.url}/v1/orders/`, 'POST', undefined, { ...auth, 'content-encoding': encoding }, JSON.stringify(validOrder())), {
-      status: 415,
-      field: 'Content-Encoding',
-    });
-  const plain = await request(`${t.url}/v1/orders/`, 'POST', undefined, { ...auth, 'content-encoding': 'identity' }, JSON.stringify(validOrder()));
+    await rejected(
+      () => request(`${t.url}/v1/orders/`, 'POST', undefined, { ...auth, 'content-encoding': encoding }, JSON.stringify(validOrder())),
+      {
+        status: 415,
+        field: 'Content-Encoding',
+      },
+    );
+  const plain = await request(
+    `${t.url}/v1/orders/`,
+    'POST',
+    undefined,
+    { ...auth, 'content-encoding': 'identity' },
+    JSON.stringify(validOrder()),
+  );
   assert.equal(plain.status, 201, plain.text);
 });
 
 test("the hosted pages' form posts still take urlencoded bodies", async () => {
   const order = await postOrder(cardOrder());
-  const res = await request(`${t.url}/pay/${order.body.id}/card/`, 'POST', undefined, { 'content-type': 'application/x-www-form-urlencoded' }, 'pan=4111&csrf=x');
+  const res = await request(
+    `${t.url}/pay/${order.body.id}/card/`,
+    'POST',
+    undefined,
+    { 'content-type': 'application/x-www-form-urlencoded' },
+    'pan=4111&csrf=x',
+  );
   // without a valid CSRF token the page sends the customer back to the form (POST/redirect/GET): read as a form, not refused as a media type
   assert.equal(res.status, 303, res.text);
   assert.equal(res.headers.get('location'), `/pay/${order.body.id}/`);
-  const nul = await request(`${t.url}/pay/${order.body.id}/card/`, 'POST', undefined, { 'content-type': 'application/x-www-form-urlencoded' }, 'name=a%00b&csrf=x');
+  const nul = await request(
+    `${t.url}/pay/${order.body.id}/card/`,
+    'POST',
+    undefined,
+    { 'content-type': 'application/x-www-form-urlencoded' },
+    'name=a%00b&csrf=x',
+  );
   assert.equal(nul.status, 400); // the page's error page: the pages answer in HTML
   assert.match(nul.headers.get('content-type') ?? '', /text\/html/);
 });

@@ -33,16 +33,21 @@ async function allRows(): Promise<string> {
     "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1",
   );
   const out: string[] = [];
-  for (const { name } of tables) for (const r of await t.db.query<{ row: string }>(
+  for (const { name } of tables)
+    for (const r of await t.db.query<{ row: string }>(
       `SELECT E'\\t' || array_to_string(ARRAY(SELECT coalesce(value, '') FROM json_each_text(row_to_json(t))), E'\\t') || E'\\t' AS row FROM "${name}" t`,
-    )) out.push(`${name}: ${r.row}`);
+    ))
+      out.push(`${name}: ${r.row}`);
   return out.join('\n');
 }
 
 /** pg_dump of the service's schema (PostgreSQL only). */
 async function pgDump(): Promise<string> {
   const [{ schema }] = await t.db.query<{ schema: string }>('SELECT current_schema() AS schema');
-  return execFileSync('pg_dump', ['--no-owner', '-n', schema, process.env.DATABASE_URL!], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  return execFileSync('pg_dump', ['--no-owner', '-n', schema, process.env.DATABASE_URL!], {
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+  });
 }
 
 function assertHoldsNone(text: string, secrets: Record<string, string>, where: string) {
@@ -93,7 +98,10 @@ test('names stored in clear before migration 085 are sealed at the next start, a
   const paid = await startPayment(t, randomPan('4', 16), { name: 'Old Clear-Name' });
   const txnId = paid.txn.id;
   // the store as it was before 085: the name in clear in the transaction's details
-  await t.db.query("UPDATE transactions SET details = (details - 'cardholder_name_sealed') || jsonb_build_object('cardholder_name', 'Old Clear-Name') WHERE id = $1", [txnId]);
+  await t.db.query(
+    "UPDATE transactions SET details = (details - 'cardholder_name_sealed') || jsonb_build_object('cardholder_name', 'Old Clear-Name') WHERE id = $1",
+    [txnId],
+  );
   await t.db.exec("DROP TABLE holder_names_to_seal; DELETE FROM schema_migrations WHERE name = '085_encrypt_holder_names.sql'");
   assert.deepEqual(await migrate(t.db), ['085_encrypt_holder_names.sql']);
   const [moved] = await t.db.query<{ details: string }>('SELECT details::text AS details FROM transactions WHERE id = $1', [txnId]);
@@ -113,5 +121,8 @@ test('the log serializer drops query strings and masks digit runs that could be 
   // an id whose digits run on across its dashes (01a2|1511-8176-7123-9456|...) stays searchable
   assert.equal(logUrl('/v1/orders/01a21511-8176-7123-9456-aabbccddeeff/'), '/v1/orders/01a21511-8176-7123-9456-aabbccddeeff/');
   assert.equal(maskDigits('a UUID-shaped run of digits 41111111-1111-1111-1111-111111111111'), 'a UUID-shaped run of digits [masked]');
-  assert.equal(maskDigits('4111111111111111 beside 01a21511-8176-7fe6-becb-5fc9f4bdfeaa'), '[masked] beside 01a21511-8176-7fe6-becb-5fc9f4bdfeaa');
+  assert.equal(
+    maskDigits('4111111111111111 beside 01a21511-8176-7fe6-becb-5fc9f4bdfeaa'),
+    '[masked] beside 01a21511-8176-7fe6-becb-5fc9f4bdfeaa',
+  );
 });

@@ -14,7 +14,29 @@ import { basic, request, startTestService, type TestService } from '../helpers/s
 const dir = mkdtempSync(join(tmpdir(), 'tender-tls-'));
 const cert = join(dir, 'cert.pem');
 const key = join(dir, 'key.pem');
-execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert, '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+execFileSync(
+  'openssl',
+  [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    key,
+    '-out',
+    cert,
+    '-days',
+    '2',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-addext',
+    'subjectAltName=IP:127.0.0.1',
+  ],
+  { stdio: 'ignore' },
+);
 const ca = readFileSync(cert);
 
 let tls: TestService;
@@ -34,23 +56,34 @@ function handshake(version: SecureVersion): Promise<string> {
   const { port } = new URL(tls.url);
   return new Promise((resolve, reject) => {
     // SECLEVEL=0 lets this client offer TLS 1.1 at all, so a refusal is the server's
-    const socket = connect({ host: '127.0.0.1', port: Number(port), ca, minVersion: version, maxVersion: version, ciphers: 'DEFAULT@SECLEVEL=0' }, () => {
-      const protocol = socket.getProtocol() ?? '';
-      socket.end();
-      resolve(protocol);
-    });
+    const socket = connect(
+      { host: '127.0.0.1', port: Number(port), ca, minVersion: version, maxVersion: version, ciphers: 'DEFAULT@SECLEVEL=0' },
+      () => {
+        const protocol = socket.getProtocol() ?? '';
+        socket.end();
+        resolve(protocol);
+      },
+    );
     socket.on('error', reject);
   });
 }
 
 /** GET over HTTPS with the test certificate trusted. */
-function httpsGet(path: string, auth: string, version: SecureVersion = 'TLSv1.3'): Promise<{ status: number; headers: Record<string, unknown>; body: any }> {
+function httpsGet(
+  path: string,
+  auth: string,
+  version: SecureVersion = 'TLSv1.3',
+): Promise<{ status: number; headers: Record<string, unknown>; body: any }> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest(`${tls.url}${path}`, { ca, minVersion: version, maxVersion: version, headers: { authorization: auth } }, (res) => {
-      let text = '';
-      res.on('data', (d) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text ? JSON.parse(text) : undefined }));
-    });
+    const req = httpsRequest(
+      `${tls.url}${path}`,
+      { ca, minVersion: version, maxVersion: version, headers: { authorization: auth } },
+      (res) => {
+        let text = '';
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text ? JSON.parse(text) : undefined }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -95,7 +128,12 @@ test('behind a terminator: a live project over plain HTTP is refused with the er
   assert.equal(secure.status, 200, secure.text);
   assert.equal(secure.headers.get('strict-transport-security'), 'max-age=31536000');
   // the vault is refused to a live project in clear as well
-  const vault = await request(`${proxied.config.vaultUrl}/v1/cards/`, 'POST', { pan: '4111111111111111', expiry: '122040', setup_token: '00000000-0000-4000-8000-000000000000' }, { authorization: basic(live.api_key) });
+  const vault = await request(
+    `${proxied.config.vaultUrl}/v1/cards/`,
+    'POST',
+    { pan: '4111111111111111', expiry: '122040', setup_token: '00000000-0000-4000-8000-000000000000' },
+    { authorization: basic(live.api_key) },
+  );
   assert.equal(vault.status, 403, vault.text);
   // a test project may use plain HTTP (a laptop, a CI job)
   const testProject = await request(url, 'GET', undefined, { authorization: basic(proxied.project.api_key) });
@@ -119,7 +157,10 @@ test('without TRUST_PROXY, X-Forwarded-Proto is not believed', async () => {
   const t = await startTestService({ env: { LIVE_REQUIRES_TLS: 'true' } });
   try {
     const live = await t.newProject('live');
-    const res = await request(`${t.url}/v1/merchants/self/projects/self/`, 'GET', undefined, { authorization: basic(live.api_key), 'x-forwarded-proto': 'https' });
+    const res = await request(`${t.url}/v1/merchants/self/projects/self/`, 'GET', undefined, {
+      authorization: basic(live.api_key),
+      'x-forwarded-proto': 'https',
+    });
     assert.equal(res.status, 403, res.text);
     assert.equal(res.body.error.type, 'Forbidden');
   } finally {

@@ -30,7 +30,10 @@ test('a key rotated by another process stops working here without waiting for th
   const created = await t.api('POST', '/v1/orders/', validOrder(), { key: p.api_key });
   assert.equal(created.status, 201, 'the key is now cached');
   const rotated = await rotateKey(elsewhere(), p.project_id);
-  await eventually(async () => (await t.api('GET', '/v1/merchants/self/projects/self/', undefined, { key: p.api_key })).status === 401, 'the old key is refused');
+  await eventually(
+    async () => (await t.api('GET', '/v1/merchants/self/projects/self/', undefined, { key: p.api_key })).status === 401,
+    'the old key is refused',
+  );
   const fresh = await t.api('GET', `/v1/orders/${created.body.id}/`, undefined, { key: rotated.api_key });
   assert.equal(fresh.status, 200);
 });

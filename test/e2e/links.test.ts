@@ -20,7 +20,8 @@ const validLink = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
-const count = async (table: string) => (await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE project_id = $1`, [t.project.project_id]))[0].n;
+const count = async (table: string) =>
+  (await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE project_id = $1`, [t.project.project_id]))[0].n;
 
 /** What a customer's browser does: open the link page, then press the button of a method. */
 async function choose(paymentUrl: string, method = 'credit-card') {
@@ -91,7 +92,11 @@ test('creates a link with defaults and reads it back', async () => {
 });
 
 test('keeps the optional fields it was given', async () => {
-  const res = await t.api('POST', '/v1/paymentlinks', validLink({ payment_methods: ['credit-card'], expiration_period: 'P20D', description: null }));
+  const res = await t.api(
+    'POST',
+    '/v1/paymentlinks',
+    validLink({ payment_methods: ['credit-card'], expiration_period: 'P20D', description: null }),
+  );
   assert.equal(res.status, 201, res.text);
   assert.deepEqual(res.body.payment_methods, ['credit-card']);
   assert.equal(res.body.expiration_period, 'P20D');
@@ -177,7 +182,10 @@ test('choosing a method creates an order from the link and sends the customer to
   // the link's orders are found by related_payment_link_id
   const found = await t.api('POST', '/v1/search/orders/', { query: `related_payment_link_id:${l.id}` });
   assert.equal(found.status, 200, found.text);
-  assert.deepEqual(found.body.orders.map((x: any) => x.id), [orderId]);
+  assert.deepEqual(
+    found.body.orders.map((x: any) => x.id),
+    [orderId],
+  );
 });
 
 test('the link page refuses a form without its token, for another link or from another site, and makes no order', async () => {
@@ -185,7 +193,12 @@ test('the link page refuses a form without its token, for another link or from a
   const other = (await t.api('POST', '/v1/paymentlinks/', validLink())).body;
   const form = { 'content-type': 'application/x-www-form-urlencoded' };
   const post = (csrf: string | undefined, headers: Record<string, string> = {}, method = 'credit-card') =>
-    fetch(l.payment_url, { method: 'POST', redirect: 'manual', headers: { ...form, ...headers }, body: new URLSearchParams({ ...(csrf && { csrf }), payment_method: method }).toString() });
+    fetch(l.payment_url, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { ...form, ...headers },
+      body: new URLSearchParams({ ...(csrf && { csrf }), payment_method: method }).toString(),
+    });
   const tokenOf = async (url: string) => /name="csrf" value="([^"]+)"/.exec(await (await fetch(url)).text())![1];
   const csrf = await tokenOf(l.payment_url);
   assert.equal((await post(undefined)).status, 403);
@@ -233,7 +246,10 @@ test('status: new -> processing -> all_unsuccessful -> processing -> completed, 
   assert.equal(link.status, 'processing');
   assert.deepEqual(link.orders, { error: [first], new: [second] });
 
-  assert.equal(await payAttempt(second, '4111111111111111'), `https://shop.example/thanks?order_id=${second}&project_id=${t.project.project_id}`);
+  assert.equal(
+    await payAttempt(second, '4111111111111111'),
+    `https://shop.example/thanks?order_id=${second}&project_id=${t.project.project_id}`,
+  );
   link = await getLink(l.id);
   assert.equal(link.status, 'completed');
   assert.equal(link.completed_order_id, second);

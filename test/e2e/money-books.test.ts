@@ -54,7 +54,12 @@ test('fee and settlement figures are filled for every captured transaction, from
 
   const p = await t.newProject('test');
   const row = (await findProject(t.db, p.project_id))!;
-  const fees = { ...row.settings.fees, 'credit-card': { bps: 250, fixed: 10 }, refund: { bps: 0, fixed: 15 }, chargeback: { bps: 0, fixed: 1500 } };
+  const fees = {
+    ...row.settings.fees,
+    'credit-card': { bps: 250, fixed: 10 },
+    refund: { bps: 0, fixed: 15 },
+    chargeback: { bps: 0, fixed: 1500 },
+  };
   await updateProjectSettings(t.db, p.project_id, { ...row.settings, fees });
   const s2 = await sale({ key: p.api_key }); // 1995 * 2.5 % = 49.875 -> 50, + 10
   assert.deepEqual([s2.transactions[0].fee_amount, s2.transactions[0].settlement_amount], [60, 1935]);
@@ -79,13 +84,28 @@ test('settle (test projects) settles the order and the orders created from it; a
   assert.equal(res.status, 200, res.text);
   assert.equal(res.body.id, s.id);
   assert.equal(res.body.transactions[0].status, 'completed');
-  const rows = await t.db.query<{ order_id: string; settled: Date | null }>('SELECT order_id, settled FROM transactions WHERE order_id = ANY($1::uuid[])', [[s.id, r.id]]);
+  const rows = await t.db.query<{ order_id: string; settled: Date | null }>(
+    'SELECT order_id, settled FROM transactions WHERE order_id = ANY($1::uuid[])',
+    [[s.id, r.id]],
+  );
   assert.equal(rows.length, 2);
-  assert.ok(rows.every((x) => x.settled), 'both settled');
-  const journals = await t.db.query<{ n: number }>("SELECT count(DISTINCT journal_id)::int AS n FROM ledger_entries WHERE kind = 'settlement' AND order_id = ANY($1::uuid[])", [[s.id, r.id]]);
+  assert.ok(
+    rows.every((x) => x.settled),
+    'both settled',
+  );
+  const journals = await t.db.query<{ n: number }>(
+    "SELECT count(DISTINCT journal_id)::int AS n FROM ledger_entries WHERE kind = 'settlement' AND order_id = ANY($1::uuid[])",
+    [[s.id, r.id]],
+  );
   assert.equal(journals[0].n, 2);
   // settling again moves nothing more
-  const legs = async () => (await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM ledger_entries WHERE kind = 'settlement' AND order_id = ANY($1::uuid[])", [[s.id, r.id]]))[0].n;
+  const legs = async () =>
+    (
+      await t.db.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM ledger_entries WHERE kind = 'settlement' AND order_id = ANY($1::uuid[])",
+        [[s.id, r.id]],
+      )
+    )[0].n;
   const before = await legs();
   await t.api('POST', `/v1/test/orders/${s.id}/settle/`);
   assert.equal(await legs(), before);
@@ -100,7 +120,9 @@ test('live projects settle by the daily settlement job', async () => {
   try {
     const s = await payOrder(t, {}, { key: live.api_key });
     assert.equal(s.transactions[0].status, 'accepted');
-    const [job] = await t.db.query<{ run_at: Date }>("SELECT run_at FROM jobs WHERE kind = 'settlement' AND ref_id = $1", [live.project_id]);
+    const [job] = await t.db.query<{ run_at: Date }>("SELECT run_at FROM jobs WHERE kind = 'settlement' AND ref_id = $1", [
+      live.project_id,
+    ]);
     assert.ok(job, 'the next settlement run is scheduled');
     const runAt = new Date(job.run_at);
     assert.equal(runAt.getUTCHours() + runAt.getUTCMinutes() + runAt.getUTCSeconds(), 0, 'at 00:00 UTC');
@@ -123,7 +145,9 @@ test('every movement is journaled, balanced, in the same transaction', async () 
   const o = await preauth();
   const txn = o.transactions[0].id;
   const kinds = async () =>
-    (await t.db.query<{ kind: string }>('SELECT DISTINCT kind FROM ledger_entries WHERE payment_transaction_id = $1', [txn])).map((r) => r.kind).sort();
+    (await t.db.query<{ kind: string }>('SELECT DISTINCT kind FROM ledger_entries WHERE payment_transaction_id = $1', [txn]))
+      .map((r) => r.kind)
+      .sort();
   assert.deepEqual(await kinds(), ['hold']);
   await voidPart(o, 100);
   await capture(o);
@@ -132,7 +156,10 @@ test('every movement is journaled, balanced, in the same transaction', async () 
   await t.api('POST', `/v1/test/orders/${o.id}/reversal/`, { amount: 100 });
   await t.api('POST', `/v1/test/orders/${o.id}/settle/`);
   assert.deepEqual(await kinds(), ['capture', 'chargeback', 'fee', 'hold', 'refund', 'reversal', 'settlement', 'void']);
-  const sums = await t.db.query<{ s: number }>('SELECT sum(amount)::bigint AS s FROM ledger_entries WHERE payment_transaction_id = $1 GROUP BY journal_id', [txn]);
+  const sums = await t.db.query<{ s: number }>(
+    'SELECT sum(amount)::bigint AS s FROM ledger_entries WHERE payment_transaction_id = $1 GROUP BY journal_id',
+    [txn],
+  );
   assert.ok(sums.length >= 7);
   assert.ok(sums.every((r) => Number(r.s) === 0));
   await ledgerSound();
@@ -161,9 +188,20 @@ test('the ledger check names each broken invariant', async () => {
   await t.db.query('UPDATE orders SET refunded_amount = 7 WHERE id = $1', [s.id]);
   const r = await checkLedger(t.db, p.project_id);
   assert.equal(r.ok, false);
-  assert.ok(r.violations.some((v) => v.includes(s.id) && v.includes(s.transactions[0].id) && v.includes('void orders add up to 0, voided_amount is 5')), r.violations.join('\n'));
-  assert.ok(r.violations.some((v) => v.includes("refunded_amount 7")), r.violations.join('\n'));
-  assert.ok(r.violations.some((v) => v.includes('the ledger holds 1995 for it, the open authorization is 1990')), r.violations.join('\n'));
+  assert.ok(
+    r.violations.some(
+      (v) => v.includes(s.id) && v.includes(s.transactions[0].id) && v.includes('void orders add up to 0, voided_amount is 5'),
+    ),
+    r.violations.join('\n'),
+  );
+  assert.ok(
+    r.violations.some((v) => v.includes('refunded_amount 7')),
+    r.violations.join('\n'),
+  );
+  assert.ok(
+    r.violations.some((v) => v.includes('the ledger holds 1995 for it, the open authorization is 1990')),
+    r.violations.join('\n'),
+  );
   await t.db.query('UPDATE transactions SET voided_amount = 0 WHERE id = $1', [s.transactions[0].id]);
   await t.db.query('UPDATE orders SET refunded_amount = 0 WHERE id = $1', [s.id]);
   assert.deepEqual((await checkLedger(t.db, p.project_id)).violations, []);
@@ -201,9 +239,17 @@ test('a retried POST with the same Idempotency-Key answers the first response by
   assert.equal(second.headers.get('content-type'), first.headers.get('content-type'));
   assert.equal(second.headers.get('idempotent-replayed'), 'true');
   // the same JSON in another key order, and the path without its slash, is the same request
-  const reordered = await t.api('POST', '/v1/orders', { transactions: body.transactions, amount: 1234, description: 'idempotent', currency: 'EUR' }, { headers: { 'idempotency-key': key } });
+  const reordered = await t.api(
+    'POST',
+    '/v1/orders',
+    { transactions: body.transactions, amount: 1234, description: 'idempotent', currency: 'EUR' },
+    { headers: { 'idempotency-key': key } },
+  );
   assert.equal(reordered.text, first.text);
-  const count = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM orders WHERE description = 'idempotent' AND project_id = $1", [t.project.project_id]);
+  const count = await t.db.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM orders WHERE description = 'idempotent' AND project_id = $1",
+    [t.project.project_id],
+  );
   assert.equal(count[0].n, 1, 'one order created');
 });
 
@@ -213,10 +259,20 @@ test('the same Idempotency-Key with a different body is a 422 IdempotencyError; 
   assert.equal(first.status, 201);
   const diff = await t.api('POST', '/v1/orders/', { currency: 'EUR', amount: 101 }, { headers: { 'idempotency-key': key } });
   expectError(diff, 422, 'IdempotencyError');
-  const otherPath = await t.api('POST', `/v1/orders/${first.body.id}/refunds/`, { currency: 'EUR', amount: 100 }, { headers: { 'idempotency-key': key } });
+  const otherPath = await t.api(
+    'POST',
+    `/v1/orders/${first.body.id}/refunds/`,
+    { currency: 'EUR', amount: 100 },
+    { headers: { 'idempotency-key': key } },
+  );
   expectError(otherPath, 422, 'IdempotencyError');
   const other = await t.newProject('test');
-  const theirs = await t.api('POST', '/v1/orders/', { currency: 'EUR', amount: 101 }, { key: other.api_key, headers: { 'idempotency-key': key } });
+  const theirs = await t.api(
+    'POST',
+    '/v1/orders/',
+    { currency: 'EUR', amount: 101 },
+    { key: other.api_key, headers: { 'idempotency-key': key } },
+  );
   assert.equal(theirs.status, 201);
   assert.notEqual(theirs.body.id, first.body.id);
 });
@@ -260,32 +316,47 @@ test('a request still in flight with the same key is a 409 IdempotencyError', as
     }
   }
   // Requests side by side: each answer is the first one's (or 409 while it runs); one order.
-  const answers = await Promise.all(Array.from({ length: 8 }, () => t.api('POST', '/v1/orders/', body, { headers: { 'idempotency-key': key } })));
+  const answers = await Promise.all(
+    Array.from({ length: 8 }, () => t.api('POST', '/v1/orders/', body, { headers: { 'idempotency-key': key } })),
+  );
   const done = answers.filter((a) => a.status === 201);
   assert.ok(done.length >= 1);
   for (const a of answers) if (a.status !== 201) expectError(a, 409, 'IdempotencyError');
   for (const a of done) assert.equal(a.text, done[0].text);
-  const [n] = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE project_id = $1 AND id = $2', [t.project.project_id, done[0].body.id]);
+  const [n] = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE project_id = $1 AND id = $2', [
+    t.project.project_id,
+    done[0].body.id,
+  ]);
   assert.equal(n.n, 1);
 });
 
 test('a key left claimed without an answer (its request died with its process) is taken over: the retry runs once', async () => {
   const key = randomUUID();
   const body = { currency: 'EUR', amount: 3, description: `orphan-${key}` };
-  const hash = createHash('sha256').update(`POST /v1/orders\n${canonicalJson(body)}`).digest('hex');
-  await t.db.query('INSERT INTO idempotency_keys (project_id, key, method, path, request_hash, created) VALUES ($1, $2, $3, $4, $5, now())', [
-    t.project.project_id, key, 'POST', '/v1/orders', hash,
-  ]);
+  const hash = createHash('sha256')
+    .update(`POST /v1/orders\n${canonicalJson(body)}`)
+    .digest('hex');
+  await t.db.query(
+    'INSERT INTO idempotency_keys (project_id, key, method, path, request_hash, created) VALUES ($1, $2, $3, $4, $5, now())',
+    [t.project.project_id, key, 'POST', '/v1/orders', hash],
+  );
   const retry = await t.api('POST', '/v1/orders/', body, { headers: { 'idempotency-key': key } });
   assert.equal(retry.status, 201, retry.text);
   const again = await t.api('POST', '/v1/orders/', body, { headers: { 'idempotency-key': key } });
   assert.equal(again.text, retry.text);
-  const [n] = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE project_id = $1 AND description = $2', [t.project.project_id, body.description]);
+  const [n] = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE project_id = $1 AND description = $2', [
+    t.project.project_id,
+    body.description,
+  ]);
   assert.equal(n.n, 1, 'one order');
 });
 
 test('Idempotency-Key is validated, also in its quoted form', async () => {
-  expectError(await t.api('POST', '/v1/orders/', { currency: 'EUR', amount: 1 }, { headers: { 'idempotency-key': 'x'.repeat(256) } }), 400, 'ValidationError');
+  expectError(
+    await t.api('POST', '/v1/orders/', { currency: 'EUR', amount: 1 }, { headers: { 'idempotency-key': 'x'.repeat(256) } }),
+    400,
+    'ValidationError',
+  );
   const key = randomUUID();
   const a = await t.api('POST', '/v1/orders/', { currency: 'EUR', amount: 2 }, { headers: { 'idempotency-key': `"${key}"` } });
   const b = await t.api('POST', '/v1/orders/', { currency: 'EUR', amount: 2 }, { headers: { 'idempotency-key': key } });
@@ -299,7 +370,11 @@ test('keys are kept 24 h, then the cleanup job forgets them', async () => {
   const first = await t.api('POST', '/v1/orders/', { currency: 'EUR', amount: 5 }, { key: p.api_key, headers: { 'idempotency-key': key } });
   assert.equal(first.status, 201);
   await runJobs('PT23H', p.api_key);
-  expectError(await t.api('POST', '/v1/orders/', { currency: 'EUR', amount: 6 }, { key: p.api_key, headers: { 'idempotency-key': key } }), 422, 'IdempotencyError');
+  expectError(
+    await t.api('POST', '/v1/orders/', { currency: 'EUR', amount: 6 }, { key: p.api_key, headers: { 'idempotency-key': key } }),
+    422,
+    'IdempotencyError',
+  );
   await runJobs('PT2H', p.api_key);
   await eventually(async () => {
     const rows = await t.db.query('SELECT 1 FROM idempotency_keys WHERE project_id = $1 AND key = $2', [p.project_id, key]);
@@ -354,9 +429,10 @@ async function cliStore(): Promise<CliStore> {
   const txnId = randomUUID();
   await db.query("INSERT INTO merchants (id, name) VALUES ($1, 'm')", [merchantId]);
   await db.query("INSERT INTO projects (id, merchant_id, name, mode) VALUES ($1, $2, 'p', 'test')", [projectId, merchantId]);
-  await db.query("INSERT INTO orders (id, project_id, merchant_id, status, currency, amount, created, modified) VALUES ($1, $2, $3, 'completed', 'EUR', 1000, now(), now())", [
-    orderId, projectId, merchantId,
-  ]);
+  await db.query(
+    "INSERT INTO orders (id, project_id, merchant_id, status, currency, amount, created, modified) VALUES ($1, $2, $3, 'completed', 'EUR', 1000, now(), now())",
+    [orderId, projectId, merchantId],
+  );
   await db.query(
     `INSERT INTO transactions (id, project_id, order_id, status, payment_method, currency, amount, credit_debit, expiration_period, created, modified)
      VALUES ($1, $2, $3, 'accepted', 'credit-card', 'EUR', 1000, 'credit', 'PT30M', now(), now())`,
@@ -395,9 +471,14 @@ async function cliStore(): Promise<CliStore> {
   return handle;
 }
 
-
 function tender(args: string[], extra: Record<string, string>) {
-  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', TENDER_WORKER: 'off', TENDER_MASTER_KEY: randomBytes(32).toString('hex'), ...extra };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    LOG_LEVEL: 'warn',
+    TENDER_WORKER: 'off',
+    TENDER_MASTER_KEY: randomBytes(32).toString('hex'),
+    ...extra,
+  };
   if (!env.DATABASE_URL) delete env.DATABASE_URL;
   return runTender(args, env);
 }

@@ -18,7 +18,12 @@ const N = 50;
 const txnPath = (o: any) => `/v1/orders/${o.id}/transactions/${o.transactions[0].id}`;
 const get = async (id: string) => (await t.api('GET', `/v1/orders/${id}/`)).body;
 const counters = async (txnId: string) =>
-  (await t.db.query('SELECT authorized_amount, captured_amount, voided_amount, refunded_amount, charged_back_amount FROM transactions WHERE id = $1', [txnId]))[0];
+  (
+    await t.db.query(
+      'SELECT authorized_amount, captured_amount, voided_amount, refunded_amount, charged_back_amount FROM transactions WHERE id = $1',
+      [txnId],
+    )
+  )[0];
 
 function tally(results: { status: number }[]) {
   const by: Record<number, number> = {};
@@ -58,7 +63,9 @@ test(`${N} concurrent partial voids whose sum exceeds the authorization never vo
 
 test(`${N} concurrent partial refunds whose sum exceeds the captured amount never refund more than it`, async () => {
   const s = await payOrder(t, {}); // a sale of 1995
-  const results = await Promise.all(Array.from({ length: N }, () => t.api('POST', `/v1/orders/${s.id}/refunds/`, { amount: 100, description: 'race' })));
+  const results = await Promise.all(
+    Array.from({ length: N }, () => t.api('POST', `/v1/orders/${s.id}/refunds/`, { amount: 100, description: 'race' })),
+  );
   assert.deepEqual(tally(results), { 201: 19, 422: N - 19 });
   for (const r of results.filter((x) => x.status === 422)) assert.equal(r.body.error.type, 'RefundError');
   const after = await get(s.id);
@@ -91,7 +98,9 @@ test('refunds racing chargebacks on one payment never take back more than was ca
   const s = await payOrder(t, {});
   const results = await Promise.all(
     Array.from({ length: N }, (_, i) =>
-      i % 2 ? t.api('POST', `/v1/test/orders/${s.id}/chargeback/`, { amount: 100 }) : t.api('POST', `/v1/orders/${s.id}/refunds/`, { amount: 100 }),
+      i % 2
+        ? t.api('POST', `/v1/test/orders/${s.id}/chargeback/`, { amount: 100 })
+        : t.api('POST', `/v1/orders/${s.id}/refunds/`, { amount: 100 }),
     ),
   );
   assert.equal(results.filter((r) => r.status === 201).length, 19);

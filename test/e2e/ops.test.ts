@@ -68,7 +68,11 @@ test('/openapi.json is OpenAPI 3.1 with the servers and Basic auth', async () =>
   assert.equal(doc.openapi, '3.1.0');
   assert.ok(doc.info.title && doc.info.version);
   assert.deepEqual(doc.servers, [{ url: t.url }]);
-  assert.deepEqual(doc.components.securitySchemes.basicAuth, { type: 'http', scheme: 'basic', description: 'API key as username, empty password' });
+  assert.deepEqual(doc.components.securitySchemes.basicAuth, {
+    type: 'http',
+    scheme: 'basic',
+    description: 'API key as username, empty password',
+  });
 });
 
 test('/openapi.json documents every API route of the running service, with its methods', async () => {
@@ -114,7 +118,21 @@ test('/openapi.json: the orders operations carry the same schemas as validation'
   const body = resolve(create.requestBody.content['application/json'].schema);
   assert.deepEqual(body.required, ['currency', 'amount']);
   assert.equal(body.additionalProperties, false);
-  for (const f of ['merchant_order_id', 'currency', 'amount', 'expiration_period', 'payment_methods', 'transactions', 'return_url', 'failure_url', 'webhook_url', 'customer', 'client', 'extra', 'order_lines']) {
+  for (const f of [
+    'merchant_order_id',
+    'currency',
+    'amount',
+    'expiration_period',
+    'payment_methods',
+    'transactions',
+    'return_url',
+    'failure_url',
+    'webhook_url',
+    'customer',
+    'client',
+    'extra',
+    'order_lines',
+  ]) {
     assert.ok(body.properties[f], `POST /v1/orders/ documents ${f}`);
   }
   assert.equal(body.properties.amount.minimum, 0);
@@ -133,7 +151,8 @@ test('/openapi.json: the orders operations carry the same schemas as validation'
   const put = resolve(doc.paths['/v1/orders/{order_id}/'].put.requestBody.content['application/json'].schema);
   // PUT takes the order as GET returns it: the merchant's fields, and the read-only ones documented as such
   const editable = ['customer', 'description', 'extra', 'failure_url', 'merchant_order_id', 'order_lines', 'return_url', 'webhook_url'];
-  for (const f of editable) assert.ok(put.properties[f] && !/read-only/.test(put.properties[f].description ?? ''), `PUT documents ${f} as editable`);
+  for (const f of editable)
+    assert.ok(put.properties[f] && !/read-only/.test(put.properties[f].description ?? ''), `PUT documents ${f} as editable`);
   for (const f of ['id', 'amount', 'currency', 'status', 'transactions', 'client', 'created', 'modified', 'refunded_amount'])
     assert.match(put.properties[f]?.description ?? '', /read-only/, `PUT documents ${f} as read-only`);
   assert.equal(put.additionalProperties, false);
@@ -164,19 +183,32 @@ test('logs never carry the API key or the Authorization header', async () => {
 test('the logger redacts PAN, CVC, API keys and Authorization wherever they sit', () => {
   const out: string[] = [];
   const log = createLogger('info', new Writable({ write: (c, _e, d) => (out.push(String(c)), d()) }));
-  log.info({
-    pan: '4111111111111111',
-    cvc: '737',
-    api_key: 'test_secretkey',
-    card: { pan: '5555555555554444', cvc: '123' },
-    project: { api_key: 'live_secretkey' },
-    req: { headers: { authorization: 'Basic dGVzdF9zZWNyZXQ6' } },
-    headers: { authorization: 'Basic bGl2ZV9zZWNyZXQ6' },
-    authorization: 'Basic c2VjcmV0Og==',
-  }, 'card stored');
+  log.info(
+    {
+      pan: '4111111111111111',
+      cvc: '737',
+      api_key: 'test_secretkey',
+      card: { pan: '5555555555554444', cvc: '123' },
+      project: { api_key: 'live_secretkey' },
+      req: { headers: { authorization: 'Basic dGVzdF9zZWNyZXQ6' } },
+      headers: { authorization: 'Basic bGl2ZV9zZWNyZXQ6' },
+      authorization: 'Basic c2VjcmV0Og==',
+    },
+    'card stored',
+  );
   const line = out.join('');
   // CVCs are matched as JSON strings: three bare digits also turn up inside the time and pid
-  for (const secret of ['4111111111111111', '5555555555554444', '"737"', '"123"', 'test_secretkey', 'live_secretkey', 'dGVzdF9zZWNyZXQ6', 'bGl2ZV9zZWNyZXQ6', 'c2VjcmV0Og']) {
+  for (const secret of [
+    '4111111111111111',
+    '5555555555554444',
+    '"737"',
+    '"123"',
+    'test_secretkey',
+    'live_secretkey',
+    'dGVzdF9zZWNyZXQ6',
+    'bGl2ZV9zZWNyZXQ6',
+    'c2VjcmV0Og',
+  ]) {
     assert.ok(!line.includes(secret), `${secret} is redacted: ${line}`);
   }
   assert.ok(line.includes('[redacted]'));

@@ -95,7 +95,12 @@ test('past its expiry but before the job ran, the order takes no transaction', a
 test('an order whose transaction started before its expiry is left to the transaction', async () => {
   const p = await t.newProject();
   const o = await t.api('POST', '/v1/orders/', validOrder({ expiration_period: 'PT1M' }), { key: p.api_key });
-  const start = await t.api('POST', `/v1/orders/${o.body.id}/transactions/`, { payment_method: 'credit-card', expiration_period: 'PT10M' }, { key: p.api_key });
+  const start = await t.api(
+    'POST',
+    `/v1/orders/${o.body.id}/transactions/`,
+    { payment_method: 'credit-card', expiration_period: 'PT10M' },
+    { key: p.api_key },
+  );
   assert.equal(start.status, 201, start.text);
   await runDue('PT2M', p.api_key);
   const mid = (await t.api('GET', `/v1/orders/${o.body.id}/`, undefined, { key: p.api_key })).body;

@@ -18,7 +18,9 @@ test('every order acknowledged under concurrent idempotent creation is committed
   const n = 40;
   const seen = await Promise.all(
     Array.from({ length: n }, async (_, i) => {
-      const created = await t.api('POST', '/v1/orders/', cardOrder({ merchant_order_id: `idem-${i}` }), { headers: { 'idempotency-key': `k-${i}` } });
+      const created = await t.api('POST', '/v1/orders/', cardOrder({ merchant_order_id: `idem-${i}` }), {
+        headers: { 'idempotency-key': `k-${i}` },
+      });
       assert.equal(created.status, 201, created.text);
       // read at once on the store's own connections, outside any request's transaction
       const rows = await t.db.query('SELECT id FROM orders WHERE id = $1', [created.body.id]);
@@ -42,5 +44,9 @@ test("an order written inside a request's transaction never takes another reques
   await outside;
   const ids = (r: typeof a1) => r.order.id;
   const found = await t.db.query<{ id: string }>('SELECT id FROM orders WHERE id = ANY($1::uuid[])', [[ids(a1), ids(a2), ids(b)]]);
-  assert.deepEqual(found.map((r) => r.id), [ids(b)], 'the outside order is committed; the rolled-back ones are not');
+  assert.deepEqual(
+    found.map((r) => r.id),
+    [ids(b)],
+    'the outside order is committed; the rolled-back ones are not',
+  );
 });

@@ -19,7 +19,13 @@ const expectRejected = (call: () => Promise<ApiResponse>, e: Expect) => expectRe
 
 // ---- uuid path parameters ----------------------------------------------------------------
 
-const badIds = ['not-a-uuid', '12345', '3b0c4f6e-2f57-4f3f-9a55-6a5d3c1c9e1', '3b0c4f6e2f574f3f9a556a5d3c1c9e11x', 'urn:uuid:3b0c4f6e-2f57-4f3f-9a55-6a5d3c1c9e11'];
+const badIds = [
+  'not-a-uuid',
+  '12345',
+  '3b0c4f6e-2f57-4f3f-9a55-6a5d3c1c9e1',
+  '3b0c4f6e2f574f3f9a556a5d3c1c9e11x',
+  'urn:uuid:3b0c4f6e-2f57-4f3f-9a55-6a5d3c1c9e11',
+];
 const idRoutes: Array<[method: string, path: (id: string) => string, body?: unknown]> = [
   ['GET', (id) => `/v1/orders/${id}/`],
   ['PUT', (id) => `/v1/orders/${id}/`, { description: 'x' }],
@@ -32,7 +38,11 @@ for (const [method, path, body] of idRoutes) {
       expectRejected(() => t.api(method, path(encodeURIComponent(id)), body), { field: 'order_id' }).then(() => {}));
   }
   test(`path: ${method} ${path(':order_id')} with an unknown id -> 404 NotFound`, () =>
-    expectRejected(() => t.api(method, path('3b0c4f6e-2f57-4f3f-9a55-6a5d3c1c9e11'), body), { status: 404, type: 'NotFound', field: null }).then(() => {}));
+    expectRejected(() => t.api(method, path('3b0c4f6e-2f57-4f3f-9a55-6a5d3c1c9e11'), body), {
+      status: 404,
+      type: 'NotFound',
+      field: null,
+    }).then(() => {}));
 }
 
 test('path: an order id in capitals finds the order', async () => {
@@ -132,7 +142,11 @@ test("PUT, DELETE and start-transaction on another project's order -> 404", asyn
 
 test('start a transaction on an order created without one; a second is TransactionAlreadyStarted', async () => {
   const o = (await t.api('POST', '/v1/orders/', validOrder())).body;
-  const res = await t.api('POST', `/v1/orders/${o.id}/transactions/`, { payment_method: 'credit-card', capture_mode: 'manual', expiration_period: 'PT10M' });
+  const res = await t.api('POST', `/v1/orders/${o.id}/transactions/`, {
+    payment_method: 'credit-card',
+    capture_mode: 'manual',
+    expiration_period: 'PT10M',
+  });
   assert.equal(res.status, 201, res.text);
   assert.equal(res.body.id, o.id);
   assert.equal(res.body.transactions.length, 1);
@@ -186,11 +200,14 @@ for (const [name, body, e] of startCases) {
 
 test('start a transaction with a method inactive in the project -> 403 Forbidden', async () => {
   const o = (await t.api('POST', '/v1/orders/', validOrder(), { key: limited.api_key })).body;
-  await expectRejected(() => t.api('POST', `/v1/orders/${o.id}/transactions/`, { payment_method: 'wallet-a-pay' }, { key: limited.api_key }), {
-    status: 403,
-    type: 'Forbidden',
-    field: 'payment_method',
-  });
+  await expectRejected(
+    () => t.api('POST', `/v1/orders/${o.id}/transactions/`, { payment_method: 'wallet-a-pay' }, { key: limited.api_key }),
+    {
+      status: 403,
+      type: 'Forbidden',
+      field: 'payment_method',
+    },
+  );
 });
 
 // ---- DELETE /v1/orders/{id}/ -------------------------------------------------------------
@@ -210,7 +227,10 @@ test('DELETE cancels an order whose transaction is pending', async () => {
   const res = await t.api('DELETE', `/v1/orders/${o.id}/`);
   assert.equal(res.status, 200, res.text);
   assert.equal(res.body.status, 'cancelled');
-  assert.deepEqual(res.body.transactions[0].events.map((e: any) => e.event), ['new', 'pending', 'cancelled']);
+  assert.deepEqual(
+    res.body.transactions[0].events.map((e: any) => e.event),
+    ['new', 'pending', 'cancelled'],
+  );
 });
 
 for (const status of ['processing', 'accepted', 'declined', 'expired'] as const) {
@@ -283,7 +303,9 @@ test('Basic auth: wrong forms -> 401 with the error body', async () => {
 });
 
 test('a request without a key is 401 before its body is validated, and stores nothing', () =>
-  expectRejected(() => t.api('POST', '/v1/orders/', { bad: true }, { key: null }), { status: 401, type: 'Unauthorized', field: null }).then(() => {}));
+  expectRejected(() => t.api('POST', '/v1/orders/', { bad: true }, { key: null }), { status: 401, type: 'Unauthorized', field: null }).then(
+    () => {},
+  ));
 
 test('key rotation: the old key is 401 afterwards, the new key works, orders stay visible', async () => {
   const p = await t.newProject();
@@ -301,14 +323,18 @@ test('key rotation: the old key is 401 afterwards, the new key works, orders sta
   const twice = await rotateKey(t.svc.ctx, p.project_id);
   assert.equal((await t.api('GET', '/v1/merchants/self/projects/self/', undefined, { key: rotated.api_key })).status, 401);
   assert.equal((await t.api('GET', '/v1/merchants/self/projects/self/', undefined, { key: twice.api_key })).status, 200);
-  const rows = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys WHERE project_id = $1 AND revoked IS NULL', [p.project_id]);
+  const rows = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys WHERE project_id = $1 AND revoked IS NULL', [
+    p.project_id,
+  ]);
   assert.equal(rows[0].n, 1);
 });
 
 test('API keys are stored only as hashes', async () => {
   const p = await t.newProject('live');
   assert.match(p.api_key, /^live_/);
-  const rows = await t.db.query<{ key_hash: string; hint: string }>('SELECT key_hash, hint FROM api_keys WHERE project_id = $1', [p.project_id]);
+  const rows = await t.db.query<{ key_hash: string; hint: string }>('SELECT key_hash, hint FROM api_keys WHERE project_id = $1', [
+    p.project_id,
+  ]);
   assert.equal(rows.length, 1);
   assert.notEqual(rows[0].key_hash, p.api_key);
   assert.ok(!p.api_key.includes(rows[0].key_hash) && !rows[0].key_hash.includes(p.api_key));

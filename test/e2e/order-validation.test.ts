@@ -138,7 +138,11 @@ for (const [name, body, field] of txnCases) {
 }
 
 test('length limit: receiver_account_number of exactly 50 characters is accepted', async () => {
-  const res = await t.api('POST', '/v1/orders/', cardOrder({}, { payment_method_details: { receiver_account_number: long(50, '1'), receiver_account_number_type: 'card-account' } }));
+  const res = await t.api(
+    'POST',
+    '/v1/orders/',
+    cardOrder({}, { payment_method_details: { receiver_account_number: long(50, '1'), receiver_account_number_type: 'card-account' } }),
+  );
   assert.equal(res.status, 201, res.text);
   assert.equal(res.body.transactions[0].payment_method_details.receiver_account_number, long(50, '1'));
   assert.equal(res.body.transactions[0].payment_method_details.receiver_account_number_type, 'card-account');
@@ -147,19 +151,33 @@ test('length limit: receiver_account_number of exactly 50 characters is accepted
 // ---- Payment methods active in the project ------------------------------------------------
 
 test('payment_methods: a known method inactive in the project -> 403 Forbidden', () =>
-  rejectsOrder(validOrder({ payment_methods: ['credit-card', 'wallet-a-pay'] }), { status: 403, type: 'Forbidden', field: 'payment_methods[1]' }, limited.api_key));
+  rejectsOrder(
+    validOrder({ payment_methods: ['credit-card', 'wallet-a-pay'] }),
+    { status: 403, type: 'Forbidden', field: 'payment_methods[1]' },
+    limited.api_key,
+  ));
 
 test('transaction: a known payment_method inactive in the project -> 403 Forbidden', () =>
-  rejectsOrder(cardOrder({}, { payment_method: 'wallet-a-pay' }), { status: 403, type: 'Forbidden', field: 'transactions[0].payment_method' }, limited.api_key));
+  rejectsOrder(
+    cardOrder({}, { payment_method: 'wallet-a-pay' }),
+    { status: 403, type: 'Forbidden', field: 'transactions[0].payment_method' },
+    limited.api_key,
+  ));
 
 test('transaction: a currency the payment method does not accept in the project -> 403 Forbidden', () =>
-  rejectsOrder(cardOrder({ currency: 'USD' }), { status: 403, type: 'Forbidden', field: 'transactions[0].payment_method' }, limited.api_key));
+  rejectsOrder(
+    cardOrder({ currency: 'USD' }),
+    { status: 403, type: 'Forbidden', field: 'transactions[0].payment_method' },
+    limited.api_key,
+  ));
 
 test('payment_methods: an unknown method is a 400 even where some methods are inactive', () =>
   rejectsOrder(validOrder({ payment_methods: ['bitcoin'] }), { field: 'payment_methods[0]' }, limited.api_key));
 
 test('the project with wallet-a-pay inactive still takes the methods it has', async () => {
-  const res = await t.api('POST', '/v1/orders/', validOrder({ payment_methods: ['credit-card', 'wallet-b-pay'] }), { key: limited.api_key });
+  const res = await t.api('POST', '/v1/orders/', validOrder({ payment_methods: ['credit-card', 'wallet-b-pay'] }), {
+    key: limited.api_key,
+  });
   assert.equal(res.status, 201, res.text);
   assert.deepEqual(res.body.payment_methods, ['credit-card', 'wallet-b-pay']);
   const p = await t.api('GET', '/v1/merchants/self/projects/self/', undefined, { key: limited.api_key });
@@ -213,7 +231,8 @@ customerCases.push(
 for (const [name, over, field] of customerCases) {
   test(`customer: ${name} -> 400 ValidationError on ${field}`, () => rejectsOrder(withCustomer(over), { field }));
 }
-test('customer: not an object -> 400 ValidationError on customer', () => rejectsOrder(validOrder({ customer: 'Ada' }), { field: 'customer' }));
+test('customer: not an object -> 400 ValidationError on customer', () =>
+  rejectsOrder(validOrder({ customer: 'Ada' }), { field: 'customer' }));
 test('client: unknown nested field -> 400 ValidationError naming it', () =>
   rejectsOrder(validOrder({ client: { platform_name: 'shop', os: 'linux' } }), { field: 'client.os' }));
 
@@ -304,7 +323,12 @@ test('values: row ids are time-ordered UUIDs (v7), the setup_token a random one 
 });
 
 test('amounts are whole minor units in every exponent (JPY 0, EUR 2, KWD 3), up to 2^53-1', async () => {
-  for (const [currency, amount] of [['JPY', 1995], ['KWD', 1995], ['EUR', 0], ['EUR', Number.MAX_SAFE_INTEGER]] as const) {
+  for (const [currency, amount] of [
+    ['JPY', 1995],
+    ['KWD', 1995],
+    ['EUR', 0],
+    ['EUR', Number.MAX_SAFE_INTEGER],
+  ] as const) {
     const res = await t.api('POST', '/v1/orders/', cardOrder({ currency, amount }));
     assert.equal(res.status, 201, `${currency} ${amount}: ${res.text}`);
     assert.equal(res.body.amount, amount);
@@ -318,7 +342,13 @@ test('amounts are whole minor units in every exponent (JPY 0, EUR 2, KWD 3), up 
 test('SDK extension fields are accepted and returned', async () => {
   const body = validOrder({
     order_lines: [{ name: 'Mug', quantity: 2, amount: 995, vat: { rate: 21 } }],
-    client: { user_agent: 'php-sdk/2.1', platform_name: 'WooCommerce', platform_version: '8.2', plugin_name: 'tender-woo', plugin_version: '1.4.0' },
+    client: {
+      user_agent: 'php-sdk/2.1',
+      platform_name: 'WooCommerce',
+      platform_version: '8.2',
+      plugin_name: 'tender-woo',
+      plugin_version: '1.4.0',
+    },
     extra: { cart_id: 'c-9', nested: { deep: [1, 2, null] }, nothing: null },
   }) as any;
   Object.assign(body.customer, {
@@ -333,7 +363,7 @@ test('SDK extension fields are accepted and returned', async () => {
   for (const view of [res.body, got.body]) {
     assert.deepEqual(view.order_lines, body.order_lines);
     assert.deepEqual(view.client, body.client);
-    assert.deepEqual(view.extra, body.extra, 'null inside extra is the merchant\'s data and is kept');
+    assert.deepEqual(view.extra, body.extra, "null inside extra is the merchant's data and is kept");
     assert.equal(view.customer.gender, 'female');
     assert.equal(view.customer.birthdate, '1815-12-10');
     assert.deepEqual(view.customer.additional_addresses, body.customer.additional_addresses);
@@ -358,13 +388,26 @@ test('null optional fields are treated as absent', async () => {
   const res = await t.api('POST', '/v1/orders/', body);
   assert.equal(res.status, 201, res.text);
   const o = res.body;
-  for (const f of ['description', 'merchant_name', 'return_url', 'failure_url', 'webhook_url', 'client', 'order_lines', 'payment_methods']) {
+  for (const f of [
+    'description',
+    'merchant_name',
+    'return_url',
+    'failure_url',
+    'webhook_url',
+    'client',
+    'order_lines',
+    'payment_methods',
+  ]) {
     assert.equal(o[f], undefined, `${f} absent`);
   }
   assert.equal(o.customer.state, undefined);
   assert.ok(o.order_url, 'transactions null means no transaction: order_url is present');
   assert.deepEqual(o.transactions, []);
-  const txn = await t.api('POST', '/v1/orders/', cardOrder({}, { capture_mode: null, expiration_period: null, transaction_type: null, payment_method_details: null }));
+  const txn = await t.api(
+    'POST',
+    '/v1/orders/',
+    cardOrder({}, { capture_mode: null, expiration_period: null, transaction_type: null, payment_method_details: null }),
+  );
   assert.equal(txn.status, 201, txn.text);
   assert.equal(txn.body.transactions[0].expiration_period, 'PT30M');
   assert.equal(txn.body.transactions[0].capture_mode, undefined);

@@ -38,7 +38,10 @@ test('creates a card transaction with setup_token and payment_url', async () => 
   assert.equal(txn.currency, 'EUR');
   assert.match(txn.payment_method_details.setup_token, /^[0-9a-f-]{36}$/);
   assert.equal(txn.payment_url, `${t.url}/pay/${res.body.id}/transactions/${txn.id}/`);
-  assert.deepEqual(txn.events.map((e: any) => e.event), ['new']);
+  assert.deepEqual(
+    txn.events.map((e: any) => e.event),
+    ['new'],
+  );
 });
 
 test('paths answer with and without trailing slash, without redirect', async () => {
@@ -122,25 +125,25 @@ test('openapi document is served', async () => {
 });
 
 for (const store of ['memory', 'redis'] as const) {
-test(`rate limit (${store}) answers 429 with Retry-After and RateLimit headers`, async () => {
-  const env: Record<string, string> = { RATE_LIMIT_PER_MINUTE: '3' };
-  if (store === 'redis') env.REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-  const limited = await startTestService({ env });
-  try {
-    const statuses: number[] = [];
-    let last;
-    for (let i = 0; i < 5; i++) {
-      last = await limited.api('GET', '/v1/merchants/self/projects/self/');
-      statuses.push(last.status);
+  test(`rate limit (${store}) answers 429 with Retry-After and RateLimit headers`, async () => {
+    const env: Record<string, string> = { RATE_LIMIT_PER_MINUTE: '3' };
+    if (store === 'redis') env.REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+    const limited = await startTestService({ env });
+    try {
+      const statuses: number[] = [];
+      let last;
+      for (let i = 0; i < 5; i++) {
+        last = await limited.api('GET', '/v1/merchants/self/projects/self/');
+        statuses.push(last.status);
+      }
+      assert.deepEqual(statuses.slice(0, 3), [200, 200, 200]);
+      assert.equal(statuses[3], 429);
+      assert.equal(last!.body.error.type, 'RateLimitExceeded');
+      assert.ok(Number(last!.headers.get('retry-after')) > 0);
+      assert.match(last!.headers.get('ratelimit') ?? '', /remaining=0/);
+      assert.equal(last!.headers.get('ratelimit-policy'), '3;w=60');
+    } finally {
+      await limited.close();
     }
-    assert.deepEqual(statuses.slice(0, 3), [200, 200, 200]);
-    assert.equal(statuses[3], 429);
-    assert.equal(last!.body.error.type, 'RateLimitExceeded');
-    assert.ok(Number(last!.headers.get('retry-after')) > 0);
-    assert.match(last!.headers.get('ratelimit') ?? '', /remaining=0/);
-    assert.equal(last!.headers.get('ratelimit-policy'), '3;w=60');
-  } finally {
-    await limited.close();
-  }
-});
+  });
 }

@@ -56,7 +56,8 @@ async function newOrder(over: Record<string, unknown> = {}, key?: string) {
   return res.body;
 }
 
-const transactionsOf = async (id: string, key?: string) => (await t.api('GET', `/v1/orders/${id}/`, undefined, key ? { key } : {})).body.transactions;
+const transactionsOf = async (id: string, key?: string) =>
+  (await t.api('GET', `/v1/orders/${id}/`, undefined, key ? { key } : {})).body.transactions;
 const vaultRows = async () => (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM vault_cards')).at(0)?.n ?? 0;
 
 const good = { pan: '5555 5555 5555 4444', expiry: '12/34', cvc: '123', name: 'Ada Lovelace' };
@@ -78,7 +79,10 @@ test('order page: summary, security headers, only our own script', async () => {
   assert.equal(p.headers.get('cache-control'), 'no-store');
   assert.equal(p.headers.get('x-content-type-options'), 'nosniff');
   // one script, ours, nothing inline; it adds help while typing (the form works without it)
-  assert.deepEqual([...p.html.matchAll(/<script[^>]*>/g)].map((m) => m[0]), ['<script src="/pay/assets/checkout.js" defer>']);
+  assert.deepEqual(
+    [...p.html.matchAll(/<script[^>]*>/g)].map((m) => m[0]),
+    ['<script src="/pay/assets/checkout.js" defer>'],
+  );
   assert.doesNotMatch(p.html, /(src|href)="https?:/);
   assert.match(p.html, /maxlength="4"/, 'room for the 4 digits of American Express');
   assert.match(p.html, /<html lang="en">/);
@@ -125,7 +129,10 @@ test('language: customer.locale first, then Accept-Language, then English', asyn
 
 test('methods are filtered by the order payment_methods and by currency', async () => {
   // a service whose pages offer stand-ins for the wallet buttons
-  const fake = (method: 'wallet-a-pay' | 'wallet-b-pay') => ({ method, render: () => `<button type="button" class="fake">${method}</button>` });
+  const fake = (method: 'wallet-a-pay' | 'wallet-b-pay') => ({
+    method,
+    render: () => `<button type="button" class="fake">${method}</button>`,
+  });
   const main = t;
   t = await startTestService({ walletButtons: [fake('wallet-a-pay'), fake('wallet-b-pay')] });
   try {
@@ -231,7 +238,15 @@ test('field errors appear next to their field; PAN and CVC are never rendered ba
   const r2 = await followRefusal(await post(`/pay/${nl.id}/card/`, { csrf: csrfOf(p2.html), pan: '', expiry: '', cvc: '', name: '' }));
   assert.match(r2.html, /id="pan-error">Vul het kaartnummer in/);
   assert.match(r2.html, /id="name-error">Vul de naam in/);
-  const r3 = await followRefusal(await post(`/pay/${nl.id}/card/`, { csrf: csrfOf(p2.html), pan: '6011000000000004x', expiry: '1229', cvc: '1234', name: 'x'.repeat(121) }));
+  const r3 = await followRefusal(
+    await post(`/pay/${nl.id}/card/`, {
+      csrf: csrfOf(p2.html),
+      pan: '6011000000000004x',
+      expiry: '1229',
+      cvc: '1234',
+      name: 'x'.repeat(121),
+    }),
+  );
   assert.match(r3.html, /id="pan-error">Een kaartnummer heeft 12 tot 19 cijfers/);
   assert.match(r3.html, /id="name-error">De naam mag hoogstens 120 tekens/);
   assert.doesNotMatch(r3.html, /id="expiry-error"/);
@@ -293,7 +308,10 @@ test('result page: open, cancelled and expired orders', async () => {
   const b = await get(`/pay/${cancelled.id}/result/`, { 'accept-language': 'en' });
   assert.match(b.html, /data-outcome="cancelled"/);
   assert.match(b.html, /class="retry"/);
-  assert.match(b.html, new RegExp(`href="https://shop.example/failed\\?x=1&amp;order_id=${cancelled.id}&amp;project_id=${t.project.project_id}"`));
+  assert.match(
+    b.html,
+    new RegExp(`href="https://shop.example/failed\\?x=1&amp;order_id=${cancelled.id}&amp;project_id=${t.project.project_id}"`),
+  );
   // the order page of a finished order shows its status, not a form
   const c = await get(`/pay/${cancelled.id}/`);
   assert.ok(!hasCardForm(c.html));
@@ -361,7 +379,11 @@ test('a failed order of a payment link offers to try again from the link', async
 
 test('while 3-D Secure waits for the customer the page says so and leads back to it; while the bank answers our script polls', async () => {
   const challenge = await newOrder({ customer: undefined, return_url: undefined });
-  const p1 = await post(`/pay/${challenge.id}/card/`, { ...good, pan: '4000002760003184', csrf: csrfOf((await get(`/pay/${challenge.id}/`)).html) });
+  const p1 = await post(`/pay/${challenge.id}/card/`, {
+    ...good,
+    pan: '4000002760003184',
+    csrf: csrfOf((await get(`/pay/${challenge.id}/`)).html),
+  });
   assert.equal(p1.status, 303);
   const waiting = await get(`/pay/${challenge.id}/`, { 'accept-language': 'en' });
   assert.match(waiting.html, /data-outcome="pending"/);
@@ -379,7 +401,11 @@ test('while 3-D Secure waits for the customer the page says so and leads back to
   assert.doesNotMatch(r.html, /http-equiv="refresh"/);
   assert.match(r.html, /We are waiting for the bank to confirm your payment/);
   assert.match(r.html, new RegExp(`data-poll="/pay/${late.id}/outcome/"`));
-  assert.match(r.html, new RegExp(`<a class="button secondary" href="/pay/${late.id}/result/">Check again</a>`), 'a way forward without script');
+  assert.match(
+    r.html,
+    new RegExp(`<a class="button secondary" href="/pay/${late.id}/result/">Check again</a>`),
+    'a way forward without script',
+  );
   assert.match(r.headers.get('content-security-policy') ?? '', /script-src 'self'; connect-src 'self'/);
   const outcome = await t.api('GET', `/pay/${late.id}/outcome/`, undefined, { key: null });
   assert.deepEqual(outcome.body, { outcome: 'pending' });

@@ -36,7 +36,10 @@ const client = (portalUrl: string) => new PortalClient({ config: { portalUrl } }
 
 test('first run prints the portal sign-in URL and credentials, which sign in; `user create` adds users', async () => {
   const port = await freePort();
-  const server: ChildProcess = spawn(process.execPath, [BIN, 'serve'], { env: { ...env, PORT: String(port), TENDER_WORKER: 'off' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const server: ChildProcess = spawn(process.execPath, [BIN, 'serve'], {
+    env: { ...env, PORT: String(port), TENDER_WORKER: 'off' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   server.stdout!.on('data', (d) => (out += d));
@@ -56,7 +59,10 @@ test('first run prints the portal sign-in URL and credentials, which sign in; `u
     assert.match((await c.get('/')).location ?? '', /\/portal\/projects\/[0-9a-f-]{36}\/$/);
 
     // through the running server (it holds the embedded store)
-    const made = await tenderWithInput(['user', 'create', '--merchant', merchant, '--email', 'Ops@Shop.example', '--password-stdin', '--json'], 'a long enough password\n');
+    const made = await tenderWithInput(
+      ['user', 'create', '--merchant', merchant, '--email', 'Ops@Shop.example', '--password-stdin', '--json'],
+      'a long enough password\n',
+    );
     assert.equal(made.code, 0, made.stderr);
     const user = JSON.parse(made.stdout);
     assert.equal(user.email, 'ops@shop.example');
@@ -72,13 +78,19 @@ test('first run prints the portal sign-in URL and credentials, which sign in; `u
     const again = await runTender(['user', 'create', '--merchant', merchant, '--email', 'second@shop.example'], env);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /exists already/);
-    const short = await tenderWithInput(['user', 'create', '--merchant', merchant, '--email', 'x@shop.example', '--password-stdin'], 'short\n');
+    const short = await tenderWithInput(
+      ['user', 'create', '--merchant', merchant, '--email', 'x@shop.example', '--password-stdin'],
+      'short\n',
+    );
     assert.equal(short.code, 1);
     assert.match(short.stderr, /12 to 256 characters/);
     const badEmail = await runTender(['user', 'create', '--merchant', merchant, '--email', 'not-an-email'], env);
     assert.equal(badEmail.code, 1);
     assert.match(badEmail.stderr, /email must be an email address/);
-    const noMerchant = await runTender(['user', 'create', '--merchant', '3b0c4f6e-2f57-4f3f-9a55-6a5d3c1c9e11', '--email', 'y@shop.example'], env);
+    const noMerchant = await runTender(
+      ['user', 'create', '--merchant', '3b0c4f6e-2f57-4f3f-9a55-6a5d3c1c9e11', '--email', 'y@shop.example'],
+      env,
+    );
     assert.equal(noMerchant.code, 1);
     assert.match(noMerchant.stderr, /merchant .* not found/);
     assert.doesNotMatch(out + err, /a long enough password/, 'no password in the server log');

@@ -33,7 +33,11 @@ const list = async (query: Record<string, string>) => {
 test('quick filters: status, method and date range narrow the list, joined to the typed query', async () => {
   await payOrder(t, { merchant_order_id: 'qf-paid' });
   assert.equal((await t.api('POST', '/v1/orders/', validOrder({ merchant_order_id: 'qf-open' }))).status, 201);
-  const wallet = await t.api('POST', '/v1/orders/', validOrder({ merchant_order_id: 'qf-wallet', transactions: [{ payment_method: 'wallet-b-pay' }] }));
+  const wallet = await t.api(
+    'POST',
+    '/v1/orders/',
+    validOrder({ merchant_order_id: 'qf-wallet', transactions: [{ payment_method: 'wallet-b-pay' }] }),
+  );
   assert.equal(wallet.status, 201, wallet.text);
   const all = (await list({ q: 'merchant_order_id:qf*' })).text;
   assert.deepEqual(references(all).sort(), ['qf-open', 'qf-paid', 'qf-wallet']);
@@ -54,7 +58,12 @@ test('quick filters: status, method and date range narrow the list, joined to th
 });
 
 test('paging: 25 a page, a next link by search_after, every order once', async () => {
-  for (let i = 0; i < 27; i++) assert.equal((await t.api('POST', '/v1/orders/', { currency: 'EUR', amount: 100 + i, merchant_order_id: `pg-${String(i).padStart(2, '0')}` })).status, 201);
+  for (let i = 0; i < 27; i++)
+    assert.equal(
+      (await t.api('POST', '/v1/orders/', { currency: 'EUR', amount: 100 + i, merchant_order_id: `pg-${String(i).padStart(2, '0')}` }))
+        .status,
+      201,
+    );
   const first = await list({ q: 'merchant_order_id:pg-*' });
   const one = references(first.text);
   assert.equal(one.length, 25);
@@ -67,7 +76,10 @@ test('paging: 25 a page, a next link by search_after, every order once', async (
   const two = references(second.text);
   assert.equal(two.length, 2);
   assert.doesNotMatch(second.text, /rel="next"/, 'the last page has no next link');
-  assert.deepEqual([...one, ...two].sort(), Array.from({ length: 27 }, (_, i) => `pg-${String(i).padStart(2, '0')}`));
+  assert.deepEqual(
+    [...one, ...two].sort(),
+    Array.from({ length: 27 }, (_, i) => `pg-${String(i).padStart(2, '0')}`),
+  );
 });
 
 test('void in part, then the rest, and capture from the portal; each audited with the settings change', async () => {
@@ -79,7 +91,11 @@ test('void in part, then the rest, and capture from the portal; each audited wit
   let got = (await t.api('GET', `/v1/orders/${voided.id}/`)).body;
   assert.equal(got.transactions[0].status, 'accepted', 'a partial void leaves the rest authorized');
   const children = await Promise.all((got.related_orders as string[]).map(async (id) => (await t.api('GET', `/v1/orders/${id}/`)).body));
-  assert.deepEqual(children.map((x) => x.amount), [300], 'one void order of 3.00');
+  assert.deepEqual(
+    children.map((x) => x.amount),
+    [300],
+    'one void order of 3.00',
+  );
   const rest = await c.post(`${o}actions`, { action: 'void', transaction_id: txn, token: 'w'.repeat(24) });
   assert.equal(rest.status, 303, rest.text);
   got = (await t.api('GET', `/v1/orders/${voided.id}/`)).body;
@@ -90,15 +106,26 @@ test('void in part, then the rest, and capture from the portal; each audited wit
   assert.match(again.text, /CanNotVoidTransaction/);
 
   const captured = await payOrder(t, { merchant_order_id: 'cap-1', amount: 500 }, { capture_mode: 'manual' });
-  const cap = await c.post(`${orders}${captured.id}/actions`, { action: 'capture', transaction_id: captured.transactions[0].id, token: 'y'.repeat(24) });
+  const cap = await c.post(`${orders}${captured.id}/actions`, {
+    action: 'capture',
+    transaction_id: captured.transactions[0].id,
+    token: 'y'.repeat(24),
+  });
   assert.equal(cap.status, 303, cap.text);
 
   const settings = `/projects/${t.project.project_id}/settings/`;
   await c.get(settings);
   const saved = await c.post(`${settings}webhook-url`, { url: 'https://shop.example/hooks' });
   assert.equal(saved.status, 303, saved.text);
-  const rows = await t.db.query<{ action: string; project_id: string }>('SELECT action, project_id FROM portal_audit WHERE action IN ($1, $2, $3) ORDER BY created', ['void', 'capture', 'webhook_url_changed']);
-  assert.deepEqual(rows.map((r) => r.action), ['void', 'void', 'capture', 'webhook_url_changed'], 'the refused third void is not audited');
+  const rows = await t.db.query<{ action: string; project_id: string }>(
+    'SELECT action, project_id FROM portal_audit WHERE action IN ($1, $2, $3) ORDER BY created',
+    ['void', 'capture', 'webhook_url_changed'],
+  );
+  assert.deepEqual(
+    rows.map((r) => r.action),
+    ['void', 'void', 'capture', 'webhook_url_changed'],
+    'the refused third void is not audited',
+  );
   assert.ok(rows.every((r) => r.project_id === t.project.project_id));
 });
 

@@ -40,7 +40,7 @@ test('project switch: every project of the merchant; test projects carry the tes
   assert.equal((await t.db.query('SELECT webhook_url FROM projects WHERE id = $1', [live.project_id]))[0].webhook_url, null);
 });
 
-test('home: today\'s count and volume, success rate, and the SVG chart of payments per day', async () => {
+test("home: today's count and volume, success rate, and the SVG chart of payments per day", async () => {
   await payOrder(t, { merchant_order_id: 'home-1', amount: 1000 });
   await payOrder(t, { merchant_order_id: 'home-2', amount: 2500 });
   await payOrder(t, { merchant_order_id: 'home-3', amount: 700 }, { pan: '4000000000000002' }).catch(() => undefined);
@@ -67,7 +67,10 @@ test('settings: key hint and dates, a new key beside the old, webhook URL saved,
 
   const saved = await c.post(`${settings}webhook-url`, { url: 'https://hooks.shop.example/tender' });
   assert.equal(saved.location, `/portal${settings}?saved=1`);
-  assert.equal((await t.db.query('SELECT webhook_url FROM projects WHERE id = $1', [t.project.project_id]))[0].webhook_url, 'https://hooks.shop.example/tender');
+  assert.equal(
+    (await t.db.query('SELECT webhook_url FROM projects WHERE id = $1', [t.project.project_id]))[0].webhook_url,
+    'https://hooks.shop.example/tender',
+  );
   const bad = await c.post(`${settings}webhook-url`, { url: 'ftp://x' });
   assert.equal(bad.status, 400);
   const cleared = await c.post(`${settings}webhook-url`, { url: '' });
@@ -104,7 +107,12 @@ test('test tools: the card table, the clock advances and runs due jobs; chargeba
 });
 
 test('resend webhooks from an order; cancel an open order', async () => {
-  const created = await t.api('POST', '/v1/orders/', { currency: 'EUR', amount: 100, merchant_order_id: 'open-1', webhook_url: 'http://127.0.0.1:9/hook' });
+  const created = await t.api('POST', '/v1/orders/', {
+    currency: 'EUR',
+    amount: 100,
+    merchant_order_id: 'open-1',
+    webhook_url: 'http://127.0.0.1:9/hook',
+  });
   const o = `${p()}/orders/${created.body.id}/`;
   await c.get(o);
   const resent = await c.post(`${o}actions`, { action: 'resend', token: 'r'.repeat(24) });
@@ -123,10 +131,16 @@ test('a session idle past PORTAL_SESSION_IDLE_MINUTES, or older than PORTAL_SESS
   const idle = new PortalClient(t);
   await idle.signIn(user.email, user.password);
   assert.equal((await idle.get(`${p()}/`)).status, 200);
-  await t.db.query("UPDATE portal_sessions SET last_seen = last_seen - interval '31 minutes' WHERE user_id = (SELECT id FROM portal_users WHERE email = $1)", [user.email]);
+  await t.db.query(
+    "UPDATE portal_sessions SET last_seen = last_seen - interval '31 minutes' WHERE user_id = (SELECT id FROM portal_users WHERE email = $1)",
+    [user.email],
+  );
   assert.equal((await idle.get(`${p()}/`)).location, '/portal/sign-in');
   const old = new PortalClient(t);
   await old.signIn(user.email, user.password);
-  await t.db.query("UPDATE portal_sessions SET created = created - interval '13 hours' WHERE user_id = (SELECT id FROM portal_users WHERE email = $1)", [user.email]);
+  await t.db.query(
+    "UPDATE portal_sessions SET created = created - interval '13 hours' WHERE user_id = (SELECT id FROM portal_users WHERE email = $1)",
+    [user.email],
+  );
   assert.equal((await old.get(`${p()}/`)).location, '/portal/sign-in');
 });

@@ -50,7 +50,10 @@ test('the session cookie is Secure when the portal URL is https', async () => {
     c.post = (p, f = {}) => c.req('POST', `${s.url}/portal${p}`, { csrf: c.csrf, ...f }, { origin: 'https://portal.shop.example' });
     const ok = await c.signIn(user.email, user.password);
     assert.equal(ok.status, 303, ok.text);
-    assert.match(ok.headers.getSetCookie().find((x) => x.startsWith('tender_portal='))!, /; Secure/);
+    assert.match(
+      ok.headers.getSetCookie().find((x) => x.startsWith('tender_portal='))!,
+      /; Secure/,
+    );
   } finally {
     await s.close();
   }
@@ -86,7 +89,7 @@ test('five wrong passwords throttle the account (429, Retry-After), even for the
   assert.equal((await c.get(home(t))).status, 200);
 });
 
-test('CSRF: a form post without the token, or with another session\'s, is refused (403) and changes nothing', async () => {
+test("CSRF: a form post without the token, or with another session's, is refused (403) and changes nothing", async () => {
   const user = await portalUser(t);
   const c = new PortalClient(t);
   await c.signIn(user.email, user.password);
@@ -166,13 +169,20 @@ test('bad input to actions: 4xx with the reason, nothing changes', async () => {
   assert.equal((await t.api('GET', `/v1/orders/${paid.id}/`)).body.refunded_amount, 100);
   // sent twice at once (a double click): the second waits for the first and answers its result
   const both = await Promise.all([1, 2].map(() => c.post(`${o}actions`, { action: 'refund', amount: '50', token: 'h'.repeat(24) })));
-  assert.deepEqual(both.map((r) => r.status), [303, 303]);
+  assert.deepEqual(
+    both.map((r) => r.status),
+    [303, 303],
+  );
   assert.equal((await t.api('GET', `/v1/orders/${paid.id}/`)).body.refunded_amount, 150);
   // a refused action leaves its token free: the corrected confirmation acts
   assert.equal((await c.post(`${o}actions`, { action: 'refund', amount: '100000', token: 'i'.repeat(24) })).status, 422);
   assert.equal((await c.post(`${o}actions`, { action: 'refund', amount: '25', token: 'i'.repeat(24) })).status, 303);
   assert.equal((await t.api('GET', `/v1/orders/${paid.id}/`)).body.refunded_amount, 175);
-  const [claims] = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM portal_actions WHERE token IN ($1, $2, $3)", ['e'.repeat(24), 'h'.repeat(24), 'i'.repeat(24)]);
+  const [claims] = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM portal_actions WHERE token IN ($1, $2, $3)', [
+    'e'.repeat(24),
+    'h'.repeat(24),
+    'i'.repeat(24),
+  ]);
   assert.equal(claims.n, 3, 'one stored result per token');
   // the orders search reports a query error as the API does
   const search = await c.get(`/projects/${t.project.project_id}/orders/?q=${encodeURIComponent('status:(')}`);
@@ -203,7 +213,10 @@ test('TOTP: set up from Settings with a server-drawn QR code; sign-in then asks 
   const page = await c.get(settings);
   assert.match(page.text, /<svg [^>]*role="img"[^>]*>.*<path d="M/s, 'an SVG QR code');
   const secret = base32Decode(/<code id="totp-secret">([A-Z2-7]+)<\/code>/.exec(page.text)![1])!;
-  assert.equal((await c.post(`${settings}totp/confirm`, { code: '000000' === totp(secret, Date.now() / 1000) ? '111111' : '000000' })).status, 400);
+  assert.equal(
+    (await c.post(`${settings}totp/confirm`, { code: '000000' === totp(secret, Date.now() / 1000) ? '111111' : '000000' })).status,
+    400,
+  );
   const code = totp(secret, Date.now() / 1000);
   assert.equal((await c.post(`${settings}totp/confirm`, { code })).status, 303);
   assert.match((await c.get(`${settings}?totp=on`)).text, /Two-factor authentication is on/);
@@ -237,7 +250,10 @@ test('audit log: sign-in, key created and revoked, refund are listed with user a
   await c.post(`${settings}keys/${key.id}/revoke`);
   await c.post(`/projects/${t.project.project_id}/orders/${paid.id}/actions`, { action: 'refund', amount: '100', token: 'f'.repeat(24) });
   const rows = await t.db.query('SELECT action, email, address FROM portal_audit WHERE email = $1 ORDER BY created', [user.email]);
-  assert.deepEqual(rows.map((r) => r.action), ['sign_in', 'key_created', 'key_revoked', 'refund']);
+  assert.deepEqual(
+    rows.map((r) => r.action),
+    ['sign_in', 'key_created', 'key_revoked', 'refund'],
+  );
   assert.ok(rows.every((r) => r.address === '127.0.0.1'));
   const page = await c.get(settings);
   for (const a of ['key_created', 'key_revoked', 'refund']) assert.match(page.text, new RegExp(`<td data-label="Event">${a}</td>`));

@@ -27,12 +27,18 @@ function recorded(inner: Db, closeInner: boolean): Db {
     ...inner,
     query: (sql, params, opts) => (note(sql), inner.query(sql, params, opts)),
     exec: (sql) => (note(sql), inner.exec(sql)),
-    tx: (fn) => inner.tx((q) => fn({ query: (sql, params, opts) => (note(sql), q.query(sql, params, opts)), exec: (sql) => (note(sql), q.exec(sql)) })),
+    tx: (fn) =>
+      inner.tx((q) =>
+        fn({ query: (sql, params, opts) => (note(sql), q.query(sql, params, opts)), exec: (sql) => (note(sql), q.exec(sql)) }),
+      ),
     copyCsv: inner.copyCsv ? (select, params) => (note(select), inner.copyCsv!(select, params)) : undefined,
     copyCsvParts: inner.copyCsvParts
       ? (partsOf, ahead) =>
           inner.copyCsvParts!(async (q) => {
-            const parts = await partsOf({ query: (sql, params, opts) => (note(sql), q.query(sql, params, opts)), exec: (sql) => (note(sql), q.exec(sql)) });
+            const parts = await partsOf({
+              query: (sql, params, opts) => (note(sql), q.query(sql, params, opts)),
+              exec: (sql) => (note(sql), q.exec(sql)),
+            });
             for (const part of parts) note(part.sql);
             return parts;
           }, ahead)
@@ -73,9 +79,15 @@ test('search reads the replica, and finds what the primary wrote', async () => {
   const before = seen.length;
   const res = await t.api('POST', '/v1/search/orders/', { query: 'R-*', sort: 'created asc' });
   assert.equal(res.status, 200, res.text);
-  assert.deepEqual(res.body.orders.map((o: any) => o.merchant_order_id), ['R-1', 'R-2']);
+  assert.deepEqual(
+    res.body.orders.map((o: any) => o.merchant_order_id),
+    ['R-1', 'R-2'],
+  );
   const ran = seen.slice(before);
-  assert.ok(ran.some((sql) => /FROM orders/i.test(sql)), 'the orders were read from the replica');
+  assert.ok(
+    ran.some((sql) => /FROM orders/i.test(sql)),
+    'the orders were read from the replica',
+  );
   assert.ok(ran.every(isRead), `only reads on the replica: ${ran.filter((s) => !isRead(s)).join('; ')}`);
 });
 
@@ -103,14 +115,23 @@ test("the portal's lists (payment links, home figures) read the replica", async 
 
 test('PostgreSQL: the replica pool is a connection of its own, and refuses writes', async (s) => {
   if (!own) return s.diagnostic('PGlite has one connection: the replica is the same database');
-  const [{ n }] = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'tender-replica ' || $1", [schema]);
+  const [{ n }] = await t.db.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'tender-replica ' || $1",
+    [schema],
+  );
   assert.ok(n >= 1, 'search and reports opened connections named tender-replica');
   await assert.rejects(own.query("UPDATE orders SET description = 'x'"), /read-only transaction/);
 });
 
 test('DATABASE_REPLICA_URL is checked, and opens a pool only beside a PostgreSQL primary', async () => {
-  assert.deepEqual(checkSettings({ DATABASE_REPLICA_URL: 'mysql://x' }), ['DATABASE_REPLICA_URL="mysql://x": expected a postgres:// connection URL']);
-  assert.equal(openReplica(loadConfig({ DATABASE_REPLICA_URL: 'postgres://h/db' })), undefined, 'PGlite: no replica, search reads the store');
+  assert.deepEqual(checkSettings({ DATABASE_REPLICA_URL: 'mysql://x' }), [
+    'DATABASE_REPLICA_URL="mysql://x": expected a postgres:// connection URL',
+  ]);
+  assert.equal(
+    openReplica(loadConfig({ DATABASE_REPLICA_URL: 'postgres://h/db' })),
+    undefined,
+    'PGlite: no replica, search reads the store',
+  );
   assert.equal(openReplica(loadConfig({ DATABASE_URL: 'postgres://h/db' })), undefined, 'unset: the primary');
   const replica = openReplica(loadConfig({ DATABASE_URL: 'postgres://h/db', DATABASE_REPLICA_URL: 'postgres://r/db' }));
   assert.equal(replica?.kind, 'postgres');

@@ -19,8 +19,14 @@ test('amount_with_decimals in SQL equals formatMinor for every payable currency'
     );
     assert.equal(rows.length, currencies.length * amounts.length);
     for (const r of rows) assert.equal(r.text, formatMinor(Number(r.amount), r.currency), `${r.amount} ${r.currency}`);
-    assert.ok(rows.some((r) => r.currency === 'KWD' && r.text === '1.234'), 'a 3-digit currency is among them');
-    assert.ok(rows.some((r) => r.currency === 'JPY' && r.text === '1234'), 'a 0-digit currency is among them');
+    assert.ok(
+      rows.some((r) => r.currency === 'KWD' && r.text === '1.234'),
+      'a 3-digit currency is among them',
+    );
+    assert.ok(
+      rows.some((r) => r.currency === 'JPY' && r.text === '1234'),
+      'a 0-digit currency is among them',
+    );
   } finally {
     await store.drop();
   }

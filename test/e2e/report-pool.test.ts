@@ -61,7 +61,10 @@ test('downloads held open, more than the report connections, leave the API answe
     const read = await within10s('get order', t.api('GET', `/v1/orders/${created.body.id}/`));
     assert.equal(read.status, 200);
     const page = await within10s('search', t.api('POST', '/v1/search/orders/', { query: `id:${created.body.id}` }));
-    assert.deepEqual(page.body.orders.map((o: { id: string }) => o.id), [created.body.id]);
+    assert.deepEqual(
+      page.body.orders.map((o: { id: string }) => o.id),
+      [created.body.id],
+    );
   } catch (err) {
     // a failure here must not leave the held downloads (and so the service's stop) hanging
     await Promise.all(readers.map((r) => r.cancel().catch(() => {})));
@@ -69,14 +72,21 @@ test('downloads held open, more than the report connections, leave the API answe
   }
 
   // then every held download runs to its end, complete and the same
-  await Promise.all([0, 1, 2].map(async (i) => {
-    if (!(await pending[i])) return;
-    while (await readChunk(i));
-  }));
+  await Promise.all(
+    [0, 1, 2].map(async (i) => {
+      if (!(await pending[i])) return;
+      while (await readChunk(i));
+    }),
+  );
   const rows = texts.map((text) => parse(text, { columns: true }) as Array<{ id: string }>);
   assert.ok(rows[0].length >= SEEDED, `a row per transaction or transaction-less order: ${rows[0].length}`);
   // the same report, but for the order made meanwhile
-  const seeded = rows.map((r) => r.filter((x) => x.id !== created!.body.id).map((x) => x.id).join());
+  const seeded = rows.map((r) =>
+    r
+      .filter((x) => x.id !== created!.body.id)
+      .map((x) => x.id)
+      .join(),
+  );
   assert.equal(seeded[1], seeded[0]);
   assert.equal(seeded[2], seeded[0]);
   // on PostgreSQL the two that waited for the report connection began after it, so they hold it;

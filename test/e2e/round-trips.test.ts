@@ -40,7 +40,11 @@ async function counted<T>(fn: () => Promise<T>): Promise<{ result: T; statements
 const EXPECTED = { create: 1, vault: 1, authenticate: 2, threeDs: 2, capture: 2, void: 2, refund: 2 };
 
 function expectCount(step: keyof typeof EXPECTED, statements: string[]) {
-  assert.equal(statements.length, EXPECTED[step], `${step}: ${statements.length} round trips, expected ${EXPECTED[step]}:\n  ${statements.join('\n  ')}`);
+  assert.equal(
+    statements.length,
+    EXPECTED[step],
+    `${step}: ${statements.length} round trips, expected ${EXPECTED[step]}:\n  ${statements.join('\n  ')}`,
+  );
 }
 
 async function cardFlow(orderOver: Record<string, unknown> = {}) {
@@ -48,7 +52,12 @@ async function cardFlow(orderOver: Record<string, unknown> = {}) {
   const { order, txn, setup_token } = create.result;
   const stored = await counted(() => vault(t, { pan: '4111111111111111', expiry: futureExpiry(), name: 'Ada Lovelace', setup_token }));
   assert.equal(stored.result.status, 201, stored.result.text);
-  const auth = await counted(() => t.api('POST', `/v1/orders/${order.id}/transactions/${txn.id}/authenticate/`, { vault_token: stored.result.body.vault_token, cvc: '123' }));
+  const auth = await counted(() =>
+    t.api('POST', `/v1/orders/${order.id}/transactions/${txn.id}/authenticate/`, {
+      vault_token: stored.result.body.vault_token,
+      cvc: '123',
+    }),
+  );
   assert.equal(auth.result.status, 200, auth.result.text);
   const page = await counted(() => request(auth.result.body.redirect_url, 'GET'));
   assert.equal(page.result.status, 302, page.result.text);
@@ -70,9 +79,18 @@ test('the card flow: create, vault, authenticate and the 3-D Secure page each ta
 
 test('with a webhook_url the status changes queue their deliveries in the same statements', async () => {
   const id = await cardFlow({ webhook_url: 'https://shop.example/hooks' });
-  const deliveries = await t.db.query<{ order_status: string; outbox_id: number | null }>('SELECT order_status, outbox_id FROM webhook_deliveries WHERE order_id = $1 ORDER BY seq', [id]);
-  assert.deepEqual(deliveries.map((d) => d.order_status), ['processing', 'completed']);
-  assert.ok(deliveries.every((d) => d.outbox_id !== null), 'each delivery names its outbox row');
+  const deliveries = await t.db.query<{ order_status: string; outbox_id: number | null }>(
+    'SELECT order_status, outbox_id FROM webhook_deliveries WHERE order_id = $1 ORDER BY seq',
+    [id],
+  );
+  assert.deepEqual(
+    deliveries.map((d) => d.order_status),
+    ['processing', 'completed'],
+  );
+  assert.ok(
+    deliveries.every((d) => d.outbox_id !== null),
+    'each delivery names its outbox row',
+  );
   const [job] = await t.db.query("SELECT 1 FROM jobs WHERE kind = 'deliver_webhook' AND ref_id = $1", [id]);
   assert.ok(job, 'the order has its delivery job');
 });
@@ -92,7 +110,8 @@ test('capture, void and refund each take their few round trips', async () => {
   expectCount('void', voided.statements);
   expectCount('refund', refunded.statements);
   // the answers are the orders as a later GET shows them
-  for (const r of [captured, voided, refunded]) assert.deepEqual(r.result.body, (await t.api('GET', `/v1/orders/${r.result.body.id}/`)).body);
+  for (const r of [captured, voided, refunded])
+    assert.deepEqual(r.result.body, (await t.api('GET', `/v1/orders/${r.result.body.id}/`)).body);
   await ledgerSound();
 });
 
@@ -103,25 +122,41 @@ test('concurrent authenticate requests of one transaction: one starts it, the ot
   const { order, txn, setup_token } = await createCardOrder(t);
   const stored = await vault(t, { pan: '4111111111111111', expiry: futureExpiry(), setup_token });
   const path = `/v1/orders/${order.id}/transactions/${txn.id}/authenticate/`;
-  const answers = await Promise.all(Array.from({ length: 8 }, () => t.api('POST', path, { vault_token: stored.body.vault_token, cvc: '123' })));
+  const answers = await Promise.all(
+    Array.from({ length: 8 }, () => t.api('POST', path, { vault_token: stored.body.vault_token, cvc: '123' })),
+  );
   assert.equal(answers.filter((a) => a.status === 200).length, 1, answers.map((a) => a.text).join('\n'));
   for (const a of answers.filter((a) => a.status !== 200)) assert.equal(a.body.error.type, 'TransactionAlreadyStarted', a.text);
-  const [{ n }] = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM card_authentications WHERE transaction_id = $1', [txn.id]);
+  const [{ n }] = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM card_authentications WHERE transaction_id = $1', [
+    txn.id,
+  ]);
   assert.equal(n, 1);
   const view = (await t.api('GET', `/v1/orders/${order.id}/`)).body;
-  assert.deepEqual(view.transactions[0].events.map((e: any) => e.event), ['new', 'pending']);
+  assert.deepEqual(
+    view.transactions[0].events.map((e: any) => e.event),
+    ['new', 'pending'],
+  );
 });
 
 test('concurrent visits of the 3-D Secure page authorize once and book once', async () => {
   const { order, txn, setup_token } = await createCardOrder(t);
   const stored = await vault(t, { pan: '4111111111111111', expiry: futureExpiry(), setup_token });
-  const auth = await t.api('POST', `/v1/orders/${order.id}/transactions/${txn.id}/authenticate/`, { vault_token: stored.body.vault_token, cvc: '123' });
+  const auth = await t.api('POST', `/v1/orders/${order.id}/transactions/${txn.id}/authenticate/`, {
+    vault_token: stored.body.vault_token,
+    cvc: '123',
+  });
   const visits = await Promise.all(Array.from({ length: 8 }, () => request(auth.body.redirect_url, 'GET')));
   for (const v of visits) assert.equal(v.status, 302, v.text);
   const view = (await t.api('GET', `/v1/orders/${order.id}/`)).body;
   assert.equal(view.status, 'completed');
-  assert.deepEqual(view.transactions[0].events.map((e: any) => e.event), ['new', 'pending', 'accepted']);
-  const [{ n }] = await t.db.query<{ n: number }>('SELECT count(DISTINCT journal_id)::int AS n FROM ledger_entries WHERE payment_transaction_id = $1', [txn.id]);
+  assert.deepEqual(
+    view.transactions[0].events.map((e: any) => e.event),
+    ['new', 'pending', 'accepted'],
+  );
+  const [{ n }] = await t.db.query<{ n: number }>(
+    'SELECT count(DISTINCT journal_id)::int AS n FROM ledger_entries WHERE payment_transaction_id = $1',
+    [txn.id],
+  );
   assert.equal(n, 1, 'one sale journal');
   await ledgerSound();
 });

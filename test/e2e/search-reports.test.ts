@@ -29,11 +29,24 @@ test('seeded orders are of every kind and keep the money rules', async () => {
   );
   const has = (kind: string, status: string) => kinds.some((k) => k.kind === kind && k.status === status && k.n > 0);
   for (const [kind, status] of [
-    ['payment', 'completed'], ['payment', 'error'], ['payment', 'expired'], ['payment', 'cancelled'], ['payment', 'new'],
-    ['capture', 'completed'], ['void', 'completed'], ['refund', 'completed'], ['chargeback', 'completed'],
+    ['payment', 'completed'],
+    ['payment', 'error'],
+    ['payment', 'expired'],
+    ['payment', 'cancelled'],
+    ['payment', 'new'],
+    ['capture', 'completed'],
+    ['void', 'completed'],
+    ['refund', 'completed'],
+    ['chargeback', 'completed'],
   ])
     assert.ok(has(kind, status), `${kind} ${status}`);
-  for (const q of ['transactions.payment_method:wallet-a-pay', 'transactions.payment_method:wallet-b-pay', 'transactions.status:declined', 'flags:has-refunds', 'related_payment_link_id:*']) {
+  for (const q of [
+    'transactions.payment_method:wallet-a-pay',
+    'transactions.payment_method:wallet-b-pay',
+    'transactions.status:declined',
+    'flags:has-refunds',
+    'related_payment_link_id:*',
+  ]) {
     const res = await search({ query: q, size: 1 }, B.api_key);
     assert.ok(res.body.total > 0, q);
   }
@@ -59,25 +72,69 @@ function expectedRow(x: any, txn: any): Record<string, string> {
   const c = x.customer ?? {};
   const d = txn?.payment_method_details ?? {};
   const row: Record<string, unknown> = {
-    id: x.id, merchant_order_id: x.merchant_order_id, created: x.created, completed: x.completed, currency: x.currency, amount: x.amount, status: x.status,
-    'transaction.id': txn?.id, 'transaction.status': txn?.status, 'transaction.payment_method': txn?.payment_method,
-    'transaction.payment_method_brand': txn?.payment_method_brand, 'transaction.amount_with_decimals': txn && decimals(txn.amount, txn.currency),
-    'transaction.credit_debit': txn?.credit_debit, 'transaction.refund_of_transaction_id': txn?.refund_of_transaction_id,
-    'transaction.payment_method_details.truncated_pan': d.truncated_pan, 'transaction.settlement_currency': txn?.settlement_currency,
-    'transaction.settlement_amount': txn?.settlement_amount, 'transaction.fee_currency': txn?.fee_currency, 'transaction.fee_amount': txn?.fee_amount,
-    'customer.merchant_customer_id': c.merchant_customer_id, merchant_id: x.merchant_id, project_id: x.project_id,
-    description: x.description, modified: x.modified, flags: x.flags, refunded_amount: x.refunded_amount, related_order_id: x.related_order_id,
-    capture_of_order_id: x.capture_of_order_id, void_of_order_id: x.void_of_order_id, refund_of_order_id: x.refund_of_order_id,
-    chargeback_of_order_id: x.chargeback_of_order_id, reversal_of_order_id: x.reversal_of_order_id, payment_link_id: x.related_payment_link_id,
+    id: x.id,
+    merchant_order_id: x.merchant_order_id,
+    created: x.created,
+    completed: x.completed,
+    currency: x.currency,
+    amount: x.amount,
+    status: x.status,
+    'transaction.id': txn?.id,
+    'transaction.status': txn?.status,
+    'transaction.payment_method': txn?.payment_method,
+    'transaction.payment_method_brand': txn?.payment_method_brand,
+    'transaction.amount_with_decimals': txn && decimals(txn.amount, txn.currency),
+    'transaction.credit_debit': txn?.credit_debit,
+    'transaction.refund_of_transaction_id': txn?.refund_of_transaction_id,
+    'transaction.payment_method_details.truncated_pan': d.truncated_pan,
+    'transaction.settlement_currency': txn?.settlement_currency,
+    'transaction.settlement_amount': txn?.settlement_amount,
+    'transaction.fee_currency': txn?.fee_currency,
+    'transaction.fee_amount': txn?.fee_amount,
+    'customer.merchant_customer_id': c.merchant_customer_id,
+    merchant_id: x.merchant_id,
+    project_id: x.project_id,
+    description: x.description,
+    modified: x.modified,
+    flags: x.flags,
+    refunded_amount: x.refunded_amount,
+    related_order_id: x.related_order_id,
+    capture_of_order_id: x.capture_of_order_id,
+    void_of_order_id: x.void_of_order_id,
+    refund_of_order_id: x.refund_of_order_id,
+    chargeback_of_order_id: x.chargeback_of_order_id,
+    reversal_of_order_id: x.reversal_of_order_id,
+    payment_link_id: x.related_payment_link_id,
     merchant_name: x.merchant_name,
-    'transaction.created': txn?.created, 'transaction.modified': txn?.modified, 'transaction.currency': txn?.currency, 'transaction.amount': txn?.amount,
-    'transaction.reason': txn?.reason, 'transaction.capture_mode': txn?.capture_mode, 'transaction.transaction_type': txn?.transaction_type,
-    'transaction.is_capturable': txn?.is_capturable, 'transaction.capture_of_transaction_id': txn?.capture_of_transaction_id,
-    'transaction.void_of_transaction_id': txn?.void_of_transaction_id, 'transaction.chargeback_of_transaction_id': txn?.chargeback_of_transaction_id,
-    'transaction.reversal_of_transaction_id': txn?.reversal_of_transaction_id, 'transaction.payment_method_details.card_expiry': d.card_expiry,
+    'transaction.created': txn?.created,
+    'transaction.modified': txn?.modified,
+    'transaction.currency': txn?.currency,
+    'transaction.amount': txn?.amount,
+    'transaction.reason': txn?.reason,
+    'transaction.capture_mode': txn?.capture_mode,
+    'transaction.transaction_type': txn?.transaction_type,
+    'transaction.is_capturable': txn?.is_capturable,
+    'transaction.capture_of_transaction_id': txn?.capture_of_transaction_id,
+    'transaction.void_of_transaction_id': txn?.void_of_transaction_id,
+    'transaction.chargeback_of_transaction_id': txn?.chargeback_of_transaction_id,
+    'transaction.reversal_of_transaction_id': txn?.reversal_of_transaction_id,
+    'transaction.payment_method_details.card_expiry': d.card_expiry,
     'transaction.payment_method_details.liability_shift': d.liability_shift,
   };
-  for (const f of ['email_address', 'first_name', 'last_name', 'address_type', 'address', 'postal_code', 'city', 'state', 'country', 'locale', 'phone_numbers', 'ip_address'])
+  for (const f of [
+    'email_address',
+    'first_name',
+    'last_name',
+    'address_type',
+    'address',
+    'postal_code',
+    'city',
+    'state',
+    'country',
+    'locale',
+    'phone_numbers',
+    'ip_address',
+  ])
     row[`customer.${f}`] = c[f];
   return Object.fromEntries(Object.entries(row).map(([k, v]) => [k, cell(v)]));
 }
@@ -85,14 +142,36 @@ function expectedRow(x: any, txn: any): Record<string, string> {
 async function csv(body: Record<string, unknown>, key?: string) {
   const res = await search(body, key, '?format=csv');
   assert.equal(res.status, 200, res.text);
-  return { res, rows: parse(res.text, { columns: true }) as Record<string, string>[], header: parse(res.text, { to_line: 1 })[0] as string[] };
+  return {
+    res,
+    rows: parse(res.text, { columns: true }) as Record<string, string>[],
+    header: parse(res.text, { to_line: 1 })[0] as string[],
+  };
 }
 
 const SPEC_COLUMNS = [
-  'id', 'merchant_order_id', 'created', 'completed', 'currency', 'amount', 'status', 'transaction.id', 'transaction.status', 'transaction.payment_method',
-  'transaction.payment_method_brand', 'transaction.amount_with_decimals', 'transaction.credit_debit', 'transaction.refund_of_transaction_id',
-  'transaction.payment_method_details.truncated_pan', 'transaction.settlement_currency', 'transaction.settlement_amount', 'transaction.fee_currency',
-  'transaction.fee_amount', 'customer.merchant_customer_id', 'merchant_id', 'project_id',
+  'id',
+  'merchant_order_id',
+  'created',
+  'completed',
+  'currency',
+  'amount',
+  'status',
+  'transaction.id',
+  'transaction.status',
+  'transaction.payment_method',
+  'transaction.payment_method_brand',
+  'transaction.amount_with_decimals',
+  'transaction.credit_debit',
+  'transaction.refund_of_transaction_id',
+  'transaction.payment_method_details.truncated_pan',
+  'transaction.settlement_currency',
+  'transaction.settlement_amount',
+  'transaction.fee_currency',
+  'transaction.fee_amount',
+  'customer.merchant_customer_id',
+  'merchant_id',
+  'project_id',
 ];
 
 test('the CSV report parses back into the same values as the JSON API', async () => {
@@ -101,10 +180,20 @@ test('the CSV report parses back into the same values as the JSON API', async ()
   assert.match(res.headers.get('content-disposition')!, /^attachment; filename="orders-\d{4}-\d{2}-\d{2}\.csv"$/);
   assert.deepEqual(header.slice(0, SPEC_COLUMNS.length), SPEC_COLUMNS, 'the spec columns first, in its order');
   assert.deepEqual(header, COLUMN_NAMES);
-  for (const extra of ['description', 'modified', 'flags', 'payment_link_id', 'customer.email_address', 'transaction.created', 'transaction.reason'])
+  for (const extra of [
+    'description',
+    'modified',
+    'flags',
+    'payment_link_id',
+    'customer.email_address',
+    'transaction.created',
+    'transaction.reason',
+  ])
     assert.ok(header.includes(extra), extra);
   const json = (await search({ query: '*', sort: 'created asc', size: 100 })).body.orders;
-  const want = json.flatMap((x: any) => (x.transactions.length ? x.transactions.map((txn: any) => expectedRow(x, txn)) : [expectedRow(x, undefined)]));
+  const want = json.flatMap((x: any) =>
+    x.transactions.length ? x.transactions.map((txn: any) => expectedRow(x, txn)) : [expectedRow(x, undefined)],
+  );
   assert.equal(rows.length, want.length);
   assert.deepEqual(rows, want);
 });
@@ -141,10 +230,16 @@ test('CSV: amount_with_decimals follows the currency exponent (JPY 1234, EUR 12.
 test('CSV follows the query, sort, size and search_after; errors are JSON', async () => {
   const { rows } = await csv({ query: 'currency:EUR', sort: 'amount desc', size: 3 });
   const json = (await search({ query: 'currency:EUR', sort: 'amount desc', size: 3 })).body;
-  assert.deepEqual(rows.map((r) => r.id), json.orders.map((x: any) => x.id));
+  assert.deepEqual(
+    rows.map((r) => r.id),
+    json.orders.map((x: any) => x.id),
+  );
   const next = await csv({ query: 'currency:EUR', sort: 'amount desc', search_after: json.search_after });
   const rest = (await search({ query: 'currency:EUR', sort: 'amount desc', search_after: json.search_after, size: 100 })).body;
-  assert.deepEqual(next.rows.map((r) => r.id), rest.orders.map((x: any) => x.id));
+  assert.deepEqual(
+    next.rows.map((r) => r.id),
+    rest.orders.map((x: any) => x.id),
+  );
   const none = await csv({ query: 'currency:XXX' });
   assert.equal(none.rows.length, 0);
   assert.deepEqual(none.header, COLUMN_NAMES);
@@ -182,7 +277,16 @@ test('both CSV writers give the same bytes: COPY on PostgreSQL, csv-stringify in
   const c = await t.newProject('test');
   const tricky = ['comma, inside', 'say "hi"', 'line\nbreak', 'carriage\rreturn', ' padded ', 'ünïcødé € 日本', '\\.', '=1+2'];
   for (const [i, description] of tricky.entries()) {
-    const res = await t.api('POST', '/v1/orders/', validOrder({ description, merchant_order_id: `T,${i}"`, customer: { ...validOrder().customer, first_name: 'Zoë', city: 'Den Haag' } }), { key: c.api_key });
+    const res = await t.api(
+      'POST',
+      '/v1/orders/',
+      validOrder({
+        description,
+        merchant_order_id: `T,${i}"`,
+        customer: { ...validOrder().customer, first_name: 'Zoë', city: 'Den Haag' },
+      }),
+      { key: c.api_key },
+    );
     assert.equal(res.status, 201, res.text);
   }
   const page = await search({ query: 'currency:JPY OR currency:KWD', sort: 'amount asc', size: 50 }, B.api_key);
@@ -199,13 +303,17 @@ test('both CSV writers give the same bytes: COPY on PostgreSQL, csv-stringify in
     assert.ok(streamed.split('\n').length > 2, `${JSON.stringify(body)} has rows`);
     assert.equal(copied, streamed, JSON.stringify(body));
     // copied in many small parts side by side (one order each, and seven), stitched in order
-    if (t.db.copyCsvParts) for (const part of [1, 7]) assert.equal(await report(projectId, body, true, part), streamed, `${JSON.stringify(body)} in parts of ${part}`);
+    if (t.db.copyCsvParts)
+      for (const part of [1, 7])
+        assert.equal(await report(projectId, body, true, part), streamed, `${JSON.stringify(body)} in parts of ${part}`);
   }
   // phone numbers: none, one, and the most an order takes (10), joined by commas
   const phones = Array.from({ length: 10 }, (_, i) => `+31 20 555 00${i}${i}`);
   const d = await t.newProject('test');
   for (const list of [[], phones.slice(0, 1), phones]) {
-    const res = await t.api('POST', '/v1/orders/', validOrder({ customer: { ...validOrder().customer, phone_numbers: list } }), { key: d.api_key });
+    const res = await t.api('POST', '/v1/orders/', validOrder({ customer: { ...validOrder().customer, phone_numbers: list } }), {
+      key: d.api_key,
+    });
     assert.equal(res.status, 201, res.text);
   }
   const withPhones = await report(d.project_id, { query: '*', sort: 'created asc' }, true);
@@ -213,8 +321,14 @@ test('both CSV writers give the same bytes: COPY on PostgreSQL, csv-stringify in
   const phoneCells = (parse(withPhones, { columns: true }) as Record<string, string>[]).map((r) => r['customer.phone_numbers']);
   assert.deepEqual(phoneCells, ['', phones[0], phones.join(',')]);
   const rows = parse(await report(c.project_id, { query: '*', sort: 'created asc' }, true), { columns: true }) as Record<string, string>[];
-  assert.deepEqual(rows.map((r) => r.description), tricky);
-  assert.deepEqual(rows.map((r) => r.merchant_order_id), tricky.map((_, i) => `T,${i}"`));
+  assert.deepEqual(
+    rows.map((r) => r.description),
+    tricky,
+  );
+  assert.deepEqual(
+    rows.map((r) => r.merchant_order_id),
+    tricky.map((_, i) => `T,${i}"`),
+  );
   assert.ok(rows.every((r) => r['customer.first_name'] === 'Zoë' && r['transaction.id'] === ''));
 });
 

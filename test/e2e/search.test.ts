@@ -17,7 +17,11 @@ const search = searchOn(() => t);
 async function found(query: string): Promise<string[]> {
   const res = await search({ query, size: 1000 });
   assert.equal(res.status, 200, `${query}: ${res.text}`);
-  const names = new Map(Object.entries(o).filter(([k]) => k !== 'link').map(([k, v]) => [v.id, k]));
+  const names = new Map(
+    Object.entries(o)
+      .filter(([k]) => k !== 'link')
+      .map(([k, v]) => [v.id, k]),
+  );
   assert.equal(res.body.total, res.body.orders.length, query);
   return res.body.orders.map((x: any) => names.get(x.id) ?? `?${x.id}`).sort();
 }
@@ -192,7 +196,11 @@ test('bad sort, search_after, size and unknown members are ValidationErrors nami
   expectError(await search({ query: '*', search_after: 7 }), 'search_after', /"-1"/);
   const first = await search({ query: '*', size: 2, sort: 'amount asc', search_after: '-1' });
   assert.equal(first.status, 200);
-  expectError(await search({ query: '*', size: 2, sort: 'created desc', search_after: first.body.search_after }), 'search_after', /sort "amount asc"/);
+  expectError(
+    await search({ query: '*', size: 2, sort: 'created desc', search_after: first.body.search_after }),
+    'search_after',
+    /sort "amount asc"/,
+  );
   expectError(await search({ query: '*', size: 0 }), 'size', /size/);
   expectError(await search({ query: '*', size: 1001 }), 'size', /size/);
   expectError(await search({ query: '*', start: -1 }), 'start', /start/);
@@ -252,11 +260,17 @@ test('every sort orders by its field, then id, in the same direction', async () 
     }
   }
   const dflt = (await search({ query: '*', size: 100 })).body.orders.map(byName);
-  assert.deepEqual(dflt, (await search({ query: '*', size: 100, sort: 'created desc' })).body.orders.map(byName), 'default sort is created desc');
+  assert.deepEqual(
+    dflt,
+    (await search({ query: '*', size: 100, sort: 'created desc' })).body.orders.map(byName),
+    'default sort is created desc',
+  );
 });
 
 test('orders with the same sort value are paged by id: none skipped, none repeated', async () => {
-  const ids = (await t.db.query<{ id: string }>('SELECT id FROM orders WHERE project_id = $1 ORDER BY random() LIMIT 50', [B.project_id])).map((r) => r.id);
+  const ids = (
+    await t.db.query<{ id: string }>('SELECT id FROM orders WHERE project_id = $1 ORDER BY random() LIMIT 50', [B.project_id])
+  ).map((r) => r.id);
   const instant = '2021-06-01T12:00:00.123Z';
   await t.db.query('UPDATE orders SET created = $1 WHERE id = ANY($2::uuid[])', [instant, ids]);
   const want = [...ids].sort().reverse();
@@ -274,7 +288,8 @@ test('orders with the same sort value are paged by id: none skipped, none repeat
   }
   assert.deepEqual(got, want);
   const paged: string[] = [];
-  for (let start = 0; start < 50; start += 7) paged.push(...(await search({ query: `created:"${instant}"`, size: 7, start }, B.api_key)).body.orders.map((x: any) => x.id));
+  for (let start = 0; start < 50; start += 7)
+    paged.push(...(await search({ query: `created:"${instant}"`, size: 7, start }, B.api_key)).body.orders.map((x: any) => x.id));
   assert.deepEqual(paged, want);
 });
 

@@ -25,7 +25,6 @@ const json = (r: { code: number | null; stdout: string; stderr: string }) => {
   return JSON.parse(r.stdout.trim());
 };
 
-
 let project: { project_id: string; api_key: string };
 
 test('seed --project ID --orders N seeds the store and the ledger check passes', async () => {
@@ -51,7 +50,10 @@ test('seed refuses a bad count or an unknown project', async () => {
 
 test('while `serve` holds the store, seed goes through it in parts, numbering on', async () => {
   const port = await freePort();
-  const server: ChildProcess = spawn(process.execPath, [BIN, 'serve'], { env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const server: ChildProcess = spawn(process.execPath, [BIN, 'serve'], {
+    env: { ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   server.stdout!.on('data', (d) => (out += d));
   const exited = new Promise((resolve) => server.on('exit', resolve));

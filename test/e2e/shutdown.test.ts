@@ -18,7 +18,15 @@ async function rawSocket(url: string): Promise<{ socket: Socket; received: () =>
 
 /** The head of a POST /v1/orders/ whose body is still to come. */
 function partialOrder(key: string, body: string) {
-  return [`POST /v1/orders/ HTTP/1.1`, `host: x`, `authorization: ${basic(key)}`, `content-type: application/json`, `content-length: ${Buffer.byteLength(body)}`, '', ''].join('\r\n');
+  return [
+    `POST /v1/orders/ HTTP/1.1`,
+    `host: x`,
+    `authorization: ${basic(key)}`,
+    `content-type: application/json`,
+    `content-length: ${Buffer.byteLength(body)}`,
+    '',
+    '',
+  ].join('\r\n');
 }
 
 test('a connection that never sent a request, and an idle keep-alive one, do not hold up a stop', { timeout: 30_000 }, async () => {

@@ -23,7 +23,8 @@ async function service(env: Record<string, string>): Promise<TestService> {
 /** n calls, `width` at a time. */
 async function burst<T>(n: number, call: (i: number) => Promise<T>, width = 50): Promise<T[]> {
   const out: T[] = [];
-  for (let i = 0; i < n; i += width) out.push(...(await Promise.all(Array.from({ length: Math.min(width, n - i) }, (_, j) => call(i + j)))));
+  for (let i = 0; i < n; i += width)
+    out.push(...(await Promise.all(Array.from({ length: Math.min(width, n - i) }, (_, j) => call(i + j)))));
   return out;
 }
 
@@ -90,11 +91,23 @@ test('hosted-page form posts and the token service are limited per client addres
   const order = await t.api('POST', '/v1/orders/', { currency: 'EUR', amount: 100, transactions: [{ payment_method: 'credit-card' }] });
   assert.equal(order.status, 201);
   const post = () =>
-    fetch(`${t.url}/pay/${order.body.id}/card/`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'csrf=x' });
+    fetch(`${t.url}/pay/${order.body.id}/card/`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'csrf=x',
+    });
   const pages = await burst(12, post, 1);
   const statuses = pages.map((r) => r.status);
-  assert.deepEqual(statuses.slice(0, 5), [303, 303, 303, 303, 303], 'a form post without a valid token goes back to the form (POST/redirect/GET), until the limit');
-  assert.ok(statuses.slice(5).every((s) => s === 429), String(statuses));
+  assert.deepEqual(
+    statuses.slice(0, 5),
+    [303, 303, 303, 303, 303],
+    'a form post without a valid token goes back to the form (POST/redirect/GET), until the limit',
+  );
+  assert.ok(
+    statuses.slice(5).every((s) => s === 429),
+    String(statuses),
+  );
   const refused = pages.at(-1)!;
   assert.match(refused.headers.get('content-type') ?? '', /text\/html/);
   assert.ok(Number(refused.headers.get('retry-after')) >= 1);
@@ -103,7 +116,10 @@ test('hosted-page form posts and the token service are limited per client addres
 
   const token = () => request(`${t.config.walletBTokenUrl}/test/tokens/`, 'POST', { walletBPayMessage: 'x' });
   const tokens = await burst(12, token, 1);
-  assert.deepEqual(tokens.slice(0, 5).map((r) => r.status), [400, 400, 400, 400, 400]);
+  assert.deepEqual(
+    tokens.slice(0, 5).map((r) => r.status),
+    [400, 400, 400, 400, 400],
+  );
   for (const r of tokens.slice(5)) assertLimited(r);
 });
 
@@ -114,11 +130,21 @@ const elsewhere = new Agent({ localAddress: '127.0.0.2' });
 after(() => elsewhere.close());
 const otherClient: Fetch = (url, init) => undiciFetch(url, { ...(init as any), dispatcher: elsewhere }) as unknown as Promise<Response>;
 
-async function linkAttempt(t: TestService, paymentUrl: string, pan: string, fetch: Fetch = globalThis.fetch): Promise<{ status: number; retryAfter: string | null; html: string; end?: string }> {
+async function linkAttempt(
+  t: TestService,
+  paymentUrl: string,
+  pan: string,
+  fetch: Fetch = globalThis.fetch,
+): Promise<{ status: number; retryAfter: string | null; html: string; end?: string }> {
   const origin = new URL(t.url).origin;
   const form = { 'content-type': 'application/x-www-form-urlencoded', origin };
   const csrf = /name="csrf" value="([^"]+)"/.exec(await (await fetch(paymentUrl)).text())![1];
-  const chosen = await fetch(paymentUrl, { method: 'POST', redirect: 'manual', headers: form, body: new URLSearchParams({ csrf, payment_method: 'credit-card' }).toString() });
+  const chosen = await fetch(paymentUrl, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: form,
+    body: new URLSearchParams({ csrf, payment_method: 'credit-card' }).toString(),
+  });
   if (chosen.status !== 303) return { status: chosen.status, retryAfter: chosen.headers.get('retry-after'), html: await chosen.text() };
   const page = await (await fetch(new URL(chosen.headers.get('location')!, t.url))).text();
   const action = /<form method="post" action="([^"]+)"/.exec(page)![1];
@@ -132,7 +158,8 @@ async function linkAttempt(t: TestService, paymentUrl: string, pan: string, fetc
   if (res.status !== 303) return { status: res.status, retryAfter: res.headers.get('retry-after'), html: await res.text() };
   while (res.status === 303 || res.status === 302) {
     const next = new URL(res.headers.get('location')!, t.url);
-    if (next.origin !== origin || next.pathname.startsWith('/pay/links/') || next.pathname.endsWith('/result/')) return { status: 303, retryAfter: null, html: '', end: next.href };
+    if (next.origin !== origin || next.pathname.startsWith('/pay/links/') || next.pathname.endsWith('/result/'))
+      return { status: 303, retryAfter: null, html: '', end: next.href };
     res = await fetch(next, { redirect: 'manual' });
   }
   return { status: res.status, retryAfter: null, html: await res.text() };

@@ -106,7 +106,11 @@ test('every field rule broken gives 400 ValidationError naming the field, and st
 test('without or with a wrong API key: 401', async () => {
   const { setup_token } = await createCardOrder(t);
   const body = { pan: '4111111111111111', expiry: futureExpiry(), setup_token };
-  const none = await fetch(`${t.config.vaultUrl}/v1/cards/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const none = await fetch(`${t.config.vaultUrl}/v1/cards/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   assert.equal(none.status, 401);
   assert.equal((await vault(t, body, 'test_wrong')).status, 401);
 });
@@ -190,7 +194,8 @@ test('the PAN is nowhere in the database or the logs in clear; the CVC is gone a
   const dump = await dumpDatabase();
   assert.ok(dump.includes(p.vault_token) && dump.includes(pan.slice(-4)), 'the dump holds the card row');
   // the full PAN, and the hidden middle digits with either visible end
-  for (const s of [pan, pan.slice(6), pan.slice(0, 12)]) assert.ok(!dump.includes(s), `${s.length} digits of the PAN found in the database`);
+  for (const s of [pan, pan.slice(6), pan.slice(0, 12)])
+    assert.ok(!dump.includes(s), `${s.length} digits of the PAN found in the database`);
   assert.ok(logs.length > 10, 'the service logged at info level');
   const log = logs.join('');
   for (const s of [pan, pan.slice(6), pan.slice(0, 12)]) assert.ok(!log.includes(s), 'PAN digits found in the logs');
@@ -201,7 +206,10 @@ test('the same card gets the same fingerprint within a project', async () => {
   const fixed = randomPan('51', 16);
   const a = await startPayment(t, fixed);
   const b = await startPayment(t, fixed);
-  const rows = await t.db.query<{ id: string; fingerprint: string; pan_ct: string }>('SELECT id, fingerprint, pan_ct FROM vault_cards WHERE id = ANY($1::uuid[])', [[a.vault_token, b.vault_token]]);
+  const rows = await t.db.query<{ id: string; fingerprint: string; pan_ct: string }>(
+    'SELECT id, fingerprint, pan_ct FROM vault_cards WHERE id = ANY($1::uuid[])',
+    [[a.vault_token, b.vault_token]],
+  );
   assert.equal(rows.length, 2);
   assert.equal(rows[0].fingerprint, rows[1].fingerprint);
   assert.notEqual(rows[0].pan_ct, rows[1].pan_ct, 'ciphertexts differ (random IV)');

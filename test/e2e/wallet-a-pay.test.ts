@@ -34,7 +34,10 @@ before(async () => {
   const prodFile = join(dir, 'roots.pem');
   writeFileSync(testFile, testChain.root);
   writeFileSync(prodFile, prodChain.root);
-  t = await startTestService({ liveConnector, config: { walletA: { validationHosts: [], timeoutMs: 2000, rootCaFile: prodFile, testRootCaFile: testFile } } });
+  t = await startTestService({
+    liveConnector,
+    config: { walletA: { validationHosts: [], timeoutMs: 2000, rootCaFile: prodFile, testRootCaFile: testFile } },
+  });
 });
 after(async () => {
   await t?.close();
@@ -43,7 +46,8 @@ after(async () => {
 
 const payUrl = (o: string, txn: string) => `${t.url}/pay/${o}/select-payment-method/wallet-a-pay/${txn}/`;
 const pay = (o: string, txn: string, body: Record<string, unknown>) => request(payUrl(o, txn), 'POST', body);
-const vaultRows = async (txnId: string) => (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM vault_cards WHERE transaction_id = $1', [txnId]))[0].n;
+const vaultRows = async (txnId: string) =>
+  (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM vault_cards WHERE transaction_id = $1', [txnId]))[0].n;
 
 const walletOrder = (key = t.project.api_key, over: Record<string, unknown> = {}) => walletOrderOf(t, 'wallet-a-pay', key, over);
 
@@ -84,7 +88,11 @@ async function sealed(o: SealOpts = {}) {
     merchantIdentifier: o.merchantIdentifier ?? proc.merchant_identifier,
     signingTime: o.signingTime ?? new Date(),
   });
-  return { paymentData, paymentMethod: { displayName: 'Visa 1111', network: 'Visa', type: 'debit' }, transactionIdentifier: paymentData.header.transactionId.toUpperCase() };
+  return {
+    paymentData,
+    paymentMethod: { displayName: 'Visa 1111', network: 'Visa', type: 'debit' },
+    transactionIdentifier: paymentData.header.transactionId.toUpperCase(),
+  };
 }
 
 function assertRefused(res: Awaited<ReturnType<typeof pay>>, code: string, status = 400) {
@@ -105,7 +113,10 @@ describe('payment processing key', () => {
     assert.deepEqual(await processingOf(), p, 'stable');
     const other = await t.newProject('test');
     assert.notEqual((await processingOf(other.api_key)).public_key_hash, p.public_key_hash);
-    const [row] = await t.db.query<{ private_key_ct: string }>("SELECT private_key_ct FROM wallet_a_keys WHERE project_id = $1 AND kind = 'processing'", [t.project.project_id]);
+    const [row] = await t.db.query<{ private_key_ct: string }>(
+      "SELECT private_key_ct FROM wallet_a_keys WHERE project_id = $1 AND kind = 'processing'",
+      [t.project.project_id],
+    );
     assert.doesNotMatch(row.private_key_ct, /BEGIN|PRIVATE/, 'stored sealed');
   });
 
@@ -114,7 +125,12 @@ describe('payment processing key', () => {
     const { txn, order, setupToken } = await walletOrder(p.api_key);
     const old = await sealed({ key: p.api_key });
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
-    const res = await t.api('PUT', '/v1/wallet-a-pay/payment-processing/', { private_key: privateKey.export({ format: 'pem', type: 'pkcs8' }) }, { key: p.api_key });
+    const res = await t.api(
+      'PUT',
+      '/v1/wallet-a-pay/payment-processing/',
+      { private_key: privateKey.export({ format: 'pem', type: 'pkcs8' }) },
+      { key: p.api_key },
+    );
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.public_key, publicKey.export({ format: 'pem', type: 'spki' }));
     assertRefused(await pay(order.id, txn.id, { paymentToken: old, setupToken }), 'unknown_key');
@@ -144,7 +160,11 @@ describe('pay step', () => {
     const { order, txn, setupToken } = await walletOrder();
     const res = await pay(order.id, txn.id, { paymentToken: await sealed(), setupToken, browser_info_language: 'nl-NL' });
     assert.equal(res.status, 200, res.text);
-    assert.deepEqual(res.body, { is_successful: true, redirect_url: `https://shop.example/return?order_id=${order.id}&project_id=${t.project.project_id}`, reason: '' });
+    assert.deepEqual(res.body, {
+      is_successful: true,
+      redirect_url: `https://shop.example/return?order_id=${order.id}&project_id=${t.project.project_id}`,
+      reason: '',
+    });
     const got = (await t.api('GET', `/v1/orders/${order.id}/`)).body;
     assert.equal(got.status, 'completed');
     assert.equal(got.transactions[0].payment_method, 'wallet-a-pay');
@@ -173,7 +193,9 @@ describe('pay step', () => {
     const { order, txn, setupToken } = await walletOrder();
     const good = await sealed();
     const altered = structuredClone(good);
-    altered.paymentData.data = Buffer.from(Buffer.from(altered.paymentData.data, 'base64').map((b, i) => (i === 0 ? b ^ 1 : b))).toString('base64');
+    altered.paymentData.data = Buffer.from(Buffer.from(altered.paymentData.data, 'base64').map((b, i) => (i === 0 ? b ^ 1 : b))).toString(
+      'base64',
+    );
     const other = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).publicKey.export({ format: 'pem', type: 'spki' }).toString();
     const cases: [string, unknown][] = [
       ['invalid_format', { paymentData: { version: 'EC_v1' } }],
@@ -249,7 +271,10 @@ describe('pay step', () => {
       assert.match(res.body.error.field, new RegExp(field));
     }
     const b = await t.api('POST', '/v1/orders/', validOrder({ transactions: [{ payment_method: 'wallet-b-pay' }] }));
-    const wrong = await pay(b.body.id, b.body.transactions[0].id, { paymentToken: token, setupToken: b.body.transactions[0].payment_method_details.setup_token });
+    const wrong = await pay(b.body.id, b.body.transactions[0].id, {
+      paymentToken: token,
+      setupToken: b.body.transactions[0].payment_method_details.setup_token,
+    });
     assert.equal(wrong.status, 400);
     assert.equal(wrong.body.error.field, 'transaction_id');
     assert.equal((await pay(b.body.id, txn.id, { paymentToken: token, setupToken })).status, 404, 'another order');
@@ -259,17 +284,31 @@ describe('pay step', () => {
   test('trust: test projects take test and production roots, live projects production only', async () => {
     const live = await t.newProject('live');
     const o = await walletOrder(live.api_key);
-    assertRefused(await pay(o.order.id, o.txn.id, { paymentToken: await sealed({ key: live.api_key }), setupToken: o.setupToken }), 'untrusted_certificate');
+    assertRefused(
+      await pay(o.order.id, o.txn.id, { paymentToken: await sealed({ key: live.api_key }), setupToken: o.setupToken }),
+      'untrusted_certificate',
+    );
     simulatedLive.add(live.project_id);
     try {
-      const res = await pay(o.order.id, o.txn.id, { paymentToken: await sealed({ key: live.api_key, chain: prodChain }), setupToken: o.setupToken });
+      const res = await pay(o.order.id, o.txn.id, {
+        paymentToken: await sealed({ key: live.api_key, chain: prodChain }),
+        setupToken: o.setupToken,
+      });
       assert.equal(res.status, 200, res.text);
       assert.equal(res.body.is_successful, true);
     } finally {
       simulatedLive.delete(live.project_id);
     }
     const testOrder = await walletOrder();
-    assert.equal((await pay(testOrder.order.id, testOrder.txn.id, { paymentToken: await sealed({ chain: prodChain }), setupToken: testOrder.setupToken })).status, 200);
+    assert.equal(
+      (
+        await pay(testOrder.order.id, testOrder.txn.id, {
+          paymentToken: await sealed({ chain: prodChain }),
+          setupToken: testOrder.setupToken,
+        })
+      ).status,
+      200,
+    );
   });
 });
 
@@ -277,13 +316,20 @@ describe('hosted page', () => {
   const page = (path: string) => hostedPage(t, path);
   const configOf = (html: string) => deviceConfig(html, 'wallet-a-pay');
   const form = (url: string, fields: Record<string, string>) =>
-    fetch(url, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+    fetch(url, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(fields).toString(),
+    });
   const csrfIn = (html: string) => /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
 
   test('test projects: the sandbox sheet pays with a token signed by the project’s sandbox chain', async () => {
     const o = await t.api('POST', '/v1/orders/', validOrder());
     const p = await page(`/pay/${o.body.id}/`);
-    const start = new RegExp(`<form method="post" action="/pay/${o.body.id}/wallet-a-pay/sheet/"><input type="hidden" name="csrf" value="([^"]+)">`).exec(p.html);
+    const start = new RegExp(
+      `<form method="post" action="/pay/${o.body.id}/wallet-a-pay/sheet/"><input type="hidden" name="csrf" value="([^"]+)">`,
+    ).exec(p.html);
     assert.ok(start, 'the sandbox button');
     assert.doesNotMatch(p.html, /data-wallet="wallet-a-pay"/, 'no device button in test projects');
     const started = await form(`${t.url}/pay/${o.body.id}/wallet-a-pay/sheet/`, { csrf: start[1] });
@@ -305,7 +351,10 @@ describe('hosted page', () => {
     assert.equal(got.status, 'completed');
     assert.equal(got.transactions[0].payment_method, 'wallet-a-pay');
     assert.equal(got.transactions[0].payment_method_details.liability_shift, true);
-    const [key] = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM wallet_a_keys WHERE project_id = $1 AND kind = 'sandbox_signer'", [t.project.project_id]);
+    const [key] = await t.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM wallet_a_keys WHERE project_id = $1 AND kind = 'sandbox_signer'",
+      [t.project.project_id],
+    );
     assert.equal(key.n, 1);
   });
 
@@ -327,24 +376,50 @@ describe('hosted page', () => {
     const wallet = (await request(`${t.url}${cfg.config_url}`, 'GET')).body;
     assert.deepEqual(wallet, {
       version: 3,
-      payment_request: { countryCode: 'NL', currencyCode: 'EUR', merchantCapabilities: ['supports3DS'], supportedNetworks: ['amex', 'masterCard', 'visa'], total: { label: 'Shop live', amount: '19.95', type: 'final' } },
+      payment_request: {
+        countryCode: 'NL',
+        currencyCode: 'EUR',
+        merchantCapabilities: ['supports3DS'],
+        supportedNetworks: ['amex', 'masterCard', 'visa'],
+        total: { label: 'Shop live', amount: '19.95', type: 'final' },
+      },
     });
     // merchant validation goes through the session rules: a live project without a merchant identity is refused
-    const host = await request(`${t.url}${cfg.session_url}`, 'POST', { csrf: cfg.csrf, validationUrl: 'https://evil.example/startSession' });
+    const host = await request(`${t.url}${cfg.session_url}`, 'POST', {
+      csrf: cfg.csrf,
+      validationUrl: 'https://evil.example/startSession',
+    });
     assert.equal(host.status, 400, host.text);
     assert.equal(host.body.error.field, 'validationUrl');
-    const noIdentity = await request(`${t.url}${cfg.session_url}`, 'POST', { csrf: cfg.csrf, validationUrl: 'https://apple-pay-gateway.apple.com/paymentservices/startSession' });
+    const noIdentity = await request(`${t.url}${cfg.session_url}`, 'POST', {
+      csrf: cfg.csrf,
+      validationUrl: 'https://apple-pay-gateway.apple.com/paymentservices/startSession',
+    });
     assert.equal(noIdentity.status, 403, noIdentity.text);
-    const forgedSession = await request(`${t.url}${cfg.session_url}`, 'POST', { csrf: 'x', validationUrl: 'https://apple-pay-gateway.apple.com/paymentservices/startSession' });
+    const forgedSession = await request(`${t.url}${cfg.session_url}`, 'POST', {
+      csrf: 'x',
+      validationUrl: 'https://apple-pay-gateway.apple.com/paymentservices/startSession',
+    });
     assert.equal(forgedSession.status, 403);
 
     const token = await sealed({ key: live.api_key, chain: prodChain });
-    const forged = await request(`${t.url}${cfg.pay_url}`, 'POST', { csrf: `${cfg.csrf.split('.')[0]}.${'A'.repeat(43)}`, paymentToken: token });
+    const forged = await request(`${t.url}${cfg.pay_url}`, 'POST', {
+      csrf: `${cfg.csrf.split('.')[0]}.${'A'.repeat(43)}`,
+      paymentToken: token,
+    });
     assert.equal(forged.status, 403);
-    assert.equal((await t.api('GET', `/v1/orders/${o.body.id}/`, undefined, { key: live.api_key })).body.transactions.length, 0, 'nothing started');
+    assert.equal(
+      (await t.api('GET', `/v1/orders/${o.body.id}/`, undefined, { key: live.api_key })).body.transactions.length,
+      0,
+      'nothing started',
+    );
     simulatedLive.add(live.project_id);
     try {
-      const res = await request(`${t.url}${cfg.pay_url}`, 'POST', { csrf: cfg.csrf, paymentToken: token, browser_info_java_enabled: false });
+      const res = await request(`${t.url}${cfg.pay_url}`, 'POST', {
+        csrf: cfg.csrf,
+        paymentToken: token,
+        browser_info_java_enabled: false,
+      });
       assert.equal(res.status, 200, res.text);
       assert.equal(res.body.is_successful, true);
       const paid = (await t.api('GET', `/v1/orders/${o.body.id}/`, undefined, { key: live.api_key })).body;

@@ -27,7 +27,20 @@ function openssl(...args: string[]) {
 
 /** A key and a certificate signed by the test CA (or self-signed with `self`). */
 function issue(name: string, subject: string, ext: string, self = false) {
-  openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject);
+  openssl(
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    `${name}.key`,
+    '-out',
+    `${name}.csr`,
+    '-subj',
+    subject,
+  );
   writeFileSync(join(dir, `${name}.ext`), ext);
   const signer = self ? ['-signkey', `${name}.key`] : ['-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial'];
   openssl('x509', '-req', '-in', `${name}.csr`, ...signer, '-out', `${name}.crt`, '-days', '2', '-extfile', `${name}.ext`);
@@ -49,23 +62,47 @@ let answer: { status: number; body: unknown } | 'hang' = { status: 200, body: {}
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tender-wallet-a-'));
-  openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-subj', '/CN=Tender test CA', '-days', '2');
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-subj',
+    '/CN=Tender test CA',
+    '-days',
+    '2',
+  );
   pki['ca.crt'] = readFileSync(join(dir, 'ca.crt'), 'utf8');
   issue('server', '/CN=localhost', 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
   issue('merchant', '/CN=merchant.test-shop', 'extendedKeyUsage=clientAuth\n');
   issue('stranger', '/CN=not-from-the-ca', 'extendedKeyUsage=clientAuth\n', true);
   issue('other', '/CN=other', 'extendedKeyUsage=clientAuth\n');
 
-  provider = createServer({ key: pki['server.key'], cert: pki['server.crt'], ca: pki['ca.crt'], requestCert: true, rejectUnauthorized: true }, (req, res) => {
-    let raw = '';
-    req.on('data', (c) => (raw += c));
-    req.on('end', () => {
-      const cert = (req.socket as TLSSocket).getPeerCertificate();
-      seen.push({ body: JSON.parse(raw || 'null'), contentType: req.headers['content-type'], clientSubject: String(cert?.subject?.CN ?? ''), path: req.url });
-      if (answer === 'hang') return; // never answers: the caller's timeout decides
-      res.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));
-    });
-  });
+  provider = createServer(
+    { key: pki['server.key'], cert: pki['server.crt'], ca: pki['ca.crt'], requestCert: true, rejectUnauthorized: true },
+    (req, res) => {
+      let raw = '';
+      req.on('data', (c) => (raw += c));
+      req.on('end', () => {
+        const cert = (req.socket as TLSSocket).getPeerCertificate();
+        seen.push({
+          body: JSON.parse(raw || 'null'),
+          contentType: req.headers['content-type'],
+          clientSubject: String(cert?.subject?.CN ?? ''),
+          path: req.url,
+        });
+        if (answer === 'hang') return; // never answers: the caller's timeout decides
+        res.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));
+      });
+    },
+  );
   await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
   providerHost = `localhost:${(provider.address() as AddressInfo).port}`;
   t = await startTestService();
@@ -119,7 +156,12 @@ describe('session request rules', () => {
   });
 
   test('a validation host outside the allow-list is refused', async () => {
-    for (const url of ['https://evil.example/paymentservices/startSession', 'https://apple-pay-gateway.apple.com.evil.example/x', 'https://apple.com/x', `https://${providerHost}/x`]) {
+    for (const url of [
+      'https://evil.example/paymentservices/startSession',
+      'https://apple-pay-gateway.apple.com.evil.example/x',
+      'https://apple.com/x',
+      `https://${providerHost}/x`,
+    ]) {
       const res = await session(body({ validationUrl: url }));
       assert.equal(res.status, 400, url);
       assert.equal(res.body.error.field, 'validationUrl');
@@ -142,8 +184,17 @@ describe('sandbox validator (test projects)', () => {
     assert.equal(res.status, 200, res.text);
     const s = res.body.sessionData;
     assert.deepEqual(Object.keys(s).sort(), [
-      'displayName', 'domainName', 'epochTimestamp', 'expiresAt', 'merchantIdentifier', 'merchantSessionIdentifier',
-      'nonce', 'operationalAnalyticsIdentifier', 'pspId', 'retries', 'signature',
+      'displayName',
+      'domainName',
+      'epochTimestamp',
+      'expiresAt',
+      'merchantIdentifier',
+      'merchantSessionIdentifier',
+      'nonce',
+      'operationalAnalyticsIdentifier',
+      'pspId',
+      'retries',
+      'signature',
     ]);
     const hash = createHash('sha256').update(idOf(t.project.project_id)).digest('hex').toUpperCase();
     assert.equal(s.merchantIdentifier, hash);
@@ -165,8 +216,10 @@ describe('sandbox validator (test projects)', () => {
 
 describe('live validation over mutual TLS', () => {
   let live: { project_id: string; api_key: string };
-  const liveBody = (over: Record<string, unknown> = {}) => body({ merchantIdentifier: idOf(live.project_id), validationUrl: `https://${providerHost}/paymentservices/paymentSession`, ...over });
-  const identity = (certificate: string, private_key: string) => t.api('PUT', '/v1/wallet-a-pay/merchant-identity/', { certificate, private_key }, { key: live.api_key });
+  const liveBody = (over: Record<string, unknown> = {}) =>
+    body({ merchantIdentifier: idOf(live.project_id), validationUrl: `https://${providerHost}/paymentservices/paymentSession`, ...over });
+  const identity = (certificate: string, private_key: string) =>
+    t.api('PUT', '/v1/wallet-a-pay/merchant-identity/', { certificate, private_key }, { key: live.api_key });
 
   before(async () => {
     live = await t.newProject('live');
@@ -189,12 +242,21 @@ describe('live validation over mutual TLS', () => {
     const ok = await identity(pki['merchant.crt'], pki['merchant.key']);
     assert.equal(ok.status, 200, ok.text);
     assert.match(ok.body.subject, /CN=merchant\.test-shop/);
-    const stored = await t.db.query<{ private_key_ct: string }>('SELECT private_key_ct FROM wallet_a_identities WHERE project_id = $1', [live.project_id]);
+    const stored = await t.db.query<{ private_key_ct: string }>('SELECT private_key_ct FROM wallet_a_identities WHERE project_id = $1', [
+      live.project_id,
+    ]);
     assert.ok(!stored[0].private_key_ct.includes('PRIVATE KEY'), 'the key is stored sealed');
   });
 
   test('posts the provider body with the client certificate and answers the session unchanged', async () => {
-    const providerSession = { epochTimestamp: 1, expiresAt: 2, merchantSessionIdentifier: 'SSH-from-provider', nonce: 'abc', signature: '3080', extra: { kept: true } };
+    const providerSession = {
+      epochTimestamp: 1,
+      expiresAt: 2,
+      merchantSessionIdentifier: 'SSH-from-provider',
+      nonce: 'abc',
+      signature: '3080',
+      extra: { kept: true },
+    };
     answer = { status: 200, body: providerSession };
     seen = [];
     const res = await session(liveBody(), live.api_key);
@@ -204,7 +266,12 @@ describe('live validation over mutual TLS', () => {
     assert.equal(seen[0].path, '/paymentservices/paymentSession');
     assert.equal(seen[0].clientSubject, 'merchant.test-shop');
     assert.match(seen[0].contentType ?? '', /^application\/json/);
-    assert.deepEqual(seen[0].body, { merchantIdentifier: idOf(live.project_id), displayName: 'Test shop', initiative: 'web', initiativeContext: 'shop.example.com' });
+    assert.deepEqual(seen[0].body, {
+      merchantIdentifier: idOf(live.project_id),
+      displayName: 'Test shop',
+      initiative: 'web',
+      initiativeContext: 'shop.example.com',
+    });
   });
 
   test('the provider refusing, an unknown client certificate and a timeout are upstream errors', async () => {

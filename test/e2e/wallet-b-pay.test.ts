@@ -38,7 +38,11 @@ describe('pay step', () => {
     const { order, txn, token } = await tokenized();
     const res = await pay(order.id, txn.id, { ...token, ...BROWSER });
     assert.equal(res.status, 200, res.text);
-    assert.deepEqual(res.body, { is_successful: true, redirect_url: `https://shop.example/return?order_id=${order.id}&project_id=${t.project.project_id}`, reason: '' });
+    assert.deepEqual(res.body, {
+      is_successful: true,
+      redirect_url: `https://shop.example/return?order_id=${order.id}&project_id=${t.project.project_id}`,
+      reason: '',
+    });
     const o = await getOrder(order.id);
     assert.equal(o.status, 'completed');
     const [x] = o.transactions;
@@ -82,9 +86,17 @@ describe('pay step', () => {
   });
 
   test('decrypted payload flow: the merchant vaults pan and expiry, then pays with the vault token', async () => {
-    for (const [cryptogram, eciIndicator] of [['AgAAAAAABk4DWZ4C28yUQAAAAAA=', '05'], ['', '']]) {
+    for (const [cryptogram, eciIndicator] of [
+      ['AgAAAAAABk4DWZ4C28yUQAAAAAA=', '05'],
+      ['', ''],
+    ]) {
       const o = await walletOrder();
-      const stored = await request(`${t.config.vaultUrl}/v1/cards/`, 'POST', { pan: '5555555555554444', expiry: '122030', setup_token: o.setupToken }, { authorization: basic(t.project.api_key) });
+      const stored = await request(
+        `${t.config.vaultUrl}/v1/cards/`,
+        'POST',
+        { pan: '5555555555554444', expiry: '122030', setup_token: o.setupToken },
+        { authorization: basic(t.project.api_key) },
+      );
       assert.equal(stored.status, 201, stored.text);
       const res = await pay(o.order.id, o.txn.id, { vaultToken: stored.body.vault_token, cryptogram, eciIndicator, ...BROWSER });
       assert.equal(res.status, 200, res.text);
@@ -155,10 +167,18 @@ describe('billing address of wallet orders', () => {
       assert.equal(none.status, 422, none.text);
       assert.equal(none.body.error.type, 'MissingInformationToCreateTransaction');
       assert.equal(none.body.error.field, 'customer.first_name');
-      const partial = await t.api('POST', '/v1/orders/', validOrder({ customer: { ...validOrder().customer, city: undefined }, transactions: [{ payment_method: method }] }));
+      const partial = await t.api(
+        'POST',
+        '/v1/orders/',
+        validOrder({ customer: { ...validOrder().customer, city: undefined }, transactions: [{ payment_method: method }] }),
+      );
       assert.equal(partial.status, 422);
       assert.equal(partial.body.error.field, 'customer.city');
-      const type = await t.api('POST', '/v1/orders/', validOrder({ customer: { ...validOrder().customer, address_type: undefined }, transactions: [{ payment_method: method }] }));
+      const type = await t.api(
+        'POST',
+        '/v1/orders/',
+        validOrder({ customer: { ...validOrder().customer, address_type: undefined }, transactions: [{ payment_method: method }] }),
+      );
       assert.equal(type.status, 422);
       assert.equal(type.body.error.field, 'customer.address_type');
       // and when the order starts its wallet transaction later
@@ -175,7 +195,12 @@ describe('billing address of wallet orders', () => {
     const p = await t.newProject('test');
     const row = (await findProject(t.db, p.project_id))!;
     await updateProjectSettings(t.db, p.project_id, { ...settingsOf(row.settings), wallet_billing_required: false });
-    const res = await t.api('POST', '/v1/orders/', validOrder({ customer: undefined, transactions: [{ payment_method: 'wallet-b-pay' }] }), { key: p.api_key });
+    const res = await t.api(
+      'POST',
+      '/v1/orders/',
+      validOrder({ customer: undefined, transactions: [{ payment_method: 'wallet-b-pay' }] }),
+      { key: p.api_key },
+    );
     assert.equal(res.status, 201, res.text);
   });
 });
@@ -219,12 +244,22 @@ describe('hosted page', () => {
     assert.equal(wallet.amount, '19.95');
     assert.equal(wallet.payment_data_request.environment, 'PRODUCTION');
     assert.equal(wallet.payment_data_request.merchantInfo.merchantId, recipientId.replace(/^merchant:/, ''));
-    assert.deepEqual(wallet.payment_data_request.allowedPaymentMethods[0].tokenizationSpecification, { type: 'DIRECT', parameters: { protocolVersion: 'ECv2', publicKey } });
+    assert.deepEqual(wallet.payment_data_request.allowedPaymentMethods[0].tokenizationSpecification, {
+      type: 'DIRECT',
+      parameters: { protocolVersion: 'ECv2', publicKey },
+    });
 
     const token = await sealed({}, { root: prodRoot, key: live.api_key });
-    const forged = await request(`${t.url}${cfg.pay_url}`, 'POST', { csrf: `${cfg.csrf.split('.')[0]}.${'A'.repeat(43)}`, walletBPayMessage: token });
+    const forged = await request(`${t.url}${cfg.pay_url}`, 'POST', {
+      csrf: `${cfg.csrf.split('.')[0]}.${'A'.repeat(43)}`,
+      walletBPayMessage: token,
+    });
     assert.equal(forged.status, 403);
-    assert.equal((await t.api('GET', `/v1/orders/${o.body.id}/`, undefined, { key: live.api_key })).body.transactions.length, 0, 'nothing started');
+    assert.equal(
+      (await t.api('GET', `/v1/orders/${o.body.id}/`, undefined, { key: live.api_key })).body.transactions.length,
+      0,
+      'nothing started',
+    );
 
     simulatedLive.add(live.project_id);
     try {

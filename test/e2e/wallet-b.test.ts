@@ -29,7 +29,12 @@ describe('shared test vectors through the token service', () => {
   before(async () => {
     const p = await t.newProject('test');
     key = p.api_key;
-    const set = await t.api('PUT', '/v1/wallet-b-pay/tokenization/', { recipient_id: vectors.recipient_id, private_key: vectors.recipient_private_key_pkcs8_base64 }, { key });
+    const set = await t.api(
+      'PUT',
+      '/v1/wallet-b-pay/tokenization/',
+      { recipient_id: vectors.recipient_id, private_key: vectors.recipient_private_key_pkcs8_base64 },
+      { key },
+    );
     assert.equal(set.status, 200, set.text);
     assert.equal(set.body.recipient_id, 'someRecipient');
     const clock = await t.api('PUT', '/v1/test/wallet-b-pay/clock/', { now: '2025-06-01T12:00:00Z' }, { key });
@@ -62,7 +67,10 @@ describe('shared test vectors through the token service', () => {
     assert.equal(res.body.cryptogram, '');
     assert.equal(res.body.eciIndicator, '');
     assert.equal(await vaultRows(txn.id), 1);
-    const [row] = await t.db.query<{ truncated_pan: string; expiry: string; brand: string }>('SELECT truncated_pan, expiry, brand FROM vault_cards WHERE id = $1', [res.body.vaultToken]);
+    const [row] = await t.db.query<{ truncated_pan: string; expiry: string; brand: string }>(
+      'SELECT truncated_pan, expiry, brand FROM vault_cards WHERE id = $1',
+      [res.body.vaultToken],
+    );
     assert.deepEqual({ ...row }, { truncated_pan: '411111******1111', expiry: '122026', brand: 'visa' });
     // and it pays like a card: 3-D Secure first
     const paid = await pay(order.id, txn.id, { vaultToken: res.body.vaultToken, cryptogram: '', eciIndicator: '', ...BROWSER });
@@ -85,7 +93,10 @@ describe('project keys', () => {
   test('a new project gets its recipient key (and a test project its sandbox root key), stored sealed', async () => {
     const test = await t.newProject('test');
     const live = await t.newProject('live');
-    const kinds = async (id: string) => (await t.db.query<{ kind: string }>('SELECT kind FROM wallet_b_keys WHERE project_id = $1 AND retired IS NULL ORDER BY kind', [id])).map((r) => r.kind);
+    const kinds = async (id: string) =>
+      (
+        await t.db.query<{ kind: string }>('SELECT kind FROM wallet_b_keys WHERE project_id = $1 AND retired IS NULL ORDER BY kind', [id])
+      ).map((r) => r.kind);
     assert.deepEqual(await kinds(test.project_id), ['recipient', 'sandbox_root']);
     assert.deepEqual(await kinds(live.project_id), ['recipient']);
     const res = await t.api('GET', '/v1/wallet-b-pay/tokenization/', undefined, { key: live.api_key });
@@ -106,13 +117,19 @@ describe('project keys', () => {
     const imported = await put({ private_key: vectors.recipient_private_key_pkcs8_base64 });
     assert.equal(imported.status, 200, imported.text);
     assert.equal(imported.body.recipient_id, 'merchant:BCR2DN4T7X', 'the recipient id stays');
-    const rows = await t.db.query<{ private_key_ct: string; retired: Date | null }>("SELECT private_key_ct, retired FROM wallet_b_keys WHERE project_id = $1 AND kind = 'recipient' ORDER BY created", [p.project_id]);
+    const rows = await t.db.query<{ private_key_ct: string; retired: Date | null }>(
+      "SELECT private_key_ct, retired FROM wallet_b_keys WHERE project_id = $1 AND kind = 'recipient' ORDER BY created",
+      [p.project_id],
+    );
     assert.equal(rows.filter((r) => !r.retired).length, 1, 'the old key is retired');
     for (const r of rows) assert.ok(!r.private_key_ct.includes(vectors.recipient_private_key_pkcs8_base64.slice(40, 80)));
     const clock = await t.api('PUT', '/v1/test/wallet-b-pay/clock/', { now: 'yesterday' }, { key: p.api_key });
     assert.equal(clock.body.error.field, 'now');
     const liveProject = await t.newProject('live');
-    assert.equal((await t.api('PUT', '/v1/test/wallet-b-pay/clock/', { now: '2025-06-01T00:00:00Z' }, { key: liveProject.api_key })).status, 403);
+    assert.equal(
+      (await t.api('PUT', '/v1/test/wallet-b-pay/clock/', { now: '2025-06-01T00:00:00Z' }, { key: liveProject.api_key })).status,
+      403,
+    );
   });
 });
 
@@ -140,7 +157,11 @@ describe('token service rules', () => {
     const p = await t.newProject('test');
     const o = await walletOrder(p.api_key);
     await t.api('POST', '/v1/test/clock/run-due-jobs/', { advance: 'PT6M' }, { key: p.api_key });
-    const res = await tokenize({ walletBPayMessage: await sealed({}, { key: p.api_key }), setupToken: o.setupToken, transactionId: o.txn.id });
+    const res = await tokenize({
+      walletBPayMessage: await sealed({}, { key: p.api_key }),
+      setupToken: o.setupToken,
+      transactionId: o.txn.id,
+    });
     assert.equal(res.status, 400, res.text);
     assert.match(res.body.error.value, /setupToken expired/);
     assert.equal(await vaultRows(o.txn.id), 0);
@@ -160,7 +181,11 @@ describe('token service rules', () => {
   test('ECv1, ECv2 and ECv2SigningOnly tokens open; the root key sets are kept apart', async () => {
     for (const version of ['ECv1', 'ECv2', 'ECv2SigningOnly'] as const) {
       const o = await walletOrder();
-      const res = await tokenize({ walletBPayMessage: await sealed({ eci: '07' }, { version }), setupToken: o.setupToken, transactionId: o.txn.id });
+      const res = await tokenize({
+        walletBPayMessage: await sealed({ eci: '07' }, { version }),
+        setupToken: o.setupToken,
+        transactionId: o.txn.id,
+      });
       assert.equal(res.status, 200, `${version}: ${res.text}`);
       assert.equal(res.body.cryptogram, 'AgAAAAAABk4DWZ4C28yUQAAAAAA=');
       assert.equal(res.body.eciIndicator, '07');
@@ -169,22 +194,37 @@ describe('token service rules', () => {
     // a test root's token at the production service, and a production root's token at the test service
     const atProd = await tokenize({ walletBPayMessage: await sealed(), setupToken: o.setupToken, transactionId: o.txn.id }, false);
     assert.equal(atProd.body.error?.code, 'invalid_intermediate_signature', atProd.text);
-    const atTest = await tokenize({ walletBPayMessage: await sealed({}, { root: prodRoot }), setupToken: o.setupToken, transactionId: o.txn.id });
+    const atTest = await tokenize({
+      walletBPayMessage: await sealed({}, { root: prodRoot }),
+      setupToken: o.setupToken,
+      transactionId: o.txn.id,
+    });
     assert.equal(atTest.body.error?.code, 'invalid_intermediate_signature', atTest.text);
-    const ok = await tokenize({ walletBPayMessage: await sealed({}, { root: prodRoot }), setupToken: o.setupToken, transactionId: o.txn.id }, false);
+    const ok = await tokenize(
+      { walletBPayMessage: await sealed({}, { root: prodRoot }), setupToken: o.setupToken, transactionId: o.txn.id },
+      false,
+    );
     assert.equal(ok.status, 200, ok.text);
   });
 
   test('a live project cannot use the test token service; other refusals', async () => {
     const live = await t.newProject('live');
     const o = await walletOrder(live.api_key);
-    const res = await tokenize({ walletBPayMessage: await sealed({}, { key: live.api_key }), setupToken: o.setupToken, transactionId: o.txn.id });
+    const res = await tokenize({
+      walletBPayMessage: await sealed({}, { key: live.api_key }),
+      setupToken: o.setupToken,
+      transactionId: o.txn.id,
+    });
     assert.equal(res.status, 403, res.text);
     assert.equal(res.body.error.type, 'Forbidden');
 
     const card = await t.api('POST', '/v1/orders/', validOrder({ transactions: [{ payment_method: 'credit-card' }] }));
     const c = card.body.transactions[0];
-    const notWallet = await tokenize({ walletBPayMessage: await sealed(), setupToken: c.payment_method_details.setup_token, transactionId: c.id });
+    const notWallet = await tokenize({
+      walletBPayMessage: await sealed(),
+      setupToken: c.payment_method_details.setup_token,
+      transactionId: c.id,
+    });
     assert.equal(notWallet.status, 400);
     assert.equal(notWallet.body.error.field, 'transactionId');
 

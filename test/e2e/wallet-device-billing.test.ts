@@ -28,7 +28,10 @@ let dir: string;
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tender-device-billing-'));
   writeFileSync(join(dir, 'roots.pem'), prodChain.root);
-  t = await startWalletBService({ liveConnector, config: { walletA: { validationHosts: [], timeoutMs: 2000, rootCaFile: join(dir, 'roots.pem') } } });
+  t = await startWalletBService({
+    liveConnector,
+    config: { walletA: { validationHosts: [], timeoutMs: 2000, rootCaFile: join(dir, 'roots.pem') } },
+  });
 });
 after(async () => {
   await t?.close();
@@ -59,7 +62,13 @@ async function deviceToken(method: Method, key: string, amount: number) {
     merchantIdentifier: proc.merchant_identifier,
     signingTime: new Date(),
   });
-  return { paymentToken: { paymentData, paymentMethod: { displayName: 'Visa 1111', network: 'Visa', type: 'debit' }, transactionIdentifier: paymentData.header.transactionId.toUpperCase() } };
+  return {
+    paymentToken: {
+      paymentData,
+      paymentMethod: { displayName: 'Visa 1111', network: 'Visa', type: 'debit' },
+      transactionIdentifier: paymentData.header.transactionId.toUpperCase(),
+    },
+  };
 }
 
 /** The same address as each wallet hands it over. */
@@ -89,7 +98,15 @@ const contacts = {
   }),
 };
 const member = { 'wallet-a-pay': 'billingContact', 'wallet-b-pay': 'billingAddress' } as const;
-const STORED = { first_name: 'Lech', last_name: 'Wałęsa-Nowak', address: 'Damrak 1, Apt 4/B', postal_code: '1012 LG', city: 'Amsterdam', country: 'NL', address_type: 'billing' };
+const STORED = {
+  first_name: 'Lech',
+  last_name: 'Wałęsa-Nowak',
+  address: 'Damrak 1, Apt 4/B',
+  postal_code: '1012 LG',
+  city: 'Amsterdam',
+  country: 'NL',
+  address_type: 'billing',
+};
 
 for (const method of ['wallet-a-pay', 'wallet-b-pay'] as const) {
   describe(method, () => {
@@ -97,28 +114,49 @@ for (const method of ['wallet-a-pay', 'wallet-b-pay'] as const) {
     async function devicePage(orderId: string) {
       const p = await hostedPage(t, `/pay/${orderId}/`);
       assert.equal(p.status, 200);
-      assert.match(p.html, new RegExp(`<div data-wallet="${method}" data-config="[^"]+" hidden>`), 'the device button, hidden until the browser has the wallet');
+      assert.match(
+        p.html,
+        new RegExp(`<div data-wallet="${method}" data-config="[^"]+" hidden>`),
+        'the device button, hidden until the browser has the wallet',
+      );
       const cfg = deviceConfig(p.html, method);
       const wallet = (await request(`${t.url}${cfg.config_url}`, 'GET')).body;
-      return { cfg, asked: method === 'wallet-a-pay' ? wallet.payment_request.requiredBillingContactFields : wallet.payment_data_request.allowedPaymentMethods[0].parameters };
+      return {
+        cfg,
+        asked:
+          method === 'wallet-a-pay'
+            ? wallet.payment_request.requiredBillingContactFields
+            : wallet.payment_data_request.allowedPaymentMethods[0].parameters,
+      };
     }
     const getOrder = async (key: string, id: string) => (await t.api('GET', `/v1/orders/${id}/`, undefined, { key })).body;
-    const payDevice = (cfg: { pay_url: string; csrf: string }, body: Record<string, unknown>) => request(`${t.url}${cfg.pay_url}`, 'POST', { csrf: cfg.csrf, ...BROWSER, ...body });
+    const payDevice = (cfg: { pay_url: string; csrf: string }, body: Record<string, unknown>) =>
+      request(`${t.url}${cfg.pay_url}`, 'POST', { csrf: cfg.csrf, ...BROWSER, ...body });
 
     test('an order without a customer offers the device button, which asks the wallet for the billing address and stores it', async () => {
       const { live, order } = await liveOrder();
       const { cfg, asked } = await devicePage(order.id);
       if (method === 'wallet-a-pay') assert.deepEqual(asked, ['postalAddress']);
       else assert.deepEqual([asked.billingAddressRequired, asked.billingAddressParameters], [true, { format: 'FULL' }]);
-      assert.equal(cfg.billing_text.labels[method === 'wallet-a-pay' ? 'postalCode' : 'name'], method === 'wallet-a-pay' ? 'Postal code' : 'Name');
+      assert.equal(
+        cfg.billing_text.labels[method === 'wallet-a-pay' ? 'postalCode' : 'name'],
+        method === 'wallet-a-pay' ? 'Postal code' : 'Name',
+      );
 
-      const res = await payDevice(cfg, { ...(await deviceToken(method, live.api_key, order.amount)), [member[method]]: contacts[method]() });
+      const res = await payDevice(cfg, {
+        ...(await deviceToken(method, live.api_key, order.amount)),
+        [member[method]]: contacts[method](),
+      });
       assert.equal(res.status, 200, res.text);
       assert.equal(res.body.is_successful, true);
       const paid = await getOrder(live.api_key, order.id);
       assert.equal(paid.status, 'completed');
       assert.equal(paid.transactions[0].payment_method, method);
-      assert.deepEqual({ ...paid.customer }, STORED, 'the tolerant readings: white space, upper-cased postcode and country, no region where the country has no states');
+      assert.deepEqual(
+        { ...paid.customer },
+        STORED,
+        'the tolerant readings: white space, upper-cased postcode and country, no region where the country has no states',
+      );
     });
 
     test('a wrong address from the wallet: 400 naming the wallet’s field, nothing stored, started or paid; corrected, the same token pays', async () => {
@@ -132,7 +170,9 @@ for (const method of ['wallet-a-pay', 'wallet-b-pay'] as const) {
         [{ countryCode: 'US', administrativeArea: 'ZZ' }, 'administrativeArea', 'state_unknown'],
         [{ locality: '' }, 'locality', 'billing_required'],
         [{ locality: 12 }, 'locality', 'billing_format'],
-        method === 'wallet-a-pay' ? [{ addressLines: ['Damrak <1>'] }, 'addressLines', 'billing_format'] : [{ address1: 'Damrak <1>' }, 'address1', 'billing_format'],
+        method === 'wallet-a-pay'
+          ? [{ addressLines: ['Damrak <1>'] }, 'addressLines', 'billing_format']
+          : [{ address1: 'Damrak <1>' }, 'address1', 'billing_format'],
         method === 'wallet-a-pay' ? [{ familyName: '' }, 'familyName', 'billing_required'] : [{ name: 'Lech' }, 'name', 'billing_required'],
       ];
       for (const [wrong, field, code] of cases) {
@@ -159,7 +199,10 @@ for (const method of ['wallet-a-pay', 'wallet-b-pay'] as const) {
       for (const none of [{}, { [member[method]]: null }]) {
         const res = await payDevice(cfg, { ...token, ...none });
         assert.equal(res.status, 422, res.text);
-        assert.deepEqual([res.body.error.type, res.body.error.field, res.body.error.code], ['MissingInformationToCreateTransaction', member[method], 'billing_required']);
+        assert.deepEqual(
+          [res.body.error.type, res.body.error.field, res.body.error.code],
+          ['MissingInformationToCreateTransaction', member[method], 'billing_required'],
+        );
       }
       const unknown = await payDevice(cfg, { ...token, billing: contacts[method]() });
       assert.equal(unknown.status, 400, 'the strict body: no other member');
@@ -172,7 +215,9 @@ for (const method of ['wallet-a-pay', 'wallet-b-pay'] as const) {
       const { cfg } = await devicePage(order.id);
       const other = method === 'wallet-a-pay' ? { givenName: 'Ada', familyName: 'Byron' } : { name: 'Ada Byron' };
       const sent = [contacts[method](), contacts[method]({ ...other, locality: 'Utrecht', postalCode: '3511 AB' })];
-      const answers = await Promise.all(sent.map(async (c) => payDevice(cfg, { ...(await deviceToken(method, live.api_key, order.amount)), [member[method]]: c })));
+      const answers = await Promise.all(
+        sent.map(async (c) => payDevice(cfg, { ...(await deviceToken(method, live.api_key, order.amount)), [member[method]]: c })),
+      );
       assert.deepEqual(answers.map((a) => a.status).sort(), [200, 409], answers.map((a) => a.text).join('\n'));
       assert.equal(answers.find((a) => a.status === 409)!.body.error.type, 'TransactionAlreadyStarted');
       const paid = await getOrder(live.api_key, order.id);
@@ -180,7 +225,9 @@ for (const method of ['wallet-a-pay', 'wallet-b-pay'] as const) {
       assert.equal(paid.transactions.length, 1);
       const stored = { ...paid.customer };
       assert.ok(
-        [STORED, { ...STORED, first_name: 'Ada', last_name: 'Byron', city: 'Utrecht', postal_code: '3511 AB' }].some((x) => isDeepStrictEqual(x, stored)),
+        [STORED, { ...STORED, first_name: 'Ada', last_name: 'Byron', city: 'Utrecht', postal_code: '3511 AB' }].some((x) =>
+          isDeepStrictEqual(x, stored),
+        ),
         JSON.stringify(stored),
       );
     });
@@ -192,7 +239,10 @@ for (const method of ['wallet-a-pay', 'wallet-b-pay'] as const) {
       else assert.deepEqual([asked.billingAddressRequired, asked.billingAddressParameters], [undefined, undefined]);
       assert.equal(cfg.billing_text, undefined);
       const before = (await getOrder(live.api_key, order.id)).customer;
-      const res = await payDevice(cfg, { ...(await deviceToken(method, live.api_key, order.amount)), [member[method]]: contacts[method]({ postalCode: 'not valid!' }) });
+      const res = await payDevice(cfg, {
+        ...(await deviceToken(method, live.api_key, order.amount)),
+        [member[method]]: contacts[method]({ postalCode: 'not valid!' }),
+      });
       assert.equal(res.status, 200, res.text);
       const paid = await getOrder(live.api_key, order.id);
       assert.equal(paid.status, 'completed');
@@ -202,10 +252,44 @@ for (const method of ['wallet-a-pay', 'wallet-b-pay'] as const) {
 }
 
 test('the wallets’ contacts as the order’s fields: a state where the country has states, the rest of a name as the last name', () => {
-  const a = billingOf('wallet-a-pay', { givenName: 'Ada', familyName: 'Lovelace', addressLines: ['1 Main St', 'Floor 2'], locality: 'New York', postalCode: '10001', countryCode: 'US', administrativeArea: 'ny' });
-  assert.deepEqual(a, { values: { first_name: 'Ada', last_name: 'Lovelace', address: '1 Main St, Floor 2', postal_code: '10001', city: 'New York', country: 'US', state: 'ny' }, wrong: [] });
-  const b = billingOf('wallet-b-pay', { name: 'Anne van der Berg', address1: 'Kerkstraat 12/3', locality: 'Utrecht', postalCode: '3511 AB', countryCode: 'NL', administrativeArea: 'Utrecht' });
-  assert.deepEqual(b.values, { first_name: 'Anne', last_name: 'van der Berg', address: 'Kerkstraat 12/3', postal_code: '3511 AB', city: 'Utrecht', country: 'NL', state: '' });
+  const a = billingOf('wallet-a-pay', {
+    givenName: 'Ada',
+    familyName: 'Lovelace',
+    addressLines: ['1 Main St', 'Floor 2'],
+    locality: 'New York',
+    postalCode: '10001',
+    countryCode: 'US',
+    administrativeArea: 'ny',
+  });
+  assert.deepEqual(a, {
+    values: {
+      first_name: 'Ada',
+      last_name: 'Lovelace',
+      address: '1 Main St, Floor 2',
+      postal_code: '10001',
+      city: 'New York',
+      country: 'US',
+      state: 'ny',
+    },
+    wrong: [],
+  });
+  const b = billingOf('wallet-b-pay', {
+    name: 'Anne van der Berg',
+    address1: 'Kerkstraat 12/3',
+    locality: 'Utrecht',
+    postalCode: '3511 AB',
+    countryCode: 'NL',
+    administrativeArea: 'Utrecht',
+  });
+  assert.deepEqual(b.values, {
+    first_name: 'Anne',
+    last_name: 'van der Berg',
+    address: 'Kerkstraat 12/3',
+    postal_code: '3511 AB',
+    city: 'Utrecht',
+    country: 'NL',
+    state: '',
+  });
   assert.deepEqual(billingOf('wallet-a-pay', { addressLines: [1], givenName: ['x'] }).wrong, ['first_name', 'address']);
   assert.deepEqual(billingOf('wallet-b-pay', { name: 7 }).wrong, ['first_name', 'last_name']);
 });

@@ -22,12 +22,22 @@ async function call(path: string, init: { method?: string; form?: Record<string,
   const res = await fetch(new URL(path, t.url), {
     method: init.method ?? (init.form ? 'POST' : 'GET'),
     redirect: 'manual',
-    headers: { 'accept-language': 'en', ...(init.form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}), ...(init.cookie ? { cookie: init.cookie } : {}) },
+    headers: {
+      'accept-language': 'en',
+      ...(init.form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      ...(init.cookie ? { cookie: init.cookie } : {}),
+    },
     body: init.form ? new URLSearchParams(init.form).toString() : undefined,
   });
-  return { status: res.status, location: res.headers.get('location') ?? '', cookie: (res.headers.get('set-cookie') ?? '').split(';')[0], html: await res.text() };
+  return {
+    status: res.status,
+    location: res.headers.get('location') ?? '',
+    cookie: (res.headers.get('set-cookie') ?? '').split(';')[0],
+    html: await res.text(),
+  };
 }
-const csrfOf = (html: string, action: string) => new RegExp(`action="${action}"[^>]*>\\s*<input type="hidden" name="csrf" value="([^"]+)"`).exec(html)?.[1] ?? '';
+const csrfOf = (html: string, action: string) =>
+  new RegExp(`action="${action}"[^>]*>\\s*<input type="hidden" name="csrf" value="([^"]+)"`).exec(html)?.[1] ?? '';
 const order = async (id: string) => (await t.api('GET', `/v1/orders/${id}/`)).body;
 
 for (const wallet of ['wallet-b-pay', 'wallet-a-pay'] as const) {
@@ -43,12 +53,25 @@ for (const wallet of ['wallet-b-pay', 'wallet-a-pay'] as const) {
     const sheet = await call(start.location);
     assert.equal(sheet.status, 200);
     assert.match(sheet.html, /<legend>Billing address<\/legend>/);
-    for (const f of ['first_name', 'last_name', 'address', 'postal_code', 'city', 'country', 'state']) assert.match(sheet.html, new RegExp(`<label for="${f}">`));
+    for (const f of ['first_name', 'last_name', 'address', 'postal_code', 'city', 'country', 'state'])
+      assert.match(sheet.html, new RegExp(`<label for="${f}">`));
     assert.match(sheet.html, /<option value="NL">Netherlands<\/option>/);
     const csrf = csrfOf(sheet.html, `/pay/${o.id}/${wallet}/sheet/pay/`);
 
     // incomplete and wrong: back to the sheet with each error at its field, nothing started
-    const bad = await call(`/pay/${o.id}/${wallet}/sheet/pay/`, { form: { csrf, card: '0', first_name: 'Ada', last_name: '', address: 'Damrak 1', postal_code: '1012 lg', city: 'Amsterdam', country: 'US', state: 'XX' } });
+    const bad = await call(`/pay/${o.id}/${wallet}/sheet/pay/`, {
+      form: {
+        csrf,
+        card: '0',
+        first_name: 'Ada',
+        last_name: '',
+        address: 'Damrak 1',
+        postal_code: '1012 lg',
+        city: 'Amsterdam',
+        country: 'US',
+        state: 'XX',
+      },
+    });
     assert.equal(bad.status, 303);
     assert.equal(bad.location, `/pay/${o.id}/${wallet}/sheet/`);
     const shown = await call(bad.location, { cookie: bad.cookie });
@@ -61,7 +84,18 @@ for (const wallet of ['wallet-b-pay', 'wallet-a-pay'] as const) {
 
     // complete: stored on the order, and the wallet pays
     const good = await call(`/pay/${o.id}/${wallet}/sheet/pay/`, {
-      form: { csrf, card: '0', auth_method: 'CRYPTOGRAM_3DS', first_name: 'Ada', last_name: 'Lovelace', address: 'Damrak 1', postal_code: '1012 lg', city: 'Amsterdam', country: 'NL', state: '' },
+      form: {
+        csrf,
+        card: '0',
+        auth_method: 'CRYPTOGRAM_3DS',
+        first_name: 'Ada',
+        last_name: 'Lovelace',
+        address: 'Damrak 1',
+        postal_code: '1012 lg',
+        city: 'Amsterdam',
+        country: 'NL',
+        state: '',
+      },
     });
     assert.equal(good.status, 303, good.html);
     assert.match(good.location, /^https:\/\/shop\.example\/return\?order_id=/);
@@ -70,7 +104,15 @@ for (const wallet of ['wallet-b-pay', 'wallet-a-pay'] as const) {
     assert.equal(paid.transactions[0].payment_method, wallet);
     assert.deepEqual(
       { ...paid.customer },
-      { first_name: 'Ada', last_name: 'Lovelace', address: 'Damrak 1', postal_code: '1012 LG', city: 'Amsterdam', country: 'NL', address_type: 'billing' },
+      {
+        first_name: 'Ada',
+        last_name: 'Lovelace',
+        address: 'Damrak 1',
+        postal_code: '1012 LG',
+        city: 'Amsterdam',
+        country: 'NL',
+        address_type: 'billing',
+      },
     );
   });
 }
@@ -84,10 +126,26 @@ test('an order that has its billing address goes straight to the transaction she
   assert.doesNotMatch((await call(start.location)).html, /Billing address/);
 });
 
-test('billing rules of the sheet: the order\'s own', () => {
+test("billing rules of the sheet: the order's own", () => {
   const all = ['first_name', 'last_name', 'address', 'postal_code', 'city', 'country', 'state'] as const;
-  const ok = checkBilling(all, { first_name: ' Ada ', last_name: 'Lovelace', address: 'Main St 1', postal_code: '10001', city: 'New York', country: 'us', state: 'ny' });
-  assert.deepEqual(ok.billing, { first_name: 'Ada', last_name: 'Lovelace', address: 'Main St 1', postal_code: '10001', city: 'New York', country: 'US', state: 'NY' });
+  const ok = checkBilling(all, {
+    first_name: ' Ada ',
+    last_name: 'Lovelace',
+    address: 'Main St 1',
+    postal_code: '10001',
+    city: 'New York',
+    country: 'us',
+    state: 'ny',
+  });
+  assert.deepEqual(ok.billing, {
+    first_name: 'Ada',
+    last_name: 'Lovelace',
+    address: 'Main St 1',
+    postal_code: '10001',
+    city: 'New York',
+    country: 'US',
+    state: 'NY',
+  });
   assert.equal(checkBilling(all, { ...ok.billing, state: '' }).errors.state, 'state_required');
   assert.equal(checkBilling(all, { ...ok.billing, country: 'XX' }).errors.country, 'billing_format');
   assert.equal(checkBilling(all, { ...ok.billing, postal_code: '1012-LG' }).errors.postal_code, 'billing_format');

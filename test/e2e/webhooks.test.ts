@@ -91,7 +91,10 @@ async function cancelledOrder(p: Project, over: Record<string, unknown> = {}) {
 }
 /** No delivery job left for the order: nothing more will be sent unless something new happens. */
 const idle = (orderId: string) =>
-  waitFor('the delivery job to finish', async () => (await t.db.query("SELECT 1 FROM jobs WHERE kind = 'deliver_webhook' AND ref_id = $1", [orderId])).length === 0);
+  waitFor(
+    'the delivery job to finish',
+    async () => (await t.db.query("SELECT 1 FROM jobs WHERE kind = 'deliver_webhook' AND ref_id = $1", [orderId])).length === 0,
+  );
 const verify = (secret: string, call: Call) => new Webhook(secret).verify(call.body, call.headers as Record<string, string>);
 
 test('first try: one signed POST of {event, order_id, project_id}, logged as succeeded', async () => {
@@ -103,7 +106,7 @@ test('first try: one signed POST of {event, order_id, project_id}, logged as suc
   assert.deepEqual(JSON.parse(call.body), { event: 'status_changed', order_id: id, project_id: p.project_id });
   assert.match(String(call.headers['content-type']), /^application\/json/);
   assert.deepEqual(verify(p.webhook_secret!, call), { event: 'status_changed', order_id: id, project_id: p.project_id });
-  const d = (await waitFor('succeeded', async () => (await log(p, id)).deliveries.find((x) => x.status === 'succeeded')));
+  const d = await waitFor('succeeded', async () => (await log(p, id)).deliveries.find((x) => x.status === 'succeeded'));
   assert.equal(call.headers['webhook-id'], d.id);
   assert.equal(d.url, r.url);
   assert.equal(d.target, 'order');
@@ -124,7 +127,10 @@ test('a 500 is retried a retry interval later in the project clock, then succeed
   const p = await newProject();
   const r = await receiver((_c, n) => ({ status: n === 1 ? 500 : 204 }));
   const id = await cancelledOrder(p, { webhook_url: r.url });
-  const first = await waitFor('first attempt', async () => (await log(p, id)).deliveries[0]?.attempts.length === 1 && (await log(p, id)).deliveries[0]);
+  const first = await waitFor(
+    'first attempt',
+    async () => (await log(p, id)).deliveries[0]?.attempts.length === 1 && (await log(p, id)).deliveries[0],
+  );
   assert.equal(first.status, 'pending');
   assert.equal(first.attempts[0].response_status, 500);
   assert.equal(new Date(first.next_attempt).getTime(), new Date(first.attempts[0].next_retry).getTime());
@@ -133,7 +139,10 @@ test('a 500 is retried a retry interval later in the project clock, then succeed
   assert.equal(r.calls.length, 1);
   await runDue(p, 'PT1M');
   const done = await waitFor('success', async () => (await log(p, id)).deliveries.find((x) => x.status === 'succeeded'));
-  assert.deepEqual(done.attempts.map((a: any) => a.response_status), [500, 204]);
+  assert.deepEqual(
+    done.attempts.map((a: any) => a.response_status),
+    [500, 204],
+  );
   assert.equal(r.calls.length, 2);
   assert.equal(r.calls[0].headers['webhook-id'], r.calls[1].headers['webhook-id']); // the same message, retried
   for (const c of r.calls) assert.ok(verify(p.webhook_secret!, c));
@@ -185,7 +194,10 @@ test('ten failures end as failed, and nothing is sent after', async () => {
   assert.equal(d.next_attempt, undefined);
   assert.ok(d.completed);
   assert.equal(d.attempts.length, 10);
-  assert.deepEqual(d.attempts.map((a: any) => a.attempt), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  assert.deepEqual(
+    d.attempts.map((a: any) => a.attempt),
+    [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+  );
   assert.ok(d.attempts.slice(0, 9).every((a: any) => a.next_retry && a.response_status === 500));
   assert.equal(d.attempts[9].next_retry, undefined);
   await idle(id);
@@ -203,9 +215,15 @@ test('a status change sends exactly one delivery: cancel, and expiry through run
   await idle(o.body.id);
   await idle(e.body.id);
   await runDue(p, 'PT5M');
-  for (const [id, status] of [[o.body.id, 'cancelled'], [e.body.id, 'expired']]) {
+  for (const [id, status] of [
+    [o.body.id, 'cancelled'],
+    [e.body.id, 'expired'],
+  ]) {
     const outbox = await t.db.query('SELECT status FROM outbox WHERE order_id = $1', [id]);
-    assert.deepEqual(outbox.map((x) => x.status), [status]);
+    assert.deepEqual(
+      outbox.map((x) => x.status),
+      [status],
+    );
     const { deliveries } = await log(p, id);
     assert.equal(deliveries.length, 1);
     assert.equal(deliveries[0].order_status, status);
@@ -215,7 +233,7 @@ test('a status change sends exactly one delivery: cancel, and expiry through run
   assert.equal(r.calls.length, 2);
 });
 
-test("deliveries of one order go out in order: a later one waits while an earlier one is pending", async () => {
+test('deliveries of one order go out in order: a later one waits while an earlier one is pending', async () => {
   const p = await newProject();
   const r = await receiver((_c, n) => ({ status: n === 1 ? 503 : 200 }));
   const o = await t.api('POST', '/v1/orders/', validOrder({ webhook_url: r.url }), as(p));
@@ -233,14 +251,26 @@ test("deliveries of one order go out in order: a later one waits while an earlie
     return job && job.locked_until === null && new Date(job.run_at).getTime() > nowFor(project).getTime();
   });
   let { deliveries } = await log(p, id);
-  assert.deepEqual(deliveries.map((d) => d.order_status), ['processing', 'completed', 'completed']);
-  assert.deepEqual(deliveries.map((d) => d.resend), [false, false, true]);
-  assert.deepEqual(deliveries.map((d) => d.attempts.length), [1, 0, 0]);
+  assert.deepEqual(
+    deliveries.map((d) => d.order_status),
+    ['processing', 'completed', 'completed'],
+  );
+  assert.deepEqual(
+    deliveries.map((d) => d.resend),
+    [false, false, true],
+  );
+  assert.deepEqual(
+    deliveries.map((d) => d.attempts.length),
+    [1, 0, 0],
+  );
   assert.equal(r.calls.length, 1);
   await runDue(p, 'PT1M');
   await waitFor('all delivered', async () => (await log(p, id)).deliveries.every((d) => d.status === 'succeeded'));
   ({ deliveries } = await log(p, id));
-  assert.deepEqual(r.calls.map((c) => c.headers['webhook-id']), [deliveries[0].id, deliveries[0].id, deliveries[1].id, deliveries[2].id]);
+  assert.deepEqual(
+    r.calls.map((c) => c.headers['webhook-id']),
+    [deliveries[0].id, deliveries[0].id, deliveries[1].id, deliveries[2].id],
+  );
 });
 
 test('the project URL is the fallback; an order URL overrides it; a payment link URL is notified too', async () => {
@@ -258,10 +288,17 @@ test('the project URL is the fallback; an order URL overrides it; a payment link
   assert.equal(JSON.parse(orderHook.calls[0].body).order_id, viaOrder);
   assert.equal((await log(p, viaProject)).deliveries[0].target, 'project');
 
-  const link = await t.api('POST', '/v1/paymentlinks/', { merchant_order_id: 'l-1', amount: 500, currency: 'EUR', webhook_url: linkHook.url }, as(p));
+  const link = await t.api(
+    'POST',
+    '/v1/paymentlinks/',
+    { merchant_order_id: 'l-1', amount: 500, currency: 'EUR', webhook_url: linkHook.url },
+    as(p),
+  );
   assert.equal(link.status, 201, link.text);
   const project = (await findProject(t.db, p.project_id))!;
-  const fromLink = await createOrder(t.svc.ctx, project, validOrder({ webhook_url: orderHook.url }) as any, { paymentLinkId: link.body.id });
+  const fromLink = await createOrder(t.svc.ctx, project, validOrder({ webhook_url: orderHook.url }) as any, {
+    paymentLinkId: link.body.id,
+  });
   assert.equal((await t.api('DELETE', `/v1/orders/${fromLink.id}/`, undefined, as(p))).status, 200);
   await waitFor('link webhook', () => linkHook.calls.length === 1);
   await waitFor('order webhook', () => orderHook.calls.length === 2);
@@ -293,13 +330,22 @@ test('delivery log and resend', async () => {
     const l = await log(p, id);
     return l.deliveries.length === 2 && l.deliveries.every((d) => d.status === 'succeeded') && l;
   });
-  assert.deepEqual(deliveries.map((d) => d.resend), [false, true]);
+  assert.deepEqual(
+    deliveries.map((d) => d.resend),
+    [false, true],
+  );
 
   // a process that died between numbering an attempt and writing its outcome leaves a number without
   // a log row: the log shows that attempt as interrupted (here the first delivery's attempt 2, made by hand)
   await t.db.query('UPDATE webhook_deliveries SET attempts = 2 WHERE id = $1', [deliveries[0].id]);
   const cut = (await log(p, id)).deliveries[0];
-  assert.deepEqual(cut.attempts.map((a: any) => [a.attempt, a.interrupted ?? false]), [[1, false], [2, true]]);
+  assert.deepEqual(
+    cut.attempts.map((a: any) => [a.attempt, a.interrupted ?? false]),
+    [
+      [1, false],
+      [2, true],
+    ],
+  );
   assert.match(cut.attempts[1].error, /^interrupted: /);
   assert.equal(cut.attempts[1].time, undefined);
 
@@ -358,7 +404,10 @@ test('live projects refuse webhook and return URLs into private networks, at cre
   const put = await t.api('PUT', `/v1/orders/${ok.body.id}/`, { webhook_url: 'http://127.0.0.1/x' }, as(live));
   assert.equal(put.status, 400);
   assert.equal(put.body.error.field, 'webhook_url');
-  await assert.rejects(commands['project set-webhook'](t.svc.ctx, { project: live.project_id, url: 'http://10.0.0.1/' }) as Promise<unknown>, /public address/);
+  await assert.rejects(
+    commands['project set-webhook'](t.svc.ctx, { project: live.project_id, url: 'http://10.0.0.1/' }) as Promise<unknown>,
+    /public address/,
+  );
   // a test project may use loopback
   const test = await newProject();
   assert.equal((await t.api('POST', '/v1/orders/', validOrder({ webhook_url: 'http://127.0.0.1:9/hook' }), as(test))).status, 201);

@@ -25,7 +25,8 @@ const item = async (status = 'new', amount = 10) => {
   return id;
 };
 const read = async (id: string) => (await store.db.query('SELECT * FROM w_items WHERE id = $1', [id]))[0];
-const notes = async (id: string) => (await store.db.query<{ note: string }>('SELECT note FROM w_log WHERE item_id = $1 ORDER BY id', [id])).map((r) => r.note);
+const notes = async (id: string) =>
+  (await store.db.query<{ note: string }>('SELECT note FROM w_log WHERE item_id = $1 ORDER BY id', [id])).map((r) => r.note);
 
 test('one statement writes every row; patches of one row are merged, typed by the columns', async () => {
   const id = await item();
@@ -34,7 +35,10 @@ test('one statement writes every row; patches of one row are merged, typed by th
   w.update('w_items', id, { status: 'done' });
   w.update('w_items', id, { amount: 7, tags: ['a', 'b'], body: { n: 1, s: "it's" }, at: new Date('2026-01-02T03:04:05.006Z') });
   w.insert('w_items', { id: fresh, status: 'new', amount: 3 });
-  w.insertMany('w_log', [{ item_id: id, note: 'one' }, { item_id: id, note: 'two' }]);
+  w.insertMany('w_log', [
+    { item_id: id, note: 'one' },
+    { item_id: id, note: 'two' },
+  ]);
   const sent: string[] = [];
   const stop = store.db.observe((sql) => sent.push(sql));
   assert.equal(await w.run(store.db), true);

@@ -5,7 +5,12 @@ import { startTestService } from './service.ts';
 
 /** A phone-sized page that records every Content Security Policy complaint and script error. */
 export async function phonePage(browser: Browser): Promise<{ page: Page; cspErrors: string[]; pageErrors: string[] }> {
-  const context = await browser.newContext({ viewport: { width: 375, height: 740 }, deviceScaleFactor: 2, hasTouch: true, locale: 'en-GB' });
+  const context = await browser.newContext({
+    viewport: { width: 375, height: 740 },
+    deviceScaleFactor: 2,
+    hasTouch: true,
+    locale: 'en-GB',
+  });
   const page = await context.newPage();
   const cspErrors: string[] = [];
   const pageErrors: string[] = [];
@@ -20,7 +25,16 @@ export async function phonePage(browser: Browser): Promise<{ page: Page; cspErro
 export const launchBrowser = (): Promise<Browser> =>
   chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 
 /** A merchant's return page on a real local HTTP server. */
@@ -60,7 +74,11 @@ export async function startBrowserSuite(shopBody?: (req: IncomingMessage) => str
 
 /** A desktop-sized page, recording CSP complaints and script errors like phonePage. */
 export async function desktopPage(browser: Browser, opts: { javaScriptEnabled?: boolean; locale?: string } = {}) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: opts.locale ?? 'en-GB', javaScriptEnabled: opts.javaScriptEnabled ?? true });
+  const context = await browser.newContext({
+    viewport: { width: 1280, height: 800 },
+    locale: opts.locale ?? 'en-GB',
+    javaScriptEnabled: opts.javaScriptEnabled ?? true,
+  });
   const page = await context.newPage();
   const cspErrors: string[] = [];
   const pageErrors: string[] = [];
@@ -78,8 +96,14 @@ export async function desktopPage(browser: Browser, opts: { javaScriptEnabled?: 
 export async function axeViolations(page: Page): Promise<string[]> {
   const { default: axe } = await import('axe-core');
   await page.evaluate(axe.source);
-  const result = await page.evaluate(() => (window as unknown as { axe: { run(ctx: Document, o: object): Promise<any> } }).axe.run(document, { resultTypes: ['violations'] }));
+  const result = await page.evaluate(() =>
+    (window as unknown as { axe: { run(ctx: Document, o: object): Promise<any> } }).axe.run(document, { resultTypes: ['violations'] }),
+  );
   return (result.violations as { id: string; impact: string; nodes: { target: string[] }[] }[]).map(
-    (v) => `${page.url()}: ${v.id} (${v.impact}) at ${v.nodes.map((n) => n.target.join(' ')).slice(0, 5).join(' | ')}`,
+    (v) =>
+      `${page.url()}: ${v.id} (${v.impact}) at ${v.nodes
+        .map((n) => n.target.join(' '))
+        .slice(0, 5)
+        .join(' | ')}`,
   );
 }

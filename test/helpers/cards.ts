@@ -29,7 +29,12 @@ export function vault(t: TestService, body: Record<string, unknown>, key = t.pro
   return request(`${t.config.vaultUrl}/v1/cards/`, 'POST', body, { authorization: basic(key) });
 }
 
-export async function createCardOrder(t: TestService, orderOver: Record<string, unknown> = {}, txnOver: Record<string, unknown> = {}, key = t.project.api_key) {
+export async function createCardOrder(
+  t: TestService,
+  orderOver: Record<string, unknown> = {},
+  txnOver: Record<string, unknown> = {},
+  key = t.project.api_key,
+) {
   const res = await t.api('POST', '/v1/orders/', cardOrder(orderOver, txnOver), { key });
   if (res.status !== 201) throw new Error(`order: ${res.status} ${res.text}`);
   const order = res.body;
@@ -41,19 +46,43 @@ export async function createCardOrder(t: TestService, orderOver: Record<string, 
 export async function startPayment(
   t: TestService,
   pan: string,
-  opts: { orderOver?: Record<string, unknown>; txnOver?: Record<string, unknown>; key?: string; expiry?: string; name?: string; cvc?: string } = {},
+  opts: {
+    orderOver?: Record<string, unknown>;
+    txnOver?: Record<string, unknown>;
+    key?: string;
+    expiry?: string;
+    name?: string;
+    cvc?: string;
+  } = {},
 ) {
   const key = opts.key ?? t.project.api_key;
   const { order, txn, setup_token } = await createCardOrder(t, opts.orderOver, opts.txnOver, key);
   const stored = await vault(t, { pan, expiry: opts.expiry ?? futureExpiry(), name: opts.name ?? 'Ada Lovelace', setup_token }, key);
   if (stored.status !== 201) throw new Error(`vault: ${stored.status} ${stored.text}`);
-  const auth = await t.api('POST', `/v1/orders/${order.id}/transactions/${txn.id}/authenticate/`, { vault_token: stored.body.vault_token, cvc: opts.cvc ?? '123' }, { key });
+  const auth = await t.api(
+    'POST',
+    `/v1/orders/${order.id}/transactions/${txn.id}/authenticate/`,
+    { vault_token: stored.body.vault_token, cvc: opts.cvc ?? '123' },
+    { key },
+  );
   if (auth.status !== 200) throw new Error(`authenticate: ${auth.status} ${auth.text}`);
-  return { order, txn, vault_token: stored.body.vault_token as string, card: stored.body, redirect_url: auth.body.redirect_url as string, key };
+  return {
+    order,
+    txn,
+    vault_token: stored.body.vault_token as string,
+    card: stored.body,
+    redirect_url: auth.body.redirect_url as string,
+    key,
+  };
 }
 
 const decode = (s: string) =>
-  s.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n))).replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  s
+    .replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n)))
+    .replace(/&quot;/g, '"')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 
 function attrs(tag: string): Record<string, string> {
   const out: Record<string, string> = {};

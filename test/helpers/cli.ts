@@ -31,7 +31,14 @@ export function runTender(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60
 
 /** Environment for a CLI on an embedded (PGlite) store in dir, whatever DATABASE_URL the suite runs with (plain HTTP: live projects allowed without TLS, as in the service helper). */
 export function embeddedEnv(dir: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, TENDER_DATA_DIR: dir, TENDER_MASTER_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'warn', TENDER_WORKER: 'off', LIVE_REQUIRES_TLS: 'false' };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    TENDER_DATA_DIR: dir,
+    TENDER_MASTER_KEY: randomBytes(32).toString('hex'),
+    LOG_LEVEL: 'warn',
+    TENDER_WORKER: 'off',
+    LIVE_REQUIRES_TLS: 'false',
+  };
   delete env.DATABASE_URL;
   delete env.PORT;
   return env;

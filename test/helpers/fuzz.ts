@@ -3,10 +3,27 @@ import fc from 'fast-check';
 /** A JSON Schema as /openapi.json writes it (the parts the generators read). */
 export type Schema = Record<string, any>;
 
-const NASTY = ['\u0000', '\ud800', '\udfff', '\u202e', '%00', "'; DROP TABLE orders; --", '<script>', ['..', '..', 'etc', 'passwd'].join('/'), '𝕏', ' ', ''];
+const NASTY = [
+  '\u0000',
+  '\ud800',
+  '\udfff',
+  '\u202e',
+  '%00',
+  "'; DROP TABLE orders; --",
+  '<script>',
+  ['..', '..', 'etc', 'passwd'].join('/'),
+  '𝕏',
+  ' ',
+  '',
+];
 
 /** Strings of every kind: plain, unicode, the well-known nasty ones, very long. */
-const anyText = fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.constantFrom(...NASTY), fc.string({ minLength: 300, maxLength: 3000 }));
+const anyText = fc.oneof(
+  fc.string(),
+  fc.string({ unit: 'grapheme' }),
+  fc.constantFrom(...NASTY),
+  fc.string({ minLength: 300, maxLength: 3000 }),
+);
 
 /** Any JSON value, including deeply nested ones. */
 export const anyJson = fc.oneof(
@@ -34,7 +51,12 @@ export function valid(schema: Schema, resolve: (ref: string) => Schema, depth = 
     case 'boolean':
       return fc.boolean();
     case 'array':
-      return depth > 4 ? fc.constant([]) : fc.array(valid(schema.items ?? {}, resolve, depth + 1), { minLength: schema.minItems ?? 0, maxLength: Math.min(schema.maxItems ?? 3, 3) });
+      return depth > 4
+        ? fc.constant([])
+        : fc.array(valid(schema.items ?? {}, resolve, depth + 1), {
+            minLength: schema.minItems ?? 0,
+            maxLength: Math.min(schema.maxItems ?? 3, 3),
+          });
     case 'object': {
       if (depth > 4) return fc.constant({});
       const props: Record<string, Schema> = schema.properties ?? {};
@@ -60,7 +82,10 @@ function validString(schema: Schema): fc.Arbitrary<string> {
     case 'card-number':
       return fc.constantFrom('4111111111111111', '5555555555554444', '378282246310005');
   }
-  if (schema.pattern) return fc.stringMatching(new RegExp(schema.pattern)).filter((s) => s.length <= (schema.maxLength ?? 1e9) && s.length >= (schema.minLength ?? 0));
+  if (schema.pattern)
+    return fc
+      .stringMatching(new RegExp(schema.pattern))
+      .filter((s) => s.length <= (schema.maxLength ?? 1e9) && s.length >= (schema.minLength ?? 0));
   return fc.string({ minLength: schema.minLength ?? 0, maxLength: Math.min(schema.maxLength ?? 40, 40) });
 }
 
@@ -87,9 +112,18 @@ export function body(schema: Schema | undefined, resolve: (ref: string) => Schem
   const json = (a: fc.Arbitrary<unknown>) => a.map((v) => ({ raw: JSON.stringify(v), contentType: 'application/json' }));
   const garbage = fc.oneof(
     anyText.map((raw) => ({ raw, contentType: 'application/json' })),
-    fc.constantFrom({ raw: 'a=1&b=2', contentType: 'application/x-www-form-urlencoded' }, { raw: '<x/>', contentType: 'application/xml' }, { raw: '{}', contentType: 'text/plain' }),
+    fc.constantFrom(
+      { raw: 'a=1&b=2', contentType: 'application/x-www-form-urlencoded' },
+      { raw: '<x/>', contentType: 'application/xml' },
+      { raw: '{}', contentType: 'text/plain' },
+    ),
     fc.constant({}),
   );
   if (!schema) return fc.oneof(fc.constant({}), json(anyJson), garbage);
-  return fc.oneof({ arbitrary: json(valid(schema, resolve)), weight: 3 }, { arbitrary: json(broken(schema, resolve)), weight: 3 }, json(anyJson), garbage);
+  return fc.oneof(
+    { arbitrary: json(valid(schema, resolve)), weight: 3 },
+    { arbitrary: json(broken(schema, resolve)), weight: 3 },
+    json(anyJson),
+    garbage,
+  );
 }

@@ -54,7 +54,11 @@ function sources(dir: string): string[] {
 export function specifiers(text: string): string[] {
   const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
   const found: string[] = [];
-  const patterns = [/\b(?:import|export)\s[^'"`;]*?\bfrom\s*['"]([^'"]+)['"]/g, /\bimport\s*['"]([^'"]+)['"]/g, /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g];
+  const patterns = [
+    /\b(?:import|export)\s[^'"`;]*?\bfrom\s*['"]([^'"]+)['"]/g,
+    /\bimport\s*['"]([^'"]+)['"]/g,
+    /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g,
+  ];
   for (const re of patterns) for (const m of code.matchAll(re)) if (m[1].startsWith('.')) found.push(m[1]);
   return found;
 }
@@ -80,10 +84,14 @@ export function checkImports(root: string): Problem[] {
     if (!(from in RULES)) problems.push({ file: name, message: `${from} is not a known layer` });
     const group = groupOf(root, file);
     if (GROUPED.has(from) && (group === undefined || !GROUPS.includes(group) || (from === 'services' && group === 'db')))
-      problems.push({ file: name, message: `${from}/ files live in a capability folder (${GROUPS.filter((g) => from === 'store' || g !== 'db').join(', ')})` });
+      problems.push({
+        file: name,
+        message: `${from}/ files live in a capability folder (${GROUPS.filter((g) => from === 'store' || g !== 'db').join(', ')})`,
+      });
     const targets: string[] = [];
     const text = readFileSync(file, 'utf8');
-    if (from !== 'store' && RUNS_SQL.test(text)) problems.push({ file: name, message: `${from} runs SQL: every statement belongs in store/` });
+    if (from !== 'store' && RUNS_SQL.test(text))
+      problems.push({ file: name, message: `${from} runs SQL: every statement belongs in store/` });
     for (const spec of specifiers(text)) {
       const target = resolve(dirname(file), spec);
       if (!known.has(target)) {
@@ -92,14 +100,16 @@ export function checkImports(root: string): Problem[] {
       }
       targets.push(target);
       const to = layerOf(root, target);
-      if (to !== from && !(RULES[from] ?? []).includes(to)) problems.push({ file: name, message: `${from} may not import ${to} (${spec})` });
+      if (to !== from && !(RULES[from] ?? []).includes(to))
+        problems.push({ file: name, message: `${from} may not import ${to} (${spec})` });
       const toGroup = groupOf(root, target);
       if (group && toGroup && GROUPS.indexOf(toGroup) > GROUPS.indexOf(group))
         problems.push({ file: name, message: `${from}/${group} may not import ${to}/${toGroup}, a group above it (${spec})` });
     }
     edges.set(file, targets);
   }
-  for (const cycle of cycles(edges)) problems.push({ file: relative(root, cycle[0]), message: `import cycle: ${cycle.map((f) => relative(root, f)).join(' -> ')}` });
+  for (const cycle of cycles(edges))
+    problems.push({ file: relative(root, cycle[0]), message: `import cycle: ${cycle.map((f) => relative(root, f)).join(' -> ')}` });
   return problems;
 }
 

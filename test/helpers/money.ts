@@ -15,8 +15,10 @@ export function moneyClient(svc: () => TestService) {
     txnPath,
     capture: (o: any, k: Key = {}) => svc().api('POST', `${txnPath(o)}/captures/`, undefined, k),
     voidAll: (o: any, k: Key = {}) => svc().api('POST', `${txnPath(o)}/voids/`, undefined, k),
-    voidPart: (o: any, amount: number, k: Key = {}) => svc().api('POST', `${txnPath(o)}/voids/amount/`, { amount, description: 'one mug less' }, k),
-    refund: (o: any, amount: number, k: Key = {}) => svc().api('POST', `/v1/orders/${o.id}/refunds/`, { amount, description: 'returned' }, k),
+    voidPart: (o: any, amount: number, k: Key = {}) =>
+      svc().api('POST', `${txnPath(o)}/voids/amount/`, { amount, description: 'one mug less' }, k),
+    refund: (o: any, amount: number, k: Key = {}) =>
+      svc().api('POST', `/v1/orders/${o.id}/refunds/`, { amount, description: 'returned' }, k),
     get: async (id: string, k: Key = {}) => (await svc().api('GET', `/v1/orders/${id}/`, undefined, k)).body,
     runJobs: (advance: string, key: string) => svc().api('POST', '/v1/test/clock/run-due-jobs/', { advance }, { key }),
     preauth: (mode: 'manual' | 'delayed' = 'manual', k: Key = {}) => payOrder(svc(), {}, { capture_mode: mode, key: k.key }),

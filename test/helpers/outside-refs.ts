@@ -53,7 +53,10 @@ export function repoTextFiles(root: string, dirs: string[]): string[] {
       const p = join(dir, name);
       return statSync(p).isDirectory() ? walk(p) : TEXT.test(name) ? [p] : [];
     });
-  return dirs.map((d) => join(root, d)).filter(existsSync).flatMap((p) => (statSync(p).isDirectory() ? walk(p) : [p]));
+  return dirs
+    .map((d) => join(root, d))
+    .filter(existsSync)
+    .flatMap((p) => (statSync(p).isDirectory() ? walk(p) : [p]));
 }
 
 export const readText = (file: string) => readFileSync(file, 'utf8');

@@ -39,14 +39,20 @@ export async function payOrder(t: TestService, order: Record<string, any> = {}, 
     { authorization: basic(key) },
   );
   if (card.status !== 201) throw new Error(`vault: ${card.status} ${card.text}`);
-  const auth = await t.api('POST', `/v1/orders/${created.id}/transactions/${txn.id}/authenticate/`, { vault_token: card.body.vault_token, cvc: '123' }, { key });
+  const auth = await t.api(
+    'POST',
+    `/v1/orders/${created.id}/transactions/${txn.id}/authenticate/`,
+    { vault_token: card.body.vault_token, cvc: '123' },
+    { key },
+  );
   if (auth.status !== 200) throw new Error(`authenticate: ${auth.status} ${auth.text}`);
   // The customer's browser: follow our own 3-D Secure pages until it is sent back to the shop.
   let url: string | null = new URL(auth.body.redirect_url, t.url).toString();
   for (let hop = 0; url && url.startsWith(t.url) && hop < 10; hop++) {
     const res: Response = await fetch(url, { redirect: 'manual' });
     await res.arrayBuffer();
-    if (res.status < 300 || res.status >= 400) throw new Error(`3-D Secure page ${url} answered ${res.status} (a challenge card needs the cards helpers)`);
+    if (res.status < 300 || res.status >= 400)
+      throw new Error(`3-D Secure page ${url} answered ${res.status} (a challenge card needs the cards helpers)`);
     url = res.headers.get('location') && new URL(res.headers.get('location')!, url).toString();
   }
   const got = await t.api('GET', `/v1/orders/${created.id}/`, undefined, { key });

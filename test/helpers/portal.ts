@@ -60,7 +60,8 @@ export class PortalClient {
 
   get = (path: string) => this.req('GET', path);
   /** A form post with the CSRF token of the last page (unless the form names its own). */
-  post = (path: string, form: Record<string, string> = {}, headers: Record<string, string> = {}) => this.req('POST', path, { csrf: this.csrf, ...form }, headers);
+  post = (path: string, form: Record<string, string> = {}, headers: Record<string, string> = {}) =>
+    this.req('POST', path, { csrf: this.csrf, ...form }, headers);
 
   async signIn(email: string, password: string): Promise<PortalResponse> {
     await this.get('/sign-in');

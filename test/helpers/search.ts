@@ -36,18 +36,82 @@ async function exampleOrders(t: TestService) {
   const o: Record<string, any> = {};
   const txnPath = (x: any) => `/v1/orders/${x.id}/transactions/${x.transactions[0].id}`;
   const ok = (res: { status: number; text: string }, status = 201) => assert.equal(res.status, status, res.text);
-  o.a1 = await payOrder(t, { merchant_order_id: 'ORD-A-1', description: 'Gift card for Ada', currency: 'EUR', amount: 1234, customer: customer('ada@example.com', 'c-1') });
-  o.a2 = await payOrder(t, { merchant_order_id: 'ORD-A-2', description: 'Tea set', currency: 'JPY', amount: 1234, customer: customer('Grace@Example.COM', 'c-2') }, { pan: '5555555555554444' });
-  o.a3 = await payOrder(t, { merchant_order_id: 'ORD-B-3', description: 'Two mugs', currency: 'KWD', amount: 1234, customer: customer('alan@example.com', 'c-3') }, { capture_mode: 'manual' });
-  o.a4 = await payOrder(t, { merchant_order_id: 'ORD-B-4', description: 'Desk lamp', currency: 'EUR', amount: 5000, customer: customer('ada@example.com', 'c-1') }, { capture_mode: 'manual' });
-  o.a5 = await payOrder(t, { merchant_order_id: 'ORD-C-5', description: 'Concert tickets', currency: 'USD', amount: 999, customer: customer('ken@example.com', 'c-5') }, { pan: '4000000000000002' });
-  const a6 = await t.api('POST', '/v1/orders/', validOrder({ merchant_order_id: 'X 4', description: 'Say "hi" now', currency: 'EUR', amount: 250, customer: customer(undefined, 'c-6') }));
+  o.a1 = await payOrder(t, {
+    merchant_order_id: 'ORD-A-1',
+    description: 'Gift card for Ada',
+    currency: 'EUR',
+    amount: 1234,
+    customer: customer('ada@example.com', 'c-1'),
+  });
+  o.a2 = await payOrder(
+    t,
+    { merchant_order_id: 'ORD-A-2', description: 'Tea set', currency: 'JPY', amount: 1234, customer: customer('Grace@Example.COM', 'c-2') },
+    { pan: '5555555555554444' },
+  );
+  o.a3 = await payOrder(
+    t,
+    { merchant_order_id: 'ORD-B-3', description: 'Two mugs', currency: 'KWD', amount: 1234, customer: customer('alan@example.com', 'c-3') },
+    { capture_mode: 'manual' },
+  );
+  o.a4 = await payOrder(
+    t,
+    { merchant_order_id: 'ORD-B-4', description: 'Desk lamp', currency: 'EUR', amount: 5000, customer: customer('ada@example.com', 'c-1') },
+    { capture_mode: 'manual' },
+  );
+  o.a5 = await payOrder(
+    t,
+    {
+      merchant_order_id: 'ORD-C-5',
+      description: 'Concert tickets',
+      currency: 'USD',
+      amount: 999,
+      customer: customer('ken@example.com', 'c-5'),
+    },
+    { pan: '4000000000000002' },
+  );
+  const a6 = await t.api(
+    'POST',
+    '/v1/orders/',
+    validOrder({
+      merchant_order_id: 'X 4',
+      description: 'Say "hi" now',
+      currency: 'EUR',
+      amount: 250,
+      customer: customer(undefined, 'c-6'),
+    }),
+  );
   ok(a6);
-  const a7 = await t.api('POST', '/v1/orders/', validOrder({ merchant_order_id: undefined, description: undefined, currency: 'GBP', amount: 100, customer: customer('zed@example.com', 'c-7') }));
+  const a7 = await t.api(
+    'POST',
+    '/v1/orders/',
+    validOrder({
+      merchant_order_id: undefined,
+      description: undefined,
+      currency: 'GBP',
+      amount: 100,
+      customer: customer('zed@example.com', 'c-7'),
+    }),
+  );
   ok(a7);
   ok(await t.api('DELETE', `/v1/orders/${a7.body.id}/`), 200);
-  o.a8 = await payOrder(t, { merchant_order_id: 'ORD-C-8', description: 'Running shoes', currency: 'EUR', amount: 2000, customer: customer('ada@example.com', 'c-8') }, { pan: '378282246310005' });
-  o.a9 = await payOrder(t, { merchant_order_id: 'ORD-C-9', description: 'Coffee', currency: 'EUR', amount: 1500, customer: customer('bob@example.com', 'c-9') });
+  o.a8 = await payOrder(
+    t,
+    {
+      merchant_order_id: 'ORD-C-8',
+      description: 'Running shoes',
+      currency: 'EUR',
+      amount: 2000,
+      customer: customer('ada@example.com', 'c-8'),
+    },
+    { pan: '378282246310005' },
+  );
+  o.a9 = await payOrder(t, {
+    merchant_order_id: 'ORD-C-9',
+    description: 'Coffee',
+    currency: 'EUR',
+    amount: 1500,
+    customer: customer('bob@example.com', 'c-9'),
+  });
   const r1 = await t.api('POST', `/v1/orders/${o.a1.id}/refunds/`, { amount: 400, description: 'returned' });
   ok(r1);
   const c3 = await t.api('POST', `${txnPath(o.a3)}/captures/`);

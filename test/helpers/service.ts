@@ -24,7 +24,10 @@ export async function freshStore(pool: { size?: number; reportSize?: number } = 
   }
   const schema = `t_${randomBytes(6).toString('hex')}`;
   // behind PgBouncer (npm run test:cluster), which passes no search_path option: a database per file
-  const viaBouncer = { prepared: process.env.DATABASE_PREPARED_STATEMENTS !== 'off', listenUrl: process.env.DATABASE_LISTEN_URL || undefined };
+  const viaBouncer = {
+    prepared: process.env.DATABASE_PREPARED_STATEMENTS !== 'off',
+    listenUrl: process.env.DATABASE_LISTEN_URL || undefined,
+  };
   if (process.env.TEST_DATABASE_PER_FILE === '1') return databasePerFile(url, schema, pool, viaBouncer);
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
@@ -45,7 +48,12 @@ export async function freshStore(pool: { size?: number; reportSize?: number } = 
 }
 
 /** A database of its own, on the server (or PgBouncer, whose `*` entry forwards any name) of url. */
-async function databasePerFile(url: string, name: string, pool: { size?: number; reportSize?: number }, opts: { prepared: boolean; listenUrl?: string }) {
+async function databasePerFile(
+  url: string,
+  name: string,
+  pool: { size?: number; reportSize?: number },
+  opts: { prepared: boolean; listenUrl?: string },
+) {
   const admin = async (sql: string) => {
     const c = new pg.Client({ connectionString: url });
     await c.connect();
@@ -54,7 +62,13 @@ async function databasePerFile(url: string, name: string, pool: { size?: number;
   };
   await admin(`CREATE DATABASE ${name}`);
   const at = (u: string) => Object.assign(new URL(u), { pathname: `/${name}` }).toString();
-  const db = pgDb({ url: at(url), max: pool.size ?? 20, reportMax: pool.reportSize, prepared: opts.prepared, listenUrl: opts.listenUrl && at(opts.listenUrl) });
+  const db = pgDb({
+    url: at(url),
+    max: pool.size ?? 20,
+    reportMax: pool.reportSize,
+    prepared: opts.prepared,
+    listenUrl: opts.listenUrl && at(opts.listenUrl),
+  });
   await migrate(db);
   return {
     db,
@@ -79,14 +93,25 @@ export interface TestService {
   db: Db;
   project: { merchant_id: string; project_id: string; api_key: string };
   /** Calls the API as a client would: Basic auth with the key (the project's unless given). */
-  api<T = any>(method: string, path: string, body?: unknown, opts?: { key?: string | null; headers?: Record<string, string>; raw?: string }): Promise<ApiResponse<T>>;
+  api<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    opts?: { key?: string | null; headers?: Record<string, string>; raw?: string },
+  ): Promise<ApiResponse<T>>;
   newProject(mode?: 'test' | 'live'): Promise<{ merchant_id: string; project_id: string; api_key: string }>;
   close(): Promise<void>;
 }
 
 export const basic = (key: string) => 'Basic ' + Buffer.from(`${key}:`).toString('base64');
 
-export async function request<T = any>(url: string, method: string, body?: unknown, headers: Record<string, string> = {}, raw?: string): Promise<ApiResponse<T>> {
+export async function request<T = any>(
+  url: string,
+  method: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+  raw?: string,
+): Promise<ApiResponse<T>> {
   const init: RequestInit = { method, headers: { ...headers }, redirect: 'manual' };
   if (raw !== undefined) {
     init.body = raw;
@@ -124,12 +149,25 @@ export async function startTestService(
   const dataDir = mkdtempSync(join(tmpdir(), 'tender-test-'));
   const config = loadConfig(
     // plain HTTP on loopback: live projects are let in (the TLS tests set LIVE_REQUIRES_TLS themselves)
-    { TENDER_DATA_DIR: dataDir, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', TENDER_WORKER_POLL_MS: '200', LIVE_REQUIRES_TLS: 'false', ...opts.env },
+    {
+      TENDER_DATA_DIR: dataDir,
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+      TENDER_WORKER_POLL_MS: '200',
+      LIVE_REQUIRES_TLS: 'false',
+      ...opts.env,
+    },
     { port: 0, masterKey: randomBytes(32).toString('hex'), ...opts.config },
   );
   const log = createLogger(opts.logStream ? 'info' : config.logLevel, opts.logStream);
   const replica = opts.replica ? await opts.replica(store.db) : undefined;
-  const svc = await startService({ config, db: store.db, replica, log, liveConnector: opts.liveConnector, walletButtons: opts.walletButtons });
+  const svc = await startService({
+    config,
+    db: store.db,
+    replica,
+    log,
+    liveConnector: opts.liveConnector,
+    walletButtons: opts.walletButtons,
+  });
   const project = await createProject(svc.ctx, { name: 'Test shop', mode: 'test' });
   const api: TestService['api'] = (method, path, body, o = {}) => {
     const key = o.key === undefined ? project.api_key : o.key;

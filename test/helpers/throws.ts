@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 
 /** Runs `fn`, which must throw an error of `type` with `code`; returns that error. */
-export function thrownWithCode<E extends Error & { code: string }>(fn: () => unknown, type: abstract new (...args: any[]) => E, code: string): E {
+export function thrownWithCode<E extends Error & { code: string }>(
+  fn: () => unknown,
+  type: abstract new (...args: any[]) => E,
+  code: string,
+): E {
   let caught: unknown;
   try {
     fn();

@@ -14,10 +14,13 @@ export const vectors = JSON.parse(readFileSync(new URL('../fixtures/wallet-b/ecv
 export const testRoot = generateSandboxKeys(); // listed in the test root keys file
 export const prodRoot = generateSandboxKeys(); // listed in the production root keys file
 const FAR = '32506264800000';
-const rootsOf = (publicKey: string) => (['ECv1', 'ECv2', 'ECv2SigningOnly'] as const).map((protocolVersion) => ({ keyValue: publicKey, protocolVersion, keyExpiration: FAR }));
+const rootsOf = (publicKey: string) =>
+  (['ECv1', 'ECv2', 'ECv2SigningOnly'] as const).map((protocolVersion) => ({ keyValue: publicKey, protocolVersion, keyExpiration: FAR }));
 
 /** Starts the service with root key files: the vectors' roots and testRoot for test, prodRoot for production. */
-export async function startWalletBService(opts: { liveConnector?: StartOptions['liveConnector']; config?: Partial<Config> } = {}): Promise<TestService> {
+export async function startWalletBService(
+  opts: { liveConnector?: StartOptions['liveConnector']; config?: Partial<Config> } = {},
+): Promise<TestService> {
   const dir = mkdtempSync(join(tmpdir(), 'tender-wallet-b-'));
   const testFile = join(dir, 'test-keys.json');
   const prodFile = join(dir, 'keys.json');
@@ -25,7 +28,10 @@ export async function startWalletBService(opts: { liveConnector?: StartOptions['
   writeFileSync(prodFile, JSON.stringify({ keys: rootsOf(prodRoot.rootPublicKey) }));
   const removeDir = () => rmSync(dir, { recursive: true, force: true });
   try {
-    const t = await startTestService({ liveConnector: opts.liveConnector, config: { ...opts.config, walletBTestRootKeysFile: testFile, walletBRootKeysFile: prodFile } });
+    const t = await startTestService({
+      liveConnector: opts.liveConnector,
+      config: { ...opts.config, walletBTestRootKeysFile: testFile, walletBRootKeysFile: prodFile },
+    });
     return {
       ...t,
       async close() {
@@ -74,10 +80,21 @@ export function walletBClient(svc: () => TestService) {
     const { recipientId, publicKey } = await recipientOf(opts.key);
     const authMethod = card.authMethod ?? 'CRYPTOGRAM_3DS';
     const details: Record<string, unknown> = { pan: card.pan ?? '4111111111111111', expirationMonth: 12, expirationYear: 2031, authMethod };
-    if (authMethod === 'CRYPTOGRAM_3DS') Object.assign(details, { cryptogram: card.cryptogram ?? 'AgAAAAAABk4DWZ4C28yUQAAAAAA=', eciIndicator: card.eci ?? '05' });
-    const payload = { messageExpiration: String(Date.now() + 3_600_000), messageId: opts.messageId ?? `m-${++messages}-${Date.now()}`, paymentMethod: 'CARD', paymentMethodDetails: details };
+    if (authMethod === 'CRYPTOGRAM_3DS')
+      Object.assign(details, { cryptogram: card.cryptogram ?? 'AgAAAAAABk4DWZ4C28yUQAAAAAA=', eciIndicator: card.eci ?? '05' });
+    const payload = {
+      messageExpiration: String(Date.now() + 3_600_000),
+      messageId: opts.messageId ?? `m-${++messages}-${Date.now()}`,
+      paymentMethod: 'CARD',
+      paymentMethodDetails: details,
+    };
     const root = opts.root ?? testRoot;
-    return sealToken(payload, { protocolVersion: opts.version ?? 'ECv2', rootPrivateKey: root.rootPrivateKey, recipientId, recipientPublicKey: publicKey });
+    return sealToken(payload, {
+      protocolVersion: opts.version ?? 'ECv2',
+      rootPrivateKey: root.rootPrivateKey,
+      recipientId,
+      recipientPublicKey: publicKey,
+    });
   }
 
   return {
@@ -85,7 +102,8 @@ export function walletBClient(svc: () => TestService) {
     sealed,
     tokenize: (body: Record<string, unknown>, test = true) => request(tokenUrl(test), 'POST', body),
     pay: (o: string, txn: string, body: Record<string, unknown>) => request(payUrl(o, txn), 'POST', body),
-    vaultRows: async (txnId: string) => (await svc().db.query<{ n: number }>('SELECT count(*)::int AS n FROM vault_cards WHERE transaction_id = $1', [txnId]))[0].n,
+    vaultRows: async (txnId: string) =>
+      (await svc().db.query<{ n: number }>('SELECT count(*)::int AS n FROM vault_cards WHERE transaction_id = $1', [txnId]))[0].n,
     walletOrder: (key = svc().project.api_key, over: Record<string, unknown> = {}) => walletOrder(svc(), 'wallet-b-pay', key, over),
   };
 }

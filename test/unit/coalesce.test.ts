@@ -63,7 +63,12 @@ test('a batch holds at most maxBatch items; never more than maxInFlight batches 
 test('when a batch fails, its items run again alone: only the bad one fails', async () => {
   const g = gated((i) => i === 4);
   const write = coalescer(g.run, { maxInFlight: 1, maxBatch: 10 });
-  const results = [1, 2, 3, 4, 5].map((i) => write(i).then(() => 'ok', (e: Error) => e.message));
+  const results = [1, 2, 3, 4, 5].map((i) =>
+    write(i).then(
+      () => 'ok',
+      (e: Error) => e.message,
+    ),
+  );
   for (let i = 0; i < 6; i++) await g.release(); // [1]; [2,3,4,5] fails; [2], [3], [4], [5] alone
   assert.deepEqual(await Promise.all(results), ['ok', 'ok', 'ok', 'bad 4', 'ok']);
   assert.deepEqual(g.batches, [[1], [2, 3, 4, 5], [2], [3], [4], [5]]);
@@ -73,7 +78,10 @@ test('when a batch fails, its items run again alone: only the bad one fails', as
 test('a failing item alone gets its own error, and the queue goes on', async () => {
   const g = gated((i) => i === 1);
   const write = coalescer(g.run, { maxInFlight: 1, maxBatch: 10 });
-  const first = write(1).then(() => 'ok', (e: Error) => e.message);
+  const first = write(1).then(
+    () => 'ok',
+    (e: Error) => e.message,
+  );
   const second = write(2);
   await g.release();
   assert.equal(await first, 'bad 1');
@@ -91,7 +99,12 @@ test('when a batch fails because the connection was lost, its items are not run 
     throw new ApiError('ServiceUnavailable', 'the database is temporarily unavailable; retry later');
   };
   const write = coalescer(run, { maxInFlight: 1, maxBatch: 10 });
-  const results = [1, 2, 3].map((i) => write(i).then(() => 'ok', (e: ApiError) => e.status));
+  const results = [1, 2, 3].map((i) =>
+    write(i).then(
+      () => 'ok',
+      (e: ApiError) => e.status,
+    ),
+  );
   assert.deepEqual(await Promise.all(results), ['ok', 503, 503]);
   assert.deepEqual(batches, [[1], [2, 3]], 'no item of the lost batch ran again');
 });
@@ -132,8 +145,14 @@ test('batcher: a failed batch is retried item by item, so only the bad item fail
   const a = answering((i) => i === 2);
   const ask = batcher(a.run, { maxInFlight: 2, maxBatch: 10 });
   const results = await Promise.allSettled([1, 2, 3].map((i) => ask(i)));
-  assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
-  assert.deepEqual(results.map((r) => (r.status === 'fulfilled' ? r.value : undefined)), [10, undefined, 30]);
+  assert.deepEqual(
+    results.map((r) => r.status),
+    ['fulfilled', 'rejected', 'fulfilled'],
+  );
+  assert.deepEqual(
+    results.map((r) => (r.status === 'fulfilled' ? r.value : undefined)),
+    [10, undefined, 30],
+  );
   assert.deepEqual(a.batches, [[1, 2, 3], [1], [2], [3]]);
 });
 
@@ -146,7 +165,14 @@ test('batcher: a batch lost with the connection is not retried item by item; eac
     },
     { maxInFlight: 1, maxBatch: 10 },
   );
-  const results = await Promise.all([1, 2, 3].map((i) => ask(i).then(() => 'ok', (e: ApiError) => e.status)));
+  const results = await Promise.all(
+    [1, 2, 3].map((i) =>
+      ask(i).then(
+        () => 'ok',
+        (e: ApiError) => e.status,
+      ),
+    ),
+  );
   assert.deepEqual(results, [503, 503, 503]);
   assert.deepEqual(batches, [[1, 2, 3]], 'no item ran again');
 });

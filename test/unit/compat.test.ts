@@ -14,13 +14,27 @@ import { loadConfig } from '../../src/config.ts';
 const matches = (pattern: string, s: string) => new RegExp(pattern, 'u').test(s);
 
 test('name pattern: Unicode letters and marks, hyphens, apostrophes; not <, /, @ or emoji', () => {
-  for (const ok of ['Wałęsa', 'Dvořák', 'Nguyễn', 'Nguye\u0302\u0303n', 'Anne-Marie', 'Smith-Jones', "O'Brien", 'Zoë', 'Δημήτρης', 'Jr.', 'Ada, 2nd'])
+  for (const ok of [
+    'Wałęsa',
+    'Dvořák',
+    'Nguyễn',
+    'Nguye\u0302\u0303n',
+    'Anne-Marie',
+    'Smith-Jones',
+    "O'Brien",
+    'Zoë',
+    'Δημήτρης',
+    'Jr.',
+    'Ada, 2nd',
+  ])
     assert.ok(matches(NAME_PATTERN, ok), ok);
-  for (const bad of ['Ada <b>', 'Smith/Jones', 'ada@home', 'Ada 🙂', 'Ada\nLovelace', '']) assert.ok(!matches(NAME_PATTERN, bad), JSON.stringify(bad));
+  for (const bad of ['Ada <b>', 'Smith/Jones', 'ada@home', 'Ada 🙂', 'Ada\nLovelace', ''])
+    assert.ok(!matches(NAME_PATTERN, bad), JSON.stringify(bad));
 });
 
 test('address pattern: also slashes; postcode pattern unchanged (upper case)', () => {
-  for (const ok of ['Kerkstraat 12/3', 'ul. Długa 5', 'Rue de l’Église'.replace('’', "'"), 'Calle 5º', '#12 (rear)']) assert.ok(matches(ADDRESS_PATTERN, ok), ok);
+  for (const ok of ['Kerkstraat 12/3', 'ul. Długa 5', 'Rue de l’Église'.replace('’', "'"), 'Calle 5º', '#12 (rear)'])
+    assert.ok(matches(ADDRESS_PATTERN, ok), ok);
   for (const bad of ['Damrak 1\nApt 4', '<script>', 'Damrak 1 | 2']) assert.ok(!matches(ADDRESS_PATTERN, bad), JSON.stringify(bad));
   assert.ok(matches(POSTAL_CODE_PATTERN, '1012 LG'));
   assert.ok(!matches(POSTAL_CODE_PATTERN, '1012 lg'));
@@ -58,11 +72,28 @@ test('normaliseCustomer: text, postcode case, empty phone numbers, additional ad
 });
 
 test("shapeBody: PHP's [] where the schema wants an object, nowhere else", () => {
-  const body = { currency: 'EUR', amount: 1, extra: [], client: [], customer: [], transactions: [{ payment_method: 'credit-card', payment_method_details: [] }], order_lines: [] };
-  assert.deepEqual(shapeBody(OrderInput, body), { ...body, extra: {}, client: {}, customer: {}, transactions: [{ payment_method: 'credit-card', payment_method_details: {} }] });
+  const body = {
+    currency: 'EUR',
+    amount: 1,
+    extra: [],
+    client: [],
+    customer: [],
+    transactions: [{ payment_method: 'credit-card', payment_method_details: [] }],
+    order_lines: [],
+  };
+  assert.deepEqual(shapeBody(OrderInput, body), {
+    ...body,
+    extra: {},
+    client: {},
+    customer: {},
+    transactions: [{ payment_method: 'credit-card', payment_method_details: {} }],
+  });
   assert.deepEqual(shapeBody(OrderInput, { extra: { list: [] } }), { extra: { list: [] } }, "extra's members are the merchant's data");
   assert.deepEqual(shapeBody(OrderInput, { extra: [1] }), { extra: [1] }, 'a non-empty array is left for the schema to refuse');
-  assert.deepEqual(shapeBody(OrderUpdate, { customer: { postal_code: 'ab1' }, transactions: [] }), { customer: { postal_code: 'AB1' }, transactions: [] });
+  assert.deepEqual(shapeBody(OrderUpdate, { customer: { postal_code: 'ab1' }, transactions: [] }), {
+    customer: { postal_code: 'AB1' },
+    transactions: [],
+  });
   assert.deepEqual(shapeBody(undefined, { a: [] }), { a: [] }, 'a route without a body schema');
 });
 
@@ -96,7 +127,10 @@ test('customerMessage: declined and error only, by reason, in the language of th
 
 test('parseMethodAliases: alias=method pairs; each mistake stops with the entry named', () => {
   assert.deepEqual(parseMethodAliases(undefined), {});
-  assert.deepEqual(parseMethodAliases(' apple-pay = wallet-a-pay ,google-pay=wallet-b-pay,'), { 'apple-pay': 'wallet-a-pay', 'google-pay': 'wallet-b-pay' });
+  assert.deepEqual(parseMethodAliases(' apple-pay = wallet-a-pay ,google-pay=wallet-b-pay,'), {
+    'apple-pay': 'wallet-a-pay',
+    'google-pay': 'wallet-b-pay',
+  });
   const bad: Array<[string, RegExp]> = [
     ['apple-pay', /"apple-pay" is not alias=method/],
     ['a=b=c', /"a=b=c" is not alias=method/],
@@ -116,7 +150,14 @@ test('parseMethodAliases: alias=method pairs; each mistake stops with the entry 
 
 test('a wallet sheet takes the billing names and addresses the order takes (Unicode letters, hyphens, /)', async () => {
   const { checkBilling } = await import('../../src/services/wallets/pay.ts');
-  const body = { first_name: 'Anne-Marie', last_name: 'Wałęsa', address: 'Dvořákova 12/3', postal_code: '1012 lg', city: 'Nguyễn', country: 'NL' };
+  const body = {
+    first_name: 'Anne-Marie',
+    last_name: 'Wałęsa',
+    address: 'Dvořákova 12/3',
+    postal_code: '1012 lg',
+    city: 'Nguyễn',
+    country: 'NL',
+  };
   const r = checkBilling(['first_name', 'last_name', 'address', 'postal_code', 'city', 'country'], body);
   assert.deepEqual(r.errors, {});
   assert.equal(r.billing?.postal_code, '1012 LG');

@@ -15,9 +15,26 @@ test('a bad setting stops loading with a message naming it and what it accepts',
 });
 
 test('every bad setting is named, each once', () => {
-  const problems = checkSettings({ PORT: '80x', TENDER_SURFACES: 'api,shop', LOG_LEVEL: 'loud', CAPTURE_WINDOW: '5 days', WEBHOOK_MAX_ATTEMPTS: '0', PUBLIC_BASE_URL: 'pay.example' });
-  assert.deepEqual(problems.map((p) => p.split('=')[0]).sort(), ['CAPTURE_WINDOW', 'LOG_LEVEL', 'PORT', 'PUBLIC_BASE_URL', 'TENDER_SURFACES', 'WEBHOOK_MAX_ATTEMPTS']);
-  assert.match(problems.find((p) => p.startsWith('TENDER_SURFACES'))!, /api, vault, wallet-b-token, portal/);
+  const problems = checkSettings({
+    PORT: '80x',
+    TENDER_SURFACES: 'api,shop',
+    LOG_LEVEL: 'loud',
+    CAPTURE_WINDOW: '5 days',
+    WEBHOOK_MAX_ATTEMPTS: '0',
+    PUBLIC_BASE_URL: 'pay.example',
+  });
+  assert.deepEqual(problems.map((p) => p.split('=')[0]).sort(), [
+    'CAPTURE_WINDOW',
+    'LOG_LEVEL',
+    'PORT',
+    'PUBLIC_BASE_URL',
+    'TENDER_SURFACES',
+    'WEBHOOK_MAX_ATTEMPTS',
+  ]);
+  assert.match(
+    problems.find((p) => p.startsWith('TENDER_SURFACES'))!,
+    /api, vault, wallet-b-token, portal/,
+  );
 });
 
 test('good and empty settings load: empty means the default', () => {

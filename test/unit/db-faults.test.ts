@@ -4,15 +4,20 @@ import assert from 'node:assert/strict';
 import { connectionLost, unavailableOr } from '../../src/store/db/db.ts';
 import { ApiError } from '../../src/domain/errors.ts';
 
-test('lost connections: server shutdowns, refused and broken sockets, the driver\'s own messages', () => {
+test("lost connections: server shutdowns, refused and broken sockets, the driver's own messages", () => {
   for (const code of ['57P01', '57P02', '57P03', '53300', '08006', '08003', 'ECONNREFUSED', 'ECONNRESET'])
     assert.equal(connectionLost(Object.assign(new Error('x'), { code })), true, code);
-  for (const message of ['Connection terminated unexpectedly', 'Client has encountered a connection error and is not queryable', 'timeout exceeded when trying to connect'])
+  for (const message of [
+    'Connection terminated unexpectedly',
+    'Client has encountered a connection error and is not queryable',
+    'timeout exceeded when trying to connect',
+  ])
     assert.equal(connectionLost(new Error(message)), true, message);
 });
 
 test('statement errors are not lost connections: they keep their meaning', () => {
-  for (const code of ['23505', '40001', '22P02', '42P01']) assert.equal(connectionLost(Object.assign(new Error('x'), { code })), false, code);
+  for (const code of ['23505', '40001', '22P02', '42P01'])
+    assert.equal(connectionLost(Object.assign(new Error('x'), { code })), false, code);
   assert.equal(connectionLost(new Error('boom')), false);
   assert.equal(connectionLost(undefined), false);
   const plain = new Error('boom');

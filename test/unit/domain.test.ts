@@ -37,7 +37,8 @@ test('currencyExponent refuses codes that are not payable money, unknown and low
 
 test('isValidAmount: safe integers from 0', () => {
   for (const ok of [0, 1, 1995, Number.MAX_SAFE_INTEGER]) assert.equal(isValidAmount(ok), true, String(ok));
-  for (const bad of [-1, 1.5, Number.MAX_SAFE_INTEGER + 1, NaN, Infinity, '100', null, undefined]) assert.equal(isValidAmount(bad), false, String(bad));
+  for (const bad of [-1, 1.5, Number.MAX_SAFE_INTEGER + 1, NaN, Infinity, '100', null, undefined])
+    assert.equal(isValidAmount(bad), false, String(bad));
 });
 
 test('formatMinor writes minor units in the currency exponent', () => {
@@ -86,7 +87,8 @@ test('parseDuration takes whole ISO 8601 durations only', () => {
 });
 
 test('isPositiveDuration: positive ISO 8601 durations only', () => {
-  for (const ok of ['PT30M', 'PT1H', 'P7D', 'P1M', 'P1Y', 'P1W', 'PT1S', 'PT0.5S', 'P1DT0H', 'P0DT1M']) assert.equal(isPositiveDuration(ok), true, ok);
+  for (const ok of ['PT30M', 'PT1H', 'P7D', 'P1M', 'P1Y', 'P1W', 'PT1S', 'PT0.5S', 'P1DT0H', 'P0DT1M'])
+    assert.equal(isPositiveDuration(ok), true, ok);
   for (const bad of ['PT0S', 'P0D', 'P0Y0M0DT0H0M0S', '-PT30M', '-P1D', 'P', 'PT', 'thirty minutes', '', 'P99999999Y', 'PT30M ']) {
     assert.equal(isPositiveDuration(bad), false, JSON.stringify(bad));
   }
@@ -189,7 +191,15 @@ test('isCancellable: only before the transaction reaches the acquirer', () => {
 
 // ---- customer -----------------------------------------------------------------------------
 
-const billing = { first_name: 'Ada', last_name: 'Lovelace', address_type: 'billing', address: 'Damrak 1', postal_code: '1012 LG', city: 'Amsterdam', country: 'NL' };
+const billing = {
+  first_name: 'Ada',
+  last_name: 'Lovelace',
+  address_type: 'billing',
+  address: 'Damrak 1',
+  postal_code: '1012 LG',
+  city: 'Amsterdam',
+  country: 'NL',
+};
 
 test('isCountry: ISO 3166-1 alpha-2 only', () => {
   for (const ok of ['NL', 'US', 'CA', 'DE', 'JP']) assert.equal(isCountry(ok), true, ok);
@@ -213,7 +223,9 @@ test('STATES lists the spec values', () => {
   assert.deepEqual(STATES.CA, 'AB BC MB NB NL NS NT NU ON PE QC SK YT'.split(' '));
   assert.deepEqual(
     STATES.US,
-    'AA AE AK AL AP AR AZ CA CO CT DC DE FL GA HI IA ID IL IN KS KY LA MA MD ME MI MN MO MS MT NC ND NE NH NJ NM NV NY OH OK OR PA RI SC SD TN TX UT VA VT WA WI WV WY'.split(' '),
+    'AA AE AK AL AP AR AZ CA CO CT DC DE FL GA HI IA ID IL IN KS KY LA MA MD ME MI MN MO MS MT NC ND NE NH NJ NM NV NY OH OK OR PA RI SC SD TN TX UT VA VT WA WI WV WY'.split(
+      ' ',
+    ),
   );
 });
 

@@ -19,7 +19,9 @@ test('ApiError carries the status of its type and renders the error body', () =>
   assert.equal(e.status, 409);
   assert.deepEqual(e.toBody(), { error: { status: 409, type: 'TransactionAlreadyStarted', value: 'already started' } });
   const v = invalid('customer.postal_code', 'bad postal code');
-  assert.deepEqual(v.toBody(), { error: { status: 400, type: 'ValidationError', value: 'bad postal code', field: 'customer.postal_code' } });
+  assert.deepEqual(v.toBody(), {
+    error: { status: 400, type: 'ValidationError', value: 'bad postal code', field: 'customer.postal_code' },
+  });
   assert.deepEqual(notFound('order').toBody(), { error: { status: 404, type: 'NotFound', value: 'order not found' } });
   assert.equal(new ApiError('IdempotencyError', 'in flight', undefined, 409).status, 409);
 });
@@ -33,7 +35,10 @@ test("every error type answers the status of docs/design.md's error table", () =
   assert.deepEqual(rows.map(([type]) => type).sort(), Object.keys(ERROR_STATUS).sort(), 'the table lists every error type once');
   for (const [type, statuses] of rows) {
     assert.equal(statuses[0], ERROR_STATUS[type as keyof typeof ERROR_STATUS], `${type} answers ${statuses[0]} first`);
-    assert.ok(statuses.every((s) => s >= 400 && s <= 599), `${type}: ${statuses} are error statuses`);
+    assert.ok(
+      statuses.every((s) => s >= 400 && s <= 599),
+      `${type}: ${statuses} are error statuses`,
+    );
   }
 });
 
@@ -60,9 +65,15 @@ test('toApiError: Ajv validation errors name the dotted field', () => {
   const cases: Array<[any, string]> = [
     [{ keyword: 'required', instancePath: '', params: { missingProperty: 'currency' } }, 'currency'],
     [{ keyword: 'pattern', instancePath: '/customer/postal_code', params: {} }, 'customer.postal_code'],
-    [{ keyword: 'enum', instancePath: '/transactions/0/capture_mode', params: { allowedValues: ['manual', 'delayed'] } }, 'transactions[0].capture_mode'],
+    [
+      { keyword: 'enum', instancePath: '/transactions/0/capture_mode', params: { allowedValues: ['manual', 'delayed'] } },
+      'transactions[0].capture_mode',
+    ],
     [{ keyword: 'additionalProperties', instancePath: '/customer', params: { additionalProperty: 'colour' } }, 'customer.colour'],
-    [{ keyword: 'required', instancePath: '/transactions/0', params: { missingProperty: 'payment_method' } }, 'transactions[0].payment_method'],
+    [
+      { keyword: 'required', instancePath: '/transactions/0', params: { missingProperty: 'payment_method' } },
+      'transactions[0].payment_method',
+    ],
     [{ keyword: 'type', instancePath: '/customer/phone_numbers/1', params: { type: 'string' } }, 'customer.phone_numbers[1]'],
   ];
   for (const [v, field] of cases) {
@@ -115,7 +126,14 @@ const stubDb = {
 } as unknown as Db;
 
 const config = loadConfig({ LOG_LEVEL: 'error' }, { port: 0, masterKey: randomBytes(32).toString('hex') });
-const app = await buildApp(buildContext({ db: stubDb, config, log: createLogger('error', logStream) }), { authenticated: [orderRoutes], test: [], public: [], vault: [], 'wallet-b-token': [], portal: [] });
+const app = await buildApp(buildContext({ db: stubDb, config, log: createLogger('error', logStream) }), {
+  authenticated: [orderRoutes],
+  test: [],
+  public: [],
+  vault: [],
+  'wallet-b-token': [],
+  portal: [],
+});
 app.get('/boom', async () => {
   throw new Error('secret internals at /srv/tender/src/x.ts:12');
 });
@@ -135,7 +153,10 @@ test('a route that throws answers 500 with the error body and no stack; the log 
     assert.deepEqual(body, { error: { status: 500, type: 'ServerError', value: 'internal server error' } });
     assert.ok(!res.body.includes('secret') && !res.body.includes('.ts:') && !res.body.includes('weird'), res.body);
   }
-  assert.ok(lines.some((l) => l.includes('secret internals')), 'the error is logged for the operator');
+  assert.ok(
+    lines.some((l) => l.includes('secret internals')),
+    'the error is logged for the operator',
+  );
 });
 
 test('readyz answers 503 with the error body when the database is down; healthz stays up', async () => {

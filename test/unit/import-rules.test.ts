@@ -48,10 +48,18 @@ test('a tree where each layer breaks its rule fails, naming each file and import
 });
 
 test('import cycles are found, within a layer and across layers', () => {
-  const cycles = checkImports(fixture('broken')).filter((p) => p.message.startsWith('import cycle')).map((p) => p.message);
+  const cycles = checkImports(fixture('broken'))
+    .filter((p) => p.message.startsWith('import cycle'))
+    .map((p) => p.message);
   assert.equal(cycles.length, 2);
-  assert.ok(cycles.some((c) => c.includes('domain/rule.ts') && c.includes('domain/other.ts')), cycles.join('\n'));
-  assert.ok(cycles.some((c) => ['store/payments/rows.ts', 'services/payments/use.ts', 'jobs/work.ts', 'http/route.ts'].every((f) => c.includes(f))), cycles.join('\n'));
+  assert.ok(
+    cycles.some((c) => c.includes('domain/rule.ts') && c.includes('domain/other.ts')),
+    cycles.join('\n'),
+  );
+  assert.ok(
+    cycles.some((c) => ['store/payments/rows.ts', 'services/payments/use.ts', 'jobs/work.ts', 'http/route.ts'].every((f) => c.includes(f))),
+    cycles.join('\n'),
+  );
 });
 
 test('specifiers: import, import type, export from, side-effect and dynamic imports; not comments or packages', () => {

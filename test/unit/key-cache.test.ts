@@ -4,7 +4,14 @@ import { KeyCache } from '../../src/services/platform/key-cache.ts';
 import type { ProjectRow } from '../../src/domain/entities.ts';
 
 const project = (name = 'Shop'): ProjectRow => ({
-  id: 'p1', merchant_id: 'm1', name, mode: 'test', webhook_url: null, settings: { wallet_b_clock: undefined }, clock_offset_ms: 0, created: new Date(0),
+  id: 'p1',
+  merchant_id: 'm1',
+  name,
+  mode: 'test',
+  webhook_url: null,
+  settings: { wallet_b_clock: undefined },
+  clock_offset_ms: 0,
+  created: new Date(0),
 });
 
 function counting(rows: Array<ProjectRow | undefined>) {

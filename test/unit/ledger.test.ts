@@ -43,7 +43,10 @@ test('every journal builder balances to zero, for many amounts and fees', () => 
       ]) {
         assert.equal(journalSum(legs), 0, JSON.stringify(legs));
         assert.ok(isBalanced(legs));
-        assert.ok(legs.every((l) => l.amount !== 0), 'no zero legs');
+        assert.ok(
+          legs.every((l) => l.amount !== 0),
+          'no zero legs',
+        );
       }
     }
   assert.equal(isBalanced([{ amount: 5 }, { amount: -4 }]), false);
@@ -142,9 +145,24 @@ test('voidProblem: before capture only, within the remainder, delayed only befor
 
 test('a CHECK violation from the database becomes the operation error, never a 500', async () => {
   const check = Object.assign(new Error('violates check constraint'), { code: '23514' });
-  await assert.rejects(guarded('CanNotCaptureTransaction', async () => { throw check; }), (e: unknown) => e instanceof ApiError && e.status === 409 && e.type === 'CanNotCaptureTransaction');
-  await assert.rejects(guarded('RefundError', async () => { throw check; }), (e: unknown) => e instanceof ApiError && e.status === 422);
+  await assert.rejects(
+    guarded('CanNotCaptureTransaction', async () => {
+      throw check;
+    }),
+    (e: unknown) => e instanceof ApiError && e.status === 409 && e.type === 'CanNotCaptureTransaction',
+  );
+  await assert.rejects(
+    guarded('RefundError', async () => {
+      throw check;
+    }),
+    (e: unknown) => e instanceof ApiError && e.status === 422,
+  );
   const other = new Error('boom');
-  await assert.rejects(guarded('RefundError', async () => { throw other; }), (e: unknown) => e === other);
+  await assert.rejects(
+    guarded('RefundError', async () => {
+      throw other;
+    }),
+    (e: unknown) => e === other,
+  );
   assert.equal(await guarded('RefundError', async () => 7), 7);
 });

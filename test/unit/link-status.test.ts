@@ -5,7 +5,12 @@ import { deriveLinkStatus, groupOrders, isFinalLink, type LinkOrder } from '../.
 const t0 = new Date('2030-01-01T00:00:00Z');
 const at = (min: number) => new Date(t0.getTime() + min * 60_000);
 const expires = at(60 * 24 * 30);
-const order = (id: string, status: LinkOrder['status'], min: number, extra: Partial<LinkOrder> = {}): LinkOrder => ({ id, status, created: at(min), ...extra });
+const order = (id: string, status: LinkOrder['status'], min: number, extra: Partial<LinkOrder> = {}): LinkOrder => ({
+  id,
+  status,
+  created: at(min),
+  ...extra,
+});
 
 test('a link nobody tried is new', () => {
   const s = deriveLinkStatus([], expires, at(1));
@@ -24,7 +29,11 @@ test('an order not final makes the link processing', () => {
 });
 
 test('every order final and unsuccessful is all_unsuccessful, naming the last reason', () => {
-  const s = deriveLinkStatus([order('a', 'error', 1, { reason: 'declined' }), order('b', 'expired', 2, { reason: 'expired' }), order('c', 'cancelled', 3)], expires, at(4));
+  const s = deriveLinkStatus(
+    [order('a', 'error', 1, { reason: 'declined' }), order('b', 'expired', 2, { reason: 'expired' }), order('c', 'cancelled', 3)],
+    expires,
+    at(4),
+  );
   assert.equal(s.status, 'all_unsuccessful');
   assert.match(s.reason, /all 3 attempts failed \(last cancelled\)/);
   const one = deriveLinkStatus([order('a', 'error', 1, { reason: 'declined' })], expires, at(4));
@@ -45,7 +54,11 @@ test('one completed order completes the link, whatever the others and the clock 
 });
 
 test('with two paid orders the first one paid is the completed order', () => {
-  const s = deriveLinkStatus([order('a', 'completed', 1, { completed: at(9) }), order('b', 'completed', 2, { completed: at(3) })], expires, at(10));
+  const s = deriveLinkStatus(
+    [order('a', 'completed', 1, { completed: at(9) }), order('b', 'completed', 2, { completed: at(3) })],
+    expires,
+    at(10),
+  );
   assert.equal(s.completed_order_id, 'b');
   assert.match(s.reason, /2 orders were paid/);
 });

@@ -56,7 +56,10 @@ describe('compileQuery: representative queries (exact SQL)', () => {
   });
 
   it('numbers parameters from firstParam', () => {
-    assert.deepEqual(compileQuery('status:new OR amount:100', 4), { where: '(o.status = $4 OR o.amount = $5::bigint)', params: ['new', 100] });
+    assert.deepEqual(compileQuery('status:new OR amount:100', 4), {
+      where: '(o.status = $4 OR o.amount = $5::bigint)',
+      params: ['new', 100],
+    });
   });
 
   it('never puts user text in the SQL', () => {
@@ -129,12 +132,21 @@ describe('compileQuery: grammar', () => {
 
   it('NOT, AND NOT, OR NOT, leading - and +', () => {
     assert.deepEqual(c('NOT status:new'), { where: '(o.status = $1) IS NOT TRUE', params: ['new'] });
-    assert.deepEqual(c('currency:EUR AND NOT status:new'), { where: '(o.currency = $1 AND (o.status = $2) IS NOT TRUE)', params: ['EUR', 'new'] });
+    assert.deepEqual(c('currency:EUR AND NOT status:new'), {
+      where: '(o.currency = $1 AND (o.status = $2) IS NOT TRUE)',
+      params: ['EUR', 'new'],
+    });
     assert.deepEqual(c('currency:EUR NOT status:new'), c('currency:EUR AND NOT status:new'));
     assert.deepEqual(c('currency:EUR -status:new'), c('currency:EUR AND NOT status:new'));
-    assert.deepEqual(c('currency:EUR OR NOT status:new'), { where: '(o.currency = $1 OR (o.status = $2) IS NOT TRUE)', params: ['EUR', 'new'] });
+    assert.deepEqual(c('currency:EUR OR NOT status:new'), {
+      where: '(o.currency = $1 OR (o.status = $2) IS NOT TRUE)',
+      params: ['EUR', 'new'],
+    });
     assert.deepEqual(c('+status:new'), c('status:new'));
-    assert.deepEqual(c('NOT (status:new OR status:error)'), { where: '(o.status = $1 OR o.status = $2) IS NOT TRUE', params: ['new', 'error'] });
+    assert.deepEqual(c('NOT (status:new OR status:error)'), {
+      where: '(o.status = $1 OR o.status = $2) IS NOT TRUE',
+      params: ['new', 'error'],
+    });
   });
 
   it('NOT NOT cancels out; NOT * matches nothing; * in AND/OR folds away', () => {
@@ -145,7 +157,10 @@ describe('compileQuery: grammar', () => {
   });
 
   it('field groups apply the field to each term', () => {
-    assert.deepEqual(c('status:(completed OR cancelled)'), { where: '(o.status = $1 OR o.status = $2)', params: ['completed', 'cancelled'] });
+    assert.deepEqual(c('status:(completed OR cancelled)'), {
+      where: '(o.status = $1 OR o.status = $2)',
+      params: ['completed', 'cancelled'],
+    });
     assert.deepEqual(c('amount:([1 TO 5] OR 10)'), {
       where: '((o.amount >= $1::bigint AND o.amount <= $2::bigint) OR o.amount = $3::bigint)',
       params: [1, 5, 10],
@@ -156,8 +171,14 @@ describe('compileQuery: grammar', () => {
     assert.deepEqual(c('merchant_order_id:ORD_5%*'), { where: 'o.merchant_order_id LIKE $1', params: ['ORD\\_5\\%%'] });
     assert.deepEqual(c('customer.email_address:Jane*'), { where: 'lower(o.customer_email) LIKE $1', params: ['jane%'] });
     assert.deepEqual(c('status:proc*'), { where: 'o.status LIKE $1', params: ['proc%'] });
-    assert.deepEqual(c('transactions.payment_method_brand:Master*'), { where: TXN('lower(t.payment_method_brand) LIKE $1'), params: ['master%'] });
-    assert.deepEqual(c('flags:test*'), { where: 'EXISTS (SELECT 1 FROM unnest(o.flags) AS f(flag) WHERE f.flag LIKE $1)', params: ['test%'] });
+    assert.deepEqual(c('transactions.payment_method_brand:Master*'), {
+      where: TXN('lower(t.payment_method_brand) LIKE $1'),
+      params: ['master%'],
+    });
+    assert.deepEqual(c('flags:test*'), {
+      where: 'EXISTS (SELECT 1 FROM unnest(o.flags) AS f(flag) WHERE f.flag LIKE $1)',
+      params: ['test%'],
+    });
     assert.deepEqual(c('merchant_order_id:a\\\\*'), { where: 'o.merchant_order_id LIKE $1', params: ['a\\\\%'] });
   });
 
@@ -203,7 +224,10 @@ describe('compileQuery: grammar', () => {
       where: '(o.modified >= $1::timestamptz AND o.modified < $2::timestamptz)',
       params: ['2024-01-01T10:00:00Z', '2024-01-01T12:30:15.5+02:00'],
     });
-    assert.deepEqual(c('completed:{"2024-01-01 10:00:00+0530" TO *]'), { where: 'o.completed > $1::timestamptz', params: ['2024-01-01T10:00:00+05:30'] });
+    assert.deepEqual(c('completed:{"2024-01-01 10:00:00+0530" TO *]'), {
+      where: 'o.completed > $1::timestamptz',
+      params: ['2024-01-01T10:00:00+05:30'],
+    });
   });
 
   it('a date as a value means that day; a date-time is exact', () => {
@@ -229,9 +253,15 @@ describe('compileQuery: grammar', () => {
       'customer.email_address': ['customer.email_address:a@b.c', { where: 'lower(o.customer_email) = $1', params: ['a@b.c'] }],
       'customer.merchant_customer_id': ['customer.merchant_customer_id:C-1', { where: 'o.merchant_customer_id = $1', params: ['C-1'] }],
       related_payment_link_id: [`related_payment_link_id:${UUID}`, { where: 'o.payment_link_id = $1::uuid', params: [UUID] }],
-      'transactions.payment_method': ['transactions.payment_method:credit-card', { where: TXN('t.payment_method = $1'), params: ['credit-card'] }],
+      'transactions.payment_method': [
+        'transactions.payment_method:credit-card',
+        { where: TXN('t.payment_method = $1'), params: ['credit-card'] },
+      ],
       'transactions.status': ['transactions.status:declined', { where: TXN('t.status = $1'), params: ['declined'] }],
-      'transactions.payment_method_brand': ['transactions.payment_method_brand:VISA', { where: TXN('lower(t.payment_method_brand) = $1'), params: ['visa'] }],
+      'transactions.payment_method_brand': [
+        'transactions.payment_method_brand:VISA',
+        { where: TXN('lower(t.payment_method_brand) = $1'), params: ['visa'] },
+      ],
       'transactions.id': [`transactions.id:${UUID}`, { where: TXN('t.id = $1::uuid'), params: [UUID] }],
     };
     assert.deepEqual(Object.keys(cases).sort(), [...SEARCH_FIELDS].sort());
@@ -294,7 +324,14 @@ describe('compileQuery: errors', () => {
   });
 
   it('bad date', () => {
-    for (const q of ['created:2024-02-30', 'created:2023-02-29', 'created:yesterday', 'created:2024-1-5', 'created:"2024-01-01T24:00:00Z"', 'created:"2024-01-01T10:00:00+15:00"']) {
+    for (const q of [
+      'created:2024-02-30',
+      'created:2023-02-29',
+      'created:yesterday',
+      'created:2024-1-5',
+      'created:"2024-01-01T24:00:00Z"',
+      'created:"2024-01-01T10:00:00+15:00"',
+    ]) {
       assertQueryError(() => c(q), { position: 8, field: 'created', message: /date/ });
     }
     assertQueryError(() => c('completed:[2024-01-01 TO 2024-13-01]'), { position: 25, field: 'completed' });
@@ -364,7 +401,10 @@ describe('search_after cursors and keyset paging', () => {
     const cursor = encodeSearchAfter('2024-01-31T10:00:00.123456Z', UUID, desc);
     assert.match(cursor, /^[A-Za-z0-9_-]+$/);
     assert.deepEqual(decodeSearchAfter(cursor), { value: '2024-01-31T10:00:00.123456Z', id: UUID, sort: 'created desc' });
-    assert.deepEqual(decodeSearchAfter(encodeSearchAfter(new Date('2024-01-31T10:00:00Z'), UUID)), { value: '2024-01-31T10:00:00.000Z', id: UUID });
+    assert.deepEqual(decodeSearchAfter(encodeSearchAfter(new Date('2024-01-31T10:00:00Z'), UUID)), {
+      value: '2024-01-31T10:00:00.000Z',
+      id: UUID,
+    });
     assert.deepEqual(decodeSearchAfter(encodeSearchAfter(995n, UUID)), { value: 995, id: UUID });
     assert.deepEqual(decodeSearchAfter(encodeSearchAfter(null, UUID)), { value: null, id: UUID });
   });

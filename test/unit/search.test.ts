@@ -9,12 +9,25 @@ const P = '6f1c2d3e-1111-4222-8333-444455556666';
 
 describe('compileTransactionTerm: one transactions.* term over t alone', () => {
   it('compiles the term without the EXISTS', () => {
-    assert.deepEqual(compileTransactionTerm('transactions.payment_method_brand:VISA', 2), { where: 'lower(t.payment_method_brand) = $2', params: ['visa'] });
+    assert.deepEqual(compileTransactionTerm('transactions.payment_method_brand:VISA', 2), {
+      where: 'lower(t.payment_method_brand) = $2',
+      params: ['visa'],
+    });
     assert.deepEqual(compileTransactionTerm('(transactions.status:declined)', 2), { where: 't.status = $2', params: ['declined'] });
-    assert.deepEqual(compileTransactionTerm('transactions.payment_method_brand:vi*', 3), { where: 'lower(t.payment_method_brand) LIKE $3', params: ['vi%'] });
+    assert.deepEqual(compileTransactionTerm('transactions.payment_method_brand:vi*', 3), {
+      where: 'lower(t.payment_method_brand) LIKE $3',
+      params: ['vi%'],
+    });
   });
   it('is null for anything else', () => {
-    for (const q of ['*', 'status:new', 'NOT transactions.status:declined', 'transactions.status:declined AND status:error', 'visa', 'transactions.status:declined OR transactions.status:error'])
+    for (const q of [
+      '*',
+      'status:new',
+      'NOT transactions.status:declined',
+      'transactions.status:declined AND status:error',
+      'visa',
+      'transactions.status:declined OR transactions.status:error',
+    ])
       assert.equal(compileTransactionTerm(q, 2), null, q);
   });
   it('throws what compileQuery throws', () => {
@@ -47,7 +60,11 @@ describe('planSearch: the paging rules', () => {
   });
   it('a cursor of another sort is refused up front', () => {
     const cursor = encodeSearchAfter(500, P, parseSort('amount asc'));
-    assert.deepEqual(planSearch(P, { query: '*', sort: 'amount asc', search_after: cursor }).after, { value: 500, id: P, sort: 'amount asc' });
+    assert.deepEqual(planSearch(P, { query: '*', sort: 'amount asc', search_after: cursor }).after, {
+      value: 500,
+      id: P,
+      sort: 'amount asc',
+    });
     err(() => planSearch(P, { query: '*', search_after: cursor }), 'search_after', /amount asc/);
   });
   it('query and sort errors name their member', () => {
@@ -59,12 +76,31 @@ describe('planSearch: the paging rules', () => {
 describe('CSV columns', () => {
   it('the spec columns first, in order, then ours, each once', () => {
     assert.deepEqual(COLUMN_NAMES.slice(0, 22), [
-      'id', 'merchant_order_id', 'created', 'completed', 'currency', 'amount', 'status', 'transaction.id', 'transaction.status', 'transaction.payment_method',
-      'transaction.payment_method_brand', 'transaction.amount_with_decimals', 'transaction.credit_debit', 'transaction.refund_of_transaction_id',
-      'transaction.payment_method_details.truncated_pan', 'transaction.settlement_currency', 'transaction.settlement_amount', 'transaction.fee_currency',
-      'transaction.fee_amount', 'customer.merchant_customer_id', 'merchant_id', 'project_id',
+      'id',
+      'merchant_order_id',
+      'created',
+      'completed',
+      'currency',
+      'amount',
+      'status',
+      'transaction.id',
+      'transaction.status',
+      'transaction.payment_method',
+      'transaction.payment_method_brand',
+      'transaction.amount_with_decimals',
+      'transaction.credit_debit',
+      'transaction.refund_of_transaction_id',
+      'transaction.payment_method_details.truncated_pan',
+      'transaction.settlement_currency',
+      'transaction.settlement_amount',
+      'transaction.fee_currency',
+      'transaction.fee_amount',
+      'customer.merchant_customer_id',
+      'merchant_id',
+      'project_id',
     ]);
     assert.equal(new Set(COLUMN_NAMES).size, COLUMN_NAMES.length);
-    for (const c of ['flags', 'payment_link_id', 'customer.email_address', 'transaction.created', 'description']) assert.ok(COLUMN_NAMES.includes(c), c);
+    for (const c of ['flags', 'payment_link_id', 'customer.email_address', 'transaction.created', 'description'])
+      assert.ok(COLUMN_NAMES.includes(c), c);
   });
 });

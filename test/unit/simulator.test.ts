@@ -12,7 +12,8 @@ import { loadConfig } from '../../src/config.ts';
 const NOW = new Date('2025-06-15T12:00:00Z');
 
 test('Luhn', () => {
-  for (const pan of ['4111111111111111', '378282246310005', '2223003122003222', '4000002500001001', '79927398713']) assert.ok(luhnValid(pan), pan);
+  for (const pan of ['4111111111111111', '378282246310005', '2223003122003222', '4000002500001001', '79927398713'])
+    assert.ok(luhnValid(pan), pan);
   for (const pan of ['4111111111111112', '378282246310006', '79927398710', '', '4111-1111', 'abcd']) assert.ok(!luhnValid(pan), pan);
 });
 
@@ -51,20 +52,50 @@ test('a card is valid through the last day of its expiry month', () => {
 
 test('ECI by scheme and liability shift by transStatus', () => {
   const visaLike = ['visa', 'amex', 'cartes_bancaires', 'jcb'];
-  for (const b of visaLike) assert.deepEqual(['Y', 'A', 'N', 'U', 'R'].map((s) => eciFor(b, s as any)), ['05', '06', '07', '07', '07'], b);
-  for (const b of ['mastercard', 'maestro']) assert.deepEqual(['Y', 'A', 'N', 'U', 'R'].map((s) => eciFor(b, s as any)), ['02', '01', '00', '00', '00'], b);
-  assert.deepEqual(['Y', 'A', 'N', 'U', 'R', 'C'].map((s) => liabilityShift(s as any)), [true, true, false, false, false, false]);
+  for (const b of visaLike)
+    assert.deepEqual(
+      ['Y', 'A', 'N', 'U', 'R'].map((s) => eciFor(b, s as any)),
+      ['05', '06', '07', '07', '07'],
+      b,
+    );
+  for (const b of ['mastercard', 'maestro'])
+    assert.deepEqual(
+      ['Y', 'A', 'N', 'U', 'R'].map((s) => eciFor(b, s as any)),
+      ['02', '01', '00', '00', '00'],
+      b,
+    );
+  assert.deepEqual(
+    ['Y', 'A', 'N', 'U', 'R', 'C'].map((s) => liabilityShift(s as any)),
+    [true, true, false, false, false, false],
+  );
 });
 
 test('3-D Secure decisions follow the table; unknown cards are frictionless Y', () => {
-  const expect: Record<string, string> = { '4000002760003184': 'C', '4000008260003178': 'C', '4000000000003055': 'U', '4000000000003063': 'R' };
+  const expect: Record<string, string> = {
+    '4000002760003184': 'C',
+    '4000008260003178': 'C',
+    '4000000000003055': 'U',
+    '4000000000003063': 'R',
+  };
   for (const c of TEST_CARDS) {
     const r = decideAuthentication({ pan: c.pan, brand: c.brands[0] });
     assert.equal(r.trans_status, expect[c.pan] ?? 'Y', c.pan);
   }
-  assert.deepEqual(decideAuthentication({ pan: '5105105105105100', brand: 'mastercard' }), { trans_status: 'Y', eci: '02', liability_shift: true });
-  assert.deepEqual(decideAuthentication({ pan: '4000000000003055', brand: 'visa' }), { trans_status: 'U', eci: '07', liability_shift: false });
-  assert.deepEqual(decideAuthentication({ pan: '4000000000003063', brand: 'visa' }), { trans_status: 'R', eci: '07', liability_shift: false });
+  assert.deepEqual(decideAuthentication({ pan: '5105105105105100', brand: 'mastercard' }), {
+    trans_status: 'Y',
+    eci: '02',
+    liability_shift: true,
+  });
+  assert.deepEqual(decideAuthentication({ pan: '4000000000003055', brand: 'visa' }), {
+    trans_status: 'U',
+    eci: '07',
+    liability_shift: false,
+  });
+  assert.deepEqual(decideAuthentication({ pan: '4000000000003063', brand: 'visa' }), {
+    trans_status: 'R',
+    eci: '07',
+    liability_shift: false,
+  });
   assert.deepEqual(decideChallenge({ brand: 'visa' }, '1234'), { trans_status: 'Y', eci: '05', liability_shift: true });
   assert.deepEqual(decideChallenge({ brand: 'mastercard' }, '1235'), { trans_status: 'N', eci: '00', liability_shift: false });
   assert.equal(decideChallenge({ brand: 'visa' }, '').trans_status, 'N');
@@ -135,9 +166,13 @@ test('return redirect: failure_url for cancelled, expired and error; ids appende
   const both = { return_url: 'https://s.example/ok?x=1', failure_url: 'https://s.example/fail' };
   assert.equal(returnUrlFor(config, o('completed', both)), 'https://s.example/ok?x=1&order_id=o1&project_id=p1');
   assert.equal(returnUrlFor(config, o('processing', both)), 'https://s.example/ok?x=1&order_id=o1&project_id=p1');
-  for (const s of ['cancelled', 'expired', 'error']) assert.equal(returnUrlFor(config, o(s, both)), 'https://s.example/fail?order_id=o1&project_id=p1');
+  for (const s of ['cancelled', 'expired', 'error'])
+    assert.equal(returnUrlFor(config, o(s, both)), 'https://s.example/fail?order_id=o1&project_id=p1');
   assert.equal(returnUrlFor(config, o('error', { return_url: 'https://s.example/ok' })), 'https://s.example/ok?order_id=o1&project_id=p1');
   assert.equal(returnUrlFor(config, o('completed', { failure_url: 'https://s.example/fail' })), 'https://pay.example/pay/o1/result/');
   assert.equal(returnUrlFor(config, o('completed', {})), 'https://pay.example/pay/o1/result/');
-  assert.equal(returnUrlFor(config, o('completed', { return_url: 'https://s.example/p?flag#h' })), 'https://s.example/p?flag&order_id=o1&project_id=p1#h');
+  assert.equal(
+    returnUrlFor(config, o('completed', { return_url: 'https://s.example/p?flag#h' })),
+    'https://s.example/p?flag&order_id=o1&project_id=p1#h',
+  );
 });

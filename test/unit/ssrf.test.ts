@@ -53,8 +53,25 @@ for (const [ip, cls] of forbidden) {
   });
 }
 
-const publicOnes = ['1.1.1.1', '8.8.8.8', '93.184.216.34', '172.15.255.255', '172.32.0.1', '100.63.255.255', '100.128.0.1', '169.253.1.1', '11.0.0.1', '223.255.255.255',
-  '2606:4700:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1', 'fbff::1', 'fe7f::1'];
+const publicOnes = [
+  '1.1.1.1',
+  '8.8.8.8',
+  '93.184.216.34',
+  '172.15.255.255',
+  '172.32.0.1',
+  '100.63.255.255',
+  '100.128.0.1',
+  '169.253.1.1',
+  '11.0.0.1',
+  '223.255.255.255',
+  '2606:4700:4700::1111',
+  '2001:4860:4860::8888',
+  '::ffff:8.8.8.8',
+  '64:ff9b::808:808',
+  '2002:808:808::1',
+  'fbff::1',
+  'fe7f::1',
+];
 for (const ip of publicOnes) {
   test(`${ip} is public`, () => {
     assert.equal(addressClass(ip), undefined);
@@ -64,7 +81,8 @@ for (const ip of publicOnes) {
 
 test('parses addresses strictly; anything else is not an IP literal', () => {
   assert.deepEqual(parseIPv4('192.168.0.1'), [192, 168, 0, 1]);
-  for (const bad of ['256.1.1.1', '1.2.3', '1.2.3.4.5', '01.2.3.4', '1.2.3.-4', 'a.b.c.d', '', '1..2.3']) assert.equal(parseIPv4(bad), undefined, bad);
+  for (const bad of ['256.1.1.1', '1.2.3', '1.2.3.4.5', '01.2.3.4', '1.2.3.-4', 'a.b.c.d', '', '1..2.3'])
+    assert.equal(parseIPv4(bad), undefined, bad);
   assert.deepEqual(parseIPv6('::'), [0, 0, 0, 0, 0, 0, 0, 0]);
   assert.deepEqual(parseIPv6('1:2:3:4:5:6:7:8'), [1, 2, 3, 4, 5, 6, 7, 8]);
   assert.deepEqual(parseIPv6('1::8'), [1, 0, 0, 0, 0, 0, 0, 8]);

@@ -12,7 +12,8 @@ const up = '..' + '/'; // written apart so this file's own examples are not find
 test('no file under src, test, scripts, bench, bin, docs or .ci refers to a path outside the repository', () => {
   const files = repoTextFiles(root, ['src', 'test', 'scripts', 'bench', 'bin', 'docs', '.ci', 'README.md', 'package.json']);
   assert.ok(files.length > 100, `scanned only ${files.length} files`);
-  for (const f of ['.ci/run', 'bin/tender.mjs', 'scripts/compat/ginger-php.php']) assert.ok(files.includes(join(root, f)), `${f} is scanned`);
+  for (const f of ['.ci/run', 'bin/tender.mjs', 'scripts/compat/ginger-php.php'])
+    assert.ok(files.includes(join(root, f)), `${f} is scanned`);
   const found = files.flatMap((f) => outsideRefs(root, f, readText(f)));
   assert.deepEqual(
     found.map((r) => `${r.file.slice(root.length + 1)}:${r.line} ${r.ref}`),
@@ -25,7 +26,9 @@ test('the check finds references that leave the repository', () => {
   const file = join(root, 'test', 'unit', 'example.test.ts');
   const refs = (text: string) => outsideRefs(root, file, text).map((r) => r.ref);
   // relative to the file: three levels up from test/unit leaves the root
-  assert.deepEqual(refs(`readFileSync(new URL('${up}${up}${up}shared/vectors/keys.json', import.meta.url))`), [`${up}${up}${up}shared/vectors/keys.json`]);
+  assert.deepEqual(refs(`readFileSync(new URL('${up}${up}${up}shared/vectors/keys.json', import.meta.url))`), [
+    `${up}${up}${up}shared/vectors/keys.json`,
+  ]);
   // relative to the root, as docs mean it: nothing by that name beside the file, one level up from the root
   assert.deepEqual(refs(`see \`${up}shared/DESIGN.md\``), [`${up}shared/DESIGN.md`]);
   // an absolute path into the folder that holds the repository

@@ -16,7 +16,10 @@ test('a file that crashes on import is named with its error in the summary, and 
   const r = run('test/fixtures/runner/crashes-on-import.ts', 'test/fixtures/runner/passes.ts');
   assert.equal(r.status, 1);
   assert.match(r.stdout, /1 test file\(s\) failed as a whole/);
-  assert.match(r.stdout, /crashes-on-import\.ts \(before its first test\): Error: ENOENT: no such file or directory, open '.*no-such-vectors\.json'/);
+  assert.match(
+    r.stdout,
+    /crashes-on-import\.ts \(before its first test\): Error: ENOENT: no such file or directory, open '.*no-such-vectors\.json'/,
+  );
   assert.doesNotMatch(r.stdout, /passes\.ts \(/, 'a passing file is not listed');
 });
 
@@ -27,7 +30,14 @@ test('a run where every file passes prints no such summary', () => {
 });
 
 test("the error's first line is the error message, not the source excerpt or the stack", () => {
-  const stderr = ["file:///x/a.test.ts:3\n", "readFileSync(u);\n", "^\n", "\n", "Error [ERR_MODULE_NOT_FOUND]: Cannot find module '/x/b.ts'\n", '    at resolve (node:internal)\n'];
+  const stderr = [
+    'file:///x/a.test.ts:3\n',
+    'readFileSync(u);\n',
+    '^\n',
+    '\n',
+    "Error [ERR_MODULE_NOT_FOUND]: Cannot find module '/x/b.ts'\n",
+    '    at resolve (node:internal)\n',
+  ];
   assert.equal(firstErrorLine(stderr), "Error [ERR_MODULE_NOT_FOUND]: Cannot find module '/x/b.ts'");
   assert.equal(firstErrorLine(['SyntaxError: Unexpected token (1:2)\n']), 'SyntaxError: Unexpected token (1:2)');
   assert.equal(firstErrorLine(['something odd happened\n']), 'something odd happened');

@@ -47,10 +47,13 @@ test('verifyTotp: the current step and one either side; never a step at or befor
   assert.equal(verifyTotp(s, totp(s, now), now, step), undefined, 'already used');
   assert.equal(verifyTotp(s, '12345', now), undefined);
   assert.equal(verifyTotp(s, 'abcdef', now), undefined);
-  assert.match(otpauthUri('Tender', 'a@b.example', s), /^otpauth:\/\/totp\/Tender:a%40b\.example\?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=Tender/);
+  assert.match(
+    otpauthUri('Tender', 'a@b.example', s),
+    /^otpauth:\/\/totp\/Tender:a%40b\.example\?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=Tender/,
+  );
 });
 
-test('parseMajorAmount: as people type amounts, in the currency\'s decimals', () => {
+test("parseMajorAmount: as people type amounts, in the currency's decimals", () => {
   assert.equal(parseMajorAmount('12.34', 'EUR'), 1234);
   assert.equal(parseMajorAmount('12,5', 'EUR'), 1250);
   assert.equal(parseMajorAmount(' 1 000 ', 'EUR'), 100000);

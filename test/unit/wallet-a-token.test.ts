@@ -92,12 +92,20 @@ describe('round trip', () => {
   test('seal then open gives the checked payment, tokenId the lower-case transactionId', () => {
     const pd = seal();
     pd.header.transactionId = pd.header.transactionId.toUpperCase(); // the signed bytes are the same
-    assert.deepEqual(open(pd), { ...EXPECTED, tokenId: pd.header.transactionId.toLowerCase(), deviceManufacturerIdentifier: '040010030273' });
+    assert.deepEqual(open(pd), {
+      ...EXPECTED,
+      tokenId: pd.header.transactionId.toLowerCase(),
+      deviceManufacturerIdentifier: '040010030273',
+    });
   });
 
   test('the full token, the bare paymentData, and either as JSON text', () => {
     const pd = seal();
-    const full = { paymentData: pd, paymentMethod: { displayName: 'Visa 1111', network: 'Visa', type: 'debit' }, transactionIdentifier: pd.header.transactionId.toUpperCase() };
+    const full = {
+      paymentData: pd,
+      paymentMethod: { displayName: 'Visa 1111', network: 'Visa', type: 'debit' },
+      transactionIdentifier: pd.header.transactionId.toUpperCase(),
+    };
     for (const token of [full, pd, JSON.stringify(full), JSON.stringify(pd)]) {
       assert.deepEqual(paymentDataOf(token), pd);
       assert.equal(open(token).pan, EXPECTED.pan);
@@ -112,7 +120,10 @@ describe('round trip', () => {
 
   test('signed applicationData is accepted; eci is padded, or empty when absent', () => {
     assert.equal(open(resigned(seal(), (t) => (t.header.applicationData = 'c0ffee'))).eci, '05');
-    assert.equal(readPayload(JSON.stringify(payload({ paymentData: { onlinePaymentCryptogram: 'AQ==', eciIndicator: '07' } })), 'AB').eci, '07');
+    assert.equal(
+      readPayload(JSON.stringify(payload({ paymentData: { onlinePaymentCryptogram: 'AQ==', eciIndicator: '07' } })), 'AB').eci,
+      '07',
+    );
     assert.equal(readPayload(JSON.stringify(payload({ paymentData: { onlinePaymentCryptogram: 'AQ==' } })), 'AB').eci, '');
   });
 
@@ -124,7 +135,9 @@ describe('round trip', () => {
 describe('each check has its code', () => {
   test('invalid_format', () => {
     const pd = seal();
-    const p384 = generateKeyPairSync('ec', { namedCurve: 'secp384r1' }).publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
+    const p384 = generateKeyPairSync('ec', { namedCurve: 'secp384r1' })
+      .publicKey.export({ format: 'der', type: 'spki' })
+      .toString('base64');
     const cases: unknown[] = [
       'not json',
       '[]',
@@ -268,7 +281,16 @@ describe('interop', () => {
       const verify = (content: Buffer) => {
         writeFileSync(join(dir, 'content.bin'), content);
         const args = ['cms', '-verify', '-inform', 'DER', '-in', join(dir, 'sig.der'), '-binary', '-content', join(dir, 'content.bin')];
-        args.push('-CAfile', join(dir, 'root.pem'), '-purpose', 'any', '-attime', String(NOW.getTime() / 1000), '-out', join(dir, 'out.bin'));
+        args.push(
+          '-CAfile',
+          join(dir, 'root.pem'),
+          '-purpose',
+          'any',
+          '-attime',
+          String(NOW.getTime() / 1000),
+          '-out',
+          join(dir, 'out.bin'),
+        );
         return spawnSync('openssl', args, { encoding: 'utf8' });
       };
       const ok = verify(signedBytes(pd));
@@ -302,14 +324,67 @@ describe('found in review', () => {
       ext('ca', 'basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign\n1.2.840.113635.100.6.2.14=ASN1:NULL\n');
       ext('leaf', 'basicConstraints=critical,CA:FALSE\n1.2.840.113635.100.6.29=ASN1:NULL\n');
       const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
-      run('req', '-x509', ...ec, '-keyout', 'root.key', '-out', 'root.pem', '-subj', '/CN=root', '-days', '3650', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign');
+      run(
+        'req',
+        '-x509',
+        ...ec,
+        '-keyout',
+        'root.key',
+        '-out',
+        'root.pem',
+        '-subj',
+        '/CN=root',
+        '-days',
+        '3650',
+        '-addext',
+        'basicConstraints=critical,CA:TRUE',
+        '-addext',
+        'keyUsage=critical,keyCertSign',
+      );
       run('req', ...ec, '-keyout', 'int.key', '-out', 'int.csr', '-subj', '/CN=intermediate');
-      run('x509', '-req', '-in', 'int.csr', '-CA', 'root.pem', '-CAkey', 'root.key', '-set_serial', '0x11', '-out', 'int.pem', '-days', '3650', '-extfile', 'ca.ext');
+      run(
+        'x509',
+        '-req',
+        '-in',
+        'int.csr',
+        '-CA',
+        'root.pem',
+        '-CAkey',
+        'root.key',
+        '-set_serial',
+        '0x11',
+        '-out',
+        'int.pem',
+        '-days',
+        '3650',
+        '-extfile',
+        'ca.ext',
+      );
       run('req', ...ec, '-keyout', 'leaf.key', '-out', 'leaf.csr', '-subj', '/CN=leaf');
-      run('x509', '-req', '-in', 'leaf.csr', '-CA', 'int.pem', '-CAkey', 'int.key', '-set_serial', '0x8A1B2C3D4E5F', '-out', 'leaf.pem', '-days', '3650', '-extfile', 'leaf.ext');
+      run(
+        'x509',
+        '-req',
+        '-in',
+        'leaf.csr',
+        '-CA',
+        'int.pem',
+        '-CAkey',
+        'int.key',
+        '-set_serial',
+        '0x8A1B2C3D4E5F',
+        '-out',
+        'leaf.pem',
+        '-days',
+        '3650',
+        '-extfile',
+        'leaf.ext',
+      );
       const read = (f: string) => readFileSync(join(dir, f), 'utf8');
       const now = new Date();
-      const pd = seal({ signer: { leaf: read('leaf.pem'), intermediate: read('int.pem'), privateKey: read('leaf.key') }, signingTime: now });
+      const pd = seal({
+        signer: { leaf: read('leaf.pem'), intermediate: read('int.pem'), privateKey: read('leaf.key') },
+        signingTime: now,
+      });
       assert.equal(open(pd, { roots: [new X509Certificate(read('root.pem'))], now }).pan, '4111111111111111');
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -15,9 +15,7 @@ import {
 } from '../../src/wallets/wallet-b-token.ts';
 import { ecdsaSign, exportSpki, importPkcs8, lengthValue } from '../../src/wallets/wallet-b-crypto.ts';
 
-const vectors = JSON.parse(
-  readFileSync(new URL('../fixtures/wallet-b/ecv2-tink-test-keys.json', import.meta.url), 'utf8'),
-);
+const vectors = JSON.parse(readFileSync(new URL('../fixtures/wallet-b/ecv2-tink-test-keys.json', import.meta.url), 'utf8'));
 
 /** Injected clock: before the valid vector's intermediate key expires (2029-07-22). */
 const NOW = new Date('2025-06-01T12:00:00Z');
@@ -278,7 +276,11 @@ describe('seal and open with sandbox keys', () => {
     refused(() => openToken(token, openOpts({ recipientId: '' })), 'invalid_config');
     refused(() => openToken(token, openOpts({ recipientPrivateKeys: [] })), 'invalid_config');
     refused(() => openToken(token, openOpts({ recipientPrivateKeys: ['bm90IGEga2V5'] })), 'invalid_config');
-    refused(() => openToken(token, openOpts({ rootKeys: [{ keyValue: 'bm90IGEga2V5', protocolVersion: 'ECv2', keyExpiration: '32506264800000' }] })), 'invalid_config');
+    refused(
+      () =>
+        openToken(token, openOpts({ rootKeys: [{ keyValue: 'bm90IGEga2V5', protocolVersion: 'ECv2', keyExpiration: '32506264800000' }] })),
+      'invalid_config',
+    );
     refused(() => openToken(token, openOpts({ now: new Date(Number.NaN) })), 'invalid_config');
   });
 

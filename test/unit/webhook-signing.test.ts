@@ -3,7 +3,11 @@ import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import { newSecret, secretKey, sign, signedHeaders } from '../../src/domain/webhook-signing.ts';
 
-const body = JSON.stringify({ event: 'status_changed', order_id: '5d3c1c9e-2f57-4f3f-9a55-6a5d3c1c9e11', project_id: '3b0c4f6e-2f57-4f3f-9a55-6a5d3c1c9e11' });
+const body = JSON.stringify({
+  event: 'status_changed',
+  order_id: '5d3c1c9e-2f57-4f3f-9a55-6a5d3c1c9e11',
+  project_id: '3b0c4f6e-2f57-4f3f-9a55-6a5d3c1c9e11',
+});
 
 test('matches the Standard Webhooks reference vector', () => {
   // the vector of the Standard Webhooks / Svix libraries

@@ -9,7 +9,10 @@ import { CHALLENGE_CODE, testCard } from './cards.ts';
  */
 
 /** ISO 8583 response codes of each outcome. */
-export const RESPONSES: Record<'approved' | 'in_progress' | 'invalid_card' | Exclude<Reason, 'authentication_failed'>, { code: string; description: string }> = {
+export const RESPONSES: Record<
+  'approved' | 'in_progress' | 'invalid_card' | Exclude<Reason, 'authentication_failed'>,
+  { code: string; description: string }
+> = {
   approved: { code: '00', description: 'Approved' },
   in_progress: { code: '09', description: 'Request in progress' },
   invalid_card: { code: '14', description: 'Invalid card number' },
@@ -58,7 +61,9 @@ export function decideAuthorization(card: Pick<CardData, 'pan' | 'expiry'>, now:
 
 /** The later answer of an authorization that was in progress: the late-decline card declines. */
 export function decideInquiry(reference: string): Outcome {
-  return reference.startsWith(LATE) ? answer('declined', 'declined', 'declined', reference) : answer('accepted', 'approved', undefined, reference);
+  return reference.startsWith(LATE)
+    ? answer('declined', 'declined', 'declined', reference)
+    : answer('accepted', 'approved', undefined, reference);
 }
 
 const done = (op: string): Outcome => answer('accepted', 'approved', undefined, `sim-${op}-${randomUUID()}`);

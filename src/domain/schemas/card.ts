@@ -11,7 +11,11 @@ export const EXPIRY_PATTERN = '^(0[1-9]|1[0-2])[0-9]{4}$';
 export const CardInput = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 120, description: 'cardholder name' })),
-    pan: Type.String({ pattern: PAN_PATTERN, format: 'card-number', description: 'card number, digits only, Luhn-valid, of a supported brand' }),
+    pan: Type.String({
+      pattern: PAN_PATTERN,
+      format: 'card-number',
+      description: 'card number, digits only, Luhn-valid, of a supported brand',
+    }),
     expiry: Type.String({ pattern: EXPIRY_PATTERN, description: 'MMYYYY' }),
     setup_token: Uuid({ description: "the transaction's setup_token: one use, valid 300 s after order creation" }),
   },

@@ -35,19 +35,75 @@ export type { Static, TSchema };
 
 /** What each error status means across the API, with a typical body (docs/api.md "Errors"). */
 const ERROR_ANSWERS: Record<number, { description: string; type: string; value: string; field?: string }> = {
-  400: { description: 'The request breaks a rule of its schema or of the service; error.field names the field. Nothing was changed.', type: 'ValidationError', value: 'currency KLN is not an ISO 4217 currency', field: 'currency' },
-  401: { description: 'No API key, or one that is not known (Basic auth: the key as user name, an empty password).', type: 'Unauthorized', value: 'a valid API key is required' },
-  403: { description: 'The project may not do this: a payment method that is not active in it, a test endpoint called by a live project, an expired page form.', type: 'Forbidden', value: 'payment method wallet-a-pay is not active in this project', field: 'transactions[0].payment_method' },
+  400: {
+    description: 'The request breaks a rule of its schema or of the service; error.field names the field. Nothing was changed.',
+    type: 'ValidationError',
+    value: 'currency KLN is not an ISO 4217 currency',
+    field: 'currency',
+  },
+  401: {
+    description: 'No API key, or one that is not known (Basic auth: the key as user name, an empty password).',
+    type: 'Unauthorized',
+    value: 'a valid API key is required',
+  },
+  403: {
+    description:
+      'The project may not do this: a payment method that is not active in it, a test endpoint called by a live project, an expired page form.',
+    type: 'Forbidden',
+    value: 'payment method wallet-a-pay is not active in this project',
+    field: 'transactions[0].payment_method',
+  },
   404: { description: 'No such resource in the project of the API key.', type: 'NotFound', value: 'order not found' },
-  409: { description: 'The resource is not in a state that allows this (a transaction that already started, an order that is final, a token used before).', type: 'TransactionAlreadyStarted', value: 'this order already has a transaction' },
-  413: { description: 'The body is larger than the service accepts (1 MiB).', type: 'ValidationError', value: 'the request body is too large' },
-  415: { description: 'The body is not JSON (Content-Type application/json), or it is compressed.', type: 'ValidationError', value: 'the body must be application/json', field: 'Content-Type' },
-  422: { description: 'The request is well formed but cannot be carried out: information the transaction needs is missing, a refund exceeds what can be refunded, an idempotency key was used for another request.', type: 'MissingInformationToCreateTransaction', value: 'missing information to create the transaction: customer.first_name', field: 'customer.first_name' },
-  429: { description: 'Too many requests from this API key or client; try again after the Retry-After header\'s seconds.', type: 'RateLimitExceeded', value: 'too many requests: try again in 60 s' },
-  500: { description: 'The service failed unexpectedly; the answer carries no detail and the request may be retried with the same Idempotency-Key.', type: 'ServerError', value: 'internal server error' },
-  502: { description: 'A service the request depends on (the wallet, the token service) answered with an error.', type: 'FailedToFetchTransactionInformation', value: 'the wallet refused the merchant validation' },
-  503: { description: 'The service cannot handle the request now (a key or certificate it needs is not set up); try again later.', type: 'ServerError', value: 'the payment processing key is not set up' },
-  504: { description: 'A service the request depends on did not answer in time.', type: 'FailedToFetchTransactionInformation', value: 'the wallet did not answer in time' },
+  409: {
+    description:
+      'The resource is not in a state that allows this (a transaction that already started, an order that is final, a token used before).',
+    type: 'TransactionAlreadyStarted',
+    value: 'this order already has a transaction',
+  },
+  413: {
+    description: 'The body is larger than the service accepts (1 MiB).',
+    type: 'ValidationError',
+    value: 'the request body is too large',
+  },
+  415: {
+    description: 'The body is not JSON (Content-Type application/json), or it is compressed.',
+    type: 'ValidationError',
+    value: 'the body must be application/json',
+    field: 'Content-Type',
+  },
+  422: {
+    description:
+      'The request is well formed but cannot be carried out: information the transaction needs is missing, a refund exceeds what can be refunded, an idempotency key was used for another request.',
+    type: 'MissingInformationToCreateTransaction',
+    value: 'missing information to create the transaction: customer.first_name',
+    field: 'customer.first_name',
+  },
+  429: {
+    description: "Too many requests from this API key or client; try again after the Retry-After header's seconds.",
+    type: 'RateLimitExceeded',
+    value: 'too many requests: try again in 60 s',
+  },
+  500: {
+    description:
+      'The service failed unexpectedly; the answer carries no detail and the request may be retried with the same Idempotency-Key.',
+    type: 'ServerError',
+    value: 'internal server error',
+  },
+  502: {
+    description: 'A service the request depends on (the wallet, the token service) answered with an error.',
+    type: 'FailedToFetchTransactionInformation',
+    value: 'the wallet refused the merchant validation',
+  },
+  503: {
+    description: 'The service cannot handle the request now (a key or certificate it needs is not set up); try again later.',
+    type: 'ServerError',
+    value: 'the payment processing key is not set up',
+  },
+  504: {
+    description: 'A service the request depends on did not answer in time.',
+    type: 'FailedToFetchTransactionInformation',
+    value: 'the wallet did not answer in time',
+  },
 };
 
 /** The documented error answers of an operation, by status code. */

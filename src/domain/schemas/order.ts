@@ -2,7 +2,14 @@ import { Type, type Static, type TOptional, type TUnknown } from '@sinclair/type
 import { Amount, Currency, Duration, Enum, Url } from './common.ts';
 import { PAYMENT_METHODS } from '../project.ts';
 import { ORDER_STATUSES, TRANSACTION_STATUSES } from '../status.ts';
-import { customerExample, orderExample, orderInputExample, orderUpdateExample, transactionExample, transactionInputExample } from './examples.ts';
+import {
+  customerExample,
+  orderExample,
+  orderInputExample,
+  orderUpdateExample,
+  transactionExample,
+  transactionInputExample,
+} from './examples.ts';
 
 /** A payment method of the service (which ones a project offers: GET /v1/merchants/self/projects/self/). */
 export const PaymentMethodName = Type.String({
@@ -89,9 +96,16 @@ export const PaymentMethodDetailsInput = Type.Object(
 export const TransactionInput = Type.Object(
   {
     payment_method: PaymentMethodName,
-    capture_mode: Type.Optional(Enum(['manual', 'delayed'], { description: 'manual: capture by POST .../captures/; delayed: captured by the service after the project\'s capture window; absent: captured at once' })),
+    capture_mode: Type.Optional(
+      Enum(['manual', 'delayed'], {
+        description:
+          "manual: capture by POST .../captures/; delayed: captured by the service after the project's capture window; absent: captured at once",
+      }),
+    ),
     expiration_period: Type.Optional(Duration),
-    transaction_type: Type.Optional(Enum(['aft'], { description: 'aft: an account funding transaction (needs the receiver and a billing address)' })),
+    transaction_type: Type.Optional(
+      Enum(['aft'], { description: 'aft: an account funding transaction (needs the receiver and a billing address)' }),
+    ),
     payment_method_details: Type.Optional(PaymentMethodDetailsInput),
   },
   { ...strict, examples: [transactionInputExample] },
@@ -105,7 +119,13 @@ export const OrderInput = Type.Object(
     currency: Currency,
     amount: Amount,
     expiration_period: Type.Optional(Duration),
-    payment_methods: Type.Optional(Type.Array(PaymentMethodName, { uniqueItems: true, maxItems: 20, description: 'the methods order_url offers (default: every active one)' })),
+    payment_methods: Type.Optional(
+      Type.Array(PaymentMethodName, {
+        uniqueItems: true,
+        maxItems: 20,
+        description: 'the methods order_url offers (default: every active one)',
+      }),
+    ),
     transactions: Type.Optional(Type.Array(TransactionInput, { maxItems: 1 })),
     return_url: Type.Optional(Url),
     failure_url: Type.Optional(Url),
@@ -123,10 +143,34 @@ export type CustomerInput = Static<typeof Customer>;
 
 /** Fields of the order's representation that a PUT may repeat unchanged but never change. */
 export const READ_ONLY_FIELDS = [
-  'id', 'project_id', 'merchant_id', 'merchant_name', 'currency', 'amount', 'status', 'flags', 'created', 'modified', 'completed',
-  'expiration_period', 'payment_methods', 'client', 'order_url', 'transactions', 'refunded_amount', 'related_order_id',
-  'related_payment_link_id', 'related_orders', 'refund_orders', 'chargeback_orders', 'reversal_orders', 'capture_of_order_id',
-  'void_of_order_id', 'refund_of_order_id', 'chargeback_of_order_id', 'reversal_of_order_id',
+  'id',
+  'project_id',
+  'merchant_id',
+  'merchant_name',
+  'currency',
+  'amount',
+  'status',
+  'flags',
+  'created',
+  'modified',
+  'completed',
+  'expiration_period',
+  'payment_methods',
+  'client',
+  'order_url',
+  'transactions',
+  'refunded_amount',
+  'related_order_id',
+  'related_payment_link_id',
+  'related_orders',
+  'refund_orders',
+  'chargeback_orders',
+  'reversal_orders',
+  'capture_of_order_id',
+  'void_of_order_id',
+  'refund_of_order_id',
+  'chargeback_of_order_id',
+  'reversal_of_order_id',
 ] as const;
 
 /**
@@ -143,10 +187,9 @@ export const OrderUpdate = Type.Object(
     customer: Type.Optional(Customer),
     extra: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     order_lines: Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown()), { maxItems: 500 })),
-    ...(Object.fromEntries(READ_ONLY_FIELDS.map((f) => [f, Type.Optional(Type.Unknown({ description: 'read-only: accepted when unchanged' }))])) as Record<
-      (typeof READ_ONLY_FIELDS)[number],
-      TOptional<TUnknown>
-    >),
+    ...(Object.fromEntries(
+      READ_ONLY_FIELDS.map((f) => [f, Type.Optional(Type.Unknown({ description: 'read-only: accepted when unchanged' }))]),
+    ) as Record<(typeof READ_ONLY_FIELDS)[number], TOptional<TUnknown>>),
   },
   { ...strict, $id: 'OrderUpdate', examples: [orderUpdateExample] },
 );
@@ -161,7 +204,9 @@ export const TransactionView = Type.Object(
     status: Enum(TRANSACTION_STATUSES),
     currency: Type.String(),
     amount: Type.Integer(),
-    credit_debit: Enum(['credit', 'debit'], { description: 'credit: money to the merchant; debit: back to the customer (refunds, chargebacks)' }),
+    credit_debit: Enum(['credit', 'debit'], {
+      description: 'credit: money to the merchant; debit: back to the customer (refunds, chargebacks)',
+    }),
     payment_method: Type.Optional(Enum(PAYMENT_METHODS)),
     capture_mode: Type.Optional(Enum(['manual', 'delayed'])),
     payment_method_brand: Type.Optional(Type.String()),

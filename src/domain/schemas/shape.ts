@@ -1,6 +1,12 @@
 import { normaliseCustomer } from '../customer.ts';
 
-type Schema = { type?: unknown; $id?: string; properties?: Record<string, Schema>; patternProperties?: Record<string, Schema>; items?: Schema };
+type Schema = {
+  type?: unknown;
+  $id?: string;
+  properties?: Record<string, Schema>;
+  patternProperties?: Record<string, Schema>;
+  items?: Schema;
+};
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => Boolean(v) && typeof v === 'object' && !Array.isArray(v);
 

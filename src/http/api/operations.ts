@@ -21,7 +21,16 @@ const movement = (what: string, kind: string, amount: number) =>
     status: 'completed',
     amount,
     related_order_id: orderExample.id,
-    transactions: [{ ...orderExample.transactions[0], id: '01a210f6-3c4d-7e5f-8a9b-0c1d2e3f4a5c', status: 'completed', amount, credit_debit: kind, payment_method_details: {} }],
+    transactions: [
+      {
+        ...orderExample.transactions[0],
+        id: '01a210f6-3c4d-7e5f-8a9b-0c1d2e3f4a5c',
+        status: 'completed',
+        amount,
+        credit_debit: kind,
+        payment_method_details: {},
+      },
+    ],
   });
 const strict = { additionalProperties: false } as const;
 /**
@@ -39,11 +48,13 @@ function checkNoBody(req: FastifyRequest) {
 async function optionalAmount(req: FastifyRequest) {
   checkNoBody({ body: omit(req.body, 'amount') } as FastifyRequest);
   const amount = (req.body as { amount?: unknown } | undefined)?.amount;
-  if (amount !== undefined && !isValidAmount(amount)) throw new ApiError('ValidationError', 'amount must be an integer from 0 to 2^53-1', 'amount');
+  if (amount !== undefined && !isValidAmount(amount))
+    throw new ApiError('ValidationError', 'amount must be an integer from 0 to 2^53-1', 'amount');
 }
 /** Fastify hooks are async or call done(): these are async. */
 const noBody = async (req: FastifyRequest) => checkNoBody(req);
-const omit = (b: unknown, k: string) => (b && typeof b === 'object' && !Array.isArray(b) ? Object.fromEntries(Object.entries(b).filter(([n]) => n !== k)) : b);
+const omit = (b: unknown, k: string) =>
+  b && typeof b === 'object' && !Array.isArray(b) ? Object.fromEntries(Object.entries(b).filter(([n]) => n !== k)) : b;
 
 const Description = Type.String({ minLength: 1, maxLength: 1024 });
 
@@ -60,126 +71,163 @@ function tolerateEmptyJson(app: Parameters<FastifyPluginAsyncTypebox>[0]) {
 }
 
 /** Captures, voids and refunds: each answers the new order that records the movement. */
-export const operationRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
-  tolerateEmptyJson(app);
-  const tags = ['captures, voids and refunds'];
-  const base = '/v1/orders/:order_id/transactions/:transaction_id';
+export const operationRoutes =
+  (ctx: Ctx): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    tolerateEmptyJson(app);
+    const tags = ['captures, voids and refunds'];
+    const base = '/v1/orders/:order_id/transactions/:transaction_id';
 
-  app.post(
-    `${base}/captures/`,
-    {
-      schema: {
-        tags,
-        security: BasicAuth,
-        summary: 'Capture a pre-authorization',
-        description: 'Captures all that remains of the authorization (after partial voids), once. Answers the capture order. No body.',
-        params: TransactionParams,
-        response: { 201: movement('capture', 'credit', 1995), ...errors },
-      },
-      preValidation: noBody,
-    },
-    async (req, reply) => reply.code(201).send(await captureTransaction(ctx, req.project, req.params.order_id, req.params.transaction_id)),
-  );
-
-  app.post(
-    `${base}/voids/`,
-    {
-      schema: {
-        tags,
-        security: BasicAuth,
-        summary: 'Void a pre-authorization',
-        description: 'Releases all that remains of the authorization. Answers the void order. No body.',
-        params: TransactionParams,
-        response: { 201: movement('void', 'debit', 1995), ...errors },
-      },
-      preValidation: noBody,
-    },
-    async (req, reply) => reply.code(201).send(await voidTransaction(ctx, req.project, req.params.order_id, req.params.transaction_id)),
-  );
-
-  app.post(
-    `${base}/voids/amount/`,
-    {
-      schema: {
-        tags,
-        security: BasicAuth,
-        summary: 'Void part of a pre-authorization',
-        description: 'Releases `amount`; the rest stays capturable. Answers the void order.',
-        params: TransactionParams,
-        body: Type.Object({ amount: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'minor units' }), description: Description }, { ...strict, examples: [partialVoidExample] }),
-        response: { 201: movement('void', 'debit', 500), ...errors },
-      },
-    },
-    async (req, reply) =>
-      reply.code(201).send(await voidTransaction(ctx, req.project, req.params.order_id, req.params.transaction_id, { amount: req.body.amount, description: req.body.description })),
-  );
-
-  app.post(
-    '/v1/orders/:order_id/refunds/',
-    {
-      schema: {
-        tags,
-        security: BasicAuth,
-        summary: 'Refund captured money',
-        description: 'Refunds part or all of the captured amount not yet refunded or charged back. Answers the refund order.',
-        params: OrderIdParams,
-        body: Type.Object(
-          {
-            amount: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'minor units' }),
-            description: Type.Optional(Description),
-            order_lines: Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown()), { maxItems: 500 })),
-          },
-          { ...strict, examples: [refundExample] },
-        ),
-        response: { 201: movement('refund', 'debit', 995), ...errors },
-      },
-    },
-    async (req, reply) => reply.code(201).send(await refundOrder(ctx, req.project, req.params.order_id, req.body)),
-  );
-};
-
-/** Test projects simulate the issuer and the acquirer's settlement with these. */
-export const operationTestRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
-  tolerateEmptyJson(app);
-  const tags = ['test'];
-
-  // A chargeback and its reversal: the same request, money moving the other way.
-  const disputes = [
-    {
-      path: '/v1/test/orders/:order_id/chargeback/',
-      summary: 'Simulate a chargeback',
-      description: 'The issuer takes back `amount` (default: all captured money not yet refunded or charged back). Answers the chargeback order.',
-      response: movement('chargeback', 'debit', 1995),
-      run: chargeback,
-    },
-    {
-      path: '/v1/test/orders/:order_id/reversal/',
-      summary: 'Simulate a chargeback reversal',
-      description: 'The merchant won the dispute: `amount` (default: all that is charged back) is credited again. Answers the reversal order.',
-      response: movement('chargeback reversal', 'credit', 1995),
-      run: reverseChargeback,
-    },
-  ];
-  for (const d of disputes)
     app.post(
-      d.path,
-      { schema: { tags, security: BasicAuth, summary: d.summary, description: d.description, params: OrderIdParams, response: { 201: d.response, ...errors } }, preValidation: optionalAmount },
-      async (req, reply) => reply.code(201).send(await d.run(ctx, req.project, req.params.order_id, (req.body as { amount?: number } | undefined)?.amount)),
+      `${base}/captures/`,
+      {
+        schema: {
+          tags,
+          security: BasicAuth,
+          summary: 'Capture a pre-authorization',
+          description: 'Captures all that remains of the authorization (after partial voids), once. Answers the capture order. No body.',
+          params: TransactionParams,
+          response: { 201: movement('capture', 'credit', 1995), ...errors },
+        },
+        preValidation: noBody,
+      },
+      async (req, reply) =>
+        reply.code(201).send(await captureTransaction(ctx, req.project, req.params.order_id, req.params.transaction_id)),
     );
 
-  app.post(
-    '/v1/test/orders/:order_id/settle/',
-    {
-      schema: {
-        tags,
-        security: BasicAuth,
-        summary: 'Simulate settlement',
-        description: 'Settles the money of the order and of the orders created from it. Answers the order.',
-        params: OrderIdParams,
-        response: { 200: answer('The order, its money settled', OrderView, { ...paidOrderExample, transactions: paidOrderExample.transactions.map((t) => ({ ...t, settled: true })) }), ...errors },
+    app.post(
+      `${base}/voids/`,
+      {
+        schema: {
+          tags,
+          security: BasicAuth,
+          summary: 'Void a pre-authorization',
+          description: 'Releases all that remains of the authorization. Answers the void order. No body.',
+          params: TransactionParams,
+          response: { 201: movement('void', 'debit', 1995), ...errors },
+        },
+        preValidation: noBody,
       },
-      preValidation: noBody,
-    },
-    async (req) => settleOrder(ctx, req.project, req.params.order_id),
-  );
-};
+      async (req, reply) => reply.code(201).send(await voidTransaction(ctx, req.project, req.params.order_id, req.params.transaction_id)),
+    );
+
+    app.post(
+      `${base}/voids/amount/`,
+      {
+        schema: {
+          tags,
+          security: BasicAuth,
+          summary: 'Void part of a pre-authorization',
+          description: 'Releases `amount`; the rest stays capturable. Answers the void order.',
+          params: TransactionParams,
+          body: Type.Object(
+            {
+              amount: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'minor units' }),
+              description: Description,
+            },
+            { ...strict, examples: [partialVoidExample] },
+          ),
+          response: { 201: movement('void', 'debit', 500), ...errors },
+        },
+      },
+      async (req, reply) =>
+        reply
+          .code(201)
+          .send(
+            await voidTransaction(ctx, req.project, req.params.order_id, req.params.transaction_id, {
+              amount: req.body.amount,
+              description: req.body.description,
+            }),
+          ),
+    );
+
+    app.post(
+      '/v1/orders/:order_id/refunds/',
+      {
+        schema: {
+          tags,
+          security: BasicAuth,
+          summary: 'Refund captured money',
+          description: 'Refunds part or all of the captured amount not yet refunded or charged back. Answers the refund order.',
+          params: OrderIdParams,
+          body: Type.Object(
+            {
+              amount: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'minor units' }),
+              description: Type.Optional(Description),
+              order_lines: Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown()), { maxItems: 500 })),
+            },
+            { ...strict, examples: [refundExample] },
+          ),
+          response: { 201: movement('refund', 'debit', 995), ...errors },
+        },
+      },
+      async (req, reply) => reply.code(201).send(await refundOrder(ctx, req.project, req.params.order_id, req.body)),
+    );
+  };
+
+/** Test projects simulate the issuer and the acquirer's settlement with these. */
+export const operationTestRoutes =
+  (ctx: Ctx): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    tolerateEmptyJson(app);
+    const tags = ['test'];
+
+    // A chargeback and its reversal: the same request, money moving the other way.
+    const disputes = [
+      {
+        path: '/v1/test/orders/:order_id/chargeback/',
+        summary: 'Simulate a chargeback',
+        description:
+          'The issuer takes back `amount` (default: all captured money not yet refunded or charged back). Answers the chargeback order.',
+        response: movement('chargeback', 'debit', 1995),
+        run: chargeback,
+      },
+      {
+        path: '/v1/test/orders/:order_id/reversal/',
+        summary: 'Simulate a chargeback reversal',
+        description:
+          'The merchant won the dispute: `amount` (default: all that is charged back) is credited again. Answers the reversal order.',
+        response: movement('chargeback reversal', 'credit', 1995),
+        run: reverseChargeback,
+      },
+    ];
+    for (const d of disputes)
+      app.post(
+        d.path,
+        {
+          schema: {
+            tags,
+            security: BasicAuth,
+            summary: d.summary,
+            description: d.description,
+            params: OrderIdParams,
+            response: { 201: d.response, ...errors },
+          },
+          preValidation: optionalAmount,
+        },
+        async (req, reply) =>
+          reply.code(201).send(await d.run(ctx, req.project, req.params.order_id, (req.body as { amount?: number } | undefined)?.amount)),
+      );
+
+    app.post(
+      '/v1/test/orders/:order_id/settle/',
+      {
+        schema: {
+          tags,
+          security: BasicAuth,
+          summary: 'Simulate settlement',
+          description: 'Settles the money of the order and of the orders created from it. Answers the order.',
+          params: OrderIdParams,
+          response: {
+            200: answer('The order, its money settled', OrderView, {
+              ...paidOrderExample,
+              transactions: paidOrderExample.transactions.map((t) => ({ ...t, settled: true })),
+            }),
+            ...errors,
+          },
+        },
+        preValidation: noBody,
+      },
+      async (req) => settleOrder(ctx, req.project, req.params.order_id),
+    );
+  };

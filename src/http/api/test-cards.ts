@@ -20,30 +20,40 @@ const TestCardView = Type.Object({
 });
 
 /** GET /v1/test/cards/: the simulator's test card table (test projects). */
-export const testCardRoutes = (_ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
-  app.get(
-    '/v1/test/cards/',
-    {
-      schema: {
-        tags: ['test'],
-        summary: "The simulated acquirer's test cards",
-        security: BasicAuth,
-        response: { 200: answer('The test cards and what any other card does', Type.Object({ cards: Type.Array(TestCardView), default_behaviour: Type.String() }), testCardsExample), ...errorAnswers(403) },
+export const testCardRoutes =
+  (_ctx: Ctx): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.get(
+      '/v1/test/cards/',
+      {
+        schema: {
+          tags: ['test'],
+          summary: "The simulated acquirer's test cards",
+          security: BasicAuth,
+          response: {
+            200: answer(
+              'The test cards and what any other card does',
+              Type.Object({ cards: Type.Array(TestCardView), default_behaviour: Type.String() }),
+              testCardsExample,
+            ),
+            ...errorAnswers(403),
+          },
+        },
       },
-    },
-    async () => ({
-      cards: testCards().map((c) => ({
-        pan: c.pan,
-        brand: c.brands[0],
-        brands: c.brands,
-        three_ds: c.three_ds,
-        ...(c.three_ds === 'C' ? { challenge_code: challengeCode() } : {}),
-        result: c.result,
-        ...(c.reason ? { reason: c.reason } : {}),
-        liability_shift: c.three_ds === 'C' ? true : liabilityShift(c.three_ds),
-        description: c.description,
-      })),
-      default_behaviour: 'any other Luhn-valid card number of a known brand is approved with frictionless 3-D Secure (Y); an expiry date in the past declines with expired_card',
-    }),
-  );
-};
+      async () => ({
+        cards: testCards().map((c) => ({
+          pan: c.pan,
+          brand: c.brands[0],
+          brands: c.brands,
+          three_ds: c.three_ds,
+          ...(c.three_ds === 'C' ? { challenge_code: challengeCode() } : {}),
+          result: c.result,
+          ...(c.reason ? { reason: c.reason } : {}),
+          liability_shift: c.three_ds === 'C' ? true : liabilityShift(c.three_ds),
+          description: c.description,
+        })),
+        default_behaviour:
+          'any other Luhn-valid card number of a known brand is approved with frictionless 3-D Secure (Y); an expiry date in the past declines with expired_card',
+      }),
+    );
+  };

@@ -99,7 +99,8 @@ const nl: Strings = {
   pay_to: 'Betalen aan',
   amount: 'Bedrag',
   test_mode: 'Testmodus: er wordt geen echt geld overgemaakt.',
-  test_hint: 'Gebruik kaart 4111 1111 1111 1111, een willekeurige naam, een vervaldatum in de toekomst en een willekeurige code van 3 cijfers (4 cijfers voor American Express).',
+  test_hint:
+    'Gebruik kaart 4111 1111 1111 1111, een willekeurige naam, een vervaldatum in de toekomst en een willekeurige code van 3 cijfers (4 cijfers voor American Express).',
   choose_method: 'Hoe wilt u betalen?',
   no_methods: 'Er is geen betaalmethode beschikbaar voor deze bestelling. Neem contact op met de winkel.',
   method: { 'credit-card': 'Kaart', 'wallet-a-pay': 'Wallet A Pay', 'wallet-b-pay': 'Wallet B Pay' },
@@ -149,7 +150,8 @@ const nl: Strings = {
     authentication_failed: 'De kaarthouder kon niet worden geverifieerd (3-D Secure).',
     processing_error: 'Er is een technische fout opgetreden bij het verwerken van de betaling.',
   },
-  retry_hint: 'Wilt u het opnieuw proberen? Ga terug naar de winkel en betaal opnieuw, eventueel met een andere kaart. Vragen? Neem contact op met de winkel.',
+  retry_hint:
+    'Wilt u het opnieuw proberen? Ga terug naar de winkel en betaal opnieuw, eventueel met een andere kaart. Vragen? Neem contact op met de winkel.',
   retry_link_hint: 'U kunt het opnieuw proberen, met een andere kaart of een andere betaalmethode.',
   try_again: 'Opnieuw proberen',
   pay_now: 'Deze bestelling betalen',
@@ -217,6 +219,11 @@ export const pickLocale = (customerLocale: string | undefined, acceptLanguage: s
  */
 export function formatAmount(minor: number, currency: string, locale: Locale): string {
   const digits = currencyExponent(currency) ?? 2;
-  const nf = new Intl.NumberFormat(REGION[locale], { style: 'currency', currency, minimumFractionDigits: digits, maximumFractionDigits: digits });
+  const nf = new Intl.NumberFormat(REGION[locale], {
+    style: 'currency',
+    currency,
+    minimumFractionDigits: digits,
+    maximumFractionDigits: digits,
+  });
   return nf.format(formatMinor(minor, currency) as unknown as number);
 }

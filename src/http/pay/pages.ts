@@ -15,10 +15,34 @@ import {
 } from '../../services/payments/checkout.ts';
 import { checkoutScriptPath } from './assets.ts';
 import { STRINGS, formatAmount, fromAcceptLanguage, pickLocale, type Locale, type Strings } from './i18n.ts';
-import { cardForm, cardPanel, layout, messagePage, methodsBlock, renderWallets, statusBlock, summaryBlock, STYLE_HASH, type WalletButton } from './render.ts';
+import {
+  cardForm,
+  cardPanel,
+  layout,
+  messagePage,
+  methodsBlock,
+  renderWallets,
+  statusBlock,
+  summaryBlock,
+  STYLE_HASH,
+  type WalletButton,
+} from './render.ts';
 import { requireTlsForLive } from '../transport.ts';
 import { checkCardTesting, recordCardAttempt } from '../../services/platform/throttle.ts';
-import { checkCsrf, contentSecurityPolicy, csrfKey, flashKey, issueCsrf, originAllowed, originsOf, setFlash, setPageHeaders, takeFlash, type CspExtras, type CsrfScope } from './security.ts';
+import {
+  checkCsrf,
+  contentSecurityPolicy,
+  csrfKey,
+  flashKey,
+  issueCsrf,
+  originAllowed,
+  originsOf,
+  setFlash,
+  setPageHeaders,
+  takeFlash,
+  type CspExtras,
+  type CsrfScope,
+} from './security.ts';
 import { pageErrorStatus } from '../errors.ts';
 
 /**
@@ -74,7 +98,10 @@ export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: F
     const t = STRINGS[locale];
     const status = pageErrorStatus(err, reply);
     if (status === 500) req.log.error({ err }, 'hosted page failed');
-    reply.code(status).type('text/html; charset=utf-8').send(messagePage(locale, t, t.error_title, t.error_text));
+    reply
+      .code(status)
+      .type('text/html; charset=utf-8')
+      .send(messagePage(locale, t, t.error_title, t.error_text));
   });
 
   const send = (reply: FastifyReply, status: number, html: string, extras: CspExtras = {}) => {
@@ -104,7 +131,8 @@ export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: F
       hint,
     );
 
-  const csrfFor = (c: Checkout) => (action: string, transactionId?: string) => issueCsrf(key, { action, orderId: c.order.id, transactionId }, c.now);
+  const csrfFor = (c: Checkout) => (action: string, transactionId?: string) =>
+    issueCsrf(key, { action, orderId: c.order.id, transactionId }, c.now);
   /** form-action must also allow the merchant's pages the payment ends on (see security.ts). */
   const formTargets = (c: Checkout): CspExtras => ({ 'form-action': originsOf(c.order.body?.return_url, c.order.body?.failure_url) });
 
@@ -116,30 +144,45 @@ export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: F
     const failed = outcome === 'failed' || outcome === 'cancelled' || outcome === 'expired';
     // an order from a payment link is retried from the link (a new order)
     const retryUrl = failed && c.order.payment_link_id ? linkUrl(ctx.config, c.order.payment_link_id) : undefined;
-    const waitingForCustomer = transaction?.status === 'pending' && (transaction.payment_method === 'credit-card' || transaction.payment_method === 'wallet-b-pay');
+    const waitingForCustomer =
+      transaction?.status === 'pending' && (transaction.payment_method === 'credit-card' || transaction.payment_method === 'wallet-b-pay');
     // while the bank answers, the page's script asks for the outcome (no meta refresh)
-    const poll = outcome === 'pending' && !waitingForCustomer ? { url: paths.outcome(c.order.id), again: paths.result(c.order.id) } : undefined;
+    const poll =
+      outcome === 'pending' && !waitingForCustomer ? { url: paths.outcome(c.order.id), again: paths.result(c.order.id) } : undefined;
     const body =
       summary(c, locale, t, outcome === 'open') +
       statusBlock(t, {
         outcome,
         reason,
         message,
-        shopUrl: outcome === 'open' || outcome === 'pending' || retryUrl || !hasMerchantPage(c) ? undefined : returnUrlFor(ctx.config, c.order),
+        shopUrl:
+          outcome === 'open' || outcome === 'pending' || retryUrl || !hasMerchantPage(c) ? undefined : returnUrlFor(ctx.config, c.order),
         payUrl: outcome === 'open' ? paths.order(c.order.id) : undefined,
         retryUrl,
         continueUrl: waitingForCustomer ? paths.threeDs(transaction.id) : undefined,
         poll,
       });
     const script = poll ? checkoutScriptPath : undefined;
-    return send(reply, code, layout({ locale, t, title: t.status[outcome].title, body, script }), poll ? { 'script-src': ["'self'"], 'connect-src': ["'self'"] } : {});
+    return send(
+      reply,
+      code,
+      layout({ locale, t, title: t.status[outcome].title, body, script }),
+      poll ? { 'script-src': ["'self'"], 'connect-src': ["'self'"] } : {},
+    );
   }
 
   /**
    * The page of an open order (transactionId undefined) or of one of its transactions:
    * the card form, the wallet buttons, or the status when there is nothing left to pay.
    */
-  function payPage(req: FastifyRequest, reply: FastifyReply, c: Checkout, transactionId: string | undefined, form: FormState = {}, code = 200) {
+  function payPage(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    c: Checkout,
+    transactionId: string | undefined,
+    form: FormState = {},
+    code = 200,
+  ) {
     const locale = localeOf(req, c);
     const t = STRINGS[locale];
     const { outcome } = outcomeOf(c);
@@ -169,14 +212,21 @@ export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: F
         body = cardPanel(t, formOf(paths.orderCard(c.order.id)));
       } else {
         // several methods: the card form opens when chosen (or when it comes back with errors)
-        const card = c.methods.includes('credit-card') ? { form: formOf(paths.orderCard(c.order.id)), open: Boolean(form.general || form.check) } : undefined;
+        const card = c.methods.includes('credit-card')
+          ? { form: formOf(paths.orderCard(c.order.id)), open: Boolean(form.general || form.check) }
+          : undefined;
         body = methodsBlock(t, c.methods, wallets.html, card);
       }
     }
     // the card form's help while typing (assets/checkout.js)
     const script = body.includes('data-card-form') ? checkoutScriptPath : undefined;
     if (script) extras = merge(extras, { 'script-src': ["'self'"] });
-    return send(reply, code, layout({ locale, t, title: `${t.title}: ${c.merchantName}`, body: summary(c, locale, t) + body, script }), extras);
+    return send(
+      reply,
+      code,
+      layout({ locale, t, title: `${t.title}: ${c.merchantName}`, body: summary(c, locale, t) + body, script }),
+      extras,
+    );
   }
 
   /** The order's checkout; a live project's page, where card numbers are typed, is refused in clear (403 page). */
@@ -198,7 +248,8 @@ export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: F
     };
     const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
     const scope: CsrfScope = { action: 'card', orderId: c.order.id, transactionId };
-    if (!originAllowed(req.headers.origin, ctx.config.publicBaseUrl) || !checkCsrf(key, scope, body.csrf, c.now)) return refuse({ general: 'form_expired' });
+    if (!originAllowed(req.headers.origin, ctx.config.publicBaseUrl) || !checkCsrf(key, scope, body.csrf, c.now))
+      return refuse({ general: 'form_expired' });
     if (outcomeOf(c).outcome !== 'open') return reply.code(303).header('Location', paths.result(c.order.id)).send();
     const check = checkCardForm(body);
     if (!check.card) return refuse({ errors: check.errors, keep: check.keep });
@@ -213,11 +264,22 @@ export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: F
       if (err.status === 429) {
         // throttled: answered at once (with Retry-After), not through the flash
         reply.header('Retry-After', String(err.retryAfter ?? 60));
-        return payPage(req, reply, c, transactionId, { check: { errors: {}, keep: check.keep }, general: STRINGS[localeOf(req, c)].too_many_attempts }, 429);
+        return payPage(
+          req,
+          reply,
+          c,
+          transactionId,
+          { check: { errors: {}, keep: check.keep }, general: STRINGS[localeOf(req, c)].too_many_attempts },
+          429,
+        );
       }
       req.log.info({ order_id: c.order.id, type: err.type, field: err.field }, 'hosted card payment refused');
       // The page shows the order as it is now (a transaction started, a concurrent submit).
-      return refuse({ errors: {}, keep: check.keep, general: err.type === 'TransactionAlreadyStarted' ? 'payment_started' : 'card_refused' });
+      return refuse({
+        errors: {},
+        keep: check.keep,
+        general: err.type === 'TransactionAlreadyStarted' ? 'payment_started' : 'card_refused',
+      });
     }
   }
 
@@ -226,7 +288,10 @@ export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: F
     const f = takeFlash<CardFlash>(req, reply, fkey, page);
     if (!f) return {};
     const t = STRINGS[localeOf(req, c)];
-    return { check: f.errors ? { errors: f.errors, keep: f.keep ?? { name: '', expiry: '' } } : undefined, general: f.general ? t[f.general] : undefined };
+    return {
+      check: f.errors ? { errors: f.errors, keep: f.keep ?? { name: '', expiry: '' } } : undefined,
+      general: f.general ? t[f.general] : undefined,
+    };
   };
 
   app.get<{ Params: OrderParams }>('/pay/:order_id/', { schema: { hide: true } }, async (req, reply) => {
@@ -234,12 +299,20 @@ export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: F
     return c ? payPage(req, reply, c, undefined, formState(req, reply, c, paths.order(c.order.id))) : notFound(req, reply);
   });
 
-  app.post<{ Params: OrderParams }>('/pay/:order_id/card/', { schema: { hide: true } }, async (req, reply) => submitCard(req, reply, req.params.order_id));
+  app.post<{ Params: OrderParams }>('/pay/:order_id/card/', { schema: { hide: true } }, async (req, reply) =>
+    submitCard(req, reply, req.params.order_id),
+  );
 
   app.get<{ Params: TxnParams }>('/pay/:order_id/transactions/:transaction_id/', { schema: { hide: true } }, async (req, reply) => {
     const c = await load(req, req.params.order_id);
     if (!c || !transactionOf(c, req.params.transaction_id)) return notFound(req, reply);
-    return payPage(req, reply, c, req.params.transaction_id, formState(req, reply, c, paths.txn(c.order.id, transactionOf(c, req.params.transaction_id)!.id)));
+    return payPage(
+      req,
+      reply,
+      c,
+      req.params.transaction_id,
+      formState(req, reply, c, paths.txn(c.order.id, transactionOf(c, req.params.transaction_id)!.id)),
+    );
   });
 
   app.post<{ Params: TxnParams }>('/pay/:order_id/transactions/:transaction_id/card/', { schema: { hide: true } }, async (req, reply) =>
@@ -249,7 +322,11 @@ export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: F
   // What the waiting page's script asks for: the outcome only, never the order's data.
   app.get<{ Params: OrderParams }>('/pay/:order_id/outcome/', { schema: { hide: true } }, async (req, reply) => {
     const c = await loadCheckout(ctx, req.params.order_id);
-    if (!c) return reply.code(404).type('application/json').send({ error: { status: 404, type: 'NotFound', value: 'order not found' } });
+    if (!c)
+      return reply
+        .code(404)
+        .type('application/json')
+        .send({ error: { status: 404, type: 'NotFound', value: 'order not found' } });
     return reply.type('application/json').send({ outcome: outcomeOf(c).outcome });
   });
 

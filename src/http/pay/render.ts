@@ -201,7 +201,11 @@ export interface WalletButton {
 }
 
 /** The rendered wallet buttons of a page, with the CSP sources they need; the pages render no wallet themselves. */
-export function renderWallets(walletButtons: WalletButton[], slot: Omit<WalletSlot, 'method'>, methods: PaymentMethod[]): { html: Partial<Record<PaymentMethod, string>>; csp: CspExtras } {
+export function renderWallets(
+  walletButtons: WalletButton[],
+  slot: Omit<WalletSlot, 'method'>,
+  methods: PaymentMethod[],
+): { html: Partial<Record<PaymentMethod, string>>; csp: CspExtras } {
   const html: Partial<Record<PaymentMethod, string>> = {};
   const csp: CspExtras = {};
   for (const w of walletButtons) {
@@ -219,7 +223,12 @@ export function renderWallets(walletButtons: WalletButton[], slot: Omit<WalletSl
 // ---- pages ----------------------------------------------------------------------------
 
 /** The order page: the methods on offer, wallets as buttons and the card as a form to open. */
-export function methodsBlock(t: Strings, methods: PaymentMethod[], wallets: Partial<Record<PaymentMethod, string>>, card?: { form: string; open: boolean }): string {
+export function methodsBlock(
+  t: Strings,
+  methods: PaymentMethod[],
+  wallets: Partial<Record<PaymentMethod, string>>,
+  card?: { form: string; open: boolean },
+): string {
   const items: string[] = [];
   for (const m of methods) {
     if (m === 'credit-card' && card) {
@@ -263,7 +272,7 @@ const ICON: Record<Outcome, string> = { paid: '✓', failed: '✕', pending: '�
 
 export function statusBlock(t: Strings, m: StatusModel): string {
   const s = t.status[m.outcome];
-  const reason = m.reason ? t.reason[m.reason] ?? m.reason : undefined;
+  const reason = m.reason ? (t.reason[m.reason] ?? m.reason) : undefined;
   // pending: the wait is on the customer (3-D Secure open) or on the bank, and the page says which
   const text = m.outcome === 'pending' ? (m.continueUrl ? t.waiting_customer : t.waiting_bank) : s.text;
   const poll = m.poll ? ` data-poll="${esc(m.poll.url)}"` : '';

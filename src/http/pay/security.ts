@@ -19,10 +19,13 @@ export interface CsrfScope {
   transactionId?: string;
 }
 
-export const csrfKey = (masterKey: Buffer): Buffer => Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'tender/hosted-pages/csrf/v1', 32));
+export const csrfKey = (masterKey: Buffer): Buffer =>
+  Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'tender/hosted-pages/csrf/v1', 32));
 
 const mac = (key: Buffer, s: CsrfScope, issued: number) =>
-  createHmac('sha256', key).update(`${s.action}\n${s.orderId}\n${s.transactionId ?? ''}\n${issued}`).digest('base64url');
+  createHmac('sha256', key)
+    .update(`${s.action}\n${s.orderId}\n${s.transactionId ?? ''}\n${issued}`)
+    .digest('base64url');
 
 /** `<issued unix seconds>.<mac>` */
 export function issueCsrf(key: Buffer, scope: CsrfScope, now: Date): string {
@@ -110,7 +113,8 @@ export function originsOf(...urls: (string | undefined | null)[]): string[] {
 const FLASH_COOKIE = 'tender_flash';
 const FLASH_TTL_SECONDS = 600;
 
-export const flashKey = (masterKey: Buffer): Buffer => Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'tender/hosted-pages/flash/v1', 32));
+export const flashKey = (masterKey: Buffer): Buffer =>
+  Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'tender/hosted-pages/flash/v1', 32));
 
 /** Sets the flash for the page at `path` (a path of ours) that the redirect goes to. */
 export function setFlash(reply: FastifyReply, key: Buffer, path: string, data: Record<string, unknown>, secure: boolean) {
@@ -119,12 +123,18 @@ export function setFlash(reply: FastifyReply, key: Buffer, path: string, data: R
   cipher.setAAD(Buffer.from(path));
   const body = Buffer.concat([cipher.update(JSON.stringify({ d: data, exp: Date.now() + FLASH_TTL_SECONDS * 1000 })), cipher.final()]);
   const value = Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
-  reply.header('Set-Cookie', `${FLASH_COOKIE}=${value}; Path=${path}; Max-Age=${FLASH_TTL_SECONDS}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`);
+  reply.header(
+    'Set-Cookie',
+    `${FLASH_COOKIE}=${value}; Path=${path}; Max-Age=${FLASH_TTL_SECONDS}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`,
+  );
 }
 
 /** The flash of this page, once: read and cleared. Anything tampered, stale or for another page reads as none. */
 export function takeFlash<T = Record<string, unknown>>(req: FastifyRequest, reply: FastifyReply, key: Buffer, path: string): T | undefined {
-  const raw = (req.headers.cookie ?? '').split(/;\s*/).find((c) => c.startsWith(`${FLASH_COOKIE}=`))?.slice(FLASH_COOKIE.length + 1);
+  const raw = (req.headers.cookie ?? '')
+    .split(/;\s*/)
+    .find((c) => c.startsWith(`${FLASH_COOKIE}=`))
+    ?.slice(FLASH_COOKIE.length + 1);
   if (!raw) return undefined;
   reply.header('Set-Cookie', `${FLASH_COOKIE}=; Path=${path}; Max-Age=0; HttpOnly; SameSite=Lax`);
   try {

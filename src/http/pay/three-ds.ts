@@ -3,7 +3,14 @@ import type { FastifyReply } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/platform/context.ts';
 import { nowFor } from '../../services/platform/context.ts';
-import { completeAuthentication, loadThreeDs, returnUrlFor, threeDsUrl, visitThreeDs, type ThreeDsView } from '../../services/payments/card.ts';
+import {
+  completeAuthentication,
+  loadThreeDs,
+  returnUrlFor,
+  threeDsUrl,
+  visitThreeDs,
+  type ThreeDsView,
+} from '../../services/payments/card.ts';
 import { STRINGS, formatAmount, pickLocale, type Locale } from './i18n.ts';
 import { Enum, Uuid } from '../../domain/schemas/common.ts';
 import { checkCsrf, csrfKey, issueCsrf, originAllowed, originsOf, setPageHeaders } from './security.ts';
@@ -40,8 +47,10 @@ input:focus,button:focus{outline:3px solid #2563eb;outline-offset:2px}
 const STYLE_HASH = `sha256-${createHash('sha256').update(STYLE).digest('base64')}`;
 
 function page(title: string, body: string, locale: Locale = 'en') {
-  return `<!doctype html><html lang="${locale}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
-    `<title>${esc(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`;
+  return (
+    `<!doctype html><html lang="${locale}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
+    `<title>${esc(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`
+  );
 }
 
 function challengePage(config: Ctx['config'], view: ThreeDsView, csrf: string, locale: Locale) {
@@ -83,49 +92,72 @@ const notFoundPage = (req: FastifyRequest, reply: FastifyReply) => {
   );
 };
 
-export const threeDsRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
-  const key = csrfKey(ctx.masterKey);
-  const params = Type.Object({ transaction_id: Uuid() });
+export const threeDsRoutes =
+  (ctx: Ctx): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const key = csrfKey(ctx.masterKey);
+    const params = Type.Object({ transaction_id: Uuid() });
 
-  /** After the payment: to the merchant (or our result page). */
-  const finish = async (reply: FastifyReply, view: ThreeDsView, order: OrderRow | undefined, code: 302 | 303) => {
-    setPageHeaders(reply, csp(ctx.config, view));
-    return reply.redirect(returnUrlFor(ctx.config, order ?? view.order), code);
-  };
+    /** After the payment: to the merchant (or our result page). */
+    const finish = async (reply: FastifyReply, view: ThreeDsView, order: OrderRow | undefined, code: 302 | 303) => {
+      setPageHeaders(reply, csp(ctx.config, view));
+      return reply.redirect(returnUrlFor(ctx.config, order ?? view.order), code);
+    };
 
-  app.get('/pay/3ds/:transaction_id/', { schema: { hide: true, params } }, async (req, reply) => {
-    const visit = await visitThreeDs(ctx, req.params.transaction_id);
-    if (!visit) return notFoundPage(req, reply);
-    const { view } = visit;
-    if (visit.challenge) {
-      const token = issueCsrf(key, scope(view), nowFor(view.project));
-      return sendPage(reply, 200, csp(ctx.config, view), challengePage(ctx.config, view, token, pickLocale(view.order.body?.customer?.locale, req.headers['accept-language'])));
-    }
-    return finish(reply, view, visit.order, 302);
-  });
-
-  app.post(
-    '/pay/3ds/:transaction_id/',
-    {
-      schema: {
-        hide: true,
-        params,
-        body: Type.Object({ csrf: Type.String({ maxLength: 200 }), code: Type.Optional(Type.String({ maxLength: 64 })), action: Type.Optional(Enum(['verify', 'cancel'])) }),
-      },
-    },
-    async (req, reply) => {
-      const view = await loadThreeDs(ctx, req.params.transaction_id);
-      if (!view || !view.auth) return notFoundPage(req, reply);
-      const origin = req.headers.origin;
-      if (!originAllowed(typeof origin === 'string' ? origin : undefined, ctx.config.publicBaseUrl) || !checkCsrf(key, scope(view), req.body.csrf, nowFor(view.project)))
-      {
-        const locale = pickLocale(view.order.body?.customer?.locale, req.headers['accept-language']);
-        const t = STRINGS[locale].three_ds;
-        return sendPage(reply, 403, csp(ctx.config, view), page(t.expired_title, `<h1>${esc(t.expired_title)}</h1><p>${esc(t.expired_text)}</p><p><a href="${esc(threeDsUrl(ctx.config, view.txn.id))}">${esc(t.restart)}</a></p>`, locale));
+    app.get('/pay/3ds/:transaction_id/', { schema: { hide: true, params } }, async (req, reply) => {
+      const visit = await visitThreeDs(ctx, req.params.transaction_id);
+      if (!visit) return notFoundPage(req, reply);
+      const { view } = visit;
+      if (visit.challenge) {
+        const token = issueCsrf(key, scope(view), nowFor(view.project));
+        return sendPage(
+          reply,
+          200,
+          csp(ctx.config, view),
+          challengePage(ctx.config, view, token, pickLocale(view.order.body?.customer?.locale, req.headers['accept-language'])),
+        );
       }
-      const step = req.body.action === 'cancel' ? ({ kind: 'cancel' } as const) : ({ kind: 'challenge', answer: req.body.code ?? '' } as const);
-      const order = view.txn.status === 'pending' ? await completeAuthentication(ctx, view, step) : view.order;
-      return finish(reply, view, order, 303);
-    },
-  );
-};
+      return finish(reply, view, visit.order, 302);
+    });
+
+    app.post(
+      '/pay/3ds/:transaction_id/',
+      {
+        schema: {
+          hide: true,
+          params,
+          body: Type.Object({
+            csrf: Type.String({ maxLength: 200 }),
+            code: Type.Optional(Type.String({ maxLength: 64 })),
+            action: Type.Optional(Enum(['verify', 'cancel'])),
+          }),
+        },
+      },
+      async (req, reply) => {
+        const view = await loadThreeDs(ctx, req.params.transaction_id);
+        if (!view || !view.auth) return notFoundPage(req, reply);
+        const origin = req.headers.origin;
+        if (
+          !originAllowed(typeof origin === 'string' ? origin : undefined, ctx.config.publicBaseUrl) ||
+          !checkCsrf(key, scope(view), req.body.csrf, nowFor(view.project))
+        ) {
+          const locale = pickLocale(view.order.body?.customer?.locale, req.headers['accept-language']);
+          const t = STRINGS[locale].three_ds;
+          return sendPage(
+            reply,
+            403,
+            csp(ctx.config, view),
+            page(
+              t.expired_title,
+              `<h1>${esc(t.expired_title)}</h1><p>${esc(t.expired_text)}</p><p><a href="${esc(threeDsUrl(ctx.config, view.txn.id))}">${esc(t.restart)}</a></p>`,
+              locale,
+            ),
+          );
+        }
+        const step =
+          req.body.action === 'cancel' ? ({ kind: 'cancel' } as const) : ({ kind: 'challenge', answer: req.body.code ?? '' } as const);
+        const order = view.txn.status === 'pending' ? await completeAuthentication(ctx, view, step) : view.order;
+        return finish(reply, view, order, 303);
+      },
+    );
+  };

@@ -29,7 +29,10 @@ import { BrowserInfo, payable, WalletPayAnswer } from './wallet-pay.ts';
 
 export const WalletAPayBody = Type.Object(
   {
-    paymentToken: Type.Object({}, { additionalProperties: true, description: "the wallet's payment token (event.payment.token), or its paymentData" }),
+    paymentToken: Type.Object(
+      {},
+      { additionalProperties: true, description: "the wallet's payment token (event.payment.token), or its paymentData" },
+    ),
     setupToken: Uuid({ description: "the transaction's setup_token: one use" }),
     ...BrowserInfo,
   },
@@ -41,14 +44,23 @@ const DeviceBody = Type.Object(
     csrf: Type.String({ maxLength: 200 }),
     paymentToken: Type.Object({}, { additionalProperties: true }),
     transaction_id: Type.Optional(Uuid()),
-    billingContact: Type.Optional(Type.Object({}, { additionalProperties: true, maxProperties: 32, description: 'event.payment.billingContact, when the order needs one' })),
+    billingContact: Type.Optional(
+      Type.Object(
+        {},
+        { additionalProperties: true, maxProperties: 32, description: 'event.payment.billingContact, when the order needs one' },
+      ),
+    ),
     ...BrowserInfo,
   },
   { additionalProperties: false },
 );
 
 const SessionBody = Type.Object(
-  { csrf: Type.String({ maxLength: 200 }), validationUrl: Type.String({ format: 'uri', maxLength: 2048 }), transaction_id: Type.Optional(Uuid()) },
+  {
+    csrf: Type.String({ maxLength: 200 }),
+    validationUrl: Type.String({ format: 'uri', maxLength: 2048 }),
+    transaction_id: Type.Optional(Uuid()),
+  },
   { additionalProperties: false },
 );
 
@@ -87,56 +99,84 @@ export const walletAButton: WalletButton = {
   },
 };
 
-export const walletAPayRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
-  const key = csrfKey(ctx.masterKey);
-  const guard = (origin: string | undefined, c: Checkout, csrf: string, transactionId?: string) => {
-    if (!originAllowed(origin, ctx.config.publicBaseUrl) || !checkCsrf(key, { action: DEVICE, orderId: c.order.id, transactionId }, csrf, c.now)) {
-      throw new ApiError('Forbidden', 'this page has expired: reload it and try again');
-    }
-  };
+export const walletAPayRoutes =
+  (ctx: Ctx): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const key = csrfKey(ctx.masterKey);
+    const guard = (origin: string | undefined, c: Checkout, csrf: string, transactionId?: string) => {
+      if (
+        !originAllowed(origin, ctx.config.publicBaseUrl) ||
+        !checkCsrf(key, { action: DEVICE, orderId: c.order.id, transactionId }, csrf, c.now)
+      ) {
+        throw new ApiError('Forbidden', 'this page has expired: reload it and try again');
+      }
+    };
 
-  app.post(
-    '/pay/:order_id/select-payment-method/wallet-a-pay/:transaction_id/',
-    {
-      schema: {
-        tags: ['wallet-a-pay'],
-        summary: 'Pay a wallet-a-pay transaction with the wallet’s payment token',
-        description:
-          'The token (EC_v1) is verified (signature chain to the provider’s root), decrypted with the project’s payment processing key, ' +
-          'checked against the transaction’s amount and currency, vaulted with the one-use setupToken and authorized with its cryptogram ' +
-          '(liability shift). Refusals are a ValidationError on paymentToken with a `code`. No API key: bound to the ids and the setupToken.',
-        params: TransactionParams,
-        body: WalletAPayBody,
-        response: { 200: answer('Authorized (redirect_url: the merchant), or refused (is_successful false, reason)', WalletPayAnswer, walletPayAnswerExample), ...errorAnswers(400, 403, 404, 409, 503) },
+    app.post(
+      '/pay/:order_id/select-payment-method/wallet-a-pay/:transaction_id/',
+      {
+        schema: {
+          tags: ['wallet-a-pay'],
+          summary: 'Pay a wallet-a-pay transaction with the wallet’s payment token',
+          description:
+            'The token (EC_v1) is verified (signature chain to the provider’s root), decrypted with the project’s payment processing key, ' +
+            'checked against the transaction’s amount and currency, vaulted with the one-use setupToken and authorized with its cryptogram ' +
+            '(liability shift). Refusals are a ValidationError on paymentToken with a `code`. No API key: bound to the ids and the setupToken.',
+          params: TransactionParams,
+          body: WalletAPayBody,
+          response: {
+            200: answer(
+              'Authorized (redirect_url: the merchant), or refused (is_successful false, reason)',
+              WalletPayAnswer,
+              walletPayAnswerExample,
+            ),
+            ...errorAnswers(400, 403, 404, 409, 503),
+          },
+        },
       },
-    },
-    async (req) => payWithWalletA(ctx, req.params.order_id, req.params.transaction_id, req.body),
-  );
+      async (req) => payWithWalletA(ctx, req.params.order_id, req.params.transaction_id, req.body),
+    );
 
-  app.get<{ Params: { order_id: string }; Querystring: { transaction_id?: string } }>('/pay/:order_id/wallet-a-pay/config/', { schema: { hide: true } }, async (req, reply) => {
-    const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-a-pay', req.query.transaction_id);
-    return reply.header('Cache-Control', 'no-store').send({ version: 3, payment_request: paymentRequestOf(c, req.query.transaction_id) });
-  });
+    app.get<{ Params: { order_id: string }; Querystring: { transaction_id?: string } }>(
+      '/pay/:order_id/wallet-a-pay/config/',
+      { schema: { hide: true } },
+      async (req, reply) => {
+        const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-a-pay', req.query.transaction_id);
+        return reply
+          .header('Cache-Control', 'no-store')
+          .send({ version: 3, payment_request: paymentRequestOf(c, req.query.transaction_id) });
+      },
+    );
 
-  app.post<{ Params: { order_id: string } }>('/pay/:order_id/wallet-a-pay/session/', { schema: { hide: true, body: SessionBody } }, async (req, reply) => {
-    const body = req.body as typeof SessionBody.static;
-    const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-a-pay', body.transaction_id);
-    guard(req.headers.origin, c, body.csrf, body.transaction_id);
-    const session = await createSession(ctx, c.project, {
-      validationUrl: body.validationUrl,
-      merchantIdentifier: merchantIdentifierOf(c.project.id),
-      displayName: c.merchantName.slice(0, 64),
-      initiativeContext: new URL(ctx.config.publicBaseUrl).hostname,
-    });
-    return reply.header('Cache-Control', 'no-store').send(session);
-  });
+    app.post<{ Params: { order_id: string } }>(
+      '/pay/:order_id/wallet-a-pay/session/',
+      { schema: { hide: true, body: SessionBody } },
+      async (req, reply) => {
+        const body = req.body as typeof SessionBody.static;
+        const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-a-pay', body.transaction_id);
+        guard(req.headers.origin, c, body.csrf, body.transaction_id);
+        const session = await createSession(ctx, c.project, {
+          validationUrl: body.validationUrl,
+          merchantIdentifier: merchantIdentifierOf(c.project.id),
+          displayName: c.merchantName.slice(0, 64),
+          initiativeContext: new URL(ctx.config.publicBaseUrl).hostname,
+        });
+        return reply.header('Cache-Control', 'no-store').send(session);
+      },
+    );
 
-  app.post<{ Params: { order_id: string } }>('/pay/:order_id/wallet-a-pay/device/', { schema: { hide: true, body: DeviceBody } }, async (req, reply) => {
-    const { csrf, paymentToken, transaction_id, billingContact, ...browser } = req.body as typeof DeviceBody.static;
-    const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-a-pay', transaction_id);
-    guard(req.headers.origin, c, csrf, transaction_id);
-    // checked before anything starts: a refused address stores and pays nothing
-    const billing = deviceBilling(c, 'wallet-a-pay', transaction_id, billingContact);
-    return reply.header('Cache-Control', 'no-store').send(await payOnPageWithWalletA(ctx, c, transaction_id, paymentToken, browser, billing));
-  });
-};
+    app.post<{ Params: { order_id: string } }>(
+      '/pay/:order_id/wallet-a-pay/device/',
+      { schema: { hide: true, body: DeviceBody } },
+      async (req, reply) => {
+        const { csrf, paymentToken, transaction_id, billingContact, ...browser } = req.body as typeof DeviceBody.static;
+        const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-a-pay', transaction_id);
+        guard(req.headers.origin, c, csrf, transaction_id);
+        // checked before anything starts: a refused address stores and pays nothing
+        const billing = deviceBilling(c, 'wallet-a-pay', transaction_id, billingContact);
+        return reply
+          .header('Cache-Control', 'no-store')
+          .send(await payOnPageWithWalletA(ctx, c, transaction_id, paymentToken, browser, billing));
+      },
+    );
+  };

@@ -27,8 +27,12 @@ export const BrowserInfo = {
   browser_info_screen_height: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000, description: 'pixels' })),
   browser_info_color_depth: Type.Optional(Type.Integer({ minimum: 1, maximum: 64, description: 'bits' })),
   browser_info_user_agent: Type.Optional(Type.String({ maxLength: 2048 })),
-  browser_info_time_zone_offset: Type.Optional(Type.Integer({ minimum: -1440, maximum: 1440, description: 'minutes, as getTimezoneOffset() gives it' })),
-  browser_info_language: Type.Optional(Type.String({ minLength: 1, maxLength: 35, pattern: '^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$', description: 'language tag such as nl-NL' })),
+  browser_info_time_zone_offset: Type.Optional(
+    Type.Integer({ minimum: -1440, maximum: 1440, description: 'minutes, as getTimezoneOffset() gives it' }),
+  ),
+  browser_info_language: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 35, pattern: '^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$', description: 'language tag such as nl-NL' }),
+  ),
   browser_info_java_enabled: Type.Optional(Type.Boolean()),
 };
 
@@ -53,7 +57,12 @@ const DeviceBody = Type.Object(
     csrf: Type.String({ maxLength: 200 }),
     walletBPayMessage: Type.String({ minLength: 1, maxLength: 65_536 }),
     transaction_id: Type.Optional(Uuid()),
-    billingAddress: Type.Optional(Type.Object({}, { additionalProperties: true, maxProperties: 32, description: "paymentMethodData.info.billingAddress, when the order needs one" })),
+    billingAddress: Type.Optional(
+      Type.Object(
+        {},
+        { additionalProperties: true, maxProperties: 32, description: 'paymentMethodData.info.billingAddress, when the order needs one' },
+      ),
+    ),
     ...BrowserInfo,
   },
   { additionalProperties: false },
@@ -86,7 +95,9 @@ async function paymentRequestOf(ctx: Ctx, c: Checkout, transactionId?: string) {
           parameters: {
             allowedAuthMethods: ['PAN_ONLY', 'CRYPTOGRAM_3DS'],
             allowedCardNetworks: ['AMEX', 'MASTERCARD', 'VISA'],
-            ...(!transactionId && billingNeeded(c).length ? { billingAddressRequired: true, billingAddressParameters: { format: 'FULL' } } : {}),
+            ...(!transactionId && billingNeeded(c).length
+              ? { billingAddressRequired: true, billingAddressParameters: { format: 'FULL' } }
+              : {}),
           },
           tokenizationSpecification: { type: 'DIRECT', parameters: { protocolVersion: 'ECv2', publicKey: keys.publicKey } },
         },
@@ -106,61 +117,70 @@ export function payable(c: Checkout | undefined, method: WalletMethod, transacti
   return c;
 }
 
-export const walletPayRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
-  const key = csrfKey(ctx.masterKey);
+export const walletPayRoutes =
+  (ctx: Ctx): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const key = csrfKey(ctx.masterKey);
 
-  app.post(
-    '/pay/:order_id/select-payment-method/wallet-b-pay/:transaction_id/',
-    {
-      schema: {
-        tags: ['wallet-b-pay'],
-        summary: 'Pay a wallet-b-pay transaction with its vaulted card',
-        description:
-          'With a cryptogram (CRYPTOGRAM_3DS) the payment is authorized at once, with liability shift. With an empty cryptogram (PAN_ONLY) ' +
-          'the customer is sent to 3-D Secure: redirect_url leads there. No API key: bound to the ids and the vaultToken.',
-        params: TransactionParams,
-        body: WalletPayBody,
-        response: { 200: answer('Authorized (redirect_url: the merchant), or sent to 3-D Secure (reason authentication_required), or refused (reason)', WalletPayAnswer, walletPayAnswerExample), ...errorAnswers(400, 403, 404, 409) },
+    app.post(
+      '/pay/:order_id/select-payment-method/wallet-b-pay/:transaction_id/',
+      {
+        schema: {
+          tags: ['wallet-b-pay'],
+          summary: 'Pay a wallet-b-pay transaction with its vaulted card',
+          description:
+            'With a cryptogram (CRYPTOGRAM_3DS) the payment is authorized at once, with liability shift. With an empty cryptogram (PAN_ONLY) ' +
+            'the customer is sent to 3-D Secure: redirect_url leads there. No API key: bound to the ids and the vaultToken.',
+          params: TransactionParams,
+          body: WalletPayBody,
+          response: {
+            200: answer(
+              'Authorized (redirect_url: the merchant), or sent to 3-D Secure (reason authentication_required), or refused (reason)',
+              WalletPayAnswer,
+              walletPayAnswerExample,
+            ),
+            ...errorAnswers(400, 403, 404, 409),
+          },
+        },
       },
-    },
-    async (req) => payWithWalletB(ctx, req.params.order_id, req.params.transaction_id, req.body),
-  );
+      async (req) => payWithWalletB(ctx, req.params.order_id, req.params.transaction_id, req.body),
+    );
 
-  app.get('/pay/assets/wallets.js', { schema: { hide: true } }, async (_req, reply) =>
-    reply
-      .type('text/javascript; charset=utf-8')
-      .header('Cache-Control', 'public, max-age=300')
-      .header('X-Content-Type-Options', 'nosniff')
-      .send(SCRIPT),
-  );
+    app.get('/pay/assets/wallets.js', { schema: { hide: true } }, async (_req, reply) =>
+      reply
+        .type('text/javascript; charset=utf-8')
+        .header('Cache-Control', 'public, max-age=300')
+        .header('X-Content-Type-Options', 'nosniff')
+        .send(SCRIPT),
+    );
 
-  app.get<{ Params: { order_id: string }; Querystring: { transaction_id?: string } }>(
-    '/pay/:order_id/wallet-b-pay/config/',
-    { schema: { hide: true } },
-    async (req, reply) => {
-      const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-b-pay', req.query.transaction_id);
-      return reply.header('Cache-Control', 'no-store').send(await paymentRequestOf(ctx, c, req.query.transaction_id));
-    },
-  );
+    app.get<{ Params: { order_id: string }; Querystring: { transaction_id?: string } }>(
+      '/pay/:order_id/wallet-b-pay/config/',
+      { schema: { hide: true } },
+      async (req, reply) => {
+        const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-b-pay', req.query.transaction_id);
+        return reply.header('Cache-Control', 'no-store').send(await paymentRequestOf(ctx, c, req.query.transaction_id));
+      },
+    );
 
-  app.post<{ Params: { order_id: string } }>(
-    '/pay/:order_id/wallet-b-pay/device/',
-    { schema: { hide: true, body: DeviceBody } },
-    async (req, reply) => {
-      const body = req.body as typeof DeviceBody.static;
-      const { csrf, walletBPayMessage, transaction_id, billingAddress, ...browser } = body;
-      const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-b-pay', transaction_id);
-      const scope = { action: 'wallet-b-device', orderId: c.order.id, transactionId: transaction_id };
-      if (!originAllowed(req.headers.origin, ctx.config.publicBaseUrl) || !checkCsrf(key, scope, csrf, c.now)) {
-        throw new ApiError('Forbidden', 'this page has expired: reload it and try again');
-      }
-      // checked before anything starts: a refused address stores and pays nothing
-      const billing = deviceBilling(c, 'wallet-b-pay', transaction_id, billingAddress);
-      const result = await payOnPage(ctx, c, transaction_id, walletBPayMessage, browser, billing);
-      return reply.header('Cache-Control', 'no-store').send(result);
-    },
-  );
-};
+    app.post<{ Params: { order_id: string } }>(
+      '/pay/:order_id/wallet-b-pay/device/',
+      { schema: { hide: true, body: DeviceBody } },
+      async (req, reply) => {
+        const body = req.body as typeof DeviceBody.static;
+        const { csrf, walletBPayMessage, transaction_id, billingAddress, ...browser } = body;
+        const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-b-pay', transaction_id);
+        const scope = { action: 'wallet-b-device', orderId: c.order.id, transactionId: transaction_id };
+        if (!originAllowed(req.headers.origin, ctx.config.publicBaseUrl) || !checkCsrf(key, scope, csrf, c.now)) {
+          throw new ApiError('Forbidden', 'this page has expired: reload it and try again');
+        }
+        // checked before anything starts: a refused address stores and pays nothing
+        const billing = deviceBilling(c, 'wallet-b-pay', transaction_id, billingAddress);
+        const result = await payOnPage(ctx, c, transaction_id, walletBPayMessage, browser, billing);
+        return reply.header('Cache-Control', 'no-store').send(result);
+      },
+    );
+  };
 
 export const DEVICE_CSRF_ACTION = 'wallet-b-device';
 export const walletScriptPath = '/pay/assets/wallets.js';

@@ -13,7 +13,8 @@ export const TEXT = {
     cancel: 'Back to the payment methods',
     refused: 'The wallet payment could not be started.',
     device_error: 'The wallet payment did not go through. Please try again or choose another method.',
-    billing_missing: 'The wallet did not hand over the complete billing address this payment needs{field}. Add it in the wallet, or choose another method.',
+    billing_missing:
+      'The wallet did not hand over the complete billing address this payment needs{field}. Add it in the wallet, or choose another method.',
     billing_invalid: 'The billing address from the wallet cannot be used{field}. Correct it in the wallet, or choose another method.',
     name: 'Name',
     billing: 'Billing address',
@@ -54,8 +55,10 @@ export const TEXT = {
     cancel: 'Terug naar de betaalmethoden',
     refused: 'De walletbetaling kon niet worden gestart.',
     device_error: 'De walletbetaling is niet gelukt. Probeer het opnieuw of kies een andere betaalmethode.',
-    billing_missing: 'De wallet gaf niet het volledige factuuradres dat deze betaling nodig heeft{field}. Vul het aan in de wallet, of kies een andere betaalmethode.',
-    billing_invalid: 'Het factuuradres uit de wallet is hier niet bruikbaar{field}. Verbeter het in de wallet, of kies een andere betaalmethode.',
+    billing_missing:
+      'De wallet gaf niet het volledige factuuradres dat deze betaling nodig heeft{field}. Vul het aan in de wallet, of kies een andere betaalmethode.',
+    billing_invalid:
+      'Het factuuradres uit de wallet is hier niet bruikbaar{field}. Verbeter het in de wallet, of kies een andere betaalmethode.',
     name: 'Naam',
     billing: 'Factuuradres',
     billing_intro: 'De wallet geeft de winkel dit factuuradres samen met de kaart.',

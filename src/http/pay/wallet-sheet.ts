@@ -1,7 +1,18 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Ctx } from '../../services/platform/context.ts';
 import { loadCheckout, outcomeOf, transactionOf, type Checkout } from '../../services/payments/checkout.ts';
-import { BILLING_INPUT, billingNeeded, checkBilling, payOnPage, sandboxToken, walletTransaction, type Billing, type BillingField, type SandboxAuthMethod, type WalletMethod } from '../../services/wallets/pay.ts';
+import {
+  BILLING_INPUT,
+  billingNeeded,
+  checkBilling,
+  payOnPage,
+  sandboxToken,
+  walletTransaction,
+  type Billing,
+  type BillingField,
+  type SandboxAuthMethod,
+  type WalletMethod,
+} from '../../services/wallets/pay.ts';
 import { payOnPageWithWalletA, sandboxWalletAToken } from '../../services/wallets/wallet-a.ts';
 import { WALLET_FIELD } from '../../services/wallets/billing.ts';
 import { testCards, type TestCard } from '../../services/payments/sandbox.ts';
@@ -13,7 +24,18 @@ import nlCountries from 'i18n-iso-countries/langs/nl.json' with { type: 'json' }
 import { ApiError } from '../../domain/errors.ts';
 import { formatAmount, pickLocale, STRINGS, type Locale, type Strings } from './i18n.ts';
 import { esc, layout, messagePage, summaryBlock, STYLE_HASH, type WalletButton, type WalletSlot } from './render.ts';
-import { checkCsrf, contentSecurityPolicy, csrfKey, flashKey, issueCsrf, originAllowed, originsOf, setFlash, setPageHeaders, takeFlash } from './security.ts';
+import {
+  checkCsrf,
+  contentSecurityPolicy,
+  csrfKey,
+  flashKey,
+  issueCsrf,
+  originAllowed,
+  originsOf,
+  setFlash,
+  setPageHeaders,
+  takeFlash,
+} from './security.ts';
 import { DEVICE_CSRF_ACTION, deviceUrls, walletScriptPath } from './wallet-pay.ts';
 import { TEXT } from './wallet-sheet-i18n.ts';
 
@@ -31,7 +53,6 @@ import { TEXT } from './wallet-sheet-i18n.ts';
  * billing address the project requires when the order has none. Refused forms answer with
  * POST/redirect/GET (security.ts flash).
  */
-
 
 const paths = {
   start: (o: string, m: WalletMethod) => `/pay/${o}/${m}/sheet/`,
@@ -63,7 +84,8 @@ const SHEET_WALLETS: SheetWallet[] = [
   {
     method: 'wallet-a-pay',
     authMethods: ['CRYPTOGRAM_3DS'],
-    pay: async (ctx, c, txnId, card) => payOnPageWithWalletA(ctx, c, txnId, await sandboxWalletAToken(ctx, c.project, transactionOf(c, txnId)!, card)),
+    pay: async (ctx, c, txnId, card) =>
+      payOnPageWithWalletA(ctx, c, txnId, await sandboxWalletAToken(ctx, c.project, transactionOf(c, txnId)!, card)),
   },
 ];
 
@@ -90,8 +112,11 @@ export function renderWallet(slot: WalletSlot, method: WalletMethod, device: () 
   if (c.project.mode === 'test') return sandboxButton(slot, method, label);
   const x = TEXT[slot.locale];
   // the wallet's field names, in the customer's words (wallet-b-pay's one `name` holds both names)
-  const labels = Object.fromEntries(BILLING_INPUT.map((f) => [WALLET_FIELD[method][f], WALLET_FIELD[method][f] === 'name' ? x.name : x[f]]));
-  const billing = !txn && billingNeeded(c).length ? { billing_text: { missing: x.billing_missing, invalid: x.billing_invalid, labels } } : {};
+  const labels = Object.fromEntries(
+    BILLING_INPUT.map((f) => [WALLET_FIELD[method][f], WALLET_FIELD[method][f] === 'name' ? x.name : x[f]]),
+  );
+  const billing =
+    !txn && billingNeeded(c).length ? { billing_text: { missing: x.billing_missing, invalid: x.billing_invalid, labels } } : {};
   const config = { ...device(), transaction_id: txn?.id, error_text: x.device_error, ...billing };
   return (
     `<div data-wallet="${method}" data-config="${esc(JSON.stringify(config))}" hidden>` +
@@ -105,7 +130,11 @@ export const walletBButton: WalletButton = {
   // the device button's script, its calls to us, and the wallet's payment method manifest,
   // which the browser fetches under the page's connect-src when the script asks canMakePayment()
   csp: { 'script-src': ["'self'"], 'connect-src': ["'self'", 'https://google.com', 'https://pay.google.com'] },
-  render: (slot) => renderWallet(slot, 'wallet-b-pay', () => ({ ...deviceUrls(slot.checkout.order.id, slot.transaction?.id), csrf: slot.csrf(DEVICE_CSRF_ACTION, slot.transaction?.id) })),
+  render: (slot) =>
+    renderWallet(slot, 'wallet-b-pay', () => ({
+      ...deviceUrls(slot.checkout.order.id, slot.transaction?.id),
+      csrf: slot.csrf(DEVICE_CSRF_ACTION, slot.transaction?.id),
+    })),
 };
 
 /** The sandbox cards on offer: the simulator's table (the late decline too: it shows the webhook path). */
@@ -128,7 +157,12 @@ function cardText(card: TestCard, locale: Locale): string {
   if (card.three_ds === 'C') return `${brand}, ${x.challenge} ${outcome()}`;
   return `${brand}, ${outcome()}`;
 }
-const BRAND_NAMES: Record<string, string> = { visa: 'Visa', mastercard: 'Mastercard', amex: 'American Express', cartes_bancaires: 'Cartes Bancaires' };
+const BRAND_NAMES: Record<string, string> = {
+  visa: 'Visa',
+  mastercard: 'Mastercard',
+  amex: 'American Express',
+  cartes_bancaires: 'Cartes Bancaires',
+};
 
 type Field = BillingField;
 interface SheetFlash {
@@ -205,7 +239,14 @@ ${input('state', 'autocomplete="billing address-level1" maxlength="2" autocapita
       const title = `${t.method[method] ?? method} (sandbox)`;
       const amount = formatAmount(c.order.amount, c.order.currency, locale);
       const summary = summaryBlock(
-        { merchantName: c.merchantName, amount, currency: c.order.currency, description: c.order.description, reference: c.order.merchant_order_id, testMode: true },
+        {
+          merchantName: c.merchantName,
+          amount,
+          currency: c.order.currency,
+          description: c.order.description,
+          reference: c.order.merchant_order_id,
+          testMode: true,
+        },
         t,
         false,
       );
@@ -217,12 +258,19 @@ ${input('state', 'autocomplete="billing address-level1" maxlength="2" autocapita
         wallet.authMethods.length < 2
           ? ''
           : `<fieldset class="field"><legend>${esc(x.auth)}</legend>\n${wallet.authMethods
-              .map((m, i) => `<label class="choice"><input type="radio" name="auth_method" value="${m}"${i === 0 ? ' checked' : ''}> <span>${esc(m === 'PAN_ONLY' ? x.pan_only : x.cryptogram)}</span></label>`)
+              .map(
+                (m, i) =>
+                  `<label class="choice"><input type="radio" name="auth_method" value="${m}"${i === 0 ? ' checked' : ''}> <span>${esc(m === 'PAN_ONLY' ? x.pan_only : x.cryptogram)}</span></label>`,
+              )
               .join('\n')}\n</fieldset>\n`;
       const csrf = issueCsrf(key, { action: CONFIRM(method), orderId: c.order.id, transactionId: txnId }, c.now);
       const action = txnId ? paths.sheet(c.order.id, method, txnId) : paths.newPay(c.order.id, method);
       const billing = txnId ? '' : billingBlock(locale, flash);
-      const alertText = flash?.alert ? `${flash.alert === 'form_expired' ? t.form_expired : x.refused}${flash.detail ? ` ${flash.detail}` : ''}` : flash?.errors ? t.errors_intro : '';
+      const alertText = flash?.alert
+        ? `${flash.alert === 'form_expired' ? t.form_expired : x.refused}${flash.detail ? ` ${flash.detail}` : ''}`
+        : flash?.errors
+          ? t.errors_intro
+          : '';
       const body = `${summary}<section class="panel" aria-labelledby="sheet-title" data-wallet-sheet="${method}">
 <h1 id="sheet-title">${esc(title)}</h1>
 ${alertText ? `<div class="alert" role="alert"><p>${esc(alertText)}</p></div>` : ''}<p>${esc(x.sheet_intro)}</p>
@@ -242,8 +290,10 @@ ${auths}${billing}<button type="submit" class="wallet">${esc(x.confirm(amount))}
     async function load(req: FastifyRequest, reply: FastifyReply, orderId: string, txnId: string) {
       const c = await loadCheckout(ctx, orderId);
       const txn = c && transactionOf(c, txnId);
-      if (!c || !txn || txn.payment_method !== method || c.project.mode !== 'test') return { page: message(req, reply, 404, 'not_found_title', 'not_found_text', c) };
-      if (outcomeOf(c).outcome !== 'open' || txn.status !== 'new' || txn.setup_token_used) return { page: reply.code(303).header('Location', paths.result(c.order.id)).send() };
+      if (!c || !txn || txn.payment_method !== method || c.project.mode !== 'test')
+        return { page: message(req, reply, 404, 'not_found_title', 'not_found_text', c) };
+      if (outcomeOf(c).outcome !== 'open' || txn.status !== 'new' || txn.setup_token_used)
+        return { page: reply.code(303).header('Location', paths.result(c.order.id)).send() };
       return { c };
     }
 
@@ -251,7 +301,8 @@ ${auths}${billing}<button type="submit" class="wallet">${esc(x.confirm(amount))}
     async function loadNew(req: FastifyRequest, reply: FastifyReply, orderId: string) {
       const c = await loadCheckout(ctx, orderId);
       if (!c || c.project.mode !== 'test') return { page: message(req, reply, 404, 'not_found_title', 'not_found_text', c) };
-      if (outcomeOf(c).outcome !== 'open' || c.transactions.length || !c.methods.includes(method)) return { page: reply.code(303).header('Location', paths.order(c.order.id)).send() };
+      if (outcomeOf(c).outcome !== 'open' || c.transactions.length || !c.methods.includes(method))
+        return { page: reply.code(303).header('Location', paths.order(c.order.id)).send() };
       return { c };
     }
 
@@ -262,7 +313,13 @@ ${auths}${billing}<button type="submit" class="wallet">${esc(x.confirm(amount))}
       return card && authMethod ? { card, authMethod } : undefined;
     };
 
-    const pay = async (req: FastifyRequest, reply: FastifyReply, c: Checkout, page: string, run: () => Promise<{ redirect_url: string }>) => {
+    const pay = async (
+      req: FastifyRequest,
+      reply: FastifyReply,
+      c: Checkout,
+      page: string,
+      run: () => Promise<{ redirect_url: string }>,
+    ) => {
       try {
         const result = await run();
         return reply.code(303).header('Location', result.redirect_url).send();
@@ -276,14 +333,21 @@ ${auths}${billing}<button type="submit" class="wallet">${esc(x.confirm(amount))}
     app.post<{ Params: { order_id: string } }>(`/pay/:order_id/${method}/sheet/`, { schema: { hide: true } }, async (req, reply) => {
       const c = await loadCheckout(ctx, req.params.order_id);
       if (!c || c.project.mode !== 'test') return message(req, reply, 404, 'not_found_title', 'not_found_text', c);
-      if (!originAllowed(req.headers.origin, ctx.config.publicBaseUrl) || !checkCsrf(key, { action: START(method), orderId: c.order.id }, form(req).csrf, c.now)) {
+      if (
+        !originAllowed(req.headers.origin, ctx.config.publicBaseUrl) ||
+        !checkCsrf(key, { action: START(method), orderId: c.order.id }, form(req).csrf, c.now)
+      ) {
         return message(req, reply, 403, 'forbidden_title', 'form_expired', c);
       }
       // No billing address yet: the sheet asks for it, and the transaction starts with it.
-      if (billingNeeded(c).length && !c.transactions.length) return reply.code(303).header('Location', paths.newSheet(c.order.id, method)).send();
+      if (billingNeeded(c).length && !c.transactions.length)
+        return reply.code(303).header('Location', paths.newSheet(c.order.id, method)).send();
       try {
         const txn = await walletTransaction(ctx, c, undefined, method);
-        return reply.code(303).header('Location', paths.sheet(c.order.id, method, txn.id)).send();
+        return reply
+          .code(303)
+          .header('Location', paths.sheet(c.order.id, method, txn.id))
+          .send();
       } catch (err) {
         if (!(err instanceof ApiError) || err.status >= 500) throw err;
         return reply.code(303).header('Location', paths.order(c.order.id)).send();
@@ -304,7 +368,10 @@ ${auths}${billing}<button type="submit" class="wallet">${esc(x.confirm(amount))}
       const body = form(req);
       const fields = billingNeeded(c);
       const check = checkBilling(fields, body);
-      if (!originAllowed(req.headers.origin, ctx.config.publicBaseUrl) || !checkCsrf(key, { action: CONFIRM(method), orderId: c.order.id }, body.csrf, c.now)) {
+      if (
+        !originAllowed(req.headers.origin, ctx.config.publicBaseUrl) ||
+        !checkCsrf(key, { action: CONFIRM(method), orderId: c.order.id }, body.csrf, c.now)
+      ) {
         return refuse(reply, here, { alert: 'form_expired', keep: check.keep });
       }
       if (!check.billing && fields.length) return refuse(reply, here, { errors: check.errors, keep: check.keep });
@@ -316,26 +383,37 @@ ${auths}${billing}<button type="submit" class="wallet">${esc(x.confirm(amount))}
       });
     });
 
-    app.get<{ Params: { order_id: string; transaction_id: string } }>(`/pay/:order_id/${method}/:transaction_id/sheet/`, { schema: { hide: true } }, async (req, reply) => {
-      const { c, page } = await load(req, reply, req.params.order_id, req.params.transaction_id);
-      if (!c) return page;
-      const txnId = transactionOf(c, req.params.transaction_id)!.id;
-      return sheet(req, reply, c, txnId, takeFlash<SheetFlash>(req, reply, fkey, paths.sheet(c.order.id, method, txnId)));
-    });
+    app.get<{ Params: { order_id: string; transaction_id: string } }>(
+      `/pay/:order_id/${method}/:transaction_id/sheet/`,
+      { schema: { hide: true } },
+      async (req, reply) => {
+        const { c, page } = await load(req, reply, req.params.order_id, req.params.transaction_id);
+        if (!c) return page;
+        const txnId = transactionOf(c, req.params.transaction_id)!.id;
+        return sheet(req, reply, c, txnId, takeFlash<SheetFlash>(req, reply, fkey, paths.sheet(c.order.id, method, txnId)));
+      },
+    );
 
-    app.post<{ Params: { order_id: string; transaction_id: string } }>(`/pay/:order_id/${method}/:transaction_id/sheet/`, { schema: { hide: true } }, async (req, reply) => {
-      const { c, page } = await load(req, reply, req.params.order_id, req.params.transaction_id);
-      if (!c) return page;
-      const txnId = transactionOf(c, req.params.transaction_id)!.id;
-      const here = paths.sheet(c.order.id, method, txnId);
-      const body = form(req);
-      if (!originAllowed(req.headers.origin, ctx.config.publicBaseUrl) || !checkCsrf(key, { action: CONFIRM(method), orderId: c.order.id, transactionId: txnId }, body.csrf, c.now)) {
-        return refuse(reply, here, { alert: 'form_expired' });
-      }
-      const pick = chosen(body);
-      if (!pick) return refuse(reply, here, { alert: 'refused' });
-      return pay(req, reply, c, here, () => wallet.pay(ctx, c, txnId, pick.card, pick.authMethod));
-    });
+    app.post<{ Params: { order_id: string; transaction_id: string } }>(
+      `/pay/:order_id/${method}/:transaction_id/sheet/`,
+      { schema: { hide: true } },
+      async (req, reply) => {
+        const { c, page } = await load(req, reply, req.params.order_id, req.params.transaction_id);
+        if (!c) return page;
+        const txnId = transactionOf(c, req.params.transaction_id)!.id;
+        const here = paths.sheet(c.order.id, method, txnId);
+        const body = form(req);
+        if (
+          !originAllowed(req.headers.origin, ctx.config.publicBaseUrl) ||
+          !checkCsrf(key, { action: CONFIRM(method), orderId: c.order.id, transactionId: txnId }, body.csrf, c.now)
+        ) {
+          return refuse(reply, here, { alert: 'form_expired' });
+        }
+        const pick = chosen(body);
+        if (!pick) return refuse(reply, here, { alert: 'refused' });
+        return pay(req, reply, c, here, () => wallet.pay(ctx, c, txnId, pick.card, pick.authMethod));
+      },
+    );
   }
 };
 

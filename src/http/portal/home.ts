@@ -11,7 +11,10 @@ export const homeRoutes = (kit: Kit) => async (app: FastifyInstance) => {
     const s = await homeStats(kit.ctx, project);
     const volume = (rows: typeof s.today) =>
       rows.filter((r) => r.completed).length
-        ? rows.filter((r) => r.completed).map((r) => `<p class="stat">${esc(money(r.amount, r.currency, locale))}</p>`).join('')
+        ? rows
+            .filter((r) => r.completed)
+            .map((r) => `<p class="stat">${esc(money(r.amount, r.currency, locale))}</p>`)
+            .join('')
         : `<p class="stat">${esc(money(0, 'EUR', locale))}</p>`;
     const count = (rows: typeof s.today) => rows.reduce((n, r) => n + r.completed, 0);
     const total = s.days.reduce((n, d) => n + d.n, 0);

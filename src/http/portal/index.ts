@@ -32,7 +32,8 @@ export const portalRoutes = (ctx: Ctx) => async (app: FastifyInstance) => {
     if (!req.portal) req.portal = { ...kit.state('en'), csrf: '' };
     const t = req.portal.t;
     if (err instanceof ApiError && err.status === 404) return notFound(req, reply);
-    const status = err instanceof ApiError ? err.status : err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+    const status =
+      err instanceof ApiError ? err.status : err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
     if (status >= 500) {
       req.log.error({ err }, 'portal page failed');
       return kit.page(req, reply, { status, title: t.error_title, body: `<h1>${esc(t.error_title)}</h1><p>${esc(t.error_text)}</p>` });
@@ -43,7 +44,11 @@ export const portalRoutes = (ctx: Ctx) => async (app: FastifyInstance) => {
   function notFound(req: FastifyRequest, reply: FastifyReply) {
     req.portal ??= { ...kit.state('en'), csrf: '' };
     const t = req.portal.t;
-    return kit.page(req, reply, { status: 404, title: t.not_found_title, body: `<h1>${esc(t.not_found_title)}</h1><p>${esc(t.not_found_text)}</p>` });
+    return kit.page(req, reply, {
+      status: 404,
+      title: t.not_found_title,
+      body: `<h1>${esc(t.not_found_title)}</h1><p>${esc(t.not_found_text)}</p>`,
+    });
   }
 
   const refused = (req: FastifyRequest, reply: FastifyReply) => {
@@ -143,7 +148,9 @@ ${csrfField(req.portal.csrf)}
 
     area.get('/', async (req, reply) => {
       const [first] = await projectsOf(ctx, req.portal.session!.user);
-      return first ? kit.redirect(reply, `/projects/${first.id}/`) : kit.page(req, reply, { title: req.portal.t.portal, body: `<h1>${esc(req.portal.t.portal)}</h1>` });
+      return first
+        ? kit.redirect(reply, `/projects/${first.id}/`)
+        : kit.page(req, reply, { title: req.portal.t.portal, body: `<h1>${esc(req.portal.t.portal)}</h1>` });
     });
 
     area.get('/switch', async (req, reply) => {

@@ -11,7 +11,6 @@ import { setPageHeaders } from '../pay/security.ts';
 
 /** What every portal route shares: cookies, CSRF tokens, the signed-in user, page rendering. */
 
-
 export interface PortalState {
   locale: Locale;
   t: PortalStrings;
@@ -115,7 +114,11 @@ export class Kit {
   }
 
   /** Sends a whole page: with the chrome of a signed-in user when there is one. */
-  async page(req: FastifyRequest, reply: FastifyReply, o: { title: string; body: string; status?: number; nav?: NavItem; project?: ProjectRow }) {
+  async page(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    o: { title: string; body: string; status?: number; nav?: NavItem; project?: ProjectRow },
+  ) {
     const { locale, t, session, csrf } = req.portal;
     const path = req.url.split('?')[0];
     const user = session?.verified ? session.user : undefined;
@@ -135,7 +138,10 @@ export class Kit {
       o.title,
       o.body,
     );
-    return reply.code(o.status ?? 200).type('text/html; charset=utf-8').send(html);
+    return reply
+      .code(o.status ?? 200)
+      .type('text/html; charset=utf-8')
+      .send(html);
   }
 
   redirect(reply: FastifyReply, path: string) {

@@ -12,13 +12,19 @@ const EXPIRIES = ['P1D', 'P7D', 'P30D'];
 
 function currenciesOf(project: ProjectRow): string[] {
   const s = settingsOf(project.settings);
-  return [...new Set(Object.values(s.payment_methods).flatMap((m) => m?.currencies ?? []))].sort((a, b) => (a === 'EUR' ? -1 : b === 'EUR' ? 1 : a.localeCompare(b)));
+  return [...new Set(Object.values(s.payment_methods).flatMap((m) => m?.currencies ?? []))].sort((a, b) =>
+    a === 'EUR' ? -1 : b === 'EUR' ? 1 : a.localeCompare(b),
+  );
 }
 
 export const linkRoutes = (kit: Kit) => async (app: FastifyInstance) => {
   const ctx = kit.ctx;
 
-  async function listPage(req: FastifyRequest, reply: FastifyReply, o: { status?: number; error?: string; keep?: Record<string, string> } = {}) {
+  async function listPage(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    o: { status?: number; error?: string; keep?: Record<string, string> } = {},
+  ) {
     const project = await kit.project(req);
     const { t, locale } = req.portal;
     const links = await linksOf(ctx, project);
@@ -55,7 +61,9 @@ ${rows.length ? table(t.links_title, [t.reference, t.description, t.amount, t.st
   app.post('/projects/:project_id/links/', async (req, reply) => {
     const project = await kit.project(req);
     const t = req.portal.t;
-    const keep = Object.fromEntries(['merchant_order_id', 'amount', 'currency', 'description', 'expiration_period'].map((n) => [n, field(req.body, n)]));
+    const keep = Object.fromEntries(
+      ['merchant_order_id', 'amount', 'currency', 'description', 'expiration_period'].map((n) => [n, field(req.body, n)]),
+    );
     const ref = keep.merchant_order_id.trim();
     if (!ref || ref.length > 255) return listPage(req, reply, { status: 400, error: `ValidationError: ${t.reference}`, keep });
     const amount = parseMajorAmount(keep.amount, keep.currency);
@@ -80,7 +88,9 @@ ${rows.length ? table(t.links_title, [t.reference, t.description, t.amount, t.st
     const project = await kit.project(req);
     const { t, locale } = req.portal;
     const link = await linkOf(ctx, project, (req.params as { link_id: string }).link_id);
-    const orders = Object.entries((link.orders ?? {}) as Record<string, string[]>).flatMap(([status, ids]) => ids.map((id) => ({ id, status })));
+    const orders = Object.entries((link.orders ?? {}) as Record<string, string[]>).flatMap(([status, ids]) =>
+      ids.map((id) => ({ id, status })),
+    );
     const rows = orders.map((o) => [`<a href="${kit.base}/projects/${project.id}/orders/${o.id}/">${esc(o.id)}</a>`, badge(o.status)]);
     const body = `<h1>${esc(t.link_title(link.merchant_order_id))}</h1>
 ${field(req.query, 'created') ? notice(t.link_created) : ''}

@@ -7,7 +7,14 @@ import { PAYMENT_METHODS } from '../../domain/project.ts';
 import { nowFor } from '../../services/platform/context.ts';
 import { searchOrders } from '../../services/reporting/search.ts';
 import { orderReport } from '../../services/reporting/reports.ts';
-import { deliveryLog, isOrderAction, orderAction, orderWithRelated, type OrderAction, type ProjectRow } from '../../services/portal/actions.ts';
+import {
+  deliveryLog,
+  isOrderAction,
+  orderAction,
+  orderWithRelated,
+  type OrderAction,
+  type ProjectRow,
+} from '../../services/portal/actions.ts';
 import { field, type Kit } from './kit.ts';
 import { alert, badge, csrfField, esc, money, notice, table, when } from './view.ts';
 
@@ -67,7 +74,8 @@ export const orderRoutes = (kit: Kit) => async (app: FastifyInstance) => {
       if (!(err instanceof ApiError) || err.status >= 500) throw err;
       error = `${err.type}: ${err.message}`;
     }
-    const opt = (v: string, label: string, cur: string) => `<option value="${esc(v)}"${v === cur ? ' selected' : ''}>${esc(label)}</option>`;
+    const opt = (v: string, label: string, cur: string) =>
+      `<option value="${esc(v)}"${v === cur ? ' selected' : ''}>${esc(label)}</option>`;
     const base = `${kit.base}/projects/${project.id}/orders/`;
     const form = `<form method="get" action="${base}" class="filters" role="search">
 <div class="field wide"><label for="q">${esc(t.search)} <span class="hint" id="q-hint">${esc(t.search_hint)}</span></label><input type="search" id="q" name="q" value="${esc(f.q)}" aria-describedby="q-hint"></div>
@@ -93,7 +101,9 @@ export const orderRoutes = (kit: Kit) => async (app: FastifyInstance) => {
       const count = `<p class="muted" role="status">${esc(t.results(result.total, result.total_relation === 'gte'))}</p>`;
       const pager = [
         after ? `<a href="${base}?${filterQuery(f)}">${esc(t.first_page)}</a>` : '',
-        result.search_after && result.orders.length === PAGE_SIZE ? `<a href="${base}?${filterQuery(f, { after: result.search_after })}" rel="next">${esc(t.next_page)}</a>` : '',
+        result.search_after && result.orders.length === PAGE_SIZE
+          ? `<a href="${base}?${filterQuery(f, { after: result.search_after })}" rel="next">${esc(t.next_page)}</a>`
+          : '',
       ].join('');
       list = `${count}${rows.length ? table(t.orders_title, [t.created, t.reference, t.description, t.amount, t.status, t.method], rows, { numeric: [3] }) : `<p>${esc(t.no_orders)}</p>`}
 <div class="pager">${pager}</div>`;
@@ -115,7 +125,11 @@ ${error ? alert(error) : ''}<section class="panel" aria-label="${esc(t.orders_ti
 
   // ---- one order -------------------------------------------------------------------------
 
-  async function orderPage(req: FastifyRequest, reply: FastifyReply, o: { status?: number; error?: string; done?: string; fieldError?: string } = {}) {
+  async function orderPage(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    o: { status?: number; error?: string; done?: string; fieldError?: string } = {},
+  ) {
     const project = await kit.project(req);
     const { t, locale } = req.portal;
     const id = (req.params as { order_id: string }).order_id;
@@ -134,7 +148,12 @@ ${error ? alert(error) : ''}<section class="panel" aria-label="${esc(t.orders_ti
       ...(order.description ? ([[t.description, esc(order.description)]] as [string, string][]) : []),
       ...(customer ? ([[t.customer, esc(customer)]] as [string, string][]) : []),
       ...(order.refunded_amount ? ([[t.refunded, m(order.refunded_amount)]] as [string, string][]) : []),
-      ...(parent ? ([[t.parent, `<a href="${orderPath(project, parent.id)}">${esc(parent.merchant_order_id ?? parent.id)}</a>`]] as [string, string][]) : []),
+      ...(parent
+        ? ([[t.parent, `<a href="${orderPath(project, parent.id)}">${esc(parent.merchant_order_id ?? parent.id)}</a>`]] as [
+            string,
+            string,
+          ][])
+        : []),
     ];
     const txns = (order.transactions ?? []) as any[];
     const yn = (v: unknown) => (v === undefined ? '' : v ? t.yes : t.no);
@@ -144,7 +163,11 @@ ${error ? alert(error) : ''}<section class="panel" aria-label="${esc(t.orders_ti
       esc(x.payment_method_brand ?? ''),
       esc(x.payment_method_details?.truncated_pan ?? ''),
       `${badge(x.status)}${x.reason ? ` <span class="muted">${esc(x.reason)}</span>` : ''}`,
-      esc(x.outcomes?.three_d_secure ? `${x.outcomes.three_d_secure.trans_status}${x.outcomes.three_d_secure.eci ? ` (ECI ${x.outcomes.three_d_secure.eci})` : ''}` : ''),
+      esc(
+        x.outcomes?.three_d_secure
+          ? `${x.outcomes.three_d_secure.trans_status}${x.outcomes.three_d_secure.eci ? ` (ECI ${x.outcomes.three_d_secure.eci})` : ''}`
+          : '',
+      ),
       esc(yn(x.payment_method_details?.liability_shift)),
       esc(x.capture_mode ?? ''),
       esc(yn(x.is_capturable)),
@@ -152,13 +175,32 @@ ${error ? alert(error) : ''}<section class="panel" aria-label="${esc(t.orders_ti
     ]);
     // Timeline: the order, its transactions' events, and the orders made from it.
     const events: { at: string; html: string }[] = [{ at: order.created, html: `${esc(t.created)}: ${esc(t.order)} ${esc(ref)}` }];
-    for (const x of txns) for (const e of x.events ?? []) events.push({ at: e.occurred, html: `${esc(t.transaction)} <code>${esc(x.id.slice(0, 8))}</code>: ${esc(e.event)}` });
-    for (const r of related) events.push({ at: r.created, html: `${esc(kindOf(r))}: <a href="${orderPath(project, r.id)}">${m(r.amount)}</a> ${badge(r.status)}` });
+    for (const x of txns)
+      for (const e of x.events ?? [])
+        events.push({ at: e.occurred, html: `${esc(t.transaction)} <code>${esc(x.id.slice(0, 8))}</code>: ${esc(e.event)}` });
+    for (const r of related)
+      events.push({
+        at: r.created,
+        html: `${esc(kindOf(r))}: <a href="${orderPath(project, r.id)}">${m(r.amount)}</a> ${badge(r.status)}`,
+      });
     events.sort((a, b) => new Date(a.at).getTime() - new Date(b.at).getTime());
-    const relatedRows = related.map((r: any) => [esc(kindOf(r)), `<a href="${orderPath(project, r.id)}">${esc(r.id.slice(0, 8))}</a>`, m(r.amount), badge(r.status), esc(when(r.created))]);
+    const relatedRows = related.map((r: any) => [
+      esc(kindOf(r)),
+      `<a href="${orderPath(project, r.id)}">${esc(r.id.slice(0, 8))}</a>`,
+      m(r.amount),
+      badge(r.status),
+      esc(when(r.created)),
+    ]);
     const deliveries = log.deliveries.map((d: any) => {
       const last = d.attempts.at(-1);
-      return [esc(d.event), `<code>${esc(d.url)}</code>`, badge(d.status), String(d.attempts.length), esc(last ? (last.response_status ?? last.error ?? '') : ''), esc(when(d.created))];
+      return [
+        esc(d.event),
+        `<code>${esc(d.url)}</code>`,
+        badge(d.status),
+        String(d.attempts.length),
+        esc(last ? (last.response_status ?? last.error ?? '') : ''),
+        esc(when(d.created)),
+      ];
     });
     const actions = actionForms(req, project, order, txns);
     const body = `<h1>${esc(t.order_title(ref))}</h1>
@@ -174,10 +216,26 @@ ${confirmLink(req, project, order.id, 'resend')}</section>`;
   }
 
   const kindOf = (o: any): string =>
-    o.capture_of_order_id ? 'capture' : o.void_of_order_id ? 'void' : o.refund_of_order_id ? 'refund' : o.chargeback_of_order_id ? 'chargeback' : o.reversal_of_order_id ? 'reversal' : 'payment';
+    o.capture_of_order_id
+      ? 'capture'
+      : o.void_of_order_id
+        ? 'void'
+        : o.refund_of_order_id
+          ? 'refund'
+          : o.chargeback_of_order_id
+            ? 'chargeback'
+            : o.reversal_of_order_id
+              ? 'reversal'
+              : 'payment';
 
   /** A small GET form to the confirmation step of one action. */
-  function confirmLink(req: FastifyRequest, project: ProjectRow, orderId: string, action: OrderAction, o: { txn?: string; amount?: { label: string; value?: string }; description?: boolean } = {}) {
+  function confirmLink(
+    req: FastifyRequest,
+    project: ProjectRow,
+    orderId: string,
+    action: OrderAction,
+    o: { txn?: string; amount?: { label: string; value?: string }; description?: boolean } = {},
+  ) {
     const t = req.portal.t;
     const idp = `${action}-${o.txn?.slice(0, 8) ?? 'order'}`;
     return `<form method="get" action="${kit.base}/projects/${project.id}/orders/${orderId}/confirm">
@@ -198,7 +256,13 @@ ${o.description ? `<div class="field"><label for="${idp}-desc">${esc(t.refund_de
     }
     if (order.status === 'completed' && credit) {
       const left = order.amount - (order.refunded_amount ?? 0);
-      if (left > 0) out.push(confirmLink(req, project, order.id, 'refund', { amount: { label: t.amount, value: formatMinor(left, order.currency) }, description: true }));
+      if (left > 0)
+        out.push(
+          confirmLink(req, project, order.id, 'refund', {
+            amount: { label: t.amount, value: formatMinor(left, order.currency) },
+            description: true,
+          }),
+        );
     }
     if (order.status === 'new' || order.status === 'processing') out.push(confirmLink(req, project, order.id, 'cancel'));
     if (project.mode === 'test' && order.status === 'completed' && credit) {
@@ -208,7 +272,9 @@ ${o.description ? `<div class="field"><label for="${idp}-desc">${esc(t.refund_de
     return out.length ? `<div class="actions">${out.join('')}</div>` : '';
   }
 
-  app.get('/projects/:project_id/orders/:order_id/', async (req, reply) => orderPage(req, reply, { done: field(req.query, 'done') || undefined }));
+  app.get('/projects/:project_id/orders/:order_id/', async (req, reply) =>
+    orderPage(req, reply, { done: field(req.query, 'done') || undefined }),
+  );
 
   /** The confirmation step: what will happen, and one button that does it (once). */
   app.get('/projects/:project_id/orders/:order_id/confirm', async (req, reply) => {
@@ -250,9 +316,18 @@ ${amount !== undefined ? `<input type="hidden" name="amount" value="${amount}">`
     if (!isOrderAction(action)) return orderPage(req, reply, { status: 400, error: 'ValidationError: unknown action' });
     const amountText = field(req.body, 'amount');
     const amount = amountText ? Number(amountText) : undefined;
-    if (amount !== undefined && (!/^\d{1,16}$/.test(amountText) || !Number.isSafeInteger(amount) || amount <= 0)) return orderPage(req, reply, { status: 400, error: 'ValidationError: amount must be a whole number of minor units above 0' });
+    if (amount !== undefined && (!/^\d{1,16}$/.test(amountText) || !Number.isSafeInteger(amount) || amount <= 0))
+      return orderPage(req, reply, { status: 400, error: 'ValidationError: amount must be a whole number of minor units above 0' });
     try {
-      const shown = await orderAction(ctx, kit.actor(req), project, orderId, action, { transactionId: field(req.body, 'transaction_id') || undefined, amount, description: field(req.body, 'description') || undefined }, field(req.body, 'token'));
+      const shown = await orderAction(
+        ctx,
+        kit.actor(req),
+        project,
+        orderId,
+        action,
+        { transactionId: field(req.body, 'transaction_id') || undefined, amount, description: field(req.body, 'description') || undefined },
+        field(req.body, 'token'),
+      );
       return kit.redirect(reply, `/projects/${project.id}/orders/${shown}/?done=${action}`);
     } catch (err) {
       if (!(err instanceof ApiError) || err.status === 404 || err.status >= 500) throw err;

@@ -1,7 +1,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../domain/errors.ts';
 import { activeMethods, settingsOf } from '../../domain/project.ts';
-import { audit, auditLog, createKey, keysOf, revokeKey, rotateSecret, saveWebhookUrl, type ProjectRow } from '../../services/portal/actions.ts';
+import {
+  audit,
+  auditLog,
+  createKey,
+  keysOf,
+  revokeKey,
+  rotateSecret,
+  saveWebhookUrl,
+  type ProjectRow,
+} from '../../services/portal/actions.ts';
 import { confirmTotp, disableTotp, pendingTotp, startTotpSetup } from '../../services/portal/users.ts';
 import { field, type Kit } from './kit.ts';
 import { alert, badge, copyable, csrfField, esc, money, notice, qrSvg, table, when } from './view.ts';
@@ -36,7 +45,10 @@ export const settingsRoutes = (kit: Kit) => async (app: FastifyInstance) => {
       k.revoked ? '' : form(path(project, `keys/${k.id}/revoke`), `${esc(t.revoke)}<span class="vh"> ${esc(k.hint)}</span>`, 'danger'),
     ]);
     const methodRows = activeMethods(s).map((m) => [esc(m), esc((s.payment_methods[m]?.currencies ?? []).join(', '))]);
-    const feeRows = Object.entries(s.fees).map(([m, f]) => [esc(m), esc(`${(f!.bps / 100).toFixed(2)} % + ${money(f!.fixed, 'EUR', locale)}`)]);
+    const feeRows = Object.entries(s.fees).map(([m, f]) => [
+      esc(m),
+      esc(`${(f!.bps / 100).toFixed(2)} % + ${money(f!.fixed, 'EUR', locale)}`),
+    ]);
     const pending = pendingTotp(kit.ctx, user);
     const totp = user.totp_secret_ct
       ? `<p>${esc(t.totp_on)}</p><form method="post" action="${path(project, 'totp/disable')}">${csrfField(csrf)}
@@ -84,7 +96,17 @@ ${auditRows.length ? table(t.audit_title, [t.time, t.user, t.event, t.project, t
   app.get('/projects/:project_id/settings/', async (req, reply) => {
     const t = req.portal.t;
     const q = (n: string) => field(req.query, n);
-    return settingsPage(req, reply, { message: q('revoked') ? t.key_revoked : q('saved') ? t.saved : q('totp') === 'on' ? t.totp_enabled : q('totp') === 'off' ? t.totp_disabled : undefined });
+    return settingsPage(req, reply, {
+      message: q('revoked')
+        ? t.key_revoked
+        : q('saved')
+          ? t.saved
+          : q('totp') === 'on'
+            ? t.totp_enabled
+            : q('totp') === 'off'
+              ? t.totp_disabled
+              : undefined,
+    });
   });
 
   app.post('/projects/:project_id/settings/keys', async (req, reply) => {
@@ -125,7 +147,8 @@ ${auditRows.length ? table(t.audit_title, [t.time, t.user, t.event, t.project, t
   app.post('/projects/:project_id/settings/totp/confirm', async (req, reply) => {
     const project = await kit.project(req);
     const user = req.portal.session!.user;
-    if (!(await confirmTotp(kit.ctx, user, field(req.body, 'code')))) return settingsPage(req, reply, { status: 400, totpError: req.portal.t.code_wrong });
+    if (!(await confirmTotp(kit.ctx, user, field(req.body, 'code'))))
+      return settingsPage(req, reply, { status: 400, totpError: req.portal.t.code_wrong });
     await audit(ctx, kit.actor(req), 'totp_enabled', null);
     return kit.redirect(reply, `/projects/${project.id}/settings/?totp=on`);
   });
@@ -133,7 +156,8 @@ ${auditRows.length ? table(t.audit_title, [t.time, t.user, t.event, t.project, t
   app.post('/projects/:project_id/settings/totp/disable', async (req, reply) => {
     const project = await kit.project(req);
     const user = req.portal.session!.user;
-    if (!(await disableTotp(kit.ctx, user, field(req.body, 'code')))) return settingsPage(req, reply, { status: 400, totpError: req.portal.t.code_wrong });
+    if (!(await disableTotp(kit.ctx, user, field(req.body, 'code'))))
+      return settingsPage(req, reply, { status: 400, totpError: req.portal.t.code_wrong });
     await audit(ctx, kit.actor(req), 'totp_disabled', null);
     return kit.redirect(reply, `/projects/${project.id}/settings/?totp=off`);
   });

@@ -9,7 +9,11 @@ import { alert, csrfField, esc, notice, table, when } from './view.ts';
 export const testToolRoutes = (kit: Kit) => async (app: FastifyInstance) => {
   const ctx = kit.ctx;
 
-  async function testPage(req: FastifyRequest, reply: FastifyReply, o: { status?: number; error?: string; message?: string; advance?: string } = {}) {
+  async function testPage(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    o: { status?: number; error?: string; message?: string; advance?: string } = {},
+  ) {
     const project = await kit.project(req);
     if (project.mode !== 'test') throw notFound('page');
     const { t, csrf } = req.portal;
@@ -35,7 +39,9 @@ ${table(t.test_cards, [t.card_number, t.brand, t.three_ds, t.result, t.liability
     return kit.page(req, reply, { title: t.test_title, body, nav: 'test', project, status: o.status });
   }
 
-  app.get('/projects/:project_id/test/', async (req, reply) => testPage(req, reply, { message: field(req.query, 'jobs') ? req.portal.t.jobs_ran(Number(field(req.query, 'jobs')) || 0) : undefined }));
+  app.get('/projects/:project_id/test/', async (req, reply) =>
+    testPage(req, reply, { message: field(req.query, 'jobs') ? req.portal.t.jobs_ran(Number(field(req.query, 'jobs')) || 0) : undefined }),
+  );
 
   app.post('/projects/:project_id/test/clock', async (req, reply) => {
     const project = await kit.project(req);

@@ -58,7 +58,10 @@ export function layout(c: Chrome, title: string, body: string): string {
         ['settings', t.nav.settings, `${p}/settings/`],
       ]
     : [];
-  const langs: [Locale, string][] = [['en', 'English'], ['nl', 'Nederlands']];
+  const langs: [Locale, string][] = [
+    ['en', 'English'],
+    ['nl', 'Nederlands'],
+  ];
   return `<!doctype html>
 <html lang="${c.locale}">
 <head>
@@ -78,8 +81,11 @@ ${project?.mode === 'test' ? `<div class="testbar" data-test-mode>${esc(t.test_m
 ${
   signedIn && c.projects!.length
     ? `<form method="get" action="${base}/switch" class="switch"><label for="project-switch">${esc(t.project)}</label>
-<select id="project-switch" name="project">${c.projects!
-        .map((x) => `<option value="${x.id}"${x.id === project?.id ? ' selected' : ''}>${esc(x.name)} (${esc(x.mode === 'test' ? t.test_mode : t.live_mode)})</option>`)
+<select id="project-switch" name="project">${c
+        .projects!.map(
+          (x) =>
+            `<option value="${x.id}"${x.id === project?.id ? ' selected' : ''}>${esc(x.name)} (${esc(x.mode === 'test' ? t.test_mode : t.live_mode)})</option>`,
+        )
         .join('')}</select>
 <button type="submit" class="secondary">${esc(t.switch)}</button></form>`
     : ''
@@ -98,7 +104,9 @@ ${
 ${body}
 </main>
 <footer><ul aria-label="${esc(t.language)}">${langs
-    .map(([l, name]) => `<li><a href="${esc(c.path)}?lang=${l}" lang="${l}"${l === c.locale ? ' aria-current="true"' : ''}>${name}</a></li>`)
+    .map(
+      ([l, name]) => `<li><a href="${esc(c.path)}?lang=${l}" lang="${l}"${l === c.locale ? ' aria-current="true"' : ''}>${name}</a></li>`,
+    )
     .join('')}</ul></footer>
 </body>
 </html>`;
@@ -124,7 +132,12 @@ export function copyable(id: string, value: string, t: PortalStrings, label: str
 }
 
 /** A table; cells are HTML already. `stack` tables turn into cards on a phone. */
-export function table(caption: string, head: string[], rows: string[][], opts: { numeric?: number[]; captionHidden?: boolean } = {}): string {
+export function table(
+  caption: string,
+  head: string[],
+  rows: string[][],
+  opts: { numeric?: number[]; captionHidden?: boolean } = {},
+): string {
   const num = new Set(opts.numeric ?? []);
   return `<table class="stack"><caption class="${opts.captionHidden === false ? '' : 'vh'}">${esc(caption)}</caption><thead><tr>${head
     .map((h, i) => `<th scope="col"${num.has(i) ? ' class="num"' : ''}>${esc(h)}</th>`)
@@ -147,11 +160,14 @@ export function barChart(days: { day: string; n: number }[], title: string, desc
     .map((d, i) => {
       const x = pad.l + i * step + step * 0.15;
       const top = y(d.n);
-      return `<g><title>${esc(`${d.day}: ${d.n}`)}</title><rect x="${x.toFixed(1)}" y="${top.toFixed(1)}" width="${(step * 0.7).toFixed(1)}" height="${(h - pad.b - top).toFixed(1)}" fill="#1849a9"/>` +
-        `<text x="${(x + step * 0.35).toFixed(1)}" y="${h - pad.b + 14}" font-size="11" text-anchor="middle" fill="#344054">${esc(d.day.slice(8))}</text></g>`;
+      return (
+        `<g><title>${esc(`${d.day}: ${d.n}`)}</title><rect x="${x.toFixed(1)}" y="${top.toFixed(1)}" width="${(step * 0.7).toFixed(1)}" height="${(h - pad.b - top).toFixed(1)}" fill="#1849a9"/>` +
+        `<text x="${(x + step * 0.35).toFixed(1)}" y="${h - pad.b + 14}" font-size="11" text-anchor="middle" fill="#344054">${esc(d.day.slice(8))}</text></g>`
+      );
     })
     .join('');
-  const axis = `<line x1="${pad.l}" y1="${h - pad.b}" x2="${w - pad.r}" y2="${h - pad.b}" stroke="#667085"/>` +
+  const axis =
+    `<line x1="${pad.l}" y1="${h - pad.b}" x2="${w - pad.r}" y2="${h - pad.b}" stroke="#667085"/>` +
     `<text x="${pad.l - 6}" y="${pad.t + 4}" font-size="11" text-anchor="end" fill="#344054">${max}</text>` +
     `<text x="${pad.l - 6}" y="${h - pad.b}" font-size="11" text-anchor="end" fill="#344054">0</text>`;
   return `<svg viewBox="0 0 ${w} ${h}" role="img" aria-labelledby="chart-title chart-desc" xmlns="http://www.w3.org/2000/svg"><title id="chart-title">${esc(title)}</title><desc id="chart-desc">${esc(desc)}</desc>${axis}${bars}</svg>`;

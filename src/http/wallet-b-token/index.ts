@@ -38,34 +38,45 @@ const RefusedBody = Type.Object({
   }),
 });
 
-export const walletBTokenRoutes = (ctx: Ctx): FastifyPluginAsyncTypebox => async (app) => {
-  // anonymous callers: limited per client address, and per transaction once the body names it
-  limitAnonymous(app, ctx, 'wallet-b-token');
-  app.addHook('preHandler', async (req) => {
-    const txn = (req.body as { transactionId?: unknown } | undefined)?.transactionId;
-    if (typeof txn === 'string') await throttleOf(ctx).limit('wallet-b-token', [`transaction:${txn.toLowerCase()}`], ctx.config.publicRateLimitPerMinute);
-  });
-  for (const test of [false, true]) {
-    app.post(
-      test ? '/test/tokens/' : '/tokens/',
-      {
-        schema: {
-          tags: ['wallet-b-pay'],
-          summary: test ? 'Tokenize a wallet-b-pay token of the test environment' : 'Tokenize a wallet-b-pay token',
-          description:
-            'Verifies and decrypts the token with the project\'s keys, vaults its card against the setupToken and answers the vault token. ' +
-            (test ? 'Root keys: the test set, which includes the project\'s sandbox root key. Test projects only.' : 'Root keys: the production set.'),
-          body: TokenizeBody,
-          response: {
-            200: answer('The token is verified and its card vaulted: pay with vaultToken', TokenizeAnswer, tokenizeAnswerExample),
-            400: answer('The token was refused: error.code names the check that failed (docs/wallet-b-token.md)', RefusedBody, {
-              error: { status: 400, type: 'ValidationError', value: 'the token signature does not verify', field: 'walletBPayMessage', code: 'signature' },
-            }),
-            ...errorAnswers(403, 409, 429),
+export const walletBTokenRoutes =
+  (ctx: Ctx): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    // anonymous callers: limited per client address, and per transaction once the body names it
+    limitAnonymous(app, ctx, 'wallet-b-token');
+    app.addHook('preHandler', async (req) => {
+      const txn = (req.body as { transactionId?: unknown } | undefined)?.transactionId;
+      if (typeof txn === 'string')
+        await throttleOf(ctx).limit('wallet-b-token', [`transaction:${txn.toLowerCase()}`], ctx.config.publicRateLimitPerMinute);
+    });
+    for (const test of [false, true]) {
+      app.post(
+        test ? '/test/tokens/' : '/tokens/',
+        {
+          schema: {
+            tags: ['wallet-b-pay'],
+            summary: test ? 'Tokenize a wallet-b-pay token of the test environment' : 'Tokenize a wallet-b-pay token',
+            description:
+              "Verifies and decrypts the token with the project's keys, vaults its card against the setupToken and answers the vault token. " +
+              (test
+                ? "Root keys: the test set, which includes the project's sandbox root key. Test projects only."
+                : 'Root keys: the production set.'),
+            body: TokenizeBody,
+            response: {
+              200: answer('The token is verified and its card vaulted: pay with vaultToken', TokenizeAnswer, tokenizeAnswerExample),
+              400: answer('The token was refused: error.code names the check that failed (docs/wallet-b-token.md)', RefusedBody, {
+                error: {
+                  status: 400,
+                  type: 'ValidationError',
+                  value: 'the token signature does not verify',
+                  field: 'walletBPayMessage',
+                  code: 'signature',
+                },
+              }),
+              ...errorAnswers(403, 409, 429),
+            },
           },
         },
-      },
-      async (req) => tokenize(ctx, req.body, { test }),
-    );
-  }
-};
+        async (req) => tokenize(ctx, req.body, { test }),
+      );
+    }
+  };

@@ -12,7 +12,21 @@ import { WriteSet } from '../../store/db/writes.ts';
 import { notFound } from '../../domain/errors.ts';
 import { loadOrderView } from './order-view.ts';
 import { moveTransaction, planMove } from './transitions.ts';
-import { askAcquirer, book, createChildOrder, creditRule, ensureSettlement, guarded, planBook, planChildOrder, planSettlement, planTouchOrder, renderPlanned, type ChildSpec, type MoneyTransaction } from './operations.ts';
+import {
+  askAcquirer,
+  book,
+  createChildOrder,
+  creditRule,
+  ensureSettlement,
+  guarded,
+  planBook,
+  planChildOrder,
+  planSettlement,
+  planTouchOrder,
+  renderPlanned,
+  type ChildSpec,
+  type MoneyTransaction,
+} from './operations.ts';
 import type { OrderRow, ProjectRow } from '../../domain/entities.ts';
 
 /**
@@ -51,9 +65,16 @@ export async function captureTransaction(ctx: Ctx, project: ProjectRow, orderId:
   );
 }
 
-const captureSpec = (amount: number, f: { fee: number; settlement: number }, source: string, outcomes: Record<string, unknown>): ChildSpec =>
-  ({ kind: 'capture', amount, direction: 'credit', status: 'accepted', figures: f, source, outcomes });
-const captureMove = (txn: MoneyTransaction, amount: number, source: string) => ({ source, patch: { captured_amount: txn.captured_amount + amount, is_capturable: false } });
+const captureSpec = (
+  amount: number,
+  f: { fee: number; settlement: number },
+  source: string,
+  outcomes: Record<string, unknown>,
+): ChildSpec => ({ kind: 'capture', amount, direction: 'credit', status: 'accepted', figures: f, source, outcomes });
+const captureMove = (txn: MoneyTransaction, amount: number, source: string) => ({
+  source,
+  patch: { captured_amount: txn.captured_amount + amount, is_capturable: false },
+});
 
 /** The capture itself, on a locked, capturable transaction: capture order, counters, ledger. */
 async function captureIn(ctx: Ctx, q: Queryable, project: ProjectRow, order: OrderRow, txn: MoneyTransaction, now: Date, source: string) {
@@ -63,7 +84,17 @@ async function captureIn(ctx: Ctx, q: Queryable, project: ProjectRow, order: Ord
 }
 
 /** What a capture the acquirer accepted writes, statement by statement. */
-async function captureWrites(ctx: Ctx, q: Queryable, project: ProjectRow, order: OrderRow, txn: MoneyTransaction, now: Date, source: string, amount: number, outcomes: Record<string, unknown>) {
+async function captureWrites(
+  ctx: Ctx,
+  q: Queryable,
+  project: ProjectRow,
+  order: OrderRow,
+  txn: MoneyTransaction,
+  now: Date,
+  source: string,
+  amount: number,
+  outcomes: Record<string, unknown>,
+) {
   const f = figures('credit', amount, creditRule(project, txn.payment_method));
   const child = await createChildOrder(ctx, q, project, order, txn, captureSpec(amount, f, source, outcomes), now);
   await moveTransaction(ctx, q, txn, 'completed', now, captureMove(txn, amount, source));
@@ -79,7 +110,13 @@ async function captureWrites(ctx: Ctx, q: Queryable, project: ProjectRow, order:
  * leaves nothing cancels the authorization; a partial one keeps the rest capturable.
  * Round trips as for a capture.
  */
-export async function voidTransaction(ctx: Ctx, project: ProjectRow, orderId: string, txnId: string, part?: { amount: number; description: string }) {
+export async function voidTransaction(
+  ctx: Ctx,
+  project: ProjectRow,
+  orderId: string,
+  txnId: string,
+  part?: { amount: number; description: string },
+) {
   return guarded('CanNotVoidTransaction', () =>
     ctx.db.tx(async (q) => {
       const rows = await lockPaymentRows(q, project.id, orderId, txnId);
@@ -90,12 +127,25 @@ export async function voidTransaction(ctx: Ctx, project: ProjectRow, orderId: st
       if (problem) throw new ApiError('CanNotVoidTransaction', problem);
       const amount = part?.amount ?? remainingAuthorization(txn);
       const outcomes = await askAcquirer(ctx, q, project, txn, 'void', amount, now, 'CanNotVoidTransaction', rows);
-      const spec: ChildSpec = { kind: 'void', amount, direction: 'credit', status: 'completed', description: part?.description, figures: { fee: 0, settlement: 0 }, source: 'merchant', outcomes };
+      const spec: ChildSpec = {
+        kind: 'void',
+        amount,
+        direction: 'credit',
+        status: 'completed',
+        description: part?.description,
+        figures: { fee: 0, settlement: 0 },
+        source: 'merchant',
+        outcomes,
+      };
       const voided = txn.voided_amount + amount;
       const all = voided + txn.captured_amount >= txn.authorized_amount;
       const w = new WriteSet();
       const child = planChildOrder(ctx, w, project, order, txn, spec, now, rows.project);
-      const moved = child && (all ? planMove(ctx, w, txn, rows, 'cancelled', now, voidMove(voided)) : (w.update('transactions', txn.id, { voided_amount: voided, modified: now }), 'planned'));
+      const moved =
+        child &&
+        (all
+          ? planMove(ctx, w, txn, rows, 'cancelled', now, voidMove(voided))
+          : (w.update('transactions', txn.id, { voided_amount: voided, modified: now }), 'planned'));
       if (child && moved !== 'general') {
         if (all) w.add(cancelJobsPart(AUTHORIZATION_JOBS, txn.id));
         planTouchOrder(w, order, now, { flag: 'has-voids' });
@@ -150,7 +200,11 @@ export async function expireAuthorization(ctx: Ctx, txnId: string) {
     const project = (await findProject(q, txn.project_id))!;
     const now = nowFor(project);
     const remaining = remainingAuthorization(txn);
-    await moveTransaction(ctx, q, txn, 'expired', now, { reason: 'authorization expired', source: 'expiry', patch: { is_capturable: false } });
+    await moveTransaction(ctx, q, txn, 'expired', now, {
+      reason: 'authorization expired',
+      source: 'expiry',
+      patch: { is_capturable: false },
+    });
     await book(q, txn, txn, now, releaseLegs(remaining, 'expiry'));
   });
 }

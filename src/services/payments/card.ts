@@ -5,7 +5,17 @@ import { findProject } from '../../store/platform/projects.ts';
 import { nowFor, type Ctx, type OrderStatusHook } from '../platform/context.ts';
 import { dataKeyFor, existingDataKey } from '../platform/crypto-envelope.ts';
 import { cvcSealed, deleteCvc, openCard, storeCvc } from '../vault/cards.ts';
-import { cvcOfOrderPart, deleteCvcOfOrder, findCardAuth, findVaultCard, insertCardAuth, setAcquirerReference, setChallengeResult, type CardAuthRow, type VaultCardRow } from '../../store/vault/cards.ts';
+import {
+  cvcOfOrderPart,
+  deleteCvcOfOrder,
+  findCardAuth,
+  findVaultCard,
+  insertCardAuth,
+  setAcquirerReference,
+  setChallengeResult,
+  type CardAuthRow,
+  type VaultCardRow,
+} from '../../store/vault/cards.ts';
 import { canPlanMove, moveTransaction, planMove, type OrderView } from './transitions.ts';
 import { startView, threeDsRows } from '../../store/payments/card-flow.ts';
 import { WriteSet } from '../../store/db/writes.ts';
@@ -54,7 +64,14 @@ export interface AuthenticationStart {
  * transaction: the transaction (locked) must be new and unexpired and the card stored for it;
  * 3-D Secure is decided, its row written, and the transaction moves new -> pending.
  */
-export async function startAuthentication(ctx: Ctx, q: Queryable, project: ProjectRow, orderId: string, transactionId: string, start: AuthenticationStart): Promise<ThreeDsResult> {
+export async function startAuthentication(
+  ctx: Ctx,
+  q: Queryable,
+  project: ProjectRow,
+  orderId: string,
+  transactionId: string,
+  start: AuthenticationStart,
+): Promise<ThreeDsResult> {
   const txn = await orders.findTransaction(q, project.id, orderId, transactionId, true);
   const now = nowFor(project);
   checkStart(txn, start, now);
@@ -62,23 +79,41 @@ export async function startAuthentication(ctx: Ctx, q: Queryable, project: Proje
   checkCard(txn, row, start);
   const three = await start.decide(row, txn, now);
   const shown = (await start.keep?.(q, row)) ?? {};
-  await insertCardAuth(q, { transaction_id: txn.id, project_id: project.id, vault_token: row.id, trans_status: three.trans_status, eci: three.eci ?? null }, now);
-  const details: Record<string, unknown> = { ...txn.details, truncated_pan: row.truncated_pan, card_expiry: row.expiry, ...shown, vault_token: row.id };
+  await insertCardAuth(
+    q,
+    { transaction_id: txn.id, project_id: project.id, vault_token: row.id, trans_status: three.trans_status, eci: three.eci ?? null },
+    now,
+  );
+  const details: Record<string, unknown> = {
+    ...txn.details,
+    truncated_pan: row.truncated_pan,
+    card_expiry: row.expiry,
+    ...shown,
+    vault_token: row.id,
+  };
   if (three.trans_status !== 'C') details.liability_shift = three.liability_shift;
-  await moveTransaction(ctx, q, txn, 'pending', now, { ...(start.source ? { source: start.source } : {}), patch: { payment_method_brand: row.brand, details } });
+  await moveTransaction(ctx, q, txn, 'pending', now, {
+    ...(start.source ? { source: start.source } : {}),
+    patch: { payment_method_brand: row.brand, details },
+  });
   return three;
 }
 
 /** The rules of starting: the transaction exists, has the method, is new and unexpired. */
 function checkStart(txn: TransactionRow | undefined, start: Pick<AuthenticationStart, 'method'>, now: Date): asserts txn is TransactionRow {
   if (!txn) throw notFound('transaction');
-  if (start.method && txn.payment_method !== start.method) throw invalid('transaction_id', `a ${txn.payment_method} transaction is not authenticated with a card`);
+  if (start.method && txn.payment_method !== start.method)
+    throw invalid('transaction_id', `a ${txn.payment_method} transaction is not authenticated with a card`);
   if (txn.status !== 'new') throw new ApiError('TransactionAlreadyStarted', `transaction already started: it is ${txn.status}`);
   if (txn.expires_at && now >= new Date(txn.expires_at)) throw new ApiError('TransactionAlreadyStarted', 'transaction has expired');
 }
 
 /** ... and the card was stored for it. */
-function checkCard(txn: TransactionRow, row: VaultCardRow | undefined, start: Pick<AuthenticationStart, 'field'>): asserts row is VaultCardRow {
+function checkCard(
+  txn: TransactionRow,
+  row: VaultCardRow | undefined,
+  start: Pick<AuthenticationStart, 'field'>,
+): asserts row is VaultCardRow {
   if (!row || row.transaction_id !== txn.id) throw invalid(start.field, `${start.field} is not a card stored for this transaction`);
 }
 
@@ -119,7 +154,13 @@ export async function startCardPayment(ctx: Ctx, transactionId: string, input: S
   return start(ctx, project, txn.order_id, txn.id, input);
 }
 
-async function start(ctx: Ctx, project: ProjectRow, orderId: string, transactionId: string, input: StartInput): Promise<{ redirect_url: string }> {
+async function start(
+  ctx: Ctx,
+  project: ProjectRow,
+  orderId: string,
+  transactionId: string,
+  input: StartInput,
+): Promise<{ redirect_url: string }> {
   if (typeof input.vault_token !== 'string' || !isUuid(input.vault_token)) throw invalid('vault_token', 'vault_token must be a uuid');
   if (typeof input.cvc !== 'string' || !CVC.test(input.cvc)) throw invalid('cvc', 'cvc must be 3 digits');
   const connector = connectorFor(ctx, project);
@@ -154,10 +195,26 @@ async function start(ctx: Ctx, project: ProjectRow, orderId: string, transaction
     w.guard('transactions', txn.id, {}, { status: 'new' });
     w.update('vault_cards', row.id, { cvc_ct: cvcSealed(dk, row, input.cvc) });
     const name = openCard(dk, row).name;
-    w.insert('card_authentications', { transaction_id: txn.id, project_id: project.id, vault_token: row.id, trans_status: three.trans_status, eci: three.eci ?? null, created: now, modified: now });
-    const details: Record<string, unknown> = { ...txn.details, truncated_pan: row.truncated_pan, card_expiry: row.expiry, ...(name !== undefined ? { [SEALED]: sealHolderName(dk, name) } : {}), vault_token: row.id };
+    w.insert('card_authentications', {
+      transaction_id: txn.id,
+      project_id: project.id,
+      vault_token: row.id,
+      trans_status: three.trans_status,
+      eci: three.eci ?? null,
+      created: now,
+      modified: now,
+    });
+    const details: Record<string, unknown> = {
+      ...txn.details,
+      truncated_pan: row.truncated_pan,
+      card_expiry: row.expiry,
+      ...(name !== undefined ? { [SEALED]: sealHolderName(dk, name) } : {}),
+      vault_token: row.id,
+    };
     if (three.trans_status !== 'C') details.liability_shift = three.liability_shift;
-    const planned = planMove(ctx, w, txn, { order, statuses, project: view!.project }, 'pending', now, { patch: { payment_method_brand: row.brand, details } });
+    const planned = planMove(ctx, w, txn, { order, statuses, project: view!.project }, 'pending', now, {
+      patch: { payment_method_brand: row.brand, details },
+    });
     if (planned === 'planned') {
       if (await w.run(ctx.db)) return { redirect_url: threeDsUrl(ctx.config, transactionId) };
       // another request started (or expired, or cancelled) it since the read
@@ -168,7 +225,13 @@ async function start(ctx: Ctx, project: ProjectRow, orderId: string, transaction
   return { redirect_url: threeDsUrl(ctx.config, transactionId) };
 }
 
-const refOf = (txn: TransactionRow, now: Date) => ({ project_id: txn.project_id, transaction_id: txn.id, amount: txn.amount, currency: txn.currency, now });
+const refOf = (txn: TransactionRow, now: Date) => ({
+  project_id: txn.project_id,
+  transaction_id: txn.id,
+  amount: txn.amount,
+  currency: txn.currency,
+  now,
+});
 
 export interface ThreeDsView {
   txn: TransactionRow;
@@ -220,7 +283,11 @@ export async function visitThreeDs(ctx: Ctx, transactionId: string): Promise<Thr
     const dk = rows.card && (await existingDataKey(q, ctx.masterKey, project.id));
     if (rows.statuses.length === 1 && rows.card && dk) {
       const now = nowFor(project);
-      const three: ThreeDsResult = { trans_status: auth.trans_status, eci: auth.eci ?? undefined, liability_shift: liabilityShift(auth.trans_status) };
+      const three: ThreeDsResult = {
+        trans_status: auth.trans_status,
+        eci: auth.eci ?? undefined,
+        liability_shift: liabilityShift(auth.trans_status),
+      };
       const connector = connectorFor(ctx, project);
       const outcome = PROCEED.has(three.trans_status)
         ? await connector.authorize({ ...refOf(txn, now), card: openCard(dk, rows.card), three_ds: three, capture: !txn.capture_mode })
@@ -288,7 +355,12 @@ export type Step = { kind: 'frictionless' } | { kind: 'challenge'; answer: strin
  * Finishes 3-D Secure and authorizes, once: the row lock and the `pending` check make a
  * repeated visit or double submit a no-op. Returns the order as it is afterwards.
  */
-export async function completeAuthentication(ctx: Ctx, target: string | ThreeDsView, step: Step, inTx?: Queryable): Promise<OrderRow | undefined> {
+export async function completeAuthentication(
+  ctx: Ctx,
+  target: string | ThreeDsView,
+  step: Step,
+  inTx?: Queryable,
+): Promise<OrderRow | undefined> {
   const view = typeof target === 'string' ? await loadThreeDs(ctx, target) : target;
   if (!view) return undefined;
   const { project } = view;
@@ -309,7 +381,11 @@ export async function completeAuthentication(ctx: Ctx, target: string | ThreeDsV
     }
     const row = (await findVaultCard(q, project.id, auth.vault_token))!;
     const card = openCard(dk, row);
-    let three: ThreeDsResult = { trans_status: auth.trans_status, eci: auth.eci ?? undefined, liability_shift: liabilityShift(auth.trans_status) };
+    let three: ThreeDsResult = {
+      trans_status: auth.trans_status,
+      eci: auth.eci ?? undefined,
+      liability_shift: liabilityShift(auth.trans_status),
+    };
     if (three.trans_status === 'C') {
       if (step.kind !== 'challenge') return orders.findOrder(q, project.id, txn.order_id); // still waiting for the customer
       three = await connector.completeChallenge({ ...refOf(txn, now), card, answer: step.answer });
@@ -329,13 +405,24 @@ export async function completeAuthentication(ctx: Ctx, target: string | ThreeDsV
 }
 
 /** The transaction's columns the connector's answer sets: its outcomes (3-D Secure, processing) and details. */
-function outcomePatch(txn: TransactionRow, outcome: Outcome, extra: { details?: Record<string, unknown>; three_d_secure?: Record<string, unknown> }) {
+function outcomePatch(
+  txn: TransactionRow,
+  outcome: Outcome,
+  extra: { details?: Record<string, unknown>; three_d_secure?: Record<string, unknown> },
+) {
   const outcomes = {
     ...(txn.outcomes ?? {}),
     ...(extra.three_d_secure ? { three_d_secure: extra.three_d_secure } : {}),
-    processing: { status: outcome.status, response_code: outcome.response_code, response_code_description: outcome.response_code_description },
+    processing: {
+      status: outcome.status,
+      response_code: outcome.response_code,
+      response_code_description: outcome.response_code_description,
+    },
   };
-  const patch: Pick<TransactionRow, 'outcomes'> & Partial<Pick<TransactionRow, 'details'>> = { outcomes, ...(extra.details ? { details: extra.details } : {}) };
+  const patch: Pick<TransactionRow, 'outcomes'> & Partial<Pick<TransactionRow, 'details'>> = {
+    outcomes,
+    ...(extra.details ? { details: extra.details } : {}),
+  };
   return patch;
 }
 
@@ -359,7 +446,12 @@ async function applyOutcome(
       // asked again and still in progress: keep waiting
       if (txn.status === 'processing') await orders.setProcessingOutcome(q, txn.id, { ...patch, modified: now });
       else await moveTransaction(ctx, q, txn, 'processing', now, { patch });
-      await schedule(q, { project_id: project.id, kind: 'late_decline', ref_id: txn.id, run_at: new Date(now.getTime() + ctx.config.lateDeclineMs) });
+      await schedule(q, {
+        project_id: project.id,
+        kind: 'late_decline',
+        ref_id: txn.id,
+        run_at: new Date(now.getTime() + ctx.config.lateDeclineMs),
+      });
       return;
     default:
       await moveTransaction(ctx, q, txn, outcome.status, now, { reason: outcome.reason ?? outcome.status, patch });

@@ -30,8 +30,20 @@ export async function chargeback(ctx: Ctx, project: ProjectRow, orderId: string,
       const f = figures('debit', take, debitRule(project, 'chargeback'));
       const child = await createChildOrder(
         ctx,
-        q, project, order, txn,
-        { kind: 'chargeback', amount: take, direction: 'debit', status: 'completed', flags: ['is-chargeback'], figures: f, source: 'issuer', description: 'chargeback' },
+        q,
+        project,
+        order,
+        txn,
+        {
+          kind: 'chargeback',
+          amount: take,
+          direction: 'debit',
+          status: 'completed',
+          flags: ['is-chargeback'],
+          figures: f,
+          source: 'issuer',
+          description: 'chargeback',
+        },
         now,
       );
       await orders.setChargedBackAmount(q, txn.id, txn.charged_back_amount + take, now);
@@ -62,8 +74,20 @@ export async function reverseChargeback(ctx: Ctx, project: ProjectRow, orderId: 
       const f = figures('credit', give, debitRule(project, 'reversal'));
       const child = await createChildOrder(
         ctx,
-        q, project, order, txn,
-        { kind: 'reversal', amount: give, direction: 'credit', status: 'completed', flags: ['is-reversal'], figures: f, source: 'issuer', description: 'chargeback reversal' },
+        q,
+        project,
+        order,
+        txn,
+        {
+          kind: 'reversal',
+          amount: give,
+          direction: 'credit',
+          status: 'completed',
+          flags: ['is-reversal'],
+          figures: f,
+          source: 'issuer',
+          description: 'chargeback reversal',
+        },
         now,
       );
       await orders.setChargedBackAmount(q, txn.id, txn.charged_back_amount - give, now);
@@ -116,7 +140,8 @@ export async function runSettlement(ctx: Ctx, projectId: string, cutoff: Date, b
   await ctx.db.tx(async (q) => {
     const later = await ledger.hasUnsettled(q, projectId);
     const project = await findProject(q, projectId);
-    if (later && project?.mode === 'live') await schedule(q, { project_id: projectId, kind: 'settlement', ref_id: projectId, run_at: nextSettlementRun(cutoff) });
+    if (later && project?.mode === 'live')
+      await schedule(q, { project_id: projectId, kind: 'settlement', ref_id: projectId, run_at: nextSettlementRun(cutoff) });
   });
   return settled;
 }

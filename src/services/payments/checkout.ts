@@ -30,7 +30,6 @@ export interface Checkout {
   now: Date;
 }
 
-
 /** The payment methods of the hosted page: the project's active ones, filtered by the order. */
 export function offeredMethods(settings: ProjectSettings, order: Pick<OrderRow, 'currency' | 'body'>): PaymentMethod[] {
   const wanted: unknown = order.body?.payment_methods;
@@ -83,7 +82,8 @@ export function outcomeOf(c: Checkout): { outcome: Outcome; reason?: string; tra
   }
   if (!transaction && orderLapsed(c)) return { outcome: 'expired' };
   // a card already stored for the transaction: 3-D Secure is about to start
-  if (transaction && transaction.payment_method === 'credit-card' && !isOpenCardTransaction(transaction)) return { outcome: 'pending', transaction };
+  if (transaction && transaction.payment_method === 'credit-card' && !isOpenCardTransaction(transaction))
+    return { outcome: 'pending', transaction };
   return { outcome: 'open', transaction };
 }
 
@@ -161,7 +161,12 @@ export function checkCardForm(body: Record<string, unknown>): CardCheck {
  * picked the method), stores the card in the vault with the transaction's setup_token, then
  * starts 3-D Secure. Returns where to send the customer.
  */
-export async function payByCard(ctx: Ctx, c: Checkout, card: CardEntry, transactionId?: string): Promise<{ redirect_url: string; transaction_id: string }> {
+export async function payByCard(
+  ctx: Ctx,
+  c: Checkout,
+  card: CardEntry,
+  transactionId?: string,
+): Promise<{ redirect_url: string; transaction_id: string }> {
   const outcome = outcomeOf(c).outcome;
   if (outcome !== 'open') throw new ApiError('TransactionAlreadyStarted', `this order is ${outcome}`);
   let txn = transactionId ? transactionOf(c, transactionId) : c.transactions.find(isOpenCardTransaction);
@@ -173,8 +178,14 @@ export async function payByCard(ctx: Ctx, c: Checkout, card: CardEntry, transact
     txn = await orders.transactionById(ctx.db, view.transactions[0].id);
     if (txn) c.transactions.push(txn);
   }
-  if (!txn || !isOpenCardTransaction(txn) || !txn.setup_token) throw new ApiError('TransactionAlreadyStarted', 'this transaction has already started');
-  const stored = await storeCardForTransaction(ctx, txn.id, { pan: card.pan, expiry: card.expiry, name: card.name, setup_token: txn.setup_token });
+  if (!txn || !isOpenCardTransaction(txn) || !txn.setup_token)
+    throw new ApiError('TransactionAlreadyStarted', 'this transaction has already started');
+  const stored = await storeCardForTransaction(ctx, txn.id, {
+    pan: card.pan,
+    expiry: card.expiry,
+    name: card.name,
+    setup_token: txn.setup_token,
+  });
   const { redirect_url } = await startCardPayment(ctx, txn.id, { vault_token: stored.vault_token, cvc: card.cvc });
   return { redirect_url, transaction_id: txn.id };
 }

@@ -23,7 +23,10 @@ export async function expireTransaction(ctx: Ctx, transactionId: string) {
  * When an order created without a transaction stops taking one: its own expiration_period, else
  * the project's default, from its creation. (An order with a transaction expires with it.)
  */
-export function orderExpiresAt(order: Pick<OrderRow, 'created' | 'body'>, settings: Pick<ProjectSettings, 'default_expiration_period'>): Date {
+export function orderExpiresAt(
+  order: Pick<OrderRow, 'created' | 'body'>,
+  settings: Pick<ProjectSettings, 'default_expiration_period'>,
+): Date {
   const own = order.body?.expiration_period;
   const period = typeof own === 'string' && isPositiveDuration(own) ? own : settings.default_expiration_period;
   return addDuration(new Date(order.created), period);

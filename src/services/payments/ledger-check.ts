@@ -21,7 +21,8 @@ export async function checkLedger(q: Queryable, projectId?: string): Promise<Led
   const v: string[] = [];
   const at = (order: string, txn: string) => `order ${order} transaction ${txn}`;
 
-  for (const r of await ledger.badCounters(q, projectId)) for (const problem of counterViolations(r)) v.push(`${at(r.order_id, r.id)}: ${problem}`);
+  for (const r of await ledger.badCounters(q, projectId))
+    for (const problem of counterViolations(r)) v.push(`${at(r.order_id, r.id)}: ${problem}`);
 
   for (const j of await ledger.unbalancedJournals(q, projectId))
     v.push(`journal ${j.journal_id} (order ${j.order_id}) does not balance: ${j.currency} ${j.sum > 0 ? '+' : ''}${j.sum}`);
@@ -30,19 +31,24 @@ export async function checkLedger(q: Queryable, projectId?: string): Promise<Led
   for (const t of totals) {
     const where = at(t.order_id, t.id);
     // a sale is captured by its authorization; a pre-authorization only by its capture orders
-    if (t.capture_mode && t.captures !== t.captured_amount) v.push(`${where}: capture orders add up to ${t.captures}, captured_amount is ${t.captured_amount}`);
+    if (t.capture_mode && t.captures !== t.captured_amount)
+      v.push(`${where}: capture orders add up to ${t.captures}, captured_amount is ${t.captured_amount}`);
     if (t.voids !== t.voided_amount) v.push(`${where}: void orders add up to ${t.voids}, voided_amount is ${t.voided_amount}`);
     if (t.refunds !== t.refunded_amount) v.push(`${where}: refund orders add up to ${t.refunds}, refunded_amount is ${t.refunded_amount}`);
-    if (t.order_refunded !== t.refunded_amount) v.push(`${where}: the order's refunded_amount ${t.order_refunded} differs from the transaction's ${t.refunded_amount}`);
+    if (t.order_refunded !== t.refunded_amount)
+      v.push(`${where}: the order's refunded_amount ${t.order_refunded} differs from the transaction's ${t.refunded_amount}`);
     if (t.chargebacks - t.reversals !== t.charged_back_amount)
-      v.push(`${where}: chargebacks ${t.chargebacks} less reversals ${t.reversals} differ from charged_back_amount ${t.charged_back_amount}`);
+      v.push(
+        `${where}: chargebacks ${t.chargebacks} less reversals ${t.reversals} differ from charged_back_amount ${t.charged_back_amount}`,
+      );
   }
 
   for (const t of await ledger.ledgerTotals(q, projectId)) {
     const where = at(t.order_id, t.id);
     const open = t.capture_mode && t.status === 'accepted' ? remainingAuthorization(t) : 0;
     if (t.holds !== open) v.push(`${where}: the ledger holds ${t.holds} for it, the open authorization is ${open}`);
-    if (t.receivable !== refundable(t)) v.push(`${where}: the ledger's receivable is ${t.receivable}, captured less refunded and charged back is ${refundable(t)}`);
+    if (t.receivable !== refundable(t))
+      v.push(`${where}: the ledger's receivable is ${t.receivable}, captured less refunded and charged back is ${refundable(t)}`);
   }
 
   for (const t of await ledger.missingFigures(q, projectId)) v.push(`${at(t.order_id, t.id)}: fee or settlement figures are missing`);

@@ -48,7 +48,11 @@ export function planAuthorized(w: WriteSet, project: ProjectRow, txn: Transactio
   const settings = settingsOf(project.settings);
   const f = sale ? figures('credit', txn.amount, creditRule(project, txn.payment_method)) : { fee: 0, settlement: 0 };
   const captureBefore =
-    txn.capture_mode === 'delayed' ? addDuration(now, txn.expiration_period) : txn.capture_mode === 'manual' ? addDuration(now, settings.capture_window) : null;
+    txn.capture_mode === 'delayed'
+      ? addDuration(now, txn.expiration_period)
+      : txn.capture_mode === 'manual'
+        ? addDuration(now, settings.capture_window)
+        : null;
   const patch = {
     authorized_amount: txn.amount,
     captured_amount: sale ? txn.amount : 0,
@@ -89,7 +93,12 @@ export async function book(q: Queryable, txn: TransactionRow, payment: Transacti
 }
 
 const journalHead = (txn: TransactionRow, payment: TransactionRow, now: Date): ledger.JournalHead => ({
-  project_id: txn.project_id, order_id: txn.order_id, transaction_id: txn.id, payment_transaction_id: payment.id, currency: txn.currency, created: now,
+  project_id: txn.project_id,
+  order_id: txn.order_id,
+  transaction_id: txn.id,
+  payment_transaction_id: payment.id,
+  currency: txn.currency,
+  created: now,
 });
 
 /** Live projects settle daily: makes sure the project's next settlement run (00:00 UTC in its clock) is scheduled. */
@@ -98,12 +107,22 @@ export async function ensureSettlement(q: Queryable, project: ProjectRow, now: D
   await ledger.ensureJob(q, settlementJob(project, now));
 }
 
-const settlementJob = (project: ProjectRow, now: Date) => ({ project_id: project.id, kind: 'settlement', ref_id: project.id, run_at: nextSettlementRun(now) });
+const settlementJob = (project: ProjectRow, now: Date) => ({
+  project_id: project.id,
+  kind: 'settlement',
+  ref_id: project.id,
+  run_at: nextSettlementRun(now),
+});
 
 export const nextSettlementRun = (now: Date) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
 
 /** The original transaction, locked for the rest of the database transaction: every movement of its money queues here. */
-export async function lockPayment(q: Queryable, projectId: string, orderId: string, txnId: string): Promise<{ order: OrderRow; txn: MoneyTransaction }> {
+export async function lockPayment(
+  q: Queryable,
+  projectId: string,
+  orderId: string,
+  txnId: string,
+): Promise<{ order: OrderRow; txn: MoneyTransaction }> {
   const txn = (await orders.findTransaction(q, projectId, orderId, txnId, true)) as MoneyTransaction | undefined;
   if (!txn) throw notFound('transaction');
   const order = (await orders.findOrder(q, projectId, orderId))!;
@@ -111,7 +130,12 @@ export async function lockPayment(q: Queryable, projectId: string, orderId: stri
 }
 
 /** The authorized transaction of a payment order, locked. A capture order stands for its original. */
-export async function lockOrderPayment(q: Queryable, projectId: string, orderId: string, errorType: ErrorType): Promise<{ order: OrderRow; txn: MoneyTransaction }> {
+export async function lockOrderPayment(
+  q: Queryable,
+  projectId: string,
+  orderId: string,
+  errorType: ErrorType,
+): Promise<{ order: OrderRow; txn: MoneyTransaction }> {
   let order = await orders.findOrder(q, projectId, orderId);
   if (!order) throw notFound('order');
   if (order.kind === 'capture' && order.related_order_id) order = (await orders.findOrder(q, projectId, order.related_order_id))!;
@@ -148,8 +172,18 @@ export async function askAcquirer(
     throw new ApiError('FailedToFetchTransactionInformation', `the acquirer did not answer the ${op}`);
   }
   if (outcome.status === 'declined') throw new ApiError(errorType, `the acquirer refused the ${op}: ${outcome.response_code_description}`);
-  if (outcome.status !== 'accepted') throw new ApiError('FailedToFetchTransactionInformation', `the acquirer could not complete the ${op}: ${outcome.response_code_description}`);
-  return { processing: { status: outcome.status, response_code: outcome.response_code, response_code_description: outcome.response_code_description } };
+  if (outcome.status !== 'accepted')
+    throw new ApiError(
+      'FailedToFetchTransactionInformation',
+      `the acquirer could not complete the ${op}: ${outcome.response_code_description}`,
+    );
+  return {
+    processing: {
+      status: outcome.status,
+      response_code: outcome.response_code,
+      response_code_description: outcome.response_code_description,
+    },
+  };
 }
 
 export interface ChildSpec {
@@ -171,7 +205,15 @@ export interface ChildSpec {
  * refund, chargeback, reversal): one transaction linked by of_transaction_id, moved from new
  * to its final status, which completes the order and writes its webhook outbox row.
  */
-export async function createChildOrder(ctx: Ctx, q: Queryable, project: ProjectRow, parent: OrderRow, original: TransactionRow, spec: ChildSpec, now: Date) {
+export async function createChildOrder(
+  ctx: Ctx,
+  q: Queryable,
+  project: ProjectRow,
+  parent: OrderRow,
+  original: TransactionRow,
+  spec: ChildSpec,
+  now: Date,
+) {
   const { order, txn } = childRows(project, parent, original, spec, now);
   await orders.insertOrder(q, order);
   await orders.insertTransaction(q, txn);
@@ -181,7 +223,13 @@ export async function createChildOrder(ctx: Ctx, q: Queryable, project: ProjectR
 }
 
 /** The rows of a new child order and its transaction, as created (status new). */
-function childRows(project: ProjectRow, parent: OrderRow, original: TransactionRow, spec: ChildSpec, now: Date): { order: OrderRow; txn: TransactionRow } {
+function childRows(
+  project: ProjectRow,
+  parent: OrderRow,
+  original: TransactionRow,
+  spec: ChildSpec,
+  now: Date,
+): { order: OrderRow; txn: TransactionRow } {
   const b = parent.body ?? {};
   const order: OrderRow = {
     id: newId(),
@@ -248,7 +296,16 @@ export interface PlannedChild {
  * with both events, the order's outbox row and what the status hooks write. `hookProject`: the
  * project as read with the payment. Undefined when a hook cannot inline (w is then unusable).
  */
-export function planChildOrder(ctx: Ctx, w: WriteSet, project: ProjectRow, parent: OrderRow, original: TransactionRow, spec: ChildSpec, now: Date, hookProject: ProjectRow): PlannedChild | undefined {
+export function planChildOrder(
+  ctx: Ctx,
+  w: WriteSet,
+  project: ProjectRow,
+  parent: OrderRow,
+  original: TransactionRow,
+  spec: ChildSpec,
+  now: Date,
+  hookProject: ProjectRow,
+): PlannedChild | undefined {
   const { order, txn } = childRows(project, parent, original, spec, now);
   if (!canMove('new', spec.status)) throw new Error(`a child order cannot start ${spec.status}`);
   const events = [newEventRow(txn, 'new', now, spec.source), newEventRow(txn, spec.status, now, spec.source)];
@@ -301,7 +358,8 @@ export async function guarded<T>(errorType: ErrorType, fn: () => Promise<T>): Pr
   try {
     return await fn();
   } catch (err) {
-    if ((err as { code?: string }).code === '23514') throw new ApiError(errorType, 'the amount is no longer available: another request moved it first');
+    if ((err as { code?: string }).code === '23514')
+      throw new ApiError(errorType, 'the amount is no longer available: another request moved it first');
     throw err;
   }
 }

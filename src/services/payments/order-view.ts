@@ -84,12 +84,22 @@ export interface RenderOptions {
 export type ViewCtx = { config: Config; masterKey?: Buffer };
 
 /** The order as the API shows it, with transactions, events and linked orders. */
-export async function loadOrderView(q: Queryable, ctx: ViewCtx, projectId: string, orderId: string, opts: RenderOptions = {}): Promise<any> {
+export async function loadOrderView(
+  q: Queryable,
+  ctx: ViewCtx,
+  projectId: string,
+  orderId: string,
+  opts: RenderOptions = {},
+): Promise<any> {
   const { config } = ctx;
   const order = await orders.findOrder(q, projectId, orderId);
   if (!order) return undefined;
   const txns = await orders.transactionsOf(q, projectId, [orderId]);
-  const events = await orders.eventsOf(q, projectId, txns.map((t) => t.id));
+  const events = await orders.eventsOf(
+    q,
+    projectId,
+    txns.map((t) => t.id),
+  );
   const children = await orders.childOrdersOf(q, projectId, [orderId]);
   const holderNames = await openHolderNames(q, ctx.masterKey, txns);
   return renderOrder(config, order, txns, events, children, { ...opts, holderNames });
@@ -129,10 +139,19 @@ export function renderOrder(
     order_lines: b.order_lines,
     // Where the customer pays: orders created without a transaction keep it; one created with a
     // transaction has it while the customer can still pay (the page shows that transaction's form).
-    order_url: order.kind === 'payment' && (b.order_url !== false || !isFinalOrder(order.status)) ? urls(config).order(order.id) : undefined,
+    order_url:
+      order.kind === 'payment' && (b.order_url !== false || !isFinalOrder(order.status)) ? urls(config).order(order.id) : undefined,
     related_order_id: order.related_order_id,
     related_payment_link_id: order.payment_link_id,
-    transactions: txns.map((t) => renderTransaction(config, order, t, events.filter((e) => e.transaction_id === t.id), opts)),
+    transactions: txns.map((t) =>
+      renderTransaction(
+        config,
+        order,
+        t,
+        events.filter((e) => e.transaction_id === t.id),
+        opts,
+      ),
+    ),
   };
   if (order.kind === 'payment') view.refunded_amount = order.refunded_amount;
   if (order.related_order_id && ORDER_OF_FIELD[order.kind]) view[ORDER_OF_FIELD[order.kind]] = order.related_order_id;

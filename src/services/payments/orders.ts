@@ -2,12 +2,26 @@ import { randomUUID } from 'node:crypto';
 import type { Ctx } from '../platform/context.ts';
 import { nowFor } from '../platform/context.ts';
 import * as orders from '../../store/payments/orders.ts';
-import { PaymentMethodDetailsInput, READ_ONLY_FIELDS, type OrderInput, type OrderUpdate, type TransactionInput } from '../../domain/schemas/order.ts';
+import {
+  PaymentMethodDetailsInput,
+  READ_ONLY_FIELDS,
+  type OrderInput,
+  type OrderUpdate,
+  type TransactionInput,
+} from '../../domain/schemas/order.ts';
 import { ApiError, invalid, notFound } from '../../domain/errors.ts';
 import { isCurrency } from '../../domain/currency.ts';
 import { addDuration, isPositiveDuration } from '../../domain/duration.ts';
 import { customerProblem, missingBilling } from '../../domain/customer.ts';
-import { activeMethods, isPaymentMethod, methodAccepts, resolveMethod, settingsOf, type MethodAliases, type PaymentMethod } from '../../domain/project.ts';
+import {
+  activeMethods,
+  isPaymentMethod,
+  methodAccepts,
+  resolveMethod,
+  settingsOf,
+  type MethodAliases,
+  type PaymentMethod,
+} from '../../domain/project.ts';
 import { isCancellable, isFinalOrder } from '../../domain/status.ts';
 import { loadOrderView, renderOrder } from './order-view.ts';
 import { unchanged } from '../../domain/read-only.ts';
@@ -43,8 +57,10 @@ export function checkOrderInput(project: ProjectRow, input: OrderInput) {
 
 function checkMethod(settings: ReturnType<typeof settingsOf>, method: string, currency: string, field: string) {
   if (!isPaymentMethod(method)) throw invalid(field, `payment method ${method} is not known`);
-  if (!activeMethods(settings).includes(method)) throw new ApiError('Forbidden', `payment method ${method} is not active in this project`, field);
-  if (!methodAccepts(settings, method, currency)) throw new ApiError('Forbidden', `payment method ${method} does not accept ${currency} in this project`, field);
+  if (!activeMethods(settings).includes(method))
+    throw new ApiError('Forbidden', `payment method ${method} is not active in this project`, field);
+  if (!methodAccepts(settings, method, currency))
+    throw new ApiError('Forbidden', `payment method ${method} does not accept ${currency} in this project`, field);
 }
 
 const DETAILS = Object.keys(PaymentMethodDetailsInput.properties);
@@ -62,7 +78,8 @@ function checkDetails(details: Record<string, unknown> | undefined, field: strin
 export function withMethodNames<T extends Pick<OrderInput, 'payment_methods' | 'transactions'>>(aliases: MethodAliases, input: T): T {
   const out = { ...input };
   if (input.payment_methods) out.payment_methods = [...new Set(input.payment_methods.map((m) => resolveMethod(aliases, m)))];
-  if (input.transactions) out.transactions = input.transactions.map((t) => ({ ...t, payment_method: resolveMethod(aliases, t.payment_method) }));
+  if (input.transactions)
+    out.transactions = input.transactions.map((t) => ({ ...t, payment_method: resolveMethod(aliases, t.payment_method) }));
   return out;
 }
 
@@ -71,13 +88,18 @@ function checkTransactionInformation(settings: ReturnType<typeof settingsOf>, t:
   const missing: string[] = [];
   if (t.transaction_type === 'aft') {
     if (!t.payment_method_details?.receiver_account_number) missing.push('transactions[0].payment_method_details.receiver_account_number');
-    if (!t.payment_method_details?.receiver_account_number_type) missing.push('transactions[0].payment_method_details.receiver_account_number_type');
+    if (!t.payment_method_details?.receiver_account_number_type)
+      missing.push('transactions[0].payment_method_details.receiver_account_number_type');
     missing.push(...missingBilling(input.customer).map((f) => `customer.${f}`));
   } else if (t.payment_method.startsWith('wallet-') && settings.wallet_billing_required) {
     missing.push(...missingBilling(input.customer).map((f) => `customer.${f}`));
   }
   if (missing.length)
-    throw new ApiError('MissingInformationToCreateTransaction', `missing information to create the transaction: ${missing.join(', ')}`, missing[0]);
+    throw new ApiError(
+      'MissingInformationToCreateTransaction',
+      `missing information to create the transaction: ${missing.join(', ')}`,
+      missing[0],
+    );
 }
 
 /** Builds the transaction row of a new payment transaction. */
@@ -86,7 +108,8 @@ export function newTransactionRow(project: ProjectRow, order: OrderRow, t: Trans
   const expiration = t.expiration_period ?? settings.default_expiration_period;
   const details: Record<string, unknown> = {};
   if (t.payment_method_details?.receiver_account_number) details.receiver_account_number = t.payment_method_details.receiver_account_number;
-  if (t.payment_method_details?.receiver_account_number_type) details.receiver_account_number_type = t.payment_method_details.receiver_account_number_type;
+  if (t.payment_method_details?.receiver_account_number_type)
+    details.receiver_account_number_type = t.payment_method_details.receiver_account_number_type;
   return {
     id: newId(),
     project_id: project.id,
@@ -131,7 +154,13 @@ function newTransactionRows(project: ProjectRow, order: OrderRow, t: Transaction
 }
 
 /** Inserts a payment transaction with its `new` event and its expiry job, in the caller's transaction. */
-export async function addTransaction(q: Parameters<typeof orders.insertTransaction>[0], project: ProjectRow, order: OrderRow, t: TransactionInput, now: Date) {
+export async function addTransaction(
+  q: Parameters<typeof orders.insertTransaction>[0],
+  project: ProjectRow,
+  order: OrderRow,
+  t: TransactionInput,
+  now: Date,
+) {
   const { transaction, event, job } = newTransactionRows(project, order, t, now);
   await orders.insertTransaction(q, transaction);
   await orders.insertEvent(q, event);
@@ -171,7 +200,16 @@ export function newOrderRows(project: ProjectRow, input: OrderInput, now: Date, 
   // ahead, found by the workers' poll, and PostgreSQL serialises the commits of all that notify.
   // Without a transaction the order itself expires (its own period, else the project's default).
   if (transactions?.[0]) return { order, ...newTransactionRows(project, order, transactions[0], now) };
-  return { order, job: { project_id: project.id, kind: 'expire_order', ref_id: order.id, run_at: orderExpiresAt(order, settingsOf(project.settings)), payload: {} } };
+  return {
+    order,
+    job: {
+      project_id: project.id,
+      kind: 'expire_order',
+      ref_id: order.id,
+      run_at: orderExpiresAt(order, settingsOf(project.settings)),
+      payload: {},
+    },
+  };
 }
 
 export async function createOrder(ctx: Ctx, project: ProjectRow, sent: OrderInput, extras: CreateOrderExtras = {}) {
@@ -206,13 +244,15 @@ export async function updateOrder(ctx: Ctx, project: ProjectRow, orderId: string
   return ctx.db.tx(async (q) => {
     const order = await orders.findOrder(q, project.id, orderId, true);
     if (!order) throw notFound('order');
-    if (isFinalOrder(order.status)) throw new ApiError('ValidationError', `order is ${order.status} and can no longer be changed`, undefined, 409);
+    if (isFinalOrder(order.status))
+      throw new ApiError('ValidationError', `order is ${order.status} and can no longer be changed`, undefined, 409);
     const current = (await loadOrderView(q, ctx, project.id, order.id))!;
     const changed = READ_ONLY_FIELDS.find((f) => input[f] !== undefined && !unchanged(input[f], current[f]));
     if (changed) throw invalid(changed, `${changed} is read-only and can not be changed`);
     const { description, merchant_order_id, customer, return_url, failure_url, webhook_url, extra, order_lines } = input;
     const body = { ...order.body };
-    for (const [k, v] of Object.entries({ customer, return_url, failure_url, webhook_url, extra, order_lines })) if (v !== undefined) body[k] = v;
+    for (const [k, v] of Object.entries({ customer, return_url, failure_url, webhook_url, extra, order_lines }))
+      if (v !== undefined) body[k] = v;
     await orders.setOrderDetails(q, order.id, {
       description: description ?? order.description,
       merchant_order_id: merchant_order_id ?? order.merchant_order_id,
@@ -251,7 +291,8 @@ export async function startTransaction(ctx: Ctx, project: ProjectRow, orderId: s
     // An order holds one payment attempt; a new attempt is a new order (payment links do that).
     if (txns.length || isFinalOrder(order.status)) throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
     // Past its expiry the order takes no transaction, even before its expire_order job has run.
-    if (nowFor(project) >= orderExpiresAt(order, settingsOf(project.settings))) throw new ApiError('TransactionAlreadyStarted', 'this order has expired');
+    if (nowFor(project) >= orderExpiresAt(order, settingsOf(project.settings)))
+      throw new ApiError('TransactionAlreadyStarted', 'this order has expired');
     try {
       checkOrderInput(project, { currency: order.currency, amount: order.amount, customer: order.body.customer, transactions: [input] });
     } catch (err) {

@@ -5,7 +5,21 @@ import { touchOrder } from '../../store/payments/ledger.ts';
 import { ApiError, invalid } from '../../domain/errors.ts';
 import { debitLegs, figures, refundable } from '../../domain/ledger.ts';
 import { loadOrderView } from './order-view.ts';
-import { askAcquirer, book, createChildOrder, debitRule, ensureSettlement, guarded, lockOrderPayment, planBook, planChildOrder, planSettlement, planTouchOrder, renderPlanned, type ChildSpec } from './operations.ts';
+import {
+  askAcquirer,
+  book,
+  createChildOrder,
+  debitRule,
+  ensureSettlement,
+  guarded,
+  lockOrderPayment,
+  planBook,
+  planChildOrder,
+  planSettlement,
+  planTouchOrder,
+  renderPlanned,
+  type ChildSpec,
+} from './operations.ts';
 import { lockOrderPaymentRows } from '../../store/payments/payment-rows.ts';
 import { WriteSet } from '../../store/db/writes.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
@@ -30,7 +44,8 @@ export async function refundOrder(ctx: Ctx, project: ProjectRow, orderId: string
       const { order, txn } = read ?? (await lockOrderPayment(q, project.id, orderId, 'RefundError'));
       if (txn.captured_amount === 0) throw new ApiError('RefundError', 'nothing has been captured on this order');
       const left = refundable(txn);
-      if (input.amount > left) throw new ApiError('RefundError', `amount ${input.amount} is above the ${left} that can still be refunded`, 'amount');
+      if (input.amount > left)
+        throw new ApiError('RefundError', `amount ${input.amount} is above the ${left} that can still be refunded`, 'amount');
       const now = nowFor(project);
       const outcomes = await askAcquirer(ctx, q, project, txn, 'refund', input.amount, now, 'RefundError', read);
       const f = figures('debit', input.amount, debitRule(project, 'refund'));

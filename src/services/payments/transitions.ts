@@ -20,7 +20,14 @@ export type HooksCtx = Pick<Ctx, 'hooks'>;
  * Moves a transaction to a new status: the row, an event, and the order's derived status,
  * all in the caller's database transaction. Returns false when the move is not allowed.
  */
-export async function moveTransaction(ctx: HooksCtx, q: Queryable, txn: TransactionRow, to: TransactionStatus, now: Date, change: StatusChange = {}): Promise<boolean> {
+export async function moveTransaction(
+  ctx: HooksCtx,
+  q: Queryable,
+  txn: TransactionRow,
+  to: TransactionStatus,
+  now: Date,
+  change: StatusChange = {},
+): Promise<boolean> {
   if (!canMove(txn.status, to)) return false;
   const patch: Pick<TransactionRow, 'status' | 'modified'> & orders.StatusColumns = { ...change.patch, status: to, modified: now };
   if (change.reason !== undefined) patch.reason = change.reason;
@@ -36,7 +43,13 @@ export function newEventRow(txn: Pick<TransactionRow, 'id' | 'project_id'>, even
   return { id: newId(), project_id: txn.project_id, transaction_id: txn.id, event, source, occurred: now, noticed: new Date() };
 }
 
-export async function appendEvent(q: Queryable, txn: Pick<TransactionRow, 'id' | 'project_id'>, event: string, now: Date, source = 'set_status') {
+export async function appendEvent(
+  q: Queryable,
+  txn: Pick<TransactionRow, 'id' | 'project_id'>,
+  event: string,
+  now: Date,
+  source = 'set_status',
+) {
   await orders.insertEvent(q, newEventRow(txn, event, now, source));
 }
 
@@ -45,7 +58,10 @@ export async function refreshOrderStatus(ctx: HooksCtx, q: Queryable, projectId:
   const order = await orders.findOrder(q, projectId, orderId, true);
   if (!order) throw new Error(`order ${orderId} vanished`);
   const txns = await orders.transactionsOf(q, projectId, [orderId]);
-  const next = deriveOrderStatus(order.status, txns.map((t) => t.status));
+  const next = deriveOrderStatus(
+    order.status,
+    txns.map((t) => t.status),
+  );
   if (next === order.status) return next;
   await setOrderStatus(ctx, q, order, next, now);
   return next;
@@ -76,7 +92,15 @@ export interface OrderView {
  * Answers 'not allowed' for a move the state machine refuses, and 'general' when a hook cannot
  * say its writes from what was read (w is then unusable: the caller takes moveTransaction).
  */
-export function planMove(ctx: HooksCtx, w: WriteSet, txn: TransactionRow, view: OrderView, to: TransactionStatus, now: Date, change: StatusChange = {}): 'planned' | 'not allowed' | 'general' {
+export function planMove(
+  ctx: HooksCtx,
+  w: WriteSet,
+  txn: TransactionRow,
+  view: OrderView,
+  to: TransactionStatus,
+  now: Date,
+  change: StatusChange = {},
+): 'planned' | 'not allowed' | 'general' {
   if (!canMove(txn.status, to)) return 'not allowed';
   const { order } = view;
   const from = order.status;
@@ -102,7 +126,9 @@ export function planMove(ctx: HooksCtx, w: WriteSet, txn: TransactionRow, view: 
 
 /** Whether planMove would plan this move (its hooks can say their writes), without changing anything. */
 export function canPlanMove(ctx: HooksCtx, txn: TransactionRow, view: OrderView, to: TransactionStatus, now: Date): boolean {
-  return planMove(ctx, new WriteSet(), { ...txn }, { ...view, order: { ...view.order }, statuses: [...view.statuses] }, to, now) === 'planned';
+  return (
+    planMove(ctx, new WriteSet(), { ...txn }, { ...view, order: { ...view.order }, statuses: [...view.statuses] }, to, now) === 'planned'
+  );
 }
 
 /**
@@ -110,7 +136,15 @@ export function canPlanMove(ctx: HooksCtx, txn: TransactionRow, view: OrderView,
  * inserts it with the new status), its outbox row and what the hooks write. Answers the
  * changed columns, or undefined when a hook cannot inline (w is then unusable).
  */
-export function planOrderStatus(ctx: HooksCtx, w: WriteSet, order: OrderRow, next: OrderStatus, now: Date, project: ProjectRow, inserted = false) {
+export function planOrderStatus(
+  ctx: HooksCtx,
+  w: WriteSet,
+  order: OrderRow,
+  next: OrderStatus,
+  now: Date,
+  project: ProjectRow,
+  inserted = false,
+) {
   const completed = isFinalOrder(next) ? now : null;
   const changed = { status: next, modified: now, completed };
   if (!inserted) w.update('orders', order.id, changed);

@@ -58,10 +58,10 @@ function toDataKey(id: string, projectId: string, raw: Buffer): DataKey {
 // so entries stay valid for the life of the process.
 const cache = new WeakMap<Buffer, Map<string, DataKey>>();
 
-
 function unwrap(master: Buffer, row: DataKeyRow): Buffer {
   const wrapped = row.wraps[masterKeyId(master)];
-  if (!wrapped) throw new Error(`the data key of project ${row.project_id} is not wrapped by the configured master key (see \`tender keys rewrap\`)`);
+  if (!wrapped)
+    throw new Error(`the data key of project ${row.project_id} is not wrapped by the configured master key (see \`tender keys rewrap\`)`);
   return open(master, wrapped, wrapAad(row.project_id, row.id));
 }
 
@@ -118,8 +118,10 @@ export function checkDataKey(dk: DataKey, id: string) {
 
 const fieldAad = (dk: DataKey, recordId: string, field: string) => `tender/vault/v1\n${dk.projectId}\n${recordId}\n${field}`;
 
-export const sealField = (dk: DataKey, recordId: string, field: string, value: string) => seal(dk.sealKey, Buffer.from(value, 'utf8'), fieldAad(dk, recordId, field));
-export const openField = (dk: DataKey, recordId: string, field: string, sealed: string) => open(dk.sealKey, sealed, fieldAad(dk, recordId, field)).toString('utf8');
+export const sealField = (dk: DataKey, recordId: string, field: string, value: string) =>
+  seal(dk.sealKey, Buffer.from(value, 'utf8'), fieldAad(dk, recordId, field));
+export const openField = (dk: DataKey, recordId: string, field: string, sealed: string) =>
+  open(dk.sealKey, sealed, fieldAad(dk, recordId, field)).toString('utf8');
 
 /** Keyed fingerprint of a PAN for de-duplication within a project. */
 /** A new record's id with a secret sealed to it under the project's data key: the columns of a sealed key row. */
@@ -150,7 +152,15 @@ export interface RewrapResult {
 export async function rewrapDataKeys(ctx: Ctx, newMaster: Buffer, opts: { prune?: boolean } = {}): Promise<RewrapResult> {
   const oldId = masterKeyId(ctx.masterKey);
   const newId = masterKeyId(newMaster);
-  const result: RewrapResult = { master_key_id: oldId, new_master_key_id: newId, data_keys: 0, rewrapped: 0, already_wrapped: 0, pruned: 0, unreadable: [] };
+  const result: RewrapResult = {
+    master_key_id: oldId,
+    new_master_key_id: newId,
+    data_keys: 0,
+    rewrapped: 0,
+    already_wrapped: 0,
+    pruned: 0,
+    unreadable: [],
+  };
   await ctx.db.tx(async (q) => {
     const rows = await dataKeys.lockAllDataKeys(q);
     result.data_keys = rows.length;
@@ -168,7 +178,7 @@ export async function rewrapDataKeys(ctx: Ctx, newMaster: Buffer, opts: { prune?
         continue;
       }
       if (opts.prune) {
-        for (const k of Object.keys(wraps)) if (k !== newId) delete wraps[k], result.pruned++;
+        for (const k of Object.keys(wraps)) if (k !== newId) (delete wraps[k], result.pruned++);
       }
       await dataKeys.setWraps(q, row.id, wraps);
     }

@@ -50,6 +50,8 @@ export async function checkPublicUrls(ctx: Pick<Ctx, 'config'>, project: Pick<Pr
 }
 
 /** The order fields that name URLs the service calls or sends the customer to. */
-export const checkOrderUrls = (ctx: Pick<Ctx, 'config'>, project: Pick<ProjectRow, 'mode'>, input: { webhook_url?: unknown; return_url?: unknown; failure_url?: unknown }) =>
-  checkPublicUrls(ctx, project, { webhook_url: input.webhook_url, return_url: input.return_url, failure_url: input.failure_url });
-
+export const checkOrderUrls = (
+  ctx: Pick<Ctx, 'config'>,
+  project: Pick<ProjectRow, 'mode'>,
+  input: { webhook_url?: unknown; return_url?: unknown; failure_url?: unknown },
+) => checkPublicUrls(ctx, project, { webhook_url: input.webhook_url, return_url: input.return_url, failure_url: input.failure_url });

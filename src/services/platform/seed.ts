@@ -12,7 +12,8 @@ export const MAX_SEED_ORDERS = 10_000_000;
 /** `tender seed`: realistic orders of every kind in a project, written straight in SQL (store/seed.ts). */
 export async function seedOrders(ctx: Ctx, opts: SeedOptions): Promise<SeedResult> {
   const total = opts.orders;
-  if (!Number.isSafeInteger(total) || total < 1 || total > MAX_SEED_ORDERS) throw invalid('orders', `orders must be an integer from 1 to ${MAX_SEED_ORDERS}`);
+  if (!Number.isSafeInteger(total) || total < 1 || total > MAX_SEED_ORDERS)
+    throw invalid('orders', `orders must be an integer from 1 to ${MAX_SEED_ORDERS}`);
   const project = await findProject(ctx.db, opts.projectId);
   if (!project) throw new ApiError('NotFound', `project ${opts.projectId} not found`);
   return seedProject(ctx.db, project, nowFor(project), opts);

@@ -21,7 +21,10 @@ export interface CreatedProject {
 }
 
 /** Creates a project (and its merchant unless one is named) with a first API key, shown only here. */
-export async function createProject(ctx: Ctx, input: { name: string; mode: 'test' | 'live'; merchantId?: string }): Promise<CreatedProject> {
+export async function createProject(
+  ctx: Ctx,
+  input: { name: string; mode: 'test' | 'live'; merchantId?: string },
+): Promise<CreatedProject> {
   const projectId = randomUUID();
   const k = newKey(input.mode);
   const merchantId = input.merchantId ?? randomUUID();
@@ -84,7 +87,11 @@ export async function authenticate(ctx: Ctx, header: string | undefined) {
   };
   const hash = key && hashKey(key);
   const project = hash ? await (ctx.keyCache ? ctx.keyCache.get(hash, () => load(hash)) : load(hash)) : undefined;
-  if (!project) throw new ApiError('Unauthorized', key ? 'API key is not valid' : 'API key missing: use HTTP Basic authentication with the key as username');
+  if (!project)
+    throw new ApiError(
+      'Unauthorized',
+      key ? 'API key is not valid' : 'API key missing: use HTTP Basic authentication with the key as username',
+    );
   return project;
 }
 

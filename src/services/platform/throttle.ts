@@ -105,7 +105,11 @@ export async function checkCardTesting(ctx: Ctx, project: ProjectRow, by: { addr
 }
 
 /** Remembers a card payment started from a hosted page, so its decline counts (checkCardTesting). */
-export async function recordCardAttempt(ctx: Ctx, project: ProjectRow, a: { transactionId: string; linkId?: string | null; address: string }) {
+export async function recordCardAttempt(
+  ctx: Ctx,
+  project: ProjectRow,
+  a: { transactionId: string; linkId?: string | null; address: string },
+) {
   await store.recordCardAttempt(ctx.db, {
     transaction_id: a.transactionId,
     project_id: project.id,

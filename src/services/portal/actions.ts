@@ -99,9 +99,19 @@ export interface ActionInput {
  * `token`: the confirmation form's token, so a resent form answers the first result.
  * Answers the id of the order to show (the payment order itself).
  */
-export async function orderAction(ctx: Ctx, actor: Actor, project: ProjectRow, orderId: string, action: OrderAction, input: ActionInput, token: string): Promise<string> {
-  if (TEST_ONLY.includes(action) && project.mode !== 'test') throw new ApiError('Forbidden', 'test tools are available to test projects only');
-  if (!/^[A-Za-z0-9_-]{16,64}$/.test(token)) throw new ApiError('ValidationError', 'the confirmation is missing or not valid; start again from the order', 'token');
+export async function orderAction(
+  ctx: Ctx,
+  actor: Actor,
+  project: ProjectRow,
+  orderId: string,
+  action: OrderAction,
+  input: ActionInput,
+  token: string,
+): Promise<string> {
+  if (TEST_ONLY.includes(action) && project.mode !== 'test')
+    throw new ApiError('Forbidden', 'test tools are available to test projects only');
+  if (!/^[A-Za-z0-9_-]{16,64}$/.test(token))
+    throw new ApiError('ValidationError', 'the confirmation is missing or not valid; start again from the order', 'token');
   // The claim, the work and its result commit together (as an Idempotency-Key request does):
   // a process that dies mid-action leaves neither the work nor the token behind, so the
   // confirmation can be sent again and acts once. A second send of the same token waits for
@@ -117,7 +127,11 @@ export async function orderAction(ctx: Ctx, actor: Actor, project: ProjectRow, o
     const result = await ctx.db.within(open, async () => {
       const shown = await run();
       await store.finishAction(ctx.db, token, shown);
-      await audit(ctx, actor, action, project.id, { order_id: orderId, ...(input.amount !== undefined ? { amount: input.amount } : {}), ...(input.transactionId ? { transaction_id: input.transactionId } : {}) });
+      await audit(ctx, actor, action, project.id, {
+        order_id: orderId,
+        ...(input.amount !== undefined ? { amount: input.amount } : {}),
+        ...(input.transactionId ? { transaction_id: input.transactionId } : {}),
+      });
       return shown;
     });
     await open.commit();
@@ -129,7 +143,8 @@ export async function orderAction(ctx: Ctx, actor: Actor, project: ProjectRow, o
 
   async function run(): Promise<string> {
     const txn = () => {
-      if (!input.transactionId || !isUuid(input.transactionId)) throw new ApiError('ValidationError', 'choose a transaction', 'transaction_id');
+      if (!input.transactionId || !isUuid(input.transactionId))
+        throw new ApiError('ValidationError', 'choose a transaction', 'transaction_id');
       return input.transactionId;
     };
     switch (action) {
@@ -137,11 +152,20 @@ export async function orderAction(ctx: Ctx, actor: Actor, project: ProjectRow, o
         await captureTransaction(ctx, project, orderId, txn());
         break;
       case 'void':
-        await voidTransaction(ctx, project, orderId, txn(), input.amount !== undefined ? { amount: input.amount, description: input.description || 'Partial void' } : undefined);
+        await voidTransaction(
+          ctx,
+          project,
+          orderId,
+          txn(),
+          input.amount !== undefined ? { amount: input.amount, description: input.description || 'Partial void' } : undefined,
+        );
         break;
       case 'refund':
         if (input.amount === undefined) throw new ApiError('ValidationError', 'amount is required', 'amount');
-        await refundOrder(ctx, project, orderId, { amount: input.amount, ...(input.description ? { description: input.description } : {}) });
+        await refundOrder(ctx, project, orderId, {
+          amount: input.amount,
+          ...(input.description ? { description: input.description } : {}),
+        });
         break;
       case 'cancel':
         await cancelOrder(ctx, project, orderId);
@@ -179,7 +203,11 @@ export async function linksOf(ctx: Ctx, project: ProjectRow, limit = 100) {
   const rows = await store.linksOf(ctx.replica, project.id, limit);
   const now = nowFor(project);
   return Promise.all(
-    rows.map(async (r) => ({ ...r, url: linkUrl(ctx.config, r.id), state: await linkState(ctx.replica, { ...r, project_id: project.id } as never, now) })),
+    rows.map(async (r) => ({
+      ...r,
+      url: linkUrl(ctx.config, r.id),
+      state: await linkState(ctx.replica, { ...r, project_id: project.id } as never, now),
+    })),
   );
 }
 
@@ -235,7 +263,8 @@ export function testCards() {
 export async function runTestClock(ctx: Ctx, actor: Actor, project: ProjectRow, advance: string | undefined) {
   if (project.mode !== 'test') throw new ApiError('Forbidden', 'the test clock is available to test projects only');
   if (advance !== undefined) {
-    if (!isPositiveDuration(advance)) throw new ApiError('ValidationError', 'advance must be a positive ISO 8601 duration such as PT1H or P1D', 'advance');
+    if (!isPositiveDuration(advance))
+      throw new ApiError('ValidationError', 'advance must be a positive ISO 8601 duration such as PT1H or P1D', 'advance');
     project.clock_offset_ms = await advanceClock(ctx.db, project.id, durationMs(advance));
     ctx.keyCache?.clear();
   }

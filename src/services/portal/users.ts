@@ -31,7 +31,12 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const [kind, n, r, p, salt, key] = stored.split('$');
   if (kind !== 'scrypt' || !salt || !key) return false;
   const want = Buffer.from(key, 'base64url');
-  const got = await scryptAsync(password, Buffer.from(salt, 'base64url'), want.length, { N: Number(n), r: Number(r), p: Number(p), maxmem: SCRYPT.maxmem });
+  const got = await scryptAsync(password, Buffer.from(salt, 'base64url'), want.length, {
+    N: Number(n),
+    r: Number(r),
+    p: Number(p),
+    maxmem: SCRYPT.maxmem,
+  });
   return timingSafeEqual(got, want);
 }
 
@@ -55,8 +60,10 @@ export async function createUser(ctx: Ctx, input: { merchantId: string; email: s
   if (!isEmail(email)) throw invalid('email', 'email must be an email address');
   const generated = input.password === undefined ? randomBytes(15).toString('base64url') : undefined;
   const password = input.password ?? generated!;
-  if (password.length < MIN_PASSWORD || password.length > MAX_PASSWORD) throw invalid('password', `the password must be ${MIN_PASSWORD} to ${MAX_PASSWORD} characters`);
-  if (!isUuid(input.merchantId) || !(await merchantExists(ctx.db, input.merchantId))) throw new ApiError('NotFound', `merchant ${input.merchantId} not found`);
+  if (password.length < MIN_PASSWORD || password.length > MAX_PASSWORD)
+    throw invalid('password', `the password must be ${MIN_PASSWORD} to ${MAX_PASSWORD} characters`);
+  if (!isUuid(input.merchantId) || !(await merchantExists(ctx.db, input.merchantId)))
+    throw new ApiError('NotFound', `merchant ${input.merchantId} not found`);
   const id = randomUUID();
   const made = await store.insertUser(ctx.db, { id, merchant_id: input.merchantId, email, password_hash: await hashPassword(password) });
   if (!made) throw new ApiError('ValidationError', `a portal user ${email} exists already`, 'email', 409);
@@ -112,7 +119,9 @@ export async function signIn(ctx: Ctx, input: { email: string; password: string;
 
   const user = email ? await store.userByEmail(ctx.db, email) : undefined;
   const password = String(input.password ?? '').slice(0, MAX_PASSWORD);
-  const ok = user ? await verifyPassword(password, user.password_hash) : (await verifyPassword(password, await (decoyHash ??= hashPassword(randomUUID()))), false);
+  const ok = user
+    ? await verifyPassword(password, user.password_hash)
+    : (await verifyPassword(password, await (decoyHash ??= hashPassword(randomUUID()))), false);
   if (!ok || !user) {
     const r = rules(ctx);
     const account = afterFailure(counts.get(scopes.account), now, r.account);
@@ -174,7 +183,11 @@ async function useCode(ctx: Ctx, userId: string, code: string, which: 'pending' 
     if (!user || !sealed) return false;
     const counter = verifyTotp(openSecret(ctx, user.id, sealed), String(code ?? ''), Date.now() / 1000, Number(user.totp_last_counter));
     if (counter === undefined) return false;
-    await store.setTotp(q, user.id, which === 'pending' ? { secret: sealed, pending: null, lastCounter: counter } : { lastCounter: counter });
+    await store.setTotp(
+      q,
+      user.id,
+      which === 'pending' ? { secret: sealed, pending: null, lastCounter: counter } : { lastCounter: counter },
+    );
     return true;
   });
 }

@@ -22,25 +22,64 @@ import type { ProjectRow } from '../../domain/entities.ts';
  */
 export const BATCH = 2000;
 
-const CUSTOMER = ['email_address', 'first_name', 'last_name', 'address_type', 'address', 'postal_code', 'city', 'state', 'country', 'locale', 'phone_numbers', 'ip_address'];
+const CUSTOMER = [
+  'email_address',
+  'first_name',
+  'last_name',
+  'address_type',
+  'address',
+  'postal_code',
+  'city',
+  'state',
+  'country',
+  'locale',
+  'phone_numbers',
+  'ip_address',
+];
 
 /**
  * Every column, in order: the spec's list first, then ours. The header line holds the names;
  * the database formats every cell under the same name (store/search.ts reportSelect).
  */
 export const COLUMN_NAMES: readonly string[] = [
-  'id', 'merchant_order_id', 'created', 'completed', 'currency', 'amount', 'status',
-  'transaction.id', 'transaction.status', 'transaction.payment_method', 'transaction.payment_method_brand',
-  'transaction.amount_with_decimals', 'transaction.credit_debit', 'transaction.refund_of_transaction_id',
-  'transaction.payment_method_details.truncated_pan', 'transaction.settlement_currency', 'transaction.settlement_amount',
-  'transaction.fee_currency', 'transaction.fee_amount', 'customer.merchant_customer_id', 'merchant_id', 'project_id',
+  'id',
+  'merchant_order_id',
+  'created',
+  'completed',
+  'currency',
+  'amount',
+  'status',
+  'transaction.id',
+  'transaction.status',
+  'transaction.payment_method',
+  'transaction.payment_method_brand',
+  'transaction.amount_with_decimals',
+  'transaction.credit_debit',
+  'transaction.refund_of_transaction_id',
+  'transaction.payment_method_details.truncated_pan',
+  'transaction.settlement_currency',
+  'transaction.settlement_amount',
+  'transaction.fee_currency',
+  'transaction.fee_amount',
+  'customer.merchant_customer_id',
+  'merchant_id',
+  'project_id',
   // further columns
-  'description', 'modified', 'flags', 'refunded_amount', 'related_order_id',
+  'description',
+  'modified',
+  'flags',
+  'refunded_amount',
+  'related_order_id',
   ...ACTING_KINDS.map((k) => `${k}_of_order_id`),
-  'payment_link_id', 'merchant_name', ...CUSTOMER.map((f) => `customer.${f}`),
-  ...['created', 'modified', 'currency', 'amount', 'reason', 'capture_mode', 'transaction_type', 'is_capturable'].map((c) => `transaction.${c}`),
+  'payment_link_id',
+  'merchant_name',
+  ...CUSTOMER.map((f) => `customer.${f}`),
+  ...['created', 'modified', 'currency', 'amount', 'reason', 'capture_mode', 'transaction_type', 'is_capturable'].map(
+    (c) => `transaction.${c}`,
+  ),
   ...ACTING_KINDS.filter((k) => k !== 'refund').map((k) => `transaction.${k}_of_transaction_id`),
-  'transaction.payment_method_details.card_expiry', 'transaction.payment_method_details.liability_shift',
+  'transaction.payment_method_details.card_expiry',
+  'transaction.payment_method_details.liability_shift',
 ];
 
 /** The CSV record of a report row (an order with one of its transactions, or alone). */
@@ -133,11 +172,18 @@ export interface Report {
  * (PART_ORDERS), copied side by side on the report connections in one snapshot. Reports read
  * ctx.replica (DATABASE_REPLICA_URL, else the primary).
  */
-export function orderReport(ctx: Ctx, project: ProjectRow, input: SearchInput, now: Date, opts: { copy?: boolean; partOrders?: number } = {}): Report {
+export function orderReport(
+  ctx: Ctx,
+  project: ProjectRow,
+  input: SearchInput,
+  now: Date,
+  opts: { copy?: boolean; partOrders?: number } = {},
+): Report {
   const plan = planSearch(project.id, input, { unlimited: true });
   const filename = `orders-${now.toISOString().slice(0, 10)}.csv`;
   const source = ctx.replica;
-  if (opts.copy !== false && source.copyCsv) return { plan, filename, stream: copiedReport(ctx, source, plan, opts.partOrders ?? PART_ORDERS) };
+  if (opts.copy !== false && source.copyCsv)
+    return { plan, filename, stream: copiedReport(ctx, source, plan, opts.partOrders ?? PART_ORDERS) };
   return { plan, filename, stream: streamedReport(ctx, plan) };
 }
 

@@ -63,7 +63,8 @@ export function planSearch(projectId: string, input: SearchInput, opts: { unlimi
     if (input.search_after !== undefined) {
       if (input.start !== undefined) throw invalid('start', 'use either start or search_after, not both');
       if (typeof input.search_after === 'number') {
-        if (input.search_after !== -1) throw invalid('search_after', 'search_after must be "-1" for the first page, then the search_after of the previous response');
+        if (input.search_after !== -1)
+          throw invalid('search_after', 'search_after must be "-1" for the first page, then the search_after of the previous response');
       } else {
         after = decodeSearchAfter(input.search_after);
       }
@@ -72,7 +73,10 @@ export function planSearch(projectId: string, input: SearchInput, opts: { unlimi
     const start = input.start ?? 0;
     const size = input.size ?? (opts.unlimited ? undefined : DEFAULT_SIZE);
     if (size !== undefined && start + size > MAX_RESULT_WINDOW)
-      throw invalid('start', `start + size may not exceed ${MAX_RESULT_WINDOW}: simple paging returns at most ${MAX_RESULT_WINDOW} results; ${DEEP_PAGING}`);
+      throw invalid(
+        'start',
+        `start + size may not exceed ${MAX_RESULT_WINDOW}: simple paging returns at most ${MAX_RESULT_WINDOW} results; ${DEEP_PAGING}`,
+      );
     if (start > MAX_RESULT_WINDOW) throw invalid('start', `start may not exceed ${MAX_RESULT_WINDOW}; ${DEEP_PAGING}`);
     return { filter: { projectId, where, params, transactions: compileTransactionTerm(input.query, 2) }, sort, after, start, size };
   } catch (err) {
@@ -115,7 +119,11 @@ export async function renderOrders(ctx: Ctx, q: Queryable, projectId: string, ro
   if (!rows.length) return [];
   const ids = rows.map((r) => r.id);
   const [txns, children] = await Promise.all([orders.transactionsOf(q, projectId, ids), orders.childOrdersOf(q, projectId, ids)]);
-  const events = await orders.eventsOf(q, projectId, txns.map((t) => t.id));
+  const events = await orders.eventsOf(
+    q,
+    projectId,
+    txns.map((t) => t.id),
+  );
   const eventsOf = groupBy(events, (e) => e.transaction_id);
   const txnsOf = groupBy(txns, (t) => t.order_id);
   const childrenOf = groupBy(children, (c) => c.related_order_id!);

@@ -57,7 +57,8 @@ export async function storeCard(ctx: Ctx, input: CardInput, opts: StoreOptions =
   if (once) return { vault_token: once, truncated_pan: truncatePan(input.pan), brand, brands };
   // Two round trips: one read, one statement that writes the card only while the token is unused.
   const found = await vaultTarget(ctx.db, input.setup_token);
-  if (!found || (opts.projectId && found.txn.project_id !== opts.projectId) || (opts.transactionId && found.txn.id !== opts.transactionId)) throw unknownToken();
+  if (!found || (opts.projectId && found.txn.project_id !== opts.projectId) || (opts.transactionId && found.txn.id !== opts.transactionId))
+    throw unknownToken();
   const { txn, project } = found;
   const now = nowFor(project);
   checkToken(ctx, txn, now);
@@ -88,12 +89,24 @@ async function storeOnce(ctx: Ctx, input: CardInput, project: ProjectRow, brand:
   const now = nowFor(project);
   const id = randomUUID();
   const cutoff = new Date(now.getTime() - ctx.config.setupTokenTtlSeconds * 1000);
-  const stored = await vault.storeCardOnce(ctx.db, { token: input.setup_token, projectId: project.id, now, cutoff }, sealedCard(dk, id, project.id, input, brand, brands, now));
+  const stored = await vault.storeCardOnce(
+    ctx.db,
+    { token: input.setup_token, projectId: project.id, now, cutoff },
+    sealedCard(dk, id, project.id, input, brand, brands, now),
+  );
   return stored ? id : undefined;
 }
 
 /** A new card's row: PAN and name sealed with the project's data key, the PAN's fingerprint. */
-const sealedCard = (dk: DataKey, id: string, projectId: string, input: CardInput, brand: string, brands: string[], now: Date): Omit<VaultCardRow, 'cvc_ct' | 'transaction_id'> => ({
+const sealedCard = (
+  dk: DataKey,
+  id: string,
+  projectId: string,
+  input: CardInput,
+  brand: string,
+  brands: string[],
+  now: Date,
+): Omit<VaultCardRow, 'cvc_ct' | 'transaction_id'> => ({
   id,
   project_id: projectId,
   data_key_id: dk.id,

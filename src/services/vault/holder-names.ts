@@ -16,7 +16,11 @@ const RECORD = 'transaction-details';
 export const sealHolderName = (dk: DataKey, name: string) => sealField(dk, RECORD, 'cardholder_name', name);
 
 /** The names of these transactions in clear, by transaction id, for showing them in the API. */
-export async function openHolderNames(q: Queryable, master: Buffer | undefined, txns: Pick<TransactionRow, 'id' | 'project_id' | 'details'>[]) {
+export async function openHolderNames(
+  q: Queryable,
+  master: Buffer | undefined,
+  txns: Pick<TransactionRow, 'id' | 'project_id' | 'details'>[],
+) {
   const names = new Map<string, string>();
   if (!master) return names;
   for (const t of txns) {

@@ -21,8 +21,24 @@ export const CONTACT_MEMBER: Record<WalletMethod, string> = { 'wallet-a-pay': 'b
 
 /** Each billing field by the wallet's own name for it, as a refusal names it. */
 export const WALLET_FIELD: Record<WalletMethod, Record<BillingField, string>> = {
-  'wallet-a-pay': { first_name: 'givenName', last_name: 'familyName', address: 'addressLines', postal_code: 'postalCode', city: 'locality', country: 'countryCode', state: 'administrativeArea' },
-  'wallet-b-pay': { first_name: 'name', last_name: 'name', address: 'address1', postal_code: 'postalCode', city: 'locality', country: 'countryCode', state: 'administrativeArea' },
+  'wallet-a-pay': {
+    first_name: 'givenName',
+    last_name: 'familyName',
+    address: 'addressLines',
+    postal_code: 'postalCode',
+    city: 'locality',
+    country: 'countryCode',
+    state: 'administrativeArea',
+  },
+  'wallet-b-pay': {
+    first_name: 'name',
+    last_name: 'name',
+    address: 'address1',
+    postal_code: 'postalCode',
+    city: 'locality',
+    country: 'countryCode',
+    state: 'administrativeArea',
+  },
 };
 
 /** A wallet's billing address refused: `code` as the sandbox sheet's (billing_required, billing_format, state_required, state_unknown). */
@@ -64,7 +80,10 @@ const lines = (vs: unknown[]): string | typeof WRONG => {
 };
 
 /** The wallet's contact as the order's billing fields, and the fields whose members were not text. */
-export function billingOf(method: WalletMethod, contact: Record<string, unknown>): { values: Record<BillingField, string>; wrong: BillingField[] } {
+export function billingOf(
+  method: WalletMethod,
+  contact: Record<string, unknown>,
+): { values: Record<BillingField, string>; wrong: BillingField[] } {
   const raw: Record<BillingField, string | typeof WRONG> =
     method === 'wallet-a-pay'
       ? {
@@ -113,7 +132,12 @@ export function deviceBilling(c: Checkout, method: WalletMethod, transactionId: 
   if (transactionId || !billingNeeded(c).length) return undefined;
   const member = CONTACT_MEMBER[method];
   if (!isObject(contact)) {
-    throw new BillingRefused('billing_required', `${member} is required: this order needs the billing address, and the wallet did not hand it over`, member, 'MissingInformationToCreateTransaction');
+    throw new BillingRefused(
+      'billing_required',
+      `${member} is required: this order needs the billing address, and the wallet did not hand it over`,
+      member,
+      'MissingInformationToCreateTransaction',
+    );
   }
   const { values, wrong } = billingOf(method, contact);
   const check = checkBilling(BILLING_INPUT, values);

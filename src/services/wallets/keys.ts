@@ -38,8 +38,21 @@ export const RECIPIENT_ID = /^[A-Za-z0-9:._-]{1,100}$/;
 const SANDBOX_ROOT_EXPIRATION = '4102444800000';
 const VERSIONS = ['ECv1', 'ECv2', 'ECv2SigningOnly'] as const;
 
-async function insertKey(ctx: Ctx, project: Pick<ProjectRow, 'id'>, kind: store.WalletBKeyKind, key: { privateKey: string; publicKey: string; recipientId?: string }, now: Date, replace = false) {
-  const row = { ...(await sealedRecord(ctx, project.id, `wallet-b/${kind}`, key.privateKey)), kind, recipient_id: key.recipientId ?? null, public_key: key.publicKey, created: now };
+async function insertKey(
+  ctx: Ctx,
+  project: Pick<ProjectRow, 'id'>,
+  kind: store.WalletBKeyKind,
+  key: { privateKey: string; publicKey: string; recipientId?: string },
+  now: Date,
+  replace = false,
+) {
+  const row = {
+    ...(await sealedRecord(ctx, project.id, `wallet-b/${kind}`, key.privateKey)),
+    kind,
+    recipient_id: key.recipientId ?? null,
+    public_key: key.publicKey,
+    created: now,
+  };
   await ctx.db.tx(async (q) => {
     if (replace) await store.retireKeys(q, project.id, kind, row.id, now);
     await store.insertKey(q, row);
@@ -58,7 +71,13 @@ export async function ensureWalletKeys(ctx: Ctx, projectId: string) {
   const fresh = () => generateSandboxKeys();
   if (!(await store.activeKeys(ctx.db, project.id, 'recipient')).length) {
     const k = fresh();
-    await insertKey(ctx, project, 'recipient', { privateKey: k.recipientPrivateKey, publicKey: k.recipientPublicKey, recipientId: defaultRecipientId(project.id) }, now);
+    await insertKey(
+      ctx,
+      project,
+      'recipient',
+      { privateKey: k.recipientPrivateKey, publicKey: k.recipientPublicKey, recipientId: defaultRecipientId(project.id) },
+      now,
+    );
   }
   if (project.mode === 'test' && !(await store.activeKeys(ctx.db, project.id, 'sandbox_root')).length) {
     const k = fresh();
@@ -243,12 +262,13 @@ export class TokenRefused extends ApiError {
 export function renamed(err: unknown, tokenField = 'walletBPayMessage'): unknown {
   if (!(err instanceof ApiError) || !err.field) return err;
   const field = err.field === 'setup_token' ? 'setupToken' : err.field === 'pan' || err.field === 'expiry' ? tokenField : err.field;
-  const message = err.message.replaceAll('setup_token', 'setupToken').replace(/^(pan|expiry) /, 'the token\'s $1 ');
+  const message = err.message.replaceAll('setup_token', 'setupToken').replace(/^(pan|expiry) /, "the token's $1 ");
   return new ApiError(err.type, message, field, err.status);
 }
 
 /** The cryptogram as the vault keeps it: a keyed HMAC, never the value. */
-const cryptogramMac = (dk: Awaited<ReturnType<typeof dataKeyFor>>, cryptogram: string) => fingerprint(dk, `wallet-b-pay/cryptogram\n${cryptogram}`);
+const cryptogramMac = (dk: Awaited<ReturnType<typeof dataKeyFor>>, cryptogram: string) =>
+  fingerprint(dk, `wallet-b-pay/cryptogram\n${cryptogram}`);
 
 /**
  * {wallet_b_token_url}/tokens/ and /test/tokens/: verifies and opens a wallet-b-pay token
@@ -258,18 +278,27 @@ const cryptogramMac = (dk: Awaited<ReturnType<typeof dataKeyFor>>, cryptogram: s
  */
 export async function tokenize(ctx: Ctx, input: TokenizeInput, opts: { test: boolean }): Promise<TokenizeResult> {
   const txn = await orders.transactionById(ctx.db, input.transactionId);
-  if (!txn || txn.setup_token !== input.setupToken) throw invalid('setupToken', `setupToken does not belong to transaction ${input.transactionId}`);
+  if (!txn || txn.setup_token !== input.setupToken)
+    throw invalid('setupToken', `setupToken does not belong to transaction ${input.transactionId}`);
   const project = await findProject(ctx.db, txn.project_id);
   if (!project) throw invalid('setupToken', `setupToken does not belong to transaction ${input.transactionId}`);
-  if (txn.payment_method !== 'wallet-b-pay') throw invalid('transactionId', `transaction ${txn.id} is a ${txn.payment_method} transaction, not wallet-b-pay`);
-  if (opts.test && project.mode !== 'test') throw new ApiError('Forbidden', 'the test token service takes tokens of test projects only; use /tokens/');
+  if (txn.payment_method !== 'wallet-b-pay')
+    throw invalid('transactionId', `transaction ${txn.id} is a ${txn.payment_method} transaction, not wallet-b-pay`);
+  if (opts.test && project.mode !== 'test')
+    throw new ApiError('Forbidden', 'the test token service takes tokens of test projects only; use /tokens/');
 
   const roots = await rootKeysFor(ctx, project, opts.test ? 'test' : 'production');
-  if (!roots.length) throw new ApiError('ServerError', 'no wallet-b-pay root signing keys are configured (WALLET_B_ROOT_KEYS_FILE)', undefined, 503);
+  if (!roots.length)
+    throw new ApiError('ServerError', 'no wallet-b-pay root signing keys are configured (WALLET_B_ROOT_KEYS_FILE)', undefined, 503);
   const keys = await recipientKeys(ctx, project);
   let payment: DecryptedPayment;
   try {
-    payment = openToken(input.walletBPayMessage, { rootKeys: roots, recipientId: keys.recipientId, recipientPrivateKeys: keys.privateKeys, now: tokenClock(project) });
+    payment = openToken(input.walletBPayMessage, {
+      rootKeys: roots,
+      recipientId: keys.recipientId,
+      recipientPrivateKeys: keys.privateKeys,
+      now: tokenClock(project),
+    });
   } catch (err) {
     if (!(err instanceof TokenError)) throw err;
     if (err.code === 'invalid_config') {
@@ -312,13 +341,15 @@ export async function checkCryptogram(ctx: Ctx, projectId: string, vaultToken: s
   if (!record || !cryptogram) return; // the merchant's own decryption (no record), or PAN_ONLY processing
   if (record.auth_method === 'PAN_ONLY') throw invalid('cryptogram', 'cryptogram must be empty: the token of this vaultToken was PAN_ONLY');
   const dk = await dataKeyFor(ctx, projectId);
-  if (record.cryptogram_mac !== cryptogramMac(dk, cryptogram)) throw invalid('cryptogram', 'cryptogram is not the one of the token of this vaultToken');
+  if (record.cryptogram_mac !== cryptogramMac(dk, cryptogram))
+    throw invalid('cryptogram', 'cryptogram is not the one of the token of this vaultToken');
 }
 
 // ---- wallet-a-pay ---------------------------------------------------------------------
 
 /** The sandbox validator's signing key, derived from the master key (stable across nodes). */
-const sandboxSigningKey = (master: Buffer) => Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), 'tender/wallet-a/sandbox-session/v1', 32));
+const sandboxSigningKey = (master: Buffer) =>
+  Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), 'tender/wallet-a/sandbox-session/v1', 32));
 
 /** POST /v1/wallet-a-pay/sessions/: the merchant session for the browser's completeMerchantValidation. */
 export async function createSession(ctx: Ctx, project: ProjectRow, input: SessionRequest): Promise<{ sessionData: unknown }> {
@@ -357,6 +388,20 @@ export async function setMerchantIdentity(ctx: Ctx, project: ProjectRow, input: 
   if (new Date(cert.validTo) <= now) throw invalid('certificate', `certificate expired on ${new Date(cert.validTo).toISOString()}`);
   const dk = await dataKeyFor(ctx, project.id);
   const pem = key.export({ format: 'pem', type: 'pkcs8' }).toString();
-  await store.upsertIdentity(ctx.db, { project_id: project.id, data_key_id: dk.id, certificate: cert.toString(), private_key_ct: sealField(dk, project.id, 'wallet-a/identity-key', pem) }, now);
-  return { subject: cert.subject, issuer: cert.issuer, valid_to: new Date(cert.validTo).toISOString(), fingerprint256: cert.fingerprint256 };
+  await store.upsertIdentity(
+    ctx.db,
+    {
+      project_id: project.id,
+      data_key_id: dk.id,
+      certificate: cert.toString(),
+      private_key_ct: sealField(dk, project.id, 'wallet-a/identity-key', pem),
+    },
+    now,
+  );
+  return {
+    subject: cert.subject,
+    issuer: cert.issuer,
+    valid_to: new Date(cert.validTo).toISOString(),
+    fingerprint256: cert.fingerprint256,
+  };
 }

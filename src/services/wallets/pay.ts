@@ -70,7 +70,14 @@ async function begin(ctx: Ctx, project: ProjectRow, txn: TransactionRow, input: 
       decide: async (row, locked, now) =>
         cryptogram
           ? { trans_status: 'Y', eci: input.eciIndicator || eciFor(row.brand, 'Y'), liability_shift: true }
-          : connector.authenticate3ds({ project_id: project.id, transaction_id: locked.id, amount: locked.amount, currency: locked.currency, now, card: openCard(dk, row) }),
+          : connector.authenticate3ds({
+              project_id: project.id,
+              transaction_id: locked.id,
+              amount: locked.amount,
+              currency: locked.currency,
+              now,
+              card: openCard(dk, row),
+            }),
     }),
   );
 }
@@ -140,7 +147,10 @@ const BILLING_RULES: Record<BillingField, { max: number; pattern: RegExp }> = {
  * asked for. Returns an error code per field (billing_required, billing_format, state_required,
  * state_unknown) or the billing to store.
  */
-export function checkBilling(fields: readonly BillingField[], body: Record<string, unknown>): { billing?: Billing; errors: Partial<Record<BillingField, string>>; keep: Billing } {
+export function checkBilling(
+  fields: readonly BillingField[],
+  body: Record<string, unknown>,
+): { billing?: Billing; errors: Partial<Record<BillingField, string>>; keep: Billing } {
   const errors: Partial<Record<BillingField, string>> = {};
   const billing: Billing = {};
   for (const f of fields) {
@@ -174,7 +184,8 @@ async function addBilling(ctx: Ctx, c: Checkout, billing: Billing) {
   await ctx.db.tx(async (q) => {
     const order = await orders.findOrder(q, c.project.id, c.order.id, true);
     if (!order) throw notFound('order');
-    if ((await orders.transactionsOf(q, c.project.id, [order.id])).length) throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
+    if ((await orders.transactionsOf(q, c.project.id, [order.id])).length)
+      throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
     const customer = { ...(order.body?.customer ?? {}), ...billing, address_type: 'billing' };
     const body = { ...order.body, customer };
     await orders.setOrderCustomer(q, order.id, { body, modified: nowFor(c.project) });
@@ -183,13 +194,20 @@ async function addBilling(ctx: Ctx, c: Checkout, billing: Billing) {
 }
 
 /** The wallet transaction a hosted page pays: the one named, or one started now for the order (with the billing the wallet handed over). */
-export async function walletTransaction(ctx: Ctx, c: Checkout, transactionId: string | undefined, method: WalletMethod, billing?: Billing): Promise<TransactionRow> {
+export async function walletTransaction(
+  ctx: Ctx,
+  c: Checkout,
+  transactionId: string | undefined,
+  method: WalletMethod,
+  billing?: Billing,
+): Promise<TransactionRow> {
   const { outcome } = outcomeOf(c);
   if (outcome !== 'open') throw new ApiError('TransactionAlreadyStarted', `this order is ${outcome}`);
   if (transactionId) {
     const txn = transactionOf(c, transactionId);
     if (!txn) throw notFound('transaction');
-    if (txn.payment_method !== method || txn.status !== 'new' || txn.setup_token_used) throw new ApiError('TransactionAlreadyStarted', 'this transaction has already started');
+    if (txn.payment_method !== method || txn.status !== 'new' || txn.setup_token_used)
+      throw new ApiError('TransactionAlreadyStarted', 'this transaction has already started');
     return txn;
   }
   if (!c.methods.includes(method)) throw new ApiError('Forbidden', `${method} is not offered for this order`);
@@ -206,7 +224,14 @@ export async function walletTransaction(ctx: Ctx, c: Checkout, transactionId: st
  * Pays from the hosted page with a token the wallet gave: the token service, then the pay step,
  * as a merchant would. `billing`: the address the wallet handed over, stored on the order first.
  */
-export async function payOnPage(ctx: Ctx, c: Checkout, transactionId: string | undefined, walletBPayMessage: string, browser: BrowserInfo = {}, billing?: Billing) {
+export async function payOnPage(
+  ctx: Ctx,
+  c: Checkout,
+  transactionId: string | undefined,
+  walletBPayMessage: string,
+  browser: BrowserInfo = {},
+  billing?: Billing,
+) {
   const txn = await walletTransaction(ctx, c, transactionId, 'wallet-b-pay', billing);
   const test = c.project.mode === 'test';
   const token = await tokenize(ctx, { walletBPayMessage, setupToken: txn.setup_token!, transactionId: txn.id }, { test });
@@ -219,7 +244,11 @@ export type SandboxAuthMethod = 'CRYPTOGRAM_3DS' | 'PAN_ONLY';
  * A token as the wallet would make it for a test card, signed with the project's sandbox root
  * key and encrypted to its recipient key (ECv2), valid for an hour of the token clock.
  */
-export async function sandboxToken(ctx: Ctx, project: ProjectRow, card: { pan: string; brand: string; authMethod: SandboxAuthMethod }): Promise<string> {
+export async function sandboxToken(
+  ctx: Ctx,
+  project: ProjectRow,
+  card: { pan: string; brand: string; authMethod: SandboxAuthMethod },
+): Promise<string> {
   const root = await sandboxRootKey(ctx, project);
   const recipient = await recipientKeys(ctx, project);
   const now = tokenClock(project);
@@ -229,12 +258,19 @@ export async function sandboxToken(ctx: Ctx, project: ProjectRow, card: { pan: s
     expirationYear: nowFor(project).getUTCFullYear() + 3,
     authMethod: card.authMethod,
   };
-  if (card.authMethod === 'CRYPTOGRAM_3DS') Object.assign(details, { cryptogram: randomBytes(20).toString('base64'), eciIndicator: eciFor(card.brand, 'Y') });
+  if (card.authMethod === 'CRYPTOGRAM_3DS')
+    Object.assign(details, { cryptogram: randomBytes(20).toString('base64'), eciIndicator: eciFor(card.brand, 'Y') });
   const payload = {
     messageExpiration: String(now.getTime() + 60 * 60 * 1000),
     messageId: `sandbox-${randomUUID()}`,
     paymentMethod: 'CARD',
     paymentMethodDetails: details,
   };
-  return sealToken(payload, { protocolVersion: 'ECv2', rootPrivateKey: root.privateKey, recipientId: recipient.recipientId, recipientPublicKey: recipient.publicKey, now });
+  return sealToken(payload, {
+    protocolVersion: 'ECv2',
+    rootPrivateKey: root.privateKey,
+    recipientId: recipient.recipientId,
+    recipientPublicKey: recipient.publicKey,
+    now,
+  });
 }

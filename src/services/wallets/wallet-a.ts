@@ -66,12 +66,22 @@ function processingKeyOf(pem: string): NewKey {
 function newSandboxSigner(project: Pick<ProjectRow, 'id' | 'mode'>): NewKey {
   if (project.mode !== 'test') throw new ApiError('Forbidden', 'the sandbox wallet is available to test projects only');
   // valid for any instant a test clock is likely to be moved or pinned to
-  const chain = makeSandboxChain(`Tender sandbox wallet-a ${project.id.slice(0, 8)}`, new Date('2000-01-01T00:00:00Z'), new Date('2100-01-01T00:00:00Z'));
+  const chain = makeSandboxChain(
+    `Tender sandbox wallet-a ${project.id.slice(0, 8)}`,
+    new Date('2000-01-01T00:00:00Z'),
+    new Date('2100-01-01T00:00:00Z'),
+  );
   return { privateKey: chain.leafKey, publicPem: [chain.leaf, chain.intermediate, chain.root].join(''), publicKeyHash: null };
 }
 
 async function insertKey(ctx: Ctx, project: Pick<ProjectRow, 'id'>, kind: store.WalletAKeyKind, key: NewKey, replace: boolean) {
-  const row = { ...(await sealedRecord(ctx, project.id, `wallet-a/${kind}`, key.privateKey)), kind, public_key_hash: key.publicKeyHash, public_pem: key.publicPem, created: new Date() };
+  const row = {
+    ...(await sealedRecord(ctx, project.id, `wallet-a/${kind}`, key.privateKey)),
+    kind,
+    public_key_hash: key.publicKeyHash,
+    public_pem: key.publicPem,
+    created: new Date(),
+  };
   await ctx.db.tx((q) => store.insertWalletAKey(q, row, replace));
 }
 
@@ -89,7 +99,8 @@ export async function importProcessingKey(ctx: Ctx, project: ProjectRow, input: 
   } catch {
     throw invalid('private_key', 'private_key must be a PEM private key');
   }
-  if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') throw invalid('private_key', 'private_key must be an EC P-256 key');
+  if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'prime256v1')
+    throw invalid('private_key', 'private_key must be an EC P-256 key');
   await insertKey(ctx, project, 'processing', processingKeyOf(key.export({ format: 'pem', type: 'pkcs8' }).toString()), true);
   return paymentProcessing(ctx, project);
 }
@@ -138,23 +149,34 @@ export interface WalletAPayInput extends BrowserInfo {
   setupToken: string;
 }
 
-const alreadyUsed = () => new TokenRefused('token_already_used', 'paymentToken refused: this token (header.transactionId) has already been used', TOKEN_FIELD);
+const alreadyUsed = () =>
+  new TokenRefused('token_already_used', 'paymentToken refused: this token (header.transactionId) has already been used', TOKEN_FIELD);
 
 /** Verifies and decrypts a token for the transaction: signature chain, key, amount and currency, one use. */
 async function openFor(ctx: Ctx, project: ProjectRow, txn: TransactionRow, token: unknown): Promise<WalletAPayment> {
   const roots = await trustedRoots(ctx, project);
-  if (!roots.length) throw new ApiError('ServerError', 'no wallet-a-pay root certificates are configured (WALLET_A_ROOT_CA_FILE)', undefined, 503);
+  if (!roots.length)
+    throw new ApiError('ServerError', 'no wallet-a-pay root certificates are configured (WALLET_A_ROOT_CA_FILE)', undefined, 503);
   const row = await keyRow(ctx, project, 'processing');
   const privateKey = await openKey(ctx, row);
   let payment: WalletAPayment;
   try {
-    payment = openPaymentToken(token, { roots, keys: [{ privateKey, publicKeyHash: row.public_key_hash! }], merchantIdentifier: merchantIdentifierOf(project.id), now: tokenClock(project) });
+    payment = openPaymentToken(token, {
+      roots,
+      keys: [{ privateKey, publicKeyHash: row.public_key_hash! }],
+      merchantIdentifier: merchantIdentifierOf(project.id),
+      now: tokenClock(project),
+    });
   } catch (err) {
     if (!(err instanceof WalletATokenError)) throw err;
     throw new TokenRefused(err.code, `paymentToken refused: ${err.message}`, TOKEN_FIELD);
   }
   if (payment.amount !== txn.amount || payment.currencyNumeric !== currencyNumeric(txn.currency)) {
-    throw new TokenRefused('amount_mismatch', `paymentToken refused: it pays ${payment.amount} in currency ${payment.currencyNumeric}, the transaction is ${txn.amount} ${txn.currency}`, TOKEN_FIELD);
+    throw new TokenRefused(
+      'amount_mismatch',
+      `paymentToken refused: it pays ${payment.amount} in currency ${payment.currencyNumeric}, the transaction is ${txn.amount} ${txn.currency}`,
+      TOKEN_FIELD,
+    );
   }
   if (await store.walletATokenSeen(ctx.db, project.id, payment.tokenId)) {
     throw alreadyUsed();
@@ -183,24 +205,47 @@ async function payToken(ctx: Ctx, project: ProjectRow, txn: TransactionRow, inpu
   } catch (err) {
     throw renamed(err, TOKEN_FIELD);
   }
-  const first = await store.insertWalletAToken(ctx.db, { vault_token: vaulted.vault_token, project_id: project.id, transaction_id: txn.id, token_id: payment.tokenId, created: nowFor(project) });
+  const first = await store.insertWalletAToken(ctx.db, {
+    vault_token: vaulted.vault_token,
+    project_id: project.id,
+    transaction_id: txn.id,
+    token_id: payment.tokenId,
+    created: nowFor(project),
+  });
   // a request racing with the same token got there first: this one must not pay too
   if (!first) throw alreadyUsed();
   const { paymentToken: _token, setupToken: _setup, ...browser } = input;
-  return payVaulted(ctx, project, txn, { ...browser, vaultToken: vaulted.vault_token, cryptogram: payment.cryptogram, eciIndicator: payment.eci });
+  return payVaulted(ctx, project, txn, {
+    ...browser,
+    vaultToken: vaulted.vault_token,
+    cryptogram: payment.cryptogram,
+    eciIndicator: payment.eci,
+  });
 }
 
 /**
  * Pays from the hosted page with the device's token (or the sandbox's), as a merchant's server
  * would. `billing`: the address the wallet handed over, stored on the order first.
  */
-export async function payOnPageWithWalletA(ctx: Ctx, c: Checkout, transactionId: string | undefined, paymentToken: unknown, browser: BrowserInfo = {}, billing?: Billing) {
+export async function payOnPageWithWalletA(
+  ctx: Ctx,
+  c: Checkout,
+  transactionId: string | undefined,
+  paymentToken: unknown,
+  browser: BrowserInfo = {},
+  billing?: Billing,
+) {
   const txn = await walletTransaction(ctx, c, transactionId, 'wallet-a-pay', billing);
   return { transaction_id: txn.id, ...(await payToken(ctx, c.project, txn, { ...browser, paymentToken, setupToken: txn.setup_token! })) };
 }
 
 /** A token as the wallet would make it for a test card, for the transaction's amount, signed by the project's sandbox chain. */
-export async function sandboxWalletAToken(ctx: Ctx, project: ProjectRow, txn: Pick<TransactionRow, 'amount' | 'currency'>, card: { pan: string; brand: string }) {
+export async function sandboxWalletAToken(
+  ctx: Ctx,
+  project: ProjectRow,
+  txn: Pick<TransactionRow, 'amount' | 'currency'>,
+  card: { pan: string; brand: string },
+) {
   const chain = await sandboxChain(ctx, project);
   const signer: Signer = { leaf: chain.leaf, intermediate: chain.intermediate, privateKey: await openKey(ctx, chain.row) };
   const processing = await keyRow(ctx, project, 'processing');
@@ -215,6 +260,15 @@ export async function sandboxWalletAToken(ctx: Ctx, project: ProjectRow, txn: Pi
     paymentDataType: '3DSecure',
     paymentData: { onlinePaymentCryptogram: randomBytes(20).toString('base64'), eciIndicator: eciFor(card.brand, 'Y') },
   };
-  const paymentData = sealPaymentToken(payload, { signer, recipient: processing.public_pem, merchantIdentifier: merchantIdentifierOf(project.id), signingTime: now });
-  return { paymentData, paymentMethod: { displayName: `${card.brand} ${card.pan.slice(-4)}`, network: card.brand, type: 'debit' }, transactionIdentifier: paymentData.header.transactionId.toUpperCase() };
+  const paymentData = sealPaymentToken(payload, {
+    signer,
+    recipient: processing.public_pem,
+    merchantIdentifier: merchantIdentifierOf(project.id),
+    signingTime: now,
+  });
+  return {
+    paymentData,
+    paymentMethod: { displayName: `${card.brand} ${card.pan.slice(-4)}`, network: card.brand, type: 'debit' },
+    transactionIdentifier: paymentData.header.transactionId.toUpperCase(),
+  };
 }

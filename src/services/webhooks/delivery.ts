@@ -32,7 +32,10 @@ export function publicOnlyLookup(hostname: string, options: any, callback: (...a
     if (err) return callback(err);
     const bad = addresses.find((a) => addressClass(a.address));
     if (bad) {
-      const refused = Object.assign(new Error(`${hostname} resolves to ${bad.address}, a ${addressClass(bad.address)} address: refused for a live project`), { code: 'ESSRF' });
+      const refused = Object.assign(
+        new Error(`${hostname} resolves to ${bad.address}, a ${addressClass(bad.address)} address: refused for a live project`),
+        { code: 'ESSRF' },
+      );
       return callback(refused);
     }
     if (options?.all) return callback(null, addresses);
@@ -181,11 +184,16 @@ function batchFor(ctx: Ctx, jobs: JobRow[]): Batch {
   const projectIds = [...new Set(jobs.map((j) => j.project_id))];
   // the three reads go out side by side (on three connections of the pool)
   const projects = findProjects(db, projectIds).then((rows) => new Map(rows.map((p) => [p.id, p])));
-  const heads = store.pendingHeadsOf(db, jobs.map((j) => ({ project_id: j.project_id, order_id: j.ref_id }))).then((rows) => {
-    const byOrder = new Map<string, DeliveryRow[]>();
-    for (const r of rows) byOrder.set(r.order_id, [...(byOrder.get(r.order_id) ?? []), r]);
-    return byOrder;
-  });
+  const heads = store
+    .pendingHeadsOf(
+      db,
+      jobs.map((j) => ({ project_id: j.project_id, order_id: j.ref_id })),
+    )
+    .then((rows) => {
+      const byOrder = new Map<string, DeliveryRow[]>();
+      for (const r of rows) byOrder.set(r.order_id, [...(byOrder.get(r.order_id) ?? []), r]);
+      return byOrder;
+    });
   const secretRows = store.findSecrets(db, projectIds).then((rows) => new Map(rows.map((r) => [r.project_id, r])));
   for (const p of [projects, heads, secretRows]) p.catch(() => {}); // each caller sees the error
   const opened = new Map<string, Promise<string[]>>();
@@ -217,17 +225,30 @@ async function attempt(ctx: Ctx, batch: Batch, project: ProjectRow, d: DeliveryR
   if (n === undefined) return undefined; // another runner took it
   const body = payloadOf(d);
   // The timestamp is wall-clock time: receivers check it against their own clock.
-  const r = await slotsFor(ctx.config).run(() => send(ctx.config, project.mode === 'live', d.url, { ...signedHeaders(secrets, d.id, new Date(), body) }, body));
+  const r = await slotsFor(ctx.config).run(() =>
+    send(ctx.config, project.mode === 'live', d.url, { ...signedHeaders(secrets, d.id, new Date(), body) }, body),
+  );
   const ok = r.status !== undefined && r.status >= 200 && r.status < 300;
   const after = nowFor(project);
   const done = ok || n >= cfg.maxAttempts;
   const nextRetry = done ? null : new Date(after.getTime() + cfg.retryIntervalMs);
   const written = await batch.record({
     d,
-    a: { attempt: n, attempted: now, response_status: r.status ?? null, error: r.error ?? null, duration_ms: r.durationMs, next_retry: nextRetry },
+    a: {
+      attempt: n,
+      attempted: now,
+      response_status: r.status ?? null,
+      error: r.error ?? null,
+      duration_ms: r.durationMs,
+      next_retry: nextRetry,
+    },
     next: { status: ok ? 'succeeded' : done ? 'failed' : 'pending', next_attempt_at: nextRetry, completed: done ? after : null },
   });
-  if (!ok) ctx.log.info({ delivery: d.id, order: d.order_id, attempt: n, status: r.status, error: r.error, final: done }, 'webhook attempt failed');
+  if (!ok)
+    ctx.log.info(
+      { delivery: d.id, order: d.order_id, attempt: n, status: r.status, error: r.error, final: done },
+      'webhook attempt failed',
+    );
   if (!written) return undefined;
   if (nextRetry) return nextRetry.getTime();
   return written.more ? after.getTime() : null;
@@ -251,7 +272,8 @@ async function deliverOrder(ctx: Ctx, batch: Batch, job: JobRow) {
     const secrets = await batch.secrets(project);
     times.push(...(await Promise.all(due.map((d) => attempt(ctx, batch, project, d, secrets)))));
   }
-  if (times.includes(undefined)) times = (await store.pendingHeads(ctx.db, project.id, orderId)).map((d) => new Date(d.next_attempt_at ?? now).getTime());
+  if (times.includes(undefined))
+    times = (await store.pendingHeads(ctx.db, project.id, orderId)).map((d) => new Date(d.next_attempt_at ?? now).getTime());
   const left = times.filter((t): t is number => typeof t === 'number');
   // Nothing left: the worker removes the job, unless a new delivery rescheduled it meanwhile.
   if (!left.length) return;

@@ -31,7 +31,11 @@ const PREVIOUS = 'webhook_previous_secret';
 export async function createWebhookSecret(ctx: Ctx, projectId: string): Promise<string | undefined> {
   const dk = await dataKeyFor(ctx, projectId);
   const secret = newSecret();
-  const made = await store.insertSecret(ctx.db, { project_id: projectId, data_key_id: dk.id, secret_ct: sealField(dk, projectId, CURRENT, secret) });
+  const made = await store.insertSecret(ctx.db, {
+    project_id: projectId,
+    data_key_id: dk.id,
+    secret_ct: sealField(dk, projectId, CURRENT, secret),
+  });
   return made ? secret : undefined;
 }
 
@@ -69,14 +73,19 @@ export async function rotateWebhookSecret(ctx: Ctx, projectId: string) {
  * The secrets to sign with now: the current one, and the previous one during its 24 h.
  * `found`: the project's secret row when the caller read it already (with others: webhook-delivery.ts).
  */
-export async function signingSecrets(ctx: Ctx, project: Pick<ProjectRow, 'id' | 'clock_offset_ms'>, found?: store.SecretRow): Promise<string[]> {
+export async function signingSecrets(
+  ctx: Ctx,
+  project: Pick<ProjectRow, 'id' | 'clock_offset_ms'>,
+  found?: store.SecretRow,
+): Promise<string[]> {
   let row = found ?? (await store.findSecret(ctx.db, project.id));
   // Projects made before webhooks existed get a secret on first use (`webhook-secret rotate` shows one).
   if (!row) await createWebhookSecret(ctx, project.id);
   row ??= (await store.findSecret(ctx.db, project.id))!;
   const dk = await dataKeyFor(ctx, project.id);
   const secrets = [openField(dk, project.id, CURRENT, row.secret_ct)];
-  if (row.previous_ct && row.previous_expires && nowFor(project) < new Date(row.previous_expires)) secrets.push(openField(dk, project.id, PREVIOUS, row.previous_ct));
+  if (row.previous_ct && row.previous_expires && nowFor(project) < new Date(row.previous_expires))
+    secrets.push(openField(dk, project.id, PREVIOUS, row.previous_ct));
   return secrets;
 }
 
@@ -96,7 +105,8 @@ export async function targetsFor(q: Queryable, order: OrderRow): Promise<Webhook
   return pickTargets(own, projectUrl, linkUrl);
 }
 
-const ownUrl = (order: OrderRow) => (typeof order.body?.webhook_url === 'string' && order.body.webhook_url ? (order.body.webhook_url as string) : null);
+const ownUrl = (order: OrderRow) =>
+  typeof order.body?.webhook_url === 'string' && order.body.webhook_url ? (order.body.webhook_url as string) : null;
 
 function pickTargets(own: string | null, projectUrl: string | null, linkUrl: string | null): WebhookTarget[] {
   const found: WebhookTarget[] = [];
@@ -107,13 +117,27 @@ function pickTargets(own: string | null, projectUrl: string | null, linkUrl: str
   return found.filter((t) => !seen.has(t.url) && seen.add(t.url));
 }
 
-async function queueDeliveries(q: Queryable, order: OrderRow, targets: WebhookTarget[], now: Date, from: { outboxId: number | null; status: string; resend: boolean }) {
+async function queueDeliveries(
+  q: Queryable,
+  order: OrderRow,
+  targets: WebhookTarget[],
+  now: Date,
+  from: { outboxId: number | null; status: string; resend: boolean },
+) {
   const made: string[] = [];
   for (const t of targets) {
     const id = newId();
     await store.insertDelivery(q, {
-      id, project_id: order.project_id, order_id: order.id, outbox_id: from.outboxId, order_status: from.status,
-      target: t.target, resend: from.resend, url: t.url, next_attempt_at: now, created: now,
+      id,
+      project_id: order.project_id,
+      order_id: order.id,
+      outbox_id: from.outboxId,
+      order_status: from.status,
+      target: t.target,
+      resend: from.resend,
+      url: t.url,
+      next_attempt_at: now,
+      created: now,
     });
     made.push(id);
   }
@@ -144,9 +168,22 @@ queueWebhooks.inline = (w, order, _from, to, now, project) => {
   const targets = pickTargets(own, own ? null : project.webhook_url, null);
   if (!targets.length) return true;
   for (const t of targets) {
-    w.add(store.deliveryAfterOutboxPart({
-      id: newId(), project_id: order.project_id, order_id: order.id, order_status: to, target: t.target, resend: false, url: t.url, next_attempt_at: now, created: now,
-    }, outbox));
+    w.add(
+      store.deliveryAfterOutboxPart(
+        {
+          id: newId(),
+          project_id: order.project_id,
+          order_id: order.id,
+          order_status: to,
+          target: t.target,
+          resend: false,
+          url: t.url,
+          next_attempt_at: now,
+          created: now,
+        },
+        outbox,
+      ),
+    );
   }
   w.add(store.orderJobPart(order.project_id, order.id, now));
   w.notifyJobs();
@@ -188,7 +225,11 @@ function attemptView(a: AttemptRow) {
 
 function deliveryView(d: DeliveryRow, attempts: AttemptRow[], now: Date) {
   const own = attempts.filter((a) => a.delivery_id === d.id);
-  const interrupted = interruptedAttempts(d, own.map((a) => a.attempt), now).map((n) => ({ attempt: n, url: d.url, interrupted: true, error: INTERRUPTED }));
+  const interrupted = interruptedAttempts(
+    d,
+    own.map((a) => a.attempt),
+    now,
+  ).map((n) => ({ attempt: n, url: d.url, interrupted: true, error: INTERRUPTED }));
   return {
     id: d.id,
     event: d.event,
@@ -208,7 +249,11 @@ function deliveryView(d: DeliveryRow, attempts: AttemptRow[], now: Date) {
 export async function deliveryLog(ctx: Ctx, project: ProjectRow, orderId: string) {
   if (!(await findOrder(ctx.db, project.id, orderId))) throw notFound('order');
   const deliveries = await store.deliveriesOf(ctx.db, project.id, orderId);
-  const attempts = await store.attemptsOf(ctx.db, project.id, deliveries.map((d) => d.id));
+  const attempts = await store.attemptsOf(
+    ctx.db,
+    project.id,
+    deliveries.map((d) => d.id),
+  );
   return { order_id: orderId, deliveries: deliveries.map((d) => deliveryView(d, attempts, nowFor(project))) };
 }
 

@@ -22,10 +22,14 @@ export interface CoalesceOptions {
 const unavailable = (err: unknown) => connectionLost(err) || (err instanceof ApiError && err.type === 'ServiceUnavailable');
 
 export function coalescer<T>(run: (items: T[]) => Promise<void>, opts: CoalesceOptions): (item: T) => Promise<void> {
-  return batches<T, void>(async (items) => {
-    await run(items);
-    return []; // nothing to answer: each caller's promise resolves with undefined
-  }, opts, false);
+  return batches<T, void>(
+    async (items) => {
+      await run(items);
+      return []; // nothing to answer: each caller's promise resolves with undefined
+    },
+    opts,
+    false,
+  );
 }
 
 /**
@@ -40,7 +44,11 @@ export function batcher<T, R>(run: (items: T[]) => Promise<R[]>, opts: CoalesceO
 }
 
 /** The one queue behind both: `waitATurn`, the first item of a batch waits a turn of the event loop. */
-function batches<T, R>(run: (items: T[]) => Promise<R[]>, { maxInFlight, maxBatch }: CoalesceOptions, waitATurn: boolean): (item: T) => Promise<R> {
+function batches<T, R>(
+  run: (items: T[]) => Promise<R[]>,
+  { maxInFlight, maxBatch }: CoalesceOptions,
+  waitATurn: boolean,
+): (item: T) => Promise<R> {
   const queue: Array<{ item: T; resolve: (r: R) => void; reject: (err: unknown) => void }> = [];
   let inFlight = 0;
   let scheduled = false;

@@ -108,15 +108,28 @@ export function observers() {
   };
 }
 
-
 /**
  * PostgreSQL error classes and driver errors that mean the connection, not the statement,
  * failed: the server went away (57P01 admin_shutdown from pg_terminate_backend, 57P02, a
  * restart), refuses connections (57P03, 53300 too_many_connections, ECONNREFUSED), or the
  * socket broke (class 08, ECONNRESET). The statement did not commit: a retry is safe.
  */
-const LOST_CODES = new Set(['57P01', '57P02', '57P03', '53300', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-const LOST_MESSAGES = /Connection terminated|connection error and is not queryable|Client was closed and is not queryable|timeout exceeded when trying to connect|Connection ended unexpectedly/i;
+const LOST_CODES = new Set([
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+const LOST_MESSAGES =
+  /Connection terminated|connection error and is not queryable|Client was closed and is not queryable|timeout exceeded when trying to connect|Connection ended unexpectedly/i;
 
 export function connectionLost(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown } | null;
@@ -176,7 +189,10 @@ export function scoped(db: object, own: { query: Queryable['query']; tx: Db['tx'
       const s = scopeOf(db);
       if (!s) return own.tx(fn);
       // the savepoint's statements go on the open transaction, which they must not commit
-      const inner: Queryable = { query: (sql, params, opts) => s.open.q.query(sql, params, keepOpen(opts)), exec: (sql) => s.open.q.exec(sql) };
+      const inner: Queryable = {
+        query: (sql, params, opts) => s.open.q.query(sql, params, keepOpen(opts)),
+        exec: (sql) => s.open.q.exec(sql),
+      };
       const run = async () => {
         const name = `tender_sp_${++s.seq.n}`;
         await s.open.q.query(`SAVEPOINT ${name}`);
@@ -199,7 +215,6 @@ export function scoped(db: object, own: { query: Queryable['query']; tx: Db['tx'
     },
   };
 }
-
 
 /** The cheapest statement: does the database answer? */
 export async function ping(q: Queryable) {

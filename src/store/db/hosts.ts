@@ -26,7 +26,8 @@ export function parseHosts(url: string): HostList | undefined {
   const params = new URLSearchParams(query.slice(1));
   const attrs = params.get('target_session_attrs');
   if (!hostPart.includes(',') && !attrs) return undefined;
-  if (attrs && attrs !== 'read-write' && attrs !== 'any') throw new Error(`target_session_attrs=${attrs} is not supported: read-write or any`);
+  if (attrs && attrs !== 'read-write' && attrs !== 'any')
+    throw new Error(`target_session_attrs=${attrs} is not supported: read-write or any`);
   params.delete('target_session_attrs');
   const hosts = hostPart.split(',').map((h) => {
     const [, host, port] = /^(\[[^\]]+\]|[^:]*)(?::(\d+))?$/.exec(h) ?? [];
@@ -46,7 +47,10 @@ async function writable(c: pg.Client): Promise<boolean> {
 
 /** An error the store reads as a lost connection (a 503 with Retry-After): no host would do. */
 function noHost(list: HostList, why: string) {
-  return Object.assign(new Error(`no ${list.readWrite ? 'read-write ' : ''}server among ${list.hosts.map((h) => `${h.host}:${h.port}`).join(', ')}: ${why}`), { code: '57P03' });
+  return Object.assign(
+    new Error(`no ${list.readWrite ? 'read-write ' : ''}server among ${list.hosts.map((h) => `${h.host}:${h.port}`).join(', ')}: ${why}`),
+    { code: '57P03' },
+  );
 }
 
 /**

@@ -134,4 +134,3 @@ export async function pgliteDb(dataDir: string, opts: { template?: string } = {}
   };
   return db;
 }
-

@@ -36,7 +36,10 @@ export function readLock(dataDir: string): LockInfo | undefined {
 
 export function acquireLock(dataDir: string, info: LockInfo) {
   const holder = readLock(dataDir);
-  if (holder) throw new Error(`the data directory ${dataDir} is in use by Tender process ${holder.pid} (${holder.url}); stop it first or set DATABASE_URL`);
+  if (holder)
+    throw new Error(
+      `the data directory ${dataDir} is in use by Tender process ${holder.pid} (${holder.url}); stop it first or set DATABASE_URL`,
+    );
   privateDir(dataDir);
   writeFileSync(lockPath(dataDir), JSON.stringify(info), { mode: 0o600 });
 }

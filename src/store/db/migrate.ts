@@ -13,7 +13,9 @@ export async function migrate(db: Db): Promise<string[]> {
     if (db.kind === 'postgres') await q.query('SELECT pg_advisory_xact_lock(7217001)');
     const done = new Set((await q.query<{ name: string }>('SELECT name FROM schema_migrations')).map((r) => r.name));
     const applied: string[] = [];
-    for (const name of readdirSync(DIR).filter((f) => f.endsWith('.sql')).sort()) {
+    for (const name of readdirSync(DIR)
+      .filter((f) => f.endsWith('.sql'))
+      .sort()) {
       if (done.has(name)) continue;
       await q.exec(readFileSync(join(DIR, name), 'utf8'));
       await q.query('INSERT INTO schema_migrations (name) VALUES ($1)', [name]);

@@ -19,7 +19,13 @@ const PGLITE_TEMPLATE = join(fileURLToPath(new URL('../..', import.meta.url)), '
 /** Opens the configured store (PostgreSQL when DATABASE_URL is set, else PGlite) and migrates it. */
 export async function openStore(config: Config, opts: { schema?: string } = {}): Promise<Db> {
   const db = config.databaseUrl
-    ? pgDb({ url: config.databaseUrl, schema: opts.schema, max: config.databasePool.size, reportMax: config.databasePool.reportSize, ...shared(config) })
+    ? pgDb({
+        url: config.databaseUrl,
+        schema: opts.schema,
+        max: config.databasePool.size,
+        reportMax: config.databasePool.reportSize,
+        ...shared(config),
+      })
     : await pgliteDb(config.dataDir, { template: PGLITE_TEMPLATE });
   await migrate(db);
   return db;

@@ -3,7 +3,18 @@ import { to as copyTo } from 'pg-copy-streams';
 import { PassThrough, type Readable } from 'node:stream';
 import { multiHostClient, parseHosts } from './hosts.ts';
 import { pipelined } from './pipeline.ts';
-import { ignore, mapped, observers, scoped, statementName, unavailableOr, type Db, type OpenTx, type QueryOptions, type Queryable } from './db.ts';
+import {
+  ignore,
+  mapped,
+  observers,
+  scoped,
+  statementName,
+  unavailableOr,
+  type Db,
+  type OpenTx,
+  type QueryOptions,
+  type Queryable,
+} from './db.ts';
 
 // The PostgreSQL store (node-postgres): a pool for queries, one for CSV reports, LISTEN connections.
 
@@ -94,7 +105,16 @@ export interface PgOptions {
   readOnly?: boolean;
 }
 
-export function pgDb({ url, schema, max = 10, reportMax = 2, name = 'tender', listenUrl, prepared = true, readOnly = false }: PgOptions): Db {
+export function pgDb({
+  url,
+  schema,
+  max = 10,
+  reportMax = 2,
+  name = 'tender',
+  listenUrl,
+  prepared = true,
+  readOnly = false,
+}: PgOptions): Db {
   const seen = observers();
   const settings = [schema ? `-c search_path=${schema}` : '', readOnly ? '-c default_transaction_read_only=on' : ''].filter(Boolean);
   const options = settings.length ? settings.join(' ') : undefined;
@@ -212,7 +232,11 @@ export function pgDb({ url, schema, max = 10, reportMax = 2, name = 'tender', li
     async listen(channel, onNotify) {
       const at = listenUrl ?? url;
       const ListenClient = listenUrl ? (parseHosts(listenUrl) ? multiHostClient(parseHosts(listenUrl)!) : pg.Client) : Client;
-      const listener = reconnectingListener(() => new ListenClient({ connectionString: at, options, application_name: nameOf('-listen') }), channel, onNotify);
+      const listener = reconnectingListener(
+        () => new ListenClient({ connectionString: at, options, application_name: nameOf('-listen') }),
+        channel,
+        onNotify,
+      );
       await listener.start();
       return listener.stop;
     },
@@ -244,13 +268,22 @@ export function pgDb({ url, schema, max = 10, reportMax = 2, name = 'tender', li
 }
 
 /** Db.copyCsvParts over a report pool of `max` connections. */
-async function copyParts(pool: pg.Pool, max: number, partsOf: Parameters<NonNullable<Db['copyCsvParts']>>[0], aheadBytes: number): Promise<Readable> {
+async function copyParts(
+  pool: pg.Pool,
+  max: number,
+  partsOf: Parameters<NonNullable<Db['copyCsvParts']>>[0],
+  aheadBytes: number,
+): Promise<Readable> {
   const clients: pg.PoolClient[] = [];
   const broken = new Set<pg.PoolClient>();
   const releaseAll = () => {
     for (const c of clients.splice(0)) {
       if (broken.has(c)) c.release(new Error('COPY abandoned'));
-      else c.query('COMMIT').then(() => c.release(), (err: Error) => c.release(err));
+      else
+        c.query('COMMIT').then(
+          () => c.release(),
+          (err: Error) => c.release(err),
+        );
     }
   };
   const take = async () => {
@@ -264,7 +297,10 @@ async function copyParts(pool: pg.Pool, max: number, partsOf: Parameters<NonNull
     const first = await take();
     await first.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     const { rows } = await first.query<{ snapshot: string }>('SELECT pg_export_snapshot() AS snapshot');
-    parts = await partsOf({ query: async (sql, params) => (await first.query(sql, params as any[])).rows as any, exec: async (sql) => void (await first.query(sql)) });
+    parts = await partsOf({
+      query: async (sql, params) => (await first.query(sql, params as any[])).rows as any,
+      exec: async (sql) => void (await first.query(sql)),
+    });
     // only connections free now: a report never waits for another's to finish before it starts
     const free = Math.min(max - 1, parts.length - 1, pool.idleCount + (max - pool.totalCount));
     await Promise.all(
@@ -337,7 +373,7 @@ async function copyParts(pool: pg.Pool, max: number, partsOf: Parameters<NonNull
     }
   };
   const writer = async () => {
-    for (; writing < parts.length && !failed; ) {
+    for (; writing < parts.length && !failed;) {
       const h = held[writing];
       while (h.chunks.length) {
         const chunk = h.chunks.shift()!;
@@ -368,4 +404,3 @@ function drainedOrClosed(stream: PassThrough): Promise<void> {
     stream.on('close', done);
   });
 }
-

@@ -27,7 +27,14 @@ export interface Part {
 
 /** jsonb columns: their values go into the JSON as they are, not as strings. */
 const JSON_VALUE = (v: unknown) => (v instanceof Date ? v.toISOString() : v);
-const json = (row: Record<string, unknown>) => JSON.stringify(Object.fromEntries(Object.entries(row).filter(([, v]) => v !== undefined).map(([k, v]) => [k, JSON_VALUE(v)])));
+const json = (row: Record<string, unknown>) =>
+  JSON.stringify(
+    Object.fromEntries(
+      Object.entries(row)
+        .filter(([, v]) => v !== undefined)
+        .map(([k, v]) => [k, JSON_VALUE(v)]),
+    ),
+  );
 const columnsOf = (row: Record<string, unknown>) => Object.keys(row).filter((k) => row[k] !== undefined);
 
 export class WriteSet {
@@ -66,7 +73,8 @@ export class WriteSet {
     const cols = columnsOf(row as Record<string, unknown>).join(', ');
     this.parts.push({
       // WHERE true: an INSERT ... SELECT ... FROM followed by ON CONFLICT must not read as a join
-      sql: `INSERT INTO ${table} (${cols}) SELECT ${cols} FROM jsonb_populate_record(NULL::${table}, $1::jsonb) WHERE true` +
+      sql:
+        `INSERT INTO ${table} (${cols}) SELECT ${cols} FROM jsonb_populate_record(NULL::${table}, $1::jsonb) WHERE true` +
         `${opts.onConflict ? ` ${opts.onConflict}` : ''}${opts.returning ? ` RETURNING ${opts.returning}` : ''}`,
       params: [json(row as Record<string, unknown>)],
       name: opts.name,
@@ -122,12 +130,16 @@ export class WriteSet {
     if (this.gate) {
       const g = this.gate;
       const where = g.where.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + 2}`);
-      ctes.push(`gate AS (${renumber(`UPDATE ${g.table} SET ${setOf(g.table, g.patch)} WHERE id = $1 AND (${where}) RETURNING 1`, [g.id, json(g.patch), ...g.params])})`);
+      ctes.push(
+        `gate AS (${renumber(`UPDATE ${g.table} SET ${setOf(g.table, g.patch)} WHERE id = $1 AND (${where}) RETURNING 1`, [g.id, json(g.patch), ...g.params])})`,
+      );
     }
     let n = 0;
     for (const u of this.updates.values()) {
       if (!columnsOf(u.patch).length) continue;
-      ctes.push(`u${n++} AS (${renumber(`UPDATE ${u.table} SET ${setOf(u.table, u.patch)} WHERE ${u.key} = $1${gated}`, [u.id, json(u.patch)])})`);
+      ctes.push(
+        `u${n++} AS (${renumber(`UPDATE ${u.table} SET ${setOf(u.table, u.patch)} WHERE ${u.key} = $1${gated}`, [u.id, json(u.patch)])})`,
+      );
     }
     for (const p of this.parts) {
       // a gated part: its rows come FROM a SELECT (inserts) or it has a WHERE (updates, deletes)
@@ -159,7 +171,8 @@ function addCondition(sql: string, cond: string): string {
   const clause = /\s(ON CONFLICT|RETURNING)\s/i.exec(sql);
   const head = clause ? sql.slice(0, clause.index) : sql;
   const tail = clause ? sql.slice(clause.index) : '';
-  if (/\sWHERE\s/i.test(head) && (/^\s*(UPDATE|DELETE)\s/i.test(head) || /^\s*INSERT\s[\s\S]*\sSELECT\s/i.test(head))) return `${head}${cond}${tail}`;
+  if (/\sWHERE\s/i.test(head) && (/^\s*(UPDATE|DELETE)\s/i.test(head) || /^\s*INSERT\s[\s\S]*\sSELECT\s/i.test(head)))
+    return `${head}${cond}${tail}`;
   if (/^\s*INSERT\s[\s\S]*\sSELECT\s/i.test(head)) return `${head} WHERE true${cond}${tail}`;
   throw new Error(`cannot gate this statement: ${sql.slice(0, 60)}`);
 }

@@ -32,10 +32,13 @@ export interface LinkOrderRow {
 
 export const insertLink = (q: Queryable, row: LinkRow) => insertRow(q, 'payment_links', row as unknown as Record<string, unknown>);
 /** A link's orders changed (modified), and the first paid one or its expiry completed it. */
-export const touchLink = (q: Queryable, id: string, t: Pick<LinkRow, 'modified'> & Partial<Pick<LinkRow, 'completed'>>) => updateRow(q, 'payment_links', id, t);
+export const touchLink = (q: Queryable, id: string, t: Pick<LinkRow, 'modified'> & Partial<Pick<LinkRow, 'completed'>>) =>
+  updateRow(q, 'payment_links', id, t);
 
 export async function findLink(q: Queryable, projectId: string, id: string, lock = false): Promise<LinkRow | undefined> {
-  return (await q.query<LinkRow>(`SELECT * FROM payment_links WHERE project_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [projectId, id]))[0];
+  return (
+    await q.query<LinkRow>(`SELECT * FROM payment_links WHERE project_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [projectId, id])
+  )[0];
 }
 
 /** A link by id alone: the public link page knows nothing else. */
@@ -53,6 +56,9 @@ export async function ordersOfLink(q: Queryable, projectId: string, linkId: stri
 }
 
 export async function countCompletedOrders(q: Queryable, projectId: string, linkId: string): Promise<number> {
-  const rows = await q.query<{ n: number }>("SELECT count(*)::int AS n FROM orders WHERE project_id = $1 AND payment_link_id = $2 AND status = 'completed'", [projectId, linkId]);
+  const rows = await q.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM orders WHERE project_id = $1 AND payment_link_id = $2 AND status = 'completed'",
+    [projectId, linkId],
+  );
   return rows[0].n;
 }

@@ -10,7 +10,18 @@ import type { CardAuthRow, VaultCardRow } from '../vault/cards.ts';
  */
 
 /** Timestamp columns of the tables read here; JSON has them as strings. */
-const TIMESTAMPS = new Set(['created', 'modified', 'completed', 'expires_at', 'setup_token_used', 'settled', 'authorized', 'capture_before', 'occurred', 'noticed']);
+const TIMESTAMPS = new Set([
+  'created',
+  'modified',
+  'completed',
+  'expires_at',
+  'setup_token_used',
+  'settled',
+  'authorized',
+  'capture_before',
+  'occurred',
+  'noticed',
+]);
 
 export function revive<T>(row: Record<string, unknown> | null | undefined): T | undefined {
   if (!row) return undefined;
@@ -28,7 +39,13 @@ export interface StartView {
 }
 
 /** What authenticating a transaction with a stored card needs: the transaction, its order and the card. */
-export async function startView(q: Queryable, projectId: string, orderId: string, transactionId: string, vaultToken: string): Promise<StartView | undefined> {
+export async function startView(
+  q: Queryable,
+  projectId: string,
+  orderId: string,
+  transactionId: string,
+  vaultToken: string,
+): Promise<StartView | undefined> {
   const [row] = await q.query<{ txn: object; order: object; project: object; statuses: TransactionStatus[]; card: object | null }>(
     `SELECT to_jsonb(t) AS txn, to_jsonb(o) AS "order", (SELECT to_jsonb(p) FROM projects p WHERE p.id = $1) AS project,
             ARRAY(SELECT s.status FROM transactions s WHERE s.project_id = $1 AND s.order_id = t.order_id ORDER BY s.created, s.id)::text[] AS statuses,
@@ -51,7 +68,14 @@ export interface ThreeDsRows extends StartView {
  * row and stored card. `lock`: the transaction and its order are locked (FOR UPDATE).
  */
 export async function threeDsRows(q: Queryable, transactionId: string, lock: boolean): Promise<ThreeDsRows | undefined> {
-  const [row] = await q.query<{ txn: object; order: object; project: object; statuses: TransactionStatus[]; auth: object | null; card: object | null }>(
+  const [row] = await q.query<{
+    txn: object;
+    order: object;
+    project: object;
+    statuses: TransactionStatus[];
+    auth: object | null;
+    card: object | null;
+  }>(
     `SELECT to_jsonb(t) AS txn, to_jsonb(o) AS "order", to_jsonb(p) AS project,
             ARRAY(SELECT s.status FROM transactions s WHERE s.project_id = t.project_id AND s.order_id = t.order_id ORDER BY s.created, s.id)::text[] AS statuses,
             to_jsonb(a) AS auth,

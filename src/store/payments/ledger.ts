@@ -25,7 +25,15 @@ export interface EntryRow extends JournalHead {
 export async function insertJournal(q: Queryable, head: JournalHead, legs: Leg[]): Promise<string | undefined> {
   if (!legs.length) return undefined;
   const journalId = newId();
-  const params: unknown[] = [head.project_id, journalId, head.order_id, head.transaction_id, head.payment_transaction_id, head.currency, head.created];
+  const params: unknown[] = [
+    head.project_id,
+    journalId,
+    head.order_id,
+    head.transaction_id,
+    head.payment_transaction_id,
+    head.currency,
+    head.created,
+  ];
   const rows = legs.map((l) => {
     params.push(l.account, l.amount, l.kind);
     const n = params.length;
@@ -47,7 +55,10 @@ export function journalRows(head: JournalHead, legs: Leg[]): Array<Omit<EntryRow
 }
 
 export async function entriesOf(q: Queryable, projectId: string, paymentTransactionId: string): Promise<EntryRow[]> {
-  return q.query<EntryRow>('SELECT * FROM ledger_entries WHERE project_id = $1 AND payment_transaction_id = $2 ORDER BY id', [projectId, paymentTransactionId]);
+  return q.query<EntryRow>('SELECT * FROM ledger_entries WHERE project_id = $1 AND payment_transaction_id = $2 ORDER BY id', [
+    projectId,
+    paymentTransactionId,
+  ]);
 }
 
 // ---- What `tender ledger check` reads. Each query finds only the rows that break a rule. ----
@@ -188,7 +199,10 @@ export const ensureJobPart = (job: { project_id: string; kind: string; ref_id: s
 
 /** The acquirer's reference of a card authorization, when it gave one. */
 export async function acquirerReference(q: Queryable, transactionId: string): Promise<string | undefined> {
-  const [row] = await q.query<{ acquirer_reference: string | null }>('SELECT acquirer_reference FROM card_authentications WHERE transaction_id = $1', [transactionId]);
+  const [row] = await q.query<{ acquirer_reference: string | null }>(
+    'SELECT acquirer_reference FROM card_authentications WHERE transaction_id = $1',
+    [transactionId],
+  );
   return row?.acquirer_reference ?? undefined;
 }
 
@@ -204,12 +218,19 @@ const UNSETTLED = `
 
 /** The unsettled money of an order and of the orders made from it, locked. */
 export async function lockUnsettledOfOrder(q: Queryable, projectId: string, orderId: string): Promise<TransactionRow[]> {
-  return q.query<TransactionRow>(`${UNSETTLED} AND (o.id = $2 OR o.related_order_id = $2) ORDER BY t.created, t.id FOR UPDATE OF t SKIP LOCKED`, [projectId, orderId]);
+  return q.query<TransactionRow>(
+    `${UNSETTLED} AND (o.id = $2 OR o.related_order_id = $2) ORDER BY t.created, t.id FOR UPDATE OF t SKIP LOCKED`,
+    [projectId, orderId],
+  );
 }
 
 /** Up to `limit` unsettled money transactions created up to `cutoff`, oldest first, locked. */
 export async function lockUnsettledBefore(q: Queryable, projectId: string, cutoff: Date, limit: number): Promise<TransactionRow[]> {
-  return q.query<TransactionRow>(`${UNSETTLED} AND t.created <= $2 ORDER BY t.created, t.id LIMIT $3 FOR UPDATE OF t SKIP LOCKED`, [projectId, cutoff, limit]);
+  return q.query<TransactionRow>(`${UNSETTLED} AND t.created <= $2 ORDER BY t.created, t.id LIMIT $3 FOR UPDATE OF t SKIP LOCKED`, [
+    projectId,
+    cutoff,
+    limit,
+  ]);
 }
 
 export async function hasUnsettled(q: Queryable, projectId: string): Promise<boolean> {
@@ -218,6 +239,9 @@ export async function hasUnsettled(q: Queryable, projectId: string): Promise<boo
 
 /** How many journals the ledger holds (of one project, or all). */
 export async function countJournals(q: Queryable, projectId?: string): Promise<number> {
-  const [{ n }] = await q.query<{ n: number }>('SELECT count(DISTINCT journal_id)::int AS n FROM ledger_entries WHERE ($1::uuid IS NULL OR project_id = $1::uuid)', [projectId ?? null]);
+  const [{ n }] = await q.query<{ n: number }>(
+    'SELECT count(DISTINCT journal_id)::int AS n FROM ledger_entries WHERE ($1::uuid IS NULL OR project_id = $1::uuid)',
+    [projectId ?? null],
+  );
   return n;
 }

@@ -5,8 +5,6 @@ import type { EventRow, OrderKind, OrderRow, TransactionRow } from '../../domain
 /** Kinds of order that act on another order and its transaction (related_order_id, of_transaction_id). */
 export const ACTING_KINDS: ReadonlyArray<Exclude<OrderKind, 'payment'>> = ['capture', 'void', 'refund', 'chargeback', 'reversal'];
 
-
-
 /** The money counters of a transaction that has moved no money yet. */
 export const NO_MONEY_MOVED = {
   is_capturable: false,
@@ -16,7 +14,6 @@ export const NO_MONEY_MOVED = {
   refunded_amount: 0,
   charged_back_amount: 0,
 } as const;
-
 
 const JSON_COLUMNS = new Set(['body', 'details', 'outcomes', 'payload', 'settings']);
 
@@ -42,12 +39,61 @@ const NEW_ORDER_COLUMNS: {
   events: Array<keyof NonNullable<NewOrder['event']>>;
   jobs: Array<keyof NonNullable<NewOrder['job']>>;
 } = {
-  orders: ['id', 'project_id', 'merchant_id', 'kind', 'status', 'merchant_order_id', 'description', 'currency', 'amount', 'flags', 'customer_email',
-    'merchant_customer_id', 'related_order_id', 'payment_link_id', 'refunded_amount', 'body', 'created', 'modified', 'completed'],
-  transactions: ['id', 'project_id', 'order_id', 'status', 'payment_method', 'payment_method_brand', 'currency', 'amount', 'credit_debit', 'capture_mode',
-    'transaction_type', 'expiration_period', 'expires_at', 'is_capturable', 'authorized_amount', 'captured_amount', 'voided_amount', 'refunded_amount',
-    'charged_back_amount', 'reason', 'of_transaction_id', 'setup_token', 'setup_token_used', 'details', 'outcomes', 'fee_currency', 'fee_amount',
-    'settlement_currency', 'settlement_amount', 'settled', 'created', 'modified'],
+  orders: [
+    'id',
+    'project_id',
+    'merchant_id',
+    'kind',
+    'status',
+    'merchant_order_id',
+    'description',
+    'currency',
+    'amount',
+    'flags',
+    'customer_email',
+    'merchant_customer_id',
+    'related_order_id',
+    'payment_link_id',
+    'refunded_amount',
+    'body',
+    'created',
+    'modified',
+    'completed',
+  ],
+  transactions: [
+    'id',
+    'project_id',
+    'order_id',
+    'status',
+    'payment_method',
+    'payment_method_brand',
+    'currency',
+    'amount',
+    'credit_debit',
+    'capture_mode',
+    'transaction_type',
+    'expiration_period',
+    'expires_at',
+    'is_capturable',
+    'authorized_amount',
+    'captured_amount',
+    'voided_amount',
+    'refunded_amount',
+    'charged_back_amount',
+    'reason',
+    'of_transaction_id',
+    'setup_token',
+    'setup_token_used',
+    'details',
+    'outcomes',
+    'fee_currency',
+    'fee_amount',
+    'settlement_currency',
+    'settlement_amount',
+    'settled',
+    'created',
+    'modified',
+  ],
   events: ['id', 'project_id', 'transaction_id', 'event', 'source', 'occurred', 'noticed'],
   jobs: ['project_id', 'kind', 'ref_id', 'run_at', 'payload'],
 };
@@ -107,51 +153,75 @@ export const insertTransaction = (q: Queryable, t: Partial<TransactionRow>) => i
 export const setOrderDetails = (
   q: Queryable,
   id: string,
-  d: Pick<OrderRow, 'description' | 'merchant_order_id' | 'body' | 'modified'> & Partial<Pick<OrderRow, 'customer_email' | 'merchant_customer_id'>>,
+  d: Pick<OrderRow, 'description' | 'merchant_order_id' | 'body' | 'modified'> &
+    Partial<Pick<OrderRow, 'customer_email' | 'merchant_customer_id'>>,
 ) => updateRow(q, 'orders', id, d);
 
 /** The customer a wallet handed over (the billing address), in the order's body, before its transaction starts. */
 export const setOrderCustomer = (q: Queryable, id: string, d: Pick<OrderRow, 'body' | 'modified'>) => updateRow(q, 'orders', id, d);
 
 /** An order's derived status; `completed` when it became final. */
-export const setOrderStatusRow = (q: Queryable, id: string, s: Pick<OrderRow, 'status' | 'modified' | 'completed'>) => updateRow(q, 'orders', id, s);
+export const setOrderStatusRow = (q: Queryable, id: string, s: Pick<OrderRow, 'status' | 'modified' | 'completed'>) =>
+  updateRow(q, 'orders', id, s);
 
 /** What may change with a transaction's status: the outcome, the card seen, the money the move settles. */
-export type StatusColumns = Partial<Pick<TransactionRow, 'reason' | 'payment_method_brand' | 'details' | 'outcomes' | 'captured_amount' | 'voided_amount' | 'is_capturable'>>;
+export type StatusColumns = Partial<
+  Pick<TransactionRow, 'reason' | 'payment_method_brand' | 'details' | 'outcomes' | 'captured_amount' | 'voided_amount' | 'is_capturable'>
+>;
 
 /** A transaction's new status, and the columns that change with it. */
-export const setTransactionStatus = (q: Queryable, id: string, s: Pick<TransactionRow, 'status' | 'modified'> & StatusColumns) => updateRow(q, 'transactions', id, s);
+export const setTransactionStatus = (q: Queryable, id: string, s: Pick<TransactionRow, 'status' | 'modified'> & StatusColumns) =>
+  updateRow(q, 'transactions', id, s);
 
 /** An authorization still in progress asked again: its latest outcome, no move. */
-export const setProcessingOutcome = (q: Queryable, id: string, o: Pick<TransactionRow, 'outcomes' | 'modified'> & Partial<Pick<TransactionRow, 'details'>>) =>
-  updateRow(q, 'transactions', id, o);
+export const setProcessingOutcome = (
+  q: Queryable,
+  id: string,
+  o: Pick<TransactionRow, 'outcomes' | 'modified'> & Partial<Pick<TransactionRow, 'details'>>,
+) => updateRow(q, 'transactions', id, o);
 
 /** The money counters and figures of a successful authorization. */
 export const setAuthorization = (
   q: Queryable,
   id: string,
-  a: Pick<TransactionRow, 'authorized_amount' | 'captured_amount' | 'is_capturable' | 'fee_currency' | 'fee_amount' | 'settlement_currency' | 'settlement_amount'> & {
+  a: Pick<
+    TransactionRow,
+    'authorized_amount' | 'captured_amount' | 'is_capturable' | 'fee_currency' | 'fee_amount' | 'settlement_currency' | 'settlement_amount'
+  > & {
     authorized: Date;
     capture_before: Date | null;
   },
 ) => updateRow(q, 'transactions', id, a);
 
-export const setVoidedAmount = (q: Queryable, id: string, voided: number, now: Date) => updateRow(q, 'transactions', id, { voided_amount: voided, modified: now });
-export const setRefundedAmount = (q: Queryable, id: string, refunded: number, now: Date) => updateRow(q, 'transactions', id, { refunded_amount: refunded, modified: now });
+export const setVoidedAmount = (q: Queryable, id: string, voided: number, now: Date) =>
+  updateRow(q, 'transactions', id, { voided_amount: voided, modified: now });
+export const setRefundedAmount = (q: Queryable, id: string, refunded: number, now: Date) =>
+  updateRow(q, 'transactions', id, { refunded_amount: refunded, modified: now });
 export const setChargedBackAmount = (q: Queryable, id: string, chargedBack: number, now: Date) =>
   updateRow(q, 'transactions', id, { charged_back_amount: chargedBack, modified: now });
 export const markSettled = (q: Queryable, id: string, now: Date) => updateRow(q, 'transactions', id, { settled: now, modified: now });
 
 export async function findOrder(q: Queryable, projectId: string, id: string, lock = false): Promise<OrderRow | undefined> {
-  return (await q.query<OrderRow>(`SELECT * FROM orders WHERE project_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [projectId, id]))[0];
+  return (
+    await q.query<OrderRow>(`SELECT * FROM orders WHERE project_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [projectId, id])
+  )[0];
 }
 
 export async function transactionsOf(q: Queryable, projectId: string, orderIds: string[]): Promise<TransactionRow[]> {
   if (!orderIds.length) return [];
-  return q.query<TransactionRow>('SELECT * FROM transactions WHERE project_id = $1 AND order_id = ANY($2::uuid[]) ORDER BY created, id', [projectId, orderIds]);
+  return q.query<TransactionRow>('SELECT * FROM transactions WHERE project_id = $1 AND order_id = ANY($2::uuid[]) ORDER BY created, id', [
+    projectId,
+    orderIds,
+  ]);
 }
 
-export async function findTransaction(q: Queryable, projectId: string, orderId: string, id: string, lock = false): Promise<TransactionRow | undefined> {
+export async function findTransaction(
+  q: Queryable,
+  projectId: string,
+  orderId: string,
+  id: string,
+  lock = false,
+): Promise<TransactionRow | undefined> {
   return (
     await q.query<TransactionRow>(
       `SELECT * FROM transactions WHERE project_id = $1 AND order_id = $2 AND id = $3${lock ? ' FOR UPDATE' : ''}`,
@@ -171,30 +241,44 @@ export async function orderById(q: Queryable, id: string): Promise<OrderRow | un
 
 export async function eventsOf(q: Queryable, projectId: string, transactionIds: string[]): Promise<EventRow[]> {
   if (!transactionIds.length) return [];
-  return q.query<EventRow>('SELECT * FROM events WHERE project_id = $1 AND transaction_id = ANY($2::uuid[]) ORDER BY seq', [projectId, transactionIds]);
+  return q.query<EventRow>('SELECT * FROM events WHERE project_id = $1 AND transaction_id = ANY($2::uuid[]) ORDER BY seq', [
+    projectId,
+    transactionIds,
+  ]);
 }
 
-export async function childOrdersOf(q: Queryable, projectId: string, orderIds: string[]): Promise<Pick<OrderRow, 'id' | 'kind' | 'related_order_id'>[]> {
+export async function childOrdersOf(
+  q: Queryable,
+  projectId: string,
+  orderIds: string[],
+): Promise<Pick<OrderRow, 'id' | 'kind' | 'related_order_id'>[]> {
   if (!orderIds.length) return [];
-  return q.query('SELECT id, kind, related_order_id FROM orders WHERE project_id = $1 AND related_order_id = ANY($2::uuid[]) ORDER BY created, id', [projectId, orderIds]);
+  return q.query(
+    'SELECT id, kind, related_order_id FROM orders WHERE project_id = $1 AND related_order_id = ANY($2::uuid[]) ORDER BY created, id',
+    [projectId, orderIds],
+  );
 }
 
 export async function insertEvent(q: Queryable, e: EventRow & { project_id: string }) {
-  await q.query('INSERT INTO events (id, project_id, transaction_id, event, source, occurred, noticed) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
-    e.id, e.project_id, e.transaction_id, e.event, e.source, e.occurred, e.noticed,
-  ]);
+  await q.query(
+    'INSERT INTO events (id, project_id, transaction_id, event, source, occurred, noticed) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+    [e.id, e.project_id, e.transaction_id, e.event, e.source, e.occurred, e.noticed],
+  );
 }
 
 export async function insertOutbox(q: Queryable, projectId: string, orderId: string, status: string, created: Date): Promise<number> {
-  const rows = await q.query<{ id: number }>('INSERT INTO outbox (project_id, order_id, status, created) VALUES ($1, $2, $3, $4) RETURNING id', [
-    projectId, orderId, status, created,
-  ]);
+  const rows = await q.query<{ id: number }>(
+    'INSERT INTO outbox (project_id, order_id, status, created) VALUES ($1, $2, $3, $4) RETURNING id',
+    [projectId, orderId, status, created],
+  );
   return rows[0].id;
 }
 
 /** The transaction a vault setup_token belongs to. */
 export async function transactionBySetupToken(q: Queryable, token: string): Promise<Pick<TransactionRow, 'id' | 'project_id'> | undefined> {
-  return (await q.query<Pick<TransactionRow, 'id' | 'project_id'>>('SELECT id, project_id FROM transactions WHERE setup_token = $1', [token]))[0];
+  return (
+    await q.query<Pick<TransactionRow, 'id' | 'project_id'>>('SELECT id, project_id FROM transactions WHERE setup_token = $1', [token])
+  )[0];
 }
 
 /** The setup_token stored its card: it is used up. */

@@ -33,7 +33,12 @@ const rowsOf = (row: Raw | undefined): PaymentRows | undefined =>
   };
 
 /** A transaction of an order, locked with its order. */
-export async function lockPaymentRows(q: Queryable, projectId: string, orderId: string, transactionId: string): Promise<PaymentRows | undefined> {
+export async function lockPaymentRows(
+  q: Queryable,
+  projectId: string,
+  orderId: string,
+  transactionId: string,
+): Promise<PaymentRows | undefined> {
   const [row] = await q.query<Raw>(
     `SELECT ${COLUMNS} FROM transactions t JOIN orders o ON o.id = t.order_id
      WHERE t.project_id = $1 AND t.order_id = $2 AND t.id = $3 FOR UPDATE OF t, o`,

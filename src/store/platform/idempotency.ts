@@ -64,15 +64,25 @@ export async function claimKey(q: Queryable, c: Claim): Promise<true | Idempoten
   return row ?? claimKey(q, c); // deleted by the cleanup between the two statements: try again
 }
 
-export async function storeResponse(q: Queryable, projectId: string, key: string, status: number, headers: Record<string, string>, body: string) {
-  await q.query('UPDATE idempotency_keys SET response_status = $3, response_headers = $4, response_body = $5 WHERE project_id = $1 AND key = $2', [
-    projectId, key, status, JSON.stringify(headers), body,
-  ]);
+export async function storeResponse(
+  q: Queryable,
+  projectId: string,
+  key: string,
+  status: number,
+  headers: Record<string, string>,
+  body: string,
+) {
+  await q.query(
+    'UPDATE idempotency_keys SET response_status = $3, response_headers = $4, response_body = $5 WHERE project_id = $1 AND key = $2',
+    [projectId, key, status, JSON.stringify(headers), body],
+  );
 }
 
 /** Deletes the project's keys older than 24 h; returns when the oldest remaining one expires, if any. */
 export async function cleanupKeys(q: Queryable, projectId: string, now: Date): Promise<Date | undefined> {
   await q.query('DELETE FROM idempotency_keys WHERE project_id = $1 AND created <= $2', [projectId, new Date(now.getTime() - KEY_TTL_MS)]);
-  const [row] = await q.query<{ oldest: Date | null }>('SELECT min(created) AS oldest FROM idempotency_keys WHERE project_id = $1', [projectId]);
+  const [row] = await q.query<{ oldest: Date | null }>('SELECT min(created) AS oldest FROM idempotency_keys WHERE project_id = $1', [
+    projectId,
+  ]);
   return row?.oldest ? new Date(new Date(row.oldest).getTime() + KEY_TTL_MS + 1000) : undefined;
 }

@@ -2,12 +2,14 @@ import type { Queryable } from '../db/db.ts';
 import type { Part } from '../db/writes.ts';
 import type { JobRow } from '../../domain/entities.ts';
 
-
 /**
  * Schedules (or reschedules) the one job of a kind for a reference. run_at is in the
  * project's clock. Wakes idle workers through NOTIFY when it is due now.
  */
-export async function schedule(q: Queryable, job: { project_id: string; kind: string; ref_id: string; run_at: Date; payload?: Record<string, unknown> }) {
+export async function schedule(
+  q: Queryable,
+  job: { project_id: string; kind: string; ref_id: string; run_at: Date; payload?: Record<string, unknown> },
+) {
   const part = schedulePart(job);
   await q.query(part.sql, part.params);
   // NOTIFY serialises commits database-wide, so only work due about now wakes the workers;
@@ -16,7 +18,13 @@ export async function schedule(q: Queryable, job: { project_id: string; kind: st
 }
 
 /** schedule's upsert as a part of one statement (store/writes.ts); when dueNow(run_at), the statement must also notify. */
-export const schedulePart = (job: { project_id: string; kind: string; ref_id: string; run_at: Date; payload?: Record<string, unknown> }): Part => ({
+export const schedulePart = (job: {
+  project_id: string;
+  kind: string;
+  ref_id: string;
+  run_at: Date;
+  payload?: Record<string, unknown>;
+}): Part => ({
   sql: `INSERT INTO jobs (project_id, kind, ref_id, run_at, payload) SELECT $1::uuid, $2::text, $3::text, $4::timestamptz, $5::jsonb WHERE true
      ON CONFLICT (kind, ref_id, project_id) DO UPDATE SET run_at = EXCLUDED.run_at, payload = EXCLUDED.payload, locked_until = NULL`,
   params: [job.project_id, job.kind, job.ref_id, job.run_at, JSON.stringify(job.payload ?? {})],
@@ -32,7 +40,10 @@ export async function cancelJob(q: Queryable, kind: string, refId: string) {
 }
 
 /** cancelJob of several kinds as a part of one statement (store/writes.ts). */
-export const cancelJobsPart = (kinds: string[], refId: string): Part => ({ sql: 'DELETE FROM jobs WHERE kind = ANY($1::text[]) AND ref_id = $2::text', params: [kinds, refId] });
+export const cancelJobsPart = (kinds: string[], refId: string): Part => ({
+  sql: 'DELETE FROM jobs WHERE kind = ANY($1::text[]) AND ref_id = $2::text',
+  params: [kinds, refId],
+});
 
 /**
  * Claims up to `limit` due jobs with a lease. SKIP LOCKED lets any number of nodes claim
@@ -70,7 +81,11 @@ export async function countDueLeft(q: Queryable, projectId: string): Promise<num
 
 export async function finishJob(q: Queryable, job: JobRow) {
   // Only if untouched since the claim: a handler may have rescheduled its own job.
-  await q.query("DELETE FROM jobs WHERE id = $1 AND attempts = $2 AND date_trunc('milliseconds', run_at) = $3", [job.id, job.attempts, job.run_at]);
+  await q.query("DELETE FROM jobs WHERE id = $1 AND attempts = $2 AND date_trunc('milliseconds', run_at) = $3", [
+    job.id,
+    job.attempts,
+    job.run_at,
+  ]);
   await q.query('UPDATE jobs SET locked_until = NULL WHERE id = $1', [job.id]);
 }
 
@@ -90,7 +105,10 @@ export async function failJob(q: Queryable, job: JobRow, error: string, retryAt:
 
 /** Renews the lease of jobs a runner still works on (not of those finished meanwhile: their lock is cleared). */
 export async function renewLeases(q: Queryable, ids: number[], leaseMs: number) {
-  await q.query("UPDATE jobs SET locked_until = now() + ($2 * interval '1 millisecond') WHERE id = ANY($1::bigint[]) AND locked_until IS NOT NULL", [ids, leaseMs]);
+  await q.query(
+    "UPDATE jobs SET locked_until = now() + ($2 * interval '1 millisecond') WHERE id = ANY($1::bigint[]) AND locked_until IS NOT NULL",
+    [ids, leaseMs],
+  );
 }
 
 /** Gives claimed jobs a lease of another length (their kind's). */

@@ -13,7 +13,11 @@ export async function findDataKey(q: Queryable, projectId: string): Promise<Data
 
 /** Adds the project's data key unless another request added one first (then that one stays). */
 export async function insertDataKey(q: Queryable, row: DataKeyRow) {
-  await q.query('INSERT INTO data_keys (id, project_id, wraps) VALUES ($1, $2, $3) ON CONFLICT (project_id) DO NOTHING', [row.id, row.project_id, JSON.stringify(row.wraps)]);
+  await q.query('INSERT INTO data_keys (id, project_id, wraps) VALUES ($1, $2, $3) ON CONFLICT (project_id) DO NOTHING', [
+    row.id,
+    row.project_id,
+    JSON.stringify(row.wraps),
+  ]);
 }
 
 /** Every data key, locked, in project order (rewrapping under a new master key). */

@@ -2,7 +2,6 @@ import type { Queryable } from '../db/db.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
 import type { ProjectSettings } from '../../domain/project.ts';
 
-
 /** Every change to a project or its keys is announced here, so processes drop their cached keys (services/key-cache.ts). */
 export const PROJECTS_CHANNEL = 'tender_projects';
 
@@ -21,7 +20,11 @@ export async function merchantExists(q: Queryable, id: string) {
 
 export async function insertProject(q: Queryable, p: Omit<ProjectRow, 'created' | 'clock_offset_ms' | 'webhook_url'>) {
   await q.query('INSERT INTO projects (id, merchant_id, name, mode, settings) VALUES ($1, $2, $3, $4, $5)', [
-    p.id, p.merchant_id, p.name, p.mode, JSON.stringify(p.settings),
+    p.id,
+    p.merchant_id,
+    p.name,
+    p.mode,
+    JSON.stringify(p.settings),
   ]);
 }
 
@@ -82,5 +85,8 @@ export async function projectByKeyHash(q: Queryable, hash: string): Promise<Proj
 
 /** Notes when an API key was last used, at most once a minute per key. */
 export async function touchKey(q: Queryable, keyHash: string) {
-  await q.query("UPDATE api_keys SET last_used = now() WHERE key_hash = $1 AND (last_used IS NULL OR last_used < now() - interval '1 minute')", [keyHash]);
+  await q.query(
+    "UPDATE api_keys SET last_used = now() WHERE key_hash = $1 AND (last_used IS NULL OR last_used < now() - interval '1 minute')",
+    [keyHash],
+  );
 }

@@ -43,7 +43,8 @@ export interface SeedResult {
 }
 
 /** Fee of `amt` under a rule given as SQL (bps null: no rule, no fee): as feeFor in domain/currency.ts. */
-const fee = (amt: string, bps: string, fixed: string) => `(CASE WHEN ${bps} IS NULL OR (${amt}) = 0 THEN 0 ELSE ((${amt}) * ${bps} + 5000) / 10000 + ${fixed} END)`;
+const fee = (amt: string, bps: string, fixed: string) =>
+  `(CASE WHEN ${bps} IS NULL OR (${amt}) = 0 THEN 0 ELSE ((${amt}) * ${bps} + 5000) / 10000 + ${fixed} END)`;
 
 /**
  * One row per payment order of the batch, with its plan and every figure derived from it.
@@ -308,9 +309,24 @@ export async function seedProject(db: Db, project: ProjectRow, now: Date, opts: 
   const withLedger = await tableExists(db, 'ledger_entries');
   const withLinks = await tableExists(db, 'payment_links');
   const params = [
-    project.id, project.merchant_id, 0, 0, now, days, prefix, isTest, settings.capture_window, settings.default_expiration_period,
-    ...rule(fees['credit-card']), ...rule(fees['wallet-a-pay']), ...rule(fees['wallet-b-pay']), ...rule(fees.refund), ...rule(fees.chargeback), withLinks,
-    opts.first ?? 1, total,
+    project.id,
+    project.merchant_id,
+    0,
+    0,
+    now,
+    days,
+    prefix,
+    isTest,
+    settings.capture_window,
+    settings.default_expiration_period,
+    ...rule(fees['credit-card']),
+    ...rule(fees['wallet-a-pay']),
+    ...rule(fees['wallet-b-pay']),
+    ...rule(fees.refund),
+    ...rule(fees.chargeback),
+    withLinks,
+    opts.first ?? 1,
+    total,
   ];
   const first = opts.first ?? 1;
   const last = first + total - 1;
@@ -339,18 +355,26 @@ export async function seedProject(db: Db, project: ProjectRow, now: Date, opts: 
   };
   const lanes = db.kind === 'postgres' ? Math.max(1, opts.concurrency ?? 1) : 1;
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(lanes, batches.length) }, async () => {
-    while (next < batches.length) {
-      try {
-        await one(batches[next++]);
-      } catch (err) {
-        next = batches.length; // the other lanes stop after their batch
-        throw err;
+  await Promise.all(
+    Array.from({ length: Math.min(lanes, batches.length) }, async () => {
+      while (next < batches.length) {
+        try {
+          await one(batches[next++]);
+        } catch (err) {
+          next = batches.length; // the other lanes stop after their batch
+          throw err;
+        }
       }
-    }
-  }));
+    }),
+  );
   // fresh statistics, so the planner sees the new volume (autovacuum would, minutes later)
-  for (const table of ['orders', 'transactions', 'events', ...(withLedger ? ['ledger_entries'] : []), ...(withLinks ? ['payment_links'] : [])])
+  for (const table of [
+    'orders',
+    'transactions',
+    'events',
+    ...(withLedger ? ['ledger_entries'] : []),
+    ...(withLinks ? ['payment_links'] : []),
+  ])
     await db.exec(`ANALYZE ${table}`);
   return {
     project_id: project.id,
@@ -364,11 +388,17 @@ export async function seedProject(db: Db, project: ProjectRow, now: Date, opts: 
 
 /** Runs a script of several statements with the same parameters: each `;`-ended statement on its own. */
 async function run(q: Queryable, script: string, params: unknown[]) {
-  for (const statement of script.split(/;\s*\n/).map((s) => s.trim()).filter(Boolean)) {
+  for (const statement of script
+    .split(/;\s*\n/)
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const used = new Set([...statement.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
     // each statement binds exactly the parameters it mentions, renumbered in order
     const numbers = [...used].sort((a, b) => a - b);
     const sql = statement.replace(/\$(\d+)/g, (_, d) => `$${numbers.indexOf(Number(d)) + 1}`);
-    await q.query(sql, numbers.map((n) => params[n - 1]));
+    await q.query(
+      sql,
+      numbers.map((n) => params[n - 1]),
+    );
   }
 }

@@ -37,7 +37,12 @@ export async function recordCardAttempt(q: Queryable, a: CardAttempt) {
  * link, number `max` or more: the moment the newest `max` of them began (the window passes
  * for the oldest of those then); else undefined.
  */
-export async function declinedSince(q: Queryable, by: { client: string } | { linkId: string }, since: Date, max: number): Promise<Date | undefined> {
+export async function declinedSince(
+  q: Queryable,
+  by: { client: string } | { linkId: string },
+  since: Date,
+  max: number,
+): Promise<Date | undefined> {
   const [column, value] = 'client' in by ? ['a.client', by.client] : ['a.payment_link_id', by.linkId];
   const [row] = await q.query<{ created: Date }>(
     `SELECT a.created FROM card_attempts a JOIN transactions t ON t.id = a.transaction_id AND t.project_id = a.project_id

@@ -27,9 +27,10 @@ export interface SessionRow {
 // ---- users ---------------------------------------------------------------------------------
 
 export async function insertUser(q: Queryable, u: Pick<PortalUserRow, 'id' | 'merchant_id' | 'email' | 'password_hash'>): Promise<boolean> {
-  const rows = await q.query('INSERT INTO portal_users (id, merchant_id, email, password_hash) VALUES ($1, $2, $3, $4) ON CONFLICT (email) DO NOTHING RETURNING id', [
-    u.id, u.merchant_id, u.email, u.password_hash,
-  ]);
+  const rows = await q.query(
+    'INSERT INTO portal_users (id, merchant_id, email, password_hash) VALUES ($1, $2, $3, $4) ON CONFLICT (email) DO NOTHING RETURNING id',
+    [u.id, u.merchant_id, u.email, u.password_hash],
+  );
   return rows.length > 0;
 }
 
@@ -63,7 +64,11 @@ export async function firstMerchant(q: Queryable): Promise<string | undefined> {
 
 export async function insertSession(q: Queryable, s: SessionRow) {
   await q.query('INSERT INTO portal_sessions (token_hash, user_id, verified, created, last_seen) VALUES ($1, $2, $3, $4, $5)', [
-    s.token_hash, s.user_id, s.verified, s.created, s.last_seen,
+    s.token_hash,
+    s.user_id,
+    s.verified,
+    s.created,
+    s.last_seen,
   ]);
 }
 
@@ -72,7 +77,11 @@ export async function findSession(q: Queryable, tokenHash: string): Promise<Sess
 }
 
 export async function touchSession(q: Queryable, tokenHash: string, now: Date, verified?: boolean) {
-  await q.query('UPDATE portal_sessions SET last_seen = $2, verified = coalesce($3, verified) WHERE token_hash = $1', [tokenHash, now, verified ?? null]);
+  await q.query('UPDATE portal_sessions SET last_seen = $2, verified = coalesce($3, verified) WHERE token_hash = $1', [
+    tokenHash,
+    now,
+    verified ?? null,
+  ]);
 }
 
 export async function deleteSession(q: Queryable, tokenHash: string) {
@@ -87,7 +96,9 @@ export async function deleteStaleSessions(q: Queryable, idleBefore: Date, create
 // ---- sign-in throttling --------------------------------------------------------------------
 
 export async function failuresOf(q: Queryable, scopes: string[]): Promise<Map<string, FailureCount>> {
-  const rows = await q.query<FailureCount & { scope: string }>('SELECT * FROM portal_sign_in_failures WHERE scope = ANY($1::text[])', [scopes]);
+  const rows = await q.query<FailureCount & { scope: string }>('SELECT * FROM portal_sign_in_failures WHERE scope = ANY($1::text[])', [
+    scopes,
+  ]);
   return new Map(rows.map((r) => [r.scope, r]));
 }
 
@@ -107,9 +118,16 @@ export async function clearFailures(q: Queryable, scope: string) {
 
 /** true: this request runs the action; otherwise the row of the earlier run (result null: still running). */
 export async function claimAction(q: Queryable, token: string, userId: string): Promise<true | { result: string | null }> {
-  const rows = await q.query('INSERT INTO portal_actions (token, user_id) VALUES ($1, $2) ON CONFLICT (token) DO NOTHING RETURNING token', [token, userId]);
+  const rows = await q.query('INSERT INTO portal_actions (token, user_id) VALUES ($1, $2) ON CONFLICT (token) DO NOTHING RETURNING token', [
+    token,
+    userId,
+  ]);
   if (rows.length) return true;
-  return (await q.query<{ result: string | null }>('SELECT result FROM portal_actions WHERE token = $1 AND user_id = $2', [token, userId]))[0] ?? { result: null };
+  return (
+    (
+      await q.query<{ result: string | null }>('SELECT result FROM portal_actions WHERE token = $1 AND user_id = $2', [token, userId])
+    )[0] ?? { result: null }
+  );
 }
 
 export async function finishAction(q: Queryable, token: string, result: string) {
@@ -131,13 +149,17 @@ export interface AuditRow {
 }
 
 export async function insertAudit(q: Queryable, a: Omit<AuditRow, 'created'>) {
-  await q.query('INSERT INTO portal_audit (id, merchant_id, user_id, email, project_id, action, detail, address) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)', [
-    a.id, a.merchant_id, a.user_id, a.email, a.project_id, a.action, JSON.stringify(a.detail), a.address,
-  ]);
+  await q.query(
+    'INSERT INTO portal_audit (id, merchant_id, user_id, email, project_id, action, detail, address) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
+    [a.id, a.merchant_id, a.user_id, a.email, a.project_id, a.action, JSON.stringify(a.detail), a.address],
+  );
 }
 
 export async function auditOf(q: Queryable, merchantId: string, limit: number): Promise<AuditRow[]> {
-  return q.query<AuditRow>('SELECT * FROM portal_audit WHERE merchant_id = $1 ORDER BY created DESC, id DESC LIMIT $2', [merchantId, limit]);
+  return q.query<AuditRow>('SELECT * FROM portal_audit WHERE merchant_id = $1 ORDER BY created DESC, id DESC LIMIT $2', [
+    merchantId,
+    limit,
+  ]);
 }
 
 // ---- projects and keys as a merchant sees them ---------------------------------------------
@@ -155,12 +177,18 @@ export interface KeyRow {
 }
 
 export async function keysOf(q: Queryable, projectId: string): Promise<KeyRow[]> {
-  return q.query<KeyRow>('SELECT id, hint, created, last_used, revoked FROM api_keys WHERE project_id = $1 ORDER BY revoked IS NOT NULL, created DESC, id', [projectId]);
+  return q.query<KeyRow>(
+    'SELECT id, hint, created, last_used, revoked FROM api_keys WHERE project_id = $1 ORDER BY revoked IS NOT NULL, created DESC, id',
+    [projectId],
+  );
 }
 
 /** Revokes one key of the project; false when it has no such active key. */
 export async function revokeKey(q: Queryable, projectId: string, keyId: string): Promise<boolean> {
-  const rows = await q.query('UPDATE api_keys SET revoked = now() WHERE project_id = $1 AND id = $2 AND revoked IS NULL RETURNING id', [projectId, keyId]);
+  const rows = await q.query('UPDATE api_keys SET revoked = now() WHERE project_id = $1 AND id = $2 AND revoked IS NULL RETURNING id', [
+    projectId,
+    keyId,
+  ]);
   if (rows.length) await q.query(`SELECT pg_notify('${PROJECTS_CHANNEL}', $1)`, [projectId]);
   return rows.length > 0;
 }

@@ -75,7 +75,20 @@ export async function countOrders(q: Queryable, f: Filter, cap: number): Promise
 /** Timestamps as the API writes them (order-view.ts `iso`): millisecond precision, `+00:00`. */
 const ts = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"+00:00"')`;
 
-const CUSTOMER_FIELDS = ['merchant_customer_id', 'email_address', 'first_name', 'last_name', 'address_type', 'address', 'postal_code', 'city', 'state', 'country', 'locale', 'ip_address'];
+const CUSTOMER_FIELDS = [
+  'merchant_customer_id',
+  'email_address',
+  'first_name',
+  'last_name',
+  'address_type',
+  'address',
+  'postal_code',
+  'city',
+  'state',
+  'country',
+  'locale',
+  'ip_address',
+];
 
 /**
  * A row of the transaction report: an order with one of its transactions (transaction cells
@@ -153,10 +166,21 @@ function reportSelect(f: Filter, w: Window) {
  * COPY's time.
  */
 const NEVER_EMPTY = new Set([
-  'id', 'created', 'completed', 'modified', 'amount', 'refunded_amount', 'related_order_id', 'payment_link_id', 'merchant_id', 'project_id',
+  'id',
+  'created',
+  'completed',
+  'modified',
+  'amount',
+  'refunded_amount',
+  'related_order_id',
+  'payment_link_id',
+  'merchant_id',
+  'project_id',
   ...ACTING_KINDS.map((k) => `${k}_of_order_id`),
   ...ACTING_KINDS.map((k) => `transaction.${k}_of_transaction_id`),
-  ...['id', 'amount_with_decimals', 'settlement_amount', 'fee_amount', 'created', 'modified', 'amount', 'is_capturable'].map((c) => `transaction.${c}`),
+  ...['id', 'amount_with_decimals', 'settlement_amount', 'fee_amount', 'created', 'modified', 'amount', 'is_capturable'].map(
+    (c) => `transaction.${c}`,
+  ),
 ]);
 
 /** The next `limit` matching orders in sort order, with their transactions: one query. */

@@ -36,7 +36,20 @@ export async function insertVaultCard(q: Queryable, row: Omit<VaultCardRow, 'cvc
   await q.query(
     `INSERT INTO vault_cards (id, project_id, transaction_id, data_key_id, pan_ct, name_ct, fingerprint, expiry, truncated_pan, brand, brands, created)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-    [row.id, row.project_id, row.transaction_id, row.data_key_id, row.pan_ct, row.name_ct, row.fingerprint, row.expiry, row.truncated_pan, row.brand, row.brands, row.created],
+    [
+      row.id,
+      row.project_id,
+      row.transaction_id,
+      row.data_key_id,
+      row.pan_ct,
+      row.name_ct,
+      row.fingerprint,
+      row.expiry,
+      row.truncated_pan,
+      row.brand,
+      row.brands,
+      row.created,
+    ],
   );
 }
 
@@ -68,7 +81,12 @@ export async function storeCardOnce(
 
 /** The stored card of a transaction, locked when asked. */
 export async function findVaultCard(q: Queryable, projectId: string, vaultToken: string, lock = false): Promise<VaultCardRow | undefined> {
-  return (await q.query<VaultCardRow>(`SELECT * FROM vault_cards WHERE project_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [projectId, vaultToken]))[0];
+  return (
+    await q.query<VaultCardRow>(`SELECT * FROM vault_cards WHERE project_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [
+      projectId,
+      vaultToken,
+    ])
+  )[0];
 }
 
 export async function setSealedCvc(q: Queryable, id: string, cvcCt: string) {
@@ -76,7 +94,10 @@ export async function setSealedCvc(q: Queryable, id: string, cvcCt: string) {
 }
 
 export async function deleteCvcOfTransactions(q: Queryable, projectId: string, transactionIds: string[]) {
-  await q.query('UPDATE vault_cards SET cvc_ct = NULL WHERE project_id = $1 AND transaction_id = ANY($2::uuid[]) AND cvc_ct IS NOT NULL', [projectId, transactionIds]);
+  await q.query('UPDATE vault_cards SET cvc_ct = NULL WHERE project_id = $1 AND transaction_id = ANY($2::uuid[]) AND cvc_ct IS NOT NULL', [
+    projectId,
+    transactionIds,
+  ]);
 }
 
 export async function deleteCvcOfOrder(q: Queryable, projectId: string, orderId: string) {
@@ -101,12 +122,22 @@ export async function insertCardAuth(q: Queryable, row: Omit<CardAuthRow, 'acqui
 }
 
 export async function findCardAuth(q: Queryable, projectId: string, transactionId: string, lock = false): Promise<CardAuthRow | undefined> {
-  return (await q.query<CardAuthRow>(`SELECT * FROM card_authentications WHERE project_id = $1 AND transaction_id = $2${lock ? ' FOR UPDATE' : ''}`, [projectId, transactionId]))[0];
+  return (
+    await q.query<CardAuthRow>(
+      `SELECT * FROM card_authentications WHERE project_id = $1 AND transaction_id = $2${lock ? ' FOR UPDATE' : ''}`,
+      [projectId, transactionId],
+    )
+  )[0];
 }
 
 /** The customer's answer to the challenge decided 3-D Secure. */
 export async function setChallengeResult(q: Queryable, transactionId: string, transStatus: TransStatus, eci: string | null, now: Date) {
-  await q.query('UPDATE card_authentications SET trans_status = $2, eci = $3, modified = $4 WHERE transaction_id = $1', [transactionId, transStatus, eci, now]);
+  await q.query('UPDATE card_authentications SET trans_status = $2, eci = $3, modified = $4 WHERE transaction_id = $1', [
+    transactionId,
+    transStatus,
+    eci,
+    now,
+  ]);
 }
 
 /** The acquirer's id of the authorization, to ask about it later (late decline). */
@@ -121,7 +152,15 @@ export interface VaultTarget {
 
 /** The transaction a setup_token belongs to, with what the vault needs of its project. */
 export async function vaultTarget(q: Queryable, token: string): Promise<VaultTarget | undefined> {
-  const [row] = await q.query<{ id: string; project_id: string; status: TransactionRow['status']; setup_token: string; setup_token_used: Date | null; created: Date; clock_offset_ms: number }>(
+  const [row] = await q.query<{
+    id: string;
+    project_id: string;
+    status: TransactionRow['status'];
+    setup_token: string;
+    setup_token_used: Date | null;
+    created: Date;
+    clock_offset_ms: number;
+  }>(
     `SELECT t.id, t.project_id, t.status, t.setup_token, t.setup_token_used, t.created, p.clock_offset_ms
      FROM transactions t JOIN projects p ON p.id = t.project_id WHERE t.setup_token = $1`,
     [token],

@@ -54,15 +54,25 @@ export async function insertKey(q: Queryable, k: Omit<WalletBKeyRow, 'retired'>)
 
 /** Retires every key of a kind but the one named (rotation, or an imported key). */
 export async function retireKeys(q: Queryable, projectId: string, kind: WalletBKeyKind, exceptId: string, now: Date) {
-  await q.query('UPDATE wallet_b_keys SET retired = $4 WHERE project_id = $1 AND kind = $2 AND id <> $3 AND retired IS NULL', [projectId, kind, exceptId, now]);
+  await q.query('UPDATE wallet_b_keys SET retired = $4 WHERE project_id = $1 AND kind = $2 AND id <> $3 AND retired IS NULL', [
+    projectId,
+    kind,
+    exceptId,
+    now,
+  ]);
 }
 
 export async function setRecipientId(q: Queryable, projectId: string, recipientId: string) {
-  await q.query("UPDATE wallet_b_keys SET recipient_id = $2 WHERE project_id = $1 AND kind = 'recipient' AND retired IS NULL", [projectId, recipientId]);
+  await q.query("UPDATE wallet_b_keys SET recipient_id = $2 WHERE project_id = $1 AND kind = 'recipient' AND retired IS NULL", [
+    projectId,
+    recipientId,
+  ]);
 }
 
 export async function findToken(q: Queryable, projectId: string, vaultToken: string): Promise<WalletBTokenRow | undefined> {
-  return (await q.query<WalletBTokenRow>('SELECT * FROM wallet_b_tokens WHERE project_id = $1 AND vault_token = $2', [projectId, vaultToken]))[0];
+  return (
+    await q.query<WalletBTokenRow>('SELECT * FROM wallet_b_tokens WHERE project_id = $1 AND vault_token = $2', [projectId, vaultToken])
+  )[0];
 }
 
 export async function messageSeen(q: Queryable, projectId: string, messageId: string): Promise<boolean> {
@@ -108,12 +118,19 @@ export interface WalletAKeyRow {
 }
 
 export async function activeWalletAKey(q: Queryable, projectId: string, kind: WalletAKeyKind): Promise<WalletAKeyRow | undefined> {
-  return (await q.query<WalletAKeyRow>('SELECT * FROM wallet_a_keys WHERE project_id = $1 AND kind = $2 AND retired IS NULL', [projectId, kind]))[0];
+  return (
+    await q.query<WalletAKeyRow>('SELECT * FROM wallet_a_keys WHERE project_id = $1 AND kind = $2 AND retired IS NULL', [projectId, kind])
+  )[0];
 }
 
 /** Inserts a key, retiring the active one of its kind when `replace`; without it a key a racing node made first wins. */
 export async function insertWalletAKey(q: Queryable, k: Omit<WalletAKeyRow, 'retired'>, replace: boolean) {
-  if (replace) await q.query('UPDATE wallet_a_keys SET retired = $3 WHERE project_id = $1 AND kind = $2 AND retired IS NULL', [k.project_id, k.kind, k.created]);
+  if (replace)
+    await q.query('UPDATE wallet_a_keys SET retired = $3 WHERE project_id = $1 AND kind = $2 AND retired IS NULL', [
+      k.project_id,
+      k.kind,
+      k.created,
+    ]);
   await q.query(
     `INSERT INTO wallet_a_keys (id, project_id, kind, data_key_id, private_key_ct, public_key_hash, public_pem, created)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
@@ -126,13 +143,13 @@ export async function walletATokenSeen(q: Queryable, projectId: string, tokenId:
 }
 
 /** Records a token's card; false when another request recorded the same token first. */
-export async function insertWalletAToken(q: Queryable, t: { vault_token: string; project_id: string; transaction_id: string; token_id: string; created: Date }): Promise<boolean> {
-  const rows = await q.query('INSERT INTO wallet_a_tokens (vault_token, project_id, transaction_id, token_id, created) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING vault_token', [
-    t.vault_token,
-    t.project_id,
-    t.transaction_id,
-    t.token_id,
-    t.created,
-  ]);
+export async function insertWalletAToken(
+  q: Queryable,
+  t: { vault_token: string; project_id: string; transaction_id: string; token_id: string; created: Date },
+): Promise<boolean> {
+  const rows = await q.query(
+    'INSERT INTO wallet_a_tokens (vault_token, project_id, transaction_id, token_id, created) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING vault_token',
+    [t.vault_token, t.project_id, t.transaction_id, t.token_id, t.created],
+  );
   return rows.length === 1;
 }

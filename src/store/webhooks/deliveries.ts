@@ -50,7 +50,10 @@ export const JOB_KIND = 'deliver_webhook';
 
 export async function insertDelivery(
   q: Queryable,
-  d: Pick<DeliveryRow, 'id' | 'project_id' | 'order_id' | 'outbox_id' | 'order_status' | 'target' | 'resend' | 'url' | 'next_attempt_at' | 'created'>,
+  d: Pick<
+    DeliveryRow,
+    'id' | 'project_id' | 'order_id' | 'outbox_id' | 'order_status' | 'target' | 'resend' | 'url' | 'next_attempt_at' | 'created'
+  >,
 ) {
   await q.query(
     `INSERT INTO webhook_deliveries (id, project_id, order_id, outbox_id, order_status, target, resend, url, next_attempt_at, created)
@@ -100,7 +103,21 @@ export async function recordAttempt(
      UPDATE webhook_deliveries d SET status = $10, next_attempt_at = $11, completed = $12, last_response_status = $6, last_error = $7
      WHERE d.id = $2 AND d.status = 'pending' AND d.attempts = $3
      RETURNING EXISTS (SELECT 1 FROM webhook_deliveries o WHERE o.order_id = $13 AND o.url = $5 AND o.status = 'pending' AND o.id <> $2) AS more`,
-    [d.project_id, d.id, a.attempt, a.attempted, d.url, a.response_status, a.error, a.duration_ms, a.next_retry, next.status, next.next_attempt_at, next.completed, d.order_id],
+    [
+      d.project_id,
+      d.id,
+      a.attempt,
+      a.attempted,
+      d.url,
+      a.response_status,
+      a.error,
+      a.duration_ms,
+      a.next_retry,
+      next.status,
+      next.next_attempt_at,
+      next.completed,
+      d.order_id,
+    ],
   );
   return rows[0];
 }
@@ -125,12 +142,20 @@ export async function findSecrets(q: Queryable, projectIds: string[]): Promise<S
 }
 
 /** claimAttempt for several deliveries in one statement; one answer per item, in order. */
-export async function claimAttempts(q: Queryable, items: Array<{ d: DeliveryRow; now: Date; holdUntil: Date }>): Promise<Array<number | undefined>> {
+export async function claimAttempts(
+  q: Queryable,
+  items: Array<{ d: DeliveryRow; now: Date; holdUntil: Date }>,
+): Promise<Array<number | undefined>> {
   const rows = await q.query<{ id: string; attempts: number }>(
     `UPDATE webhook_deliveries w SET attempts = w.attempts + 1, next_attempt_at = v.hold
      FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::timestamptz[]) AS v(id, attempts, now, hold)
      WHERE w.id = v.id AND w.status = 'pending' AND w.attempts = v.attempts AND w.next_attempt_at <= v.now RETURNING w.id, w.attempts`,
-    [items.map((i) => i.d.id), items.map((i) => i.d.attempts), items.map((i) => i.now.toISOString()), items.map((i) => i.holdUntil.toISOString())],
+    [
+      items.map((i) => i.d.id),
+      items.map((i) => i.d.attempts),
+      items.map((i) => i.now.toISOString()),
+      items.map((i) => i.holdUntil.toISOString()),
+    ],
   );
   const byId = new Map(rows.map((r) => [r.id, r.attempts]));
   return items.map((i) => byId.get(i.d.id));
@@ -158,9 +183,19 @@ export async function recordAttempts(q: Queryable, items: AttemptRecord[]): Prom
      FROM v WHERE d.id = v.delivery_id AND d.status = 'pending' AND d.attempts = v.attempt
      RETURNING d.id, EXISTS (SELECT 1 FROM webhook_deliveries o WHERE o.order_id = v.order_id AND o.url = v.url AND o.status = 'pending' AND o.id <> v.delivery_id) AS more`,
     [
-      col((r) => r.d.project_id), col((r) => r.d.id), col((r) => r.a.attempt), col((r) => r.a.attempted.toISOString()), col((r) => r.d.url),
-      col((r) => r.a.response_status), col((r) => r.a.error), col((r) => r.a.duration_ms), col((r) => isoOrNull(r.a.next_retry)),
-      col((r) => r.next.status), col((r) => isoOrNull(r.next.next_attempt_at)), col((r) => isoOrNull(r.next.completed)), col((r) => r.d.order_id),
+      col((r) => r.d.project_id),
+      col((r) => r.d.id),
+      col((r) => r.a.attempt),
+      col((r) => r.a.attempted.toISOString()),
+      col((r) => r.d.url),
+      col((r) => r.a.response_status),
+      col((r) => r.a.error),
+      col((r) => r.a.duration_ms),
+      col((r) => isoOrNull(r.a.next_retry)),
+      col((r) => r.next.status),
+      col((r) => isoOrNull(r.next.next_attempt_at)),
+      col((r) => isoOrNull(r.next.completed)),
+      col((r) => r.d.order_id),
     ],
   );
   const byId = new Map(rows.map((r) => [r.id, { more: r.more }]));
@@ -168,21 +203,34 @@ export async function recordAttempts(q: Queryable, items: AttemptRecord[]): Prom
 }
 
 export async function deliveriesOf(q: Queryable, projectId: string, orderId: string): Promise<DeliveryRow[]> {
-  return q.query<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE project_id = $1 AND order_id = $2 ORDER BY seq', [projectId, orderId]);
+  return q.query<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE project_id = $1 AND order_id = $2 ORDER BY seq', [
+    projectId,
+    orderId,
+  ]);
 }
 
 export async function attemptsOf(q: Queryable, projectId: string, deliveryIds: string[]): Promise<AttemptRow[]> {
   if (!deliveryIds.length) return [];
-  return q.query<AttemptRow>('SELECT * FROM webhook_attempts WHERE project_id = $1 AND delivery_id = ANY($2::uuid[]) ORDER BY id', [projectId, deliveryIds]);
+  return q.query<AttemptRow>('SELECT * FROM webhook_attempts WHERE project_id = $1 AND delivery_id = ANY($2::uuid[]) ORDER BY id', [
+    projectId,
+    deliveryIds,
+  ]);
 }
 
 /** The outbox row a status change just wrote (the caller holds the order's lock). */
 export async function latestOutbox(q: Queryable, projectId: string, orderId: string): Promise<{ id: number; status: string } | undefined> {
-  return (await q.query<{ id: number; status: string }>('SELECT id, status FROM outbox WHERE project_id = $1 AND order_id = $2 ORDER BY id DESC LIMIT 1', [projectId, orderId]))[0];
+  return (
+    await q.query<{ id: number; status: string }>(
+      'SELECT id, status FROM outbox WHERE project_id = $1 AND order_id = $2 ORDER BY id DESC LIMIT 1',
+      [projectId, orderId],
+    )
+  )[0];
 }
 
 export async function projectWebhookUrl(q: Queryable, projectId: string): Promise<string | null> {
-  return (await q.query<{ webhook_url: string | null }>('SELECT webhook_url FROM projects WHERE id = $1', [projectId]))[0]?.webhook_url ?? null;
+  return (
+    (await q.query<{ webhook_url: string | null }>('SELECT webhook_url FROM projects WHERE id = $1', [projectId]))[0]?.webhook_url ?? null
+  );
 }
 
 /**
@@ -192,7 +240,10 @@ export async function projectWebhookUrl(q: Queryable, projectId: string): Promis
 export async function linkWebhookUrl(q: Queryable, projectId: string, linkId: string): Promise<string | null> {
   const [present] = await q.query<{ ok: boolean }>("SELECT to_regclass('payment_links') IS NOT NULL AS ok");
   if (!present?.ok) return null;
-  const rows = await q.query<{ url: string | null }>("SELECT to_jsonb(l) ->> 'webhook_url' AS url FROM payment_links l WHERE l.project_id = $1 AND l.id = $2", [projectId, linkId]);
+  const rows = await q.query<{ url: string | null }>(
+    "SELECT to_jsonb(l) ->> 'webhook_url' AS url FROM payment_links l WHERE l.project_id = $1 AND l.id = $2",
+    [projectId, linkId],
+  );
   return rows[0]?.url ?? null;
 }
 
@@ -237,10 +288,11 @@ export function deliveryAfterOutboxPart(
 
 /** Moves the running job to runAt unless something rescheduled it since it was claimed. */
 export async function rescheduleOrderJob(q: Queryable, orderId: string, claimedRunAt: Date, runAt: Date) {
-  await q.query(
-    `UPDATE jobs SET run_at = $3 WHERE kind = '${JOB_KIND}' AND ref_id = $1 AND date_trunc('milliseconds', run_at) = $2`,
-    [orderId, claimedRunAt, runAt],
-  );
+  await q.query(`UPDATE jobs SET run_at = $3 WHERE kind = '${JOB_KIND}' AND ref_id = $1 AND date_trunc('milliseconds', run_at) = $2`, [
+    orderId,
+    claimedRunAt,
+    runAt,
+  ]);
 }
 
 export async function findSecret(q: Queryable, projectId: string): Promise<SecretRow | undefined> {
@@ -253,14 +305,19 @@ export async function lockSecret(q: Queryable, projectId: string): Promise<Secre
 
 /** Inserts the first secret of a project; false when one exists already. */
 export async function insertSecret(q: Queryable, s: Pick<SecretRow, 'project_id' | 'data_key_id' | 'secret_ct'>): Promise<boolean> {
-  const rows = await q.query('INSERT INTO webhook_secrets (project_id, data_key_id, secret_ct) VALUES ($1, $2, $3) ON CONFLICT (project_id) DO NOTHING RETURNING project_id', [
-    s.project_id, s.data_key_id, s.secret_ct,
-  ]);
+  const rows = await q.query(
+    'INSERT INTO webhook_secrets (project_id, data_key_id, secret_ct) VALUES ($1, $2, $3) ON CONFLICT (project_id) DO NOTHING RETURNING project_id',
+    [s.project_id, s.data_key_id, s.secret_ct],
+  );
   return rows.length > 0;
 }
 
-export async function updateSecret(q: Queryable, s: Pick<SecretRow, 'project_id' | 'data_key_id' | 'secret_ct' | 'previous_ct' | 'previous_expires' | 'rotated'>) {
-  await q.query('UPDATE webhook_secrets SET data_key_id = $2, secret_ct = $3, previous_ct = $4, previous_expires = $5, rotated = $6 WHERE project_id = $1', [
-    s.project_id, s.data_key_id, s.secret_ct, s.previous_ct, s.previous_expires, s.rotated,
-  ]);
+export async function updateSecret(
+  q: Queryable,
+  s: Pick<SecretRow, 'project_id' | 'data_key_id' | 'secret_ct' | 'previous_ct' | 'previous_expires' | 'rotated'>,
+) {
+  await q.query(
+    'UPDATE webhook_secrets SET data_key_id = $2, secret_ct = $3, previous_ct = $4, previous_expires = $5, rotated = $6 WHERE project_id = $1',
+    [s.project_id, s.data_key_id, s.secret_ct, s.previous_ct, s.previous_expires, s.rotated],
+  );
 }

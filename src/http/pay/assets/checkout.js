@@ -28,7 +28,8 @@
     for (var c = 0; c < RULES.coBadges.length; c++) {
       if (pan.length >= 16 && pan.indexOf(RULES.coBadges[c].prefix) === 0) {
         var first = RULES.coBadges[c].brands[0];
-        for (var k = 0; k < RULES.brands.length; k++) if (RULES.brands[k].brand === RULES.coBadges[c].brands[1]) return withName(RULES.brands[k], first);
+        for (var k = 0; k < RULES.brands.length; k++)
+          if (RULES.brands[k].brand === RULES.coBadges[c].brands[1]) return withName(RULES.brands[k], first);
       }
     }
     var best = null;
@@ -48,7 +49,14 @@
   }
 
   function withName(rule, brand) {
-    return { brand: brand, name: brand === 'cartes_bancaires' ? 'Cartes Bancaires' : rule.name, patterns: rule.patterns, lengths: rule.lengths, gaps: rule.gaps, cvc: rule.cvc };
+    return {
+      brand: brand,
+      name: brand === 'cartes_bancaires' ? 'Cartes Bancaires' : rule.name,
+      patterns: rule.patterns,
+      lengths: rule.lengths,
+      gaps: rule.gaps,
+      cvc: rule.cvc,
+    };
   }
 
   function luhn(pan) {

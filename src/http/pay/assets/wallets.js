@@ -173,7 +173,11 @@
                 // a refused billing address: the wallet's sheet points at the field, so the
                 // customer can correct it there and pay again
                 if (field && typeof window.ApplePayError === 'function') {
-                  var contactField = !field.name ? 'postalAddress' : field.name === 'givenName' || field.name === 'familyName' ? 'name' : field.name;
+                  var contactField = !field.name
+                    ? 'postalAddress'
+                    : field.name === 'givenName' || field.name === 'familyName'
+                      ? 'name'
+                      : field.name;
                   outcome.errors = [new window.ApplePayError('billingContactInvalid', contactField, text)];
                 }
                 session.completePayment(outcome);
