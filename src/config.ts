@@ -26,6 +26,10 @@ export interface Config {
   dataDir: string;
   masterKey?: string;
   logLevel: string;
+  /** LOG_FORMAT: json lines, or pretty (one readable line per request); unset: pretty on a terminal */
+  logFormat?: 'json' | 'pretty';
+  /** Prometheus metrics at /metrics on a port of their own (METRICS_PORT; unset: off), on 127.0.0.1 unless METRICS_HOST */
+  metrics?: { port: number; host: string };
   /** Which surfaces this process serves: api (with /pay), vault, wallet-b-token, portal. */
   surfaces: Surface[];
   /** leaseMs: how long a claimed job stays reserved (a killed node's jobs are taken over after it) */
@@ -102,6 +106,9 @@ export const SettingsSchema = Type.Object({
   DATABASE_PREPARED_STATEMENTS: setting('on|off', 'on or off'),
   REPORT_CONNECTIONS: POSITIVE,
   LOG_LEVEL: setting('fatal|error|warn|info|debug|trace|silent', 'one of fatal, error, warn, info, debug, trace, silent'),
+  LOG_FORMAT: setting('json|pretty', 'json or pretty'),
+  METRICS_PORT: PORT,
+  METRICS_HOST: setting('\\S+', 'a host name or address'),
   TENDER_SURFACES: setting(
     `\\s*(?:${SURFACE_NAMES})\\s*(?:,\\s*(?:${SURFACE_NAMES})\\s*)*`,
     'a comma-separated list of api, vault, wallet-b-token, portal',
@@ -234,6 +241,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     dataDir: resolve(env.TENDER_DATA_DIR ?? '.tender'),
     masterKey: env.TENDER_MASTER_KEY || undefined,
     logLevel: env.LOG_LEVEL ?? 'info',
+    logFormat: env.LOG_FORMAT === 'json' || env.LOG_FORMAT === 'pretty' ? env.LOG_FORMAT : undefined,
+    metrics: env.METRICS_PORT ? { port: int(env.METRICS_PORT, 0), host: env.METRICS_HOST || '127.0.0.1' } : undefined,
     surfaces,
     worker: {
       enabled: env.TENDER_WORKER !== 'off',

@@ -52,10 +52,12 @@ interface LoggedRequest {
   socket?: { remotePort?: number };
 }
 
-export function createLogger(level: string, destination?: pino.DestinationStream) {
+/** mixin: fields added to every line (main.ts passes the current request's trace id). */
+export function createLogger(level: string, destination?: pino.DestinationStream, mixin?: () => object) {
   return pino(
     {
       level,
+      mixin,
       redact: { paths: REDACT, censor: '[redacted]' },
       // Fastify's request serializer logs the URL as sent: this one replaces it (pino's own win).
       serializers: {

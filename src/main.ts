@@ -47,6 +47,13 @@ import { walletBTokenRoutes } from './http/wallet-b-token/index.ts';
 import { portalRoutes } from './http/portal/index.ts';
 import { commands } from './cli/commands.ts';
 import { sealPendingHolderNames } from './services/vault/holder-names.ts';
+import type { LinkState } from './services/platform/health.ts';
+import { collectGauges, countOrderStatus } from './services/reporting/metrics.ts';
+import type { Connector } from './acquirer/connector.ts';
+import { observed } from './acquirer/observed.ts';
+import { startMetricsServer } from './telemetry/server.ts';
+import { startTracing, stopTracing, traceMixin } from './telemetry/tracing.ts';
+import { readableConsole, readableWanted } from './telemetry/console.ts';
 
 /**
  * The wiring of Tender, in one place (docs/architecture.md): what runs when an order's status
@@ -55,7 +62,7 @@ import { sealPendingHolderNames } from './services/vault/holder-names.ts';
  */
 
 /** In this order, inside the database transaction of every order status change (after its outbox row). */
-const orderStatusHooks = [queueWebhooks, followLinkOrders, dropSealedCvc];
+const orderStatusHooks = [queueWebhooks, followLinkOrders, dropSealedCvc, countOrderStatus];
 
 /** In this order, after a project is created; what they return is shown once (the webhook secret). */
 const projectCreatedHooks = [makeWebhookSecret, makeWalletKeys];
@@ -106,6 +113,19 @@ export interface ContextParts {
   keyCache?: KeyCache;
   /** the acquirer of live projects (none is built in); test projects use the simulator */
   liveConnector?: Connectors['live'];
+  /** links to acquirers /readyz reports on (a live connector's) */
+  links?: LinkState[];
+}
+
+/** Every connector as built, timed and counted (acquirer/observed.ts); once per connector. */
+const observedConnectors = new WeakMap<Connector, Connector>();
+function observe(connector: Connector, log: Logger): Connector {
+  let o = observedConnectors.get(connector);
+  if (!o) {
+    o = observed(connector, (operation, outcome) => log.warn({ connector: connector.name, operation, outcome }, 'acquirer call failed'));
+    observedConnectors.set(connector, o);
+  }
+  return o;
 }
 
 /** The context every use case gets: for the running service and for one-off CLI commands alike. */
@@ -117,7 +137,11 @@ export function buildContext(parts: ContextParts): Ctx {
     log: parts.log,
     masterKey: loadMasterKey(parts.config, parts.log),
     keyCache: parts.keyCache,
-    connectors: { test: simulator, live: parts.liveConnector },
+    connectors: {
+      test: observe(simulator, parts.log),
+      live: parts.liveConnector && ((project) => ((c) => c && observe(c, parts.log))(parts.liveConnector!(project))),
+    },
+    links: parts.links,
     dueWork: { settle: (projectId) => settleDueJobs(ctx, jobTable, projectId) },
     lifecycle: { stopping: false },
     hooks: { orderStatus: orderStatusHooks, projectCreated: projectCreatedHooks },
@@ -141,17 +165,24 @@ export interface StartOptions {
   liveConnector?: Connectors['live'];
   /** the hosted pages' wallet buttons, when not the built-in ones (tests of the page layout) */
   walletButtons?: WalletButton[];
+  /** links to acquirers whose state /readyz reports (see LinkState) */
+  links?: LinkState[];
 }
 
 /** config -> store -> context -> surfaces -> workers. Listens, and fills in URLs when the port was 0. */
 export async function startService(opts: StartOptions = {}): Promise<Service> {
   const config = opts.config ?? loadConfig();
-  const log = opts.log ?? createLogger(config.logLevel);
+  // traces first: the request spans hook into Fastify as the app is built
+  const tracing = startTracing();
+  const log =
+    opts.log ??
+    createLogger(config.logLevel, readableWanted(config.logFormat, process.stdout.isTTY) ? readableConsole() : undefined, traceMixin);
   const embedded = !opts.db && !config.databaseUrl;
   const adminToken = randomBytes(24).toString('base64url');
   if (embedded) acquireLock(config.dataDir, { pid: process.pid, url: '', token: adminToken });
   let unlistenKeys = async () => {};
   let closeReplica = async () => {};
+  let closeMetrics = async () => {};
   try {
     const db = opts.db ?? (await openStore(config));
     const replica = opts.replica ?? (opts.db ? undefined : openReplica(config));
@@ -160,7 +191,7 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     };
     const keyCache = new KeyCache(config.apiKeyCacheMs);
     unlistenKeys = await keyCache.listen(db);
-    const ctx = buildContext({ db, replica, config, log, keyCache, liveConnector: opts.liveConnector });
+    const ctx = buildContext({ db, replica, config, log, keyCache, liveConnector: opts.liveConnector, links: opts.links });
     const sealed = await sealPendingHolderNames(ctx);
     if (sealed) log.info({ sealed }, 'sealed cardholder names stored before names were encrypted');
     const app = await buildApp(ctx, routes(opts.walletButtons ?? walletButtons));
@@ -180,6 +211,12 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
       });
     }
     if (embedded) acquireLock(config.dataDir, { pid: process.pid, url: config.publicBaseUrl, token: adminToken });
+    if (config.metrics) {
+      const metrics = await startMetricsServer(config.metrics.port, config.metrics.host, () => collectGauges(ctx, Object.keys(jobTable)));
+      closeMetrics = metrics.close;
+      log.info({ url: metrics.url }, 'Prometheus metrics');
+    }
+    if (tracing) log.info('OpenTelemetry traces exported over OTLP/HTTP');
     const worker = config.worker.enabled ? startWorker(ctx, jobTable) : undefined;
     let closed = false;
     return {
@@ -198,9 +235,13 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
         await closeReplica();
         if (!opts.db) await db.close();
         if (embedded) releaseLock(config.dataDir);
+        await closeMetrics();
+        await stopTracing();
+        log.info('Tender stopped');
       },
     };
   } catch (err) {
+    await closeMetrics();
     await unlistenKeys();
     await closeReplica();
     if (embedded) releaseLock(config.dataDir);

@@ -5,7 +5,9 @@ import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Ctx } from '../services/platform/context.ts';
-import { databaseReady } from '../services/platform/health.ts';
+import { readinessProblems } from '../services/platform/health.ts';
+import { installObservation } from './observe.ts';
+import { fastifyTracing, requestIdOf } from '../telemetry/tracing.ts';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './errors.ts';
 import { installInputChecks } from './input.ts';
 import { documentErrors } from './documented-errors.ts';
@@ -49,6 +51,10 @@ export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstanc
   const validators = lazyValidators();
   const app = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
+    // the request id is the trace id (the caller's, from traceparent): X-Request-Id, logs and spans agree
+    genReqId: (req) => requestIdOf(req.headers),
+    // one line per request, written when it is answered (http/observe.ts)
+    disableRequestLogging: true,
     ...transport,
     frameworkErrors,
     clientErrorHandler,
@@ -67,6 +73,9 @@ export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstanc
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  const tracing = fastifyTracing();
+  if (tracing) await app.register(tracing);
+  installObservation(app, ctx);
   // a second after listening, so the first requests do not wait behind the compiler
   app.addHook('onListen', async () => {
     const warm = () =>
@@ -115,9 +124,10 @@ export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstanc
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
-    if (ctx.lifecycle.stopping) return reply.code(503).send({ error: { status: 503, type: 'ServerError', value: 'shutting down' } });
-    if (await databaseReady(ctx)) return { status: 'ready' };
-    return reply.code(503).send({ error: { status: 503, type: 'ServerError', value: 'database unavailable' } });
+    // every reason at once: the database, migrations, acquirer links, a stop under way
+    const problems = await readinessProblems(ctx);
+    if (!problems.length) return { status: 'ready' };
+    return reply.code(503).send({ error: { status: 503, type: 'ServerError', value: problems.join('; ') }, problems });
   });
 
   const surfaces = new Set(ctx.config.surfaces);

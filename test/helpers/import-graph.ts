@@ -12,17 +12,19 @@ export const RULES: Record<string, string[]> = {
   // settings and logging: read by every layer below main
   config: ['domain'],
   log: [],
-  store: ['domain', 'config', 'log'],
-  acquirer: ['domain'],
+  // metrics, traces and the readable console: cross-cutting like log, nothing of ours beneath it
+  telemetry: [],
+  store: ['domain', 'config', 'log', 'telemetry'],
+  acquirer: ['domain', 'telemetry'],
   wallets: ['domain', 'config'],
-  services: ['domain', 'store', 'acquirer', 'wallets', 'config', 'log'],
+  services: ['domain', 'store', 'acquirer', 'wallets', 'config', 'log', 'telemetry'],
   // the worker claims rows of the jobs table and runs the services main.ts lists
-  jobs: ['services', 'store', 'domain', 'config', 'log'],
-  http: ['services', 'domain', 'config', 'log'],
+  jobs: ['services', 'store', 'domain', 'config', 'log', 'telemetry'],
+  http: ['services', 'domain', 'config', 'log', 'telemetry'],
   // an entry point like main: opens the store for one-off commands, builds the context through main
   cli: ['main', 'services', 'store', 'domain', 'config', 'log'],
   // the wiring: everything
-  main: ['domain', 'config', 'log', 'store', 'acquirer', 'wallets', 'services', 'jobs', 'http', 'cli'],
+  main: ['domain', 'config', 'log', 'telemetry', 'store', 'acquirer', 'wallets', 'services', 'jobs', 'http', 'cli'],
 };
 
 /**

@@ -40,6 +40,7 @@ test('a tree where each layer breaks its rule fails, naming each file and import
     `services/vault/up.ts: services/vault may not import services/portal, a group above it (${up}portal/top.ts)`,
     `store/payments/rows.ts: store may not import services (${up}${up}services/payments/use.ts)`,
     `store/platform/up.ts: store/platform may not import store/payments, a group above it (${up}payments/rows.ts)`,
+    `telemetry/metric.ts: telemetry may not import log (${up}log.ts)`,
     `wallets/token.ts: wallets may not import acquirer (${up}acquirer/conn.ts)`,
   ]);
   // every layer with a rule to break has a file that breaks it

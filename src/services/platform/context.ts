@@ -35,6 +35,16 @@ export interface DueWork {
   settle(projectId: string): Promise<number>;
 }
 
+/**
+ * The state of a link to an acquirer (a live connector's connection): /readyz is red while one
+ * is down. A live connector registers its own in main.ts (StartOptions.links); the simulator has none.
+ */
+export interface LinkState {
+  /** a short name for /readyz's body and logs, never an address or a key */
+  name: string;
+  up(): boolean | Promise<boolean>;
+}
+
 /** What every use case needs, built once by main.ts (docs/architecture.md). */
 export interface Ctx {
   db: Db;
@@ -54,6 +64,8 @@ export interface Ctx {
   dueWork: DueWork;
   /** stopping: set when a graceful stop begins; /readyz then answers 503 so load balancers drain this node first */
   lifecycle: { stopping: boolean };
+  /** links to acquirers whose state /readyz reports (a live connector's; none for the simulator) */
+  links?: LinkState[];
   hooks: {
     /** in order, when an order's status changes */
     orderStatus: OrderStatusHook[];

@@ -11,6 +11,8 @@ import type { DeliveryRow, SecretRow } from '../../store/webhooks/deliveries.ts'
 import { signedHeaders } from '../../domain/webhook-signing.ts';
 import { addressClass, isIpLiteral, isLocalName } from '../../domain/ssrf.ts';
 import { signingSecrets } from './endpoints.ts';
+import { webhooks as webhookMetrics } from '../../telemetry/metrics.ts';
+import { traced } from '../../telemetry/tracing.ts';
 import type { JobRow, ProjectRow } from '../../domain/entities.ts';
 
 /** At most this much of a receiver's answer is read; the rest is cut off with the connection. */
@@ -226,11 +228,15 @@ async function attempt(ctx: Ctx, batch: Batch, project: ProjectRow, d: DeliveryR
   const body = payloadOf(d);
   // The timestamp is wall-clock time: receivers check it against their own clock.
   const r = await slotsFor(ctx.config).run(() =>
-    send(ctx.config, project.mode === 'live', d.url, { ...signedHeaders(secrets, d.id, new Date(), body) }, body),
+    traced('webhook delivery', { 'tender.attempt': n }, () =>
+      send(ctx.config, project.mode === 'live', d.url, { ...signedHeaders(secrets, d.id, new Date(), body) }, body),
+    ),
   );
   const ok = r.status !== undefined && r.status >= 200 && r.status < 300;
   const after = nowFor(project);
   const done = ok || n >= cfg.maxAttempts;
+  webhookMetrics.attempts.inc({ outcome: ok ? 'succeeded' : done ? 'failed' : 'retry' });
+  webhookMetrics.duration.observe(r.durationMs / 1000);
   const nextRetry = done ? null : new Date(after.getTime() + cfg.retryIntervalMs);
   const written = await batch.record({
     d,
@@ -245,7 +251,7 @@ async function attempt(ctx: Ctx, batch: Batch, project: ProjectRow, d: DeliveryR
     next: { status: ok ? 'succeeded' : done ? 'failed' : 'pending', next_attempt_at: nextRetry, completed: done ? after : null },
   });
   if (!ok)
-    ctx.log.info(
+    ctx.log.warn(
       { delivery: d.id, order: d.order_id, attempt: n, status: r.status, error: r.error, final: done },
       'webhook attempt failed',
     );

@@ -91,6 +91,8 @@ export interface Db extends Queryable {
    * connections times that, whatever the report's size.
    */
   copyCsvParts?(partsOf: (q: Queryable) => Promise<Array<{ sql: string; params: unknown[] }>>, aheadBytes?: number): Promise<Readable>;
+  /** PostgreSQL only: the query pool's connections now (the metrics tender_db_pool_*) */
+  pool?(): { inUse: number; idle: number; waiting: number; max: number };
   close(): Promise<void>;
 }
 

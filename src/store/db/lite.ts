@@ -2,6 +2,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { privateDir } from './lock.ts';
+import { observeQuery } from '../../telemetry/query.ts';
 import { mapped, observers, scoped, type Db, type OpenTx, type Queryable } from './db.ts';
 
 // The embedded store: PGlite (PostgreSQL in WASM), one connection, in this process.
@@ -41,7 +42,7 @@ export async function pgliteDb(dataDir: string, opts: { template?: string } = {}
   const seen = observers();
   const run = async (q: { query: PGlite['query'] }, sql: string, params?: unknown[]) => {
     seen.note(sql);
-    return (await q.query(sql, params as any[], { parsers: parse })).rows;
+    return (await observeQuery('pglite', sql, () => q.query(sql, params as any[], { parsers: parse }))).rows;
   };
   /** A transaction's statements, noted as pgDb sends them. */
   const noted = (t: { query: PGlite['query']; exec: PGlite['exec'] }) => {
@@ -51,7 +52,7 @@ export async function pgliteDb(dataDir: string, opts: { template?: string } = {}
         if (state.committed) throw new Error('the transaction has ended: a statement after its COMMIT would run on its own');
         seen.note([!state.begun && 'BEGIN', sql, opts?.commit && 'COMMIT'].filter(Boolean).join('; '));
         state.begun = true;
-        const { rows } = await t.query(sql, params as any[], { parsers: parse });
+        const { rows } = await observeQuery('pglite', sql, () => t.query(sql, params as any[], { parsers: parse }));
         if (opts?.commit) {
           // committed here, as on PostgreSQL (lite.transaction's own COMMIT then finds none open)
           await t.exec('COMMIT');

@@ -24,3 +24,10 @@ export async function migrate(db: Db): Promise<string[]> {
     return applied;
   });
 }
+
+/** Migrations in the code not yet applied to the database (/readyz); all of them when none ever ran. */
+export async function pendingMigrations(q: Pick<Db, 'query'>): Promise<string[]> {
+  const [t] = await q.query<{ present: boolean }>("SELECT to_regclass('schema_migrations') IS NOT NULL AS present");
+  const done = new Set(t.present ? (await q.query<{ name: string }>('SELECT name FROM schema_migrations')).map((r) => r.name) : []);
+  return readdirSync(DIR).filter((f) => f.endsWith('.sql') && !done.has(f));
+}

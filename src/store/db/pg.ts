@@ -3,6 +3,7 @@ import { to as copyTo } from 'pg-copy-streams';
 import { PassThrough, type Readable } from 'node:stream';
 import { multiHostClient, parseHosts } from './hosts.ts';
 import { pipelined } from './pipeline.ts';
+import { observeQuery } from '../../telemetry/query.ts';
 import {
   ignore,
   mapped,
@@ -185,7 +186,7 @@ export function pgDb({
     };
     return {
       q: {
-        query: (sql, params, opts) => mapped(query(sql, params, opts)) as any,
+        query: (sql, params, opts) => observeQuery('postgres', sql, () => mapped(query(sql, params, opts))) as any,
         exec: async (sql) => {
           if (closed) throw new Error('the transaction has ended');
           if (!begun) {
@@ -207,7 +208,8 @@ export function pgDb({
   };
   const self = {}; // this store's identity for within()
   const own = {
-    query: (sql: string, params?: unknown[], opts?: QueryOptions) => mapped(run(pool, sql, params, opts)) as any,
+    query: (sql: string, params?: unknown[], opts?: QueryOptions) =>
+      observeQuery('postgres', sql, () => mapped(run(pool, sql, params, opts))) as any,
     async tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
       const open = await begin();
       try {
@@ -224,6 +226,7 @@ export function pgDb({
     kind: 'postgres',
     ...scoped(self, own),
     begin,
+    pool: () => ({ inUse: pool.totalCount - pool.idleCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),
     observe: seen.observe,
     async exec(sql) {
       seen.note(sql);

@@ -1,0 +1,21 @@
+import { SpanKind } from '@opentelemetry/api';
+import { db as dbMetrics, statementKind } from './metrics.ts';
+import { traced, tracingOn } from './tracing.ts';
+
+/**
+ * Times one database statement (tender_db_query_duration_seconds) and, with tracing on, makes it
+ * a child span of the request or job it runs for. The store drivers (store/db/pg.ts, lite.ts)
+ * call it around every statement; PGlite has no driver instrumentation of its own, and one
+ * wrapper for both stores keeps their spans alike. The span holds the statement's text, whose
+ * values are always parameters ($1...), never inlined.
+ */
+export function observeQuery<T>(store: 'postgres' | 'pglite', sql: string, run: () => Promise<T>): Promise<T> {
+  const end = dbMetrics.duration.startTimer({ store, statement: statementKind(sql) });
+  const done = (r: T) => {
+    end();
+    return r;
+  };
+  if (!tracingOn()) return run().then(done, (err) => Promise.reject((end(), err)));
+  const attributes = { 'db.system.name': store === 'postgres' ? 'postgresql' : 'pglite', 'db.query.text': sql.slice(0, 2000) };
+  return traced(`db ${statementKind(sql)}`, attributes, run, SpanKind.CLIENT).then(done, (err) => Promise.reject((end(), err)));
+}
