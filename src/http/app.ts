@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { UUID_PATTERN } from '../domain/ids.ts';
 import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
@@ -54,7 +54,7 @@ export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstanc
     // the request id is the trace id (the caller's, from traceparent): X-Request-Id, logs and spans agree
     genReqId: (req) => requestIdOf(req.headers),
     // one line per request, written when it is answered (http/observe.ts)
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     ...transport,
     frameworkErrors,
     clientErrorHandler,
