@@ -57,7 +57,21 @@ export function observed(inner: Connector, onError?: (operation: string, outcome
   };
 }
 
-const BRANDS = new Set(['visa', 'mastercard', 'amex', 'discover', 'jcb', 'diners', 'unionpay', 'maestro', 'mir', 'elo', 'hiper', 'hipercard', 'cartes_bancaires']);
+const BRANDS = new Set([
+  'visa',
+  'mastercard',
+  'amex',
+  'discover',
+  'jcb',
+  'diners',
+  'unionpay',
+  'maestro',
+  'mir',
+  'elo',
+  'hiper',
+  'hipercard',
+  'cartes_bancaires',
+]);
 /** A brand label from a known set (a connector might pass anything through). */
 const brandOf = (b: string | undefined) => (b && BRANDS.has(b.toLowerCase()) ? b.toLowerCase() : 'other');
 

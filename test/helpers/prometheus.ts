@@ -57,7 +57,11 @@ export async function startPrometheus(targets: string[], ruleFiles: string[] = [
   }
   const samples = async (expr: string) => {
     const res = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(expr)}`);
-    const body = (await res.json()) as { status: string; error?: string; data: { result: Array<{ metric: Record<string, string>; value: [number, string] }> } };
+    const body = (await res.json()) as {
+      status: string;
+      error?: string;
+      data: { result: Array<{ metric: Record<string, string>; value: [number, string] }> };
+    };
     if (body.status !== 'success') throw new Error(`query ${expr}: ${body.error}`);
     return body.data.result.map((r) => ({ metric: r.metric, value: Number(r.value[1]) }));
   };
