@@ -73,9 +73,10 @@ export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstanc
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // the request id first: the request span, made next, takes it as its trace id
+  installObservation(app, ctx);
   const tracing = fastifyTracing();
   if (tracing) await app.register(tracing);
-  installObservation(app, ctx);
   // a second after listening, so the first requests do not wait behind the compiler
   app.addHook('onListen', async () => {
     const warm = () =>

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
+import { traceMixin } from '../../src/telemetry/tracing.ts';
 import { pgDb } from '../../src/store/db/pg.ts';
 import { pgliteDb } from '../../src/store/db/lite.ts';
 import { type Db } from '../../src/store/db/db.ts';
@@ -158,7 +159,7 @@ export async function startTestService(
     },
     { port: 0, masterKey: randomBytes(32).toString('hex'), ...opts.config },
   );
-  const log = createLogger(opts.logStream ? 'info' : config.logLevel, opts.logStream);
+  const log = createLogger(opts.logStream ? 'info' : config.logLevel, opts.logStream, traceMixin);
   const replica = opts.replica ? await opts.replica(store.db) : undefined;
   const svc = await startService({
     config,
