@@ -23,7 +23,8 @@ export function installObservation(app: FastifyInstance, ctx: Ctx) {
     const labels = { surface: surfaceOf(req, route), route, method: methodOf(req.method), status_class: statusClass(reply.statusCode) };
     httpMetrics.requests.inc(labels);
     httpMetrics.duration.observe(labels, reply.elapsedTime / 1000);
-    const asset = route.startsWith('/assets') || undefined;
+    // scripts and styles of the hosted pages and the portal (/pay/assets/..., /portal/assets/:name)
+    const asset = /(^|\/)assets\//.test(route) || undefined;
     req.log.info({ req, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime, asset }, 'request completed');
     done();
   });
