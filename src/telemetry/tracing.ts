@@ -23,9 +23,6 @@ import { FastifyOtelInstrumentation } from '@fastify/otel';
 /** The request id (a W3C trace id: 32 hex digits) of the request the current code runs for. */
 const current = new AsyncLocalStorage<string>();
 
-/** The trace id of the request this code runs for, if any (log lines carry it as trace_id). */
-export const currentTraceId = () => current.getStore();
-
 /** pino's mixin: every log line written while a request runs names its trace. */
 export const traceMixin = () => {
   const id = current.getStore();
