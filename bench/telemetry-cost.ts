@@ -9,6 +9,7 @@
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node --import tsx bench/telemetry-cost.ts --clients 8 --seconds 30 --rounds 5
  *
+ * `--only metrics` or `--only tracing` turns one of the two on in the second service.
  * Each runs in a child process of its own on a throwaway database `tender_bench_<random>`.
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -95,10 +96,12 @@ async function main() {
   try {
     const off = await child<Svc>('--serve', { DATABASE_URL: url.toString(), METRICS_PORT: '', OTEL_EXPORTER_OTLP_ENDPOINT: '' });
     procs.push(off.proc);
+    // --only metrics|tracing: one of the two on, to see which costs what
+    const only = process.argv[process.argv.indexOf('--only') + 1];
     const on = await child<Svc>('--serve', {
       DATABASE_URL: url.toString(),
-      METRICS_PORT: String(metricsPort),
-      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${otlpPort}`,
+      METRICS_PORT: only === 'tracing' ? '' : String(metricsPort),
+      OTEL_EXPORTER_OTLP_ENDPOINT: only === 'metrics' ? '' : `http://127.0.0.1:${otlpPort}`,
     });
     procs.push(on.proc);
     const ys = await child<{ url: string }>('--yardstick', { DATABASE_URL: url.toString(), BENCH_POOL: String(off.ready.pool) });

@@ -7,7 +7,8 @@ import { traced, tracingOn } from './tracing.ts';
  * a child span of the request or job it runs for. The store drivers (store/db/pg.ts, lite.ts)
  * call it around every statement; PGlite has no driver instrumentation of its own, and one
  * wrapper for both stores keeps their spans alike. The span holds the statement's text, whose
- * values are always parameters ($1...), never inlined.
+ * values are always parameters ($1...), never inlined; cut at 300 characters (the start names the
+ * statement, and every character is serialized for export).
  */
 export function observeQuery<T>(store: 'postgres' | 'pglite', sql: string, run: () => Promise<T>): Promise<T> {
   const end = dbMetrics.duration.startTimer({ store, statement: statementKind(sql) });
@@ -16,6 +17,6 @@ export function observeQuery<T>(store: 'postgres' | 'pglite', sql: string, run: 
     return r;
   };
   if (!tracingOn()) return run().then(done, (err) => Promise.reject((end(), err)));
-  const attributes = { 'db.system.name': store === 'postgres' ? 'postgresql' : 'pglite', 'db.query.text': sql.slice(0, 2000) };
+  const attributes = { 'db.system.name': store === 'postgres' ? 'postgresql' : 'pglite', 'db.query.text': sql.length > 300 ? sql.slice(0, 300) + '…' : sql };
   return traced(`db ${statementKind(sql)}`, attributes, run, SpanKind.CLIENT).then(done, (err) => Promise.reject((end(), err)));
 }
