@@ -18,6 +18,7 @@ import { createServer } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { processCpuMs } from './cpu.ts';
 
 const arg = (name: string, d: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -158,7 +159,8 @@ async function main() {
       if (res.status !== 201) throw new Error(`yardstick answered ${res.status}`);
     };
     /** requests a second of `step` by `clients` clients for ms (a flow is 4 requests) */
-    const rate = async (step: () => Promise<void>, ms: number, requestsPerStep: number) => {
+    const rate = async (step: () => Promise<void>, ms: number, requestsPerStep: number, pid?: number) => {
+      const cpu0 = pid ? processCpuMs(pid) : 0;
       const end = Date.now() + ms;
       let n = 0;
       let errors = 0;
@@ -175,7 +177,12 @@ async function main() {
           }
         }),
       );
-      return { perS: (n * requestsPerStep) / ((performance.now() - t0) / 1000), errors };
+      return {
+        perS: (n * requestsPerStep) / ((performance.now() - t0) / 1000),
+        errors,
+        cpuMs: pid ? processCpuMs(pid) - cpu0 : 0,
+        requests: n * requestsPerStep,
+      };
     };
     const flowOff = flowOf(off.ready);
     const flowOn = flowOf(on.ready);
@@ -184,6 +191,8 @@ async function main() {
     await rate(row, 3000, 1);
     const perRound = (seconds * 1000) / rounds;
     const sums = { off: 0, on: 0, row: 0 };
+    // CPU time of each service's process and the requests it served: steadier than rates on a shared machine
+    const cpu = { off: { ms: 0, requests: 0 }, on: { ms: 0, requests: 0 } };
     const lines: string[] = [];
     let errors = 0;
     for (let r = 0; r < rounds; r++) {
@@ -191,8 +200,10 @@ async function main() {
       const order = r % 2 ? (['on', 'off'] as const) : (['off', 'on'] as const);
       const got = { off: 0, on: 0, row: 0 };
       for (const which of order) {
-        const x = await rate(which === 'off' ? flowOff : flowOn, perRound, 4);
+        const x = await rate(which === 'off' ? flowOff : flowOn, perRound, 4, (which === 'off' ? off : on).proc.pid);
         got[which] = x.perS;
+        cpu[which].ms += x.cpuMs;
+        cpu[which].requests += x.requests;
         errors += x.errors;
       }
       const y = await rate(row, perRound, 1);
@@ -225,6 +236,10 @@ async function main() {
           ratio_to_yardstick: {
             telemetry_off: `${Math.round(offRatio * 1000) / 10} %`,
             telemetry_on: `${Math.round(onRatio * 1000) / 10} %`,
+          },
+          service_cpu_ms_per_request: {
+            telemetry_off: Math.round((cpu.off.ms / cpu.off.requests) * 1000) / 1000,
+            telemetry_on: Math.round((cpu.on.ms / cpu.on.requests) * 1000) / 1000,
           },
           on_over_off: `${Math.round((onRatio / offRatio) * 1000) / 10} % (target: >= 90 %)`,
           scrapes,

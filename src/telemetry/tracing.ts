@@ -41,6 +41,17 @@ export function requestIdOf(headers: Record<string, string | string[] | undefine
 /** Runs the rest of a request with its id as the current trace id (an onRequest hook calls it). */
 export const enterRequest = (id: string) => current.enterWith(id);
 
+/** n random hex digits, not all zero (an invalid id) */
+function hex(n: number): string {
+  let out = '';
+  while (out.length < n)
+    out += Math.floor(Math.random() * 2 ** 32)
+      .toString(16)
+      .padStart(8, '0');
+  out = out.slice(0, n);
+  return /^0+$/.test(out) ? hex(n) : out;
+}
+
 let provider: NodeTracerProvider | undefined;
 let fastifyInstrumentation: FastifyOtelInstrumentation | undefined;
 
@@ -90,8 +101,9 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): boolean {
   provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME || 'tender' }),
     idGenerator: {
-      generateTraceId: () => current.getStore() ?? randomBytes(16).toString('hex'),
-      generateSpanId: () => randomBytes(8).toString('hex'),
+      generateTraceId: () => current.getStore() ?? hex(32),
+      // span ids need only be unique within a trace: Math.random, as the SDK's own generator, not a crypto call each
+      generateSpanId: () => hex(16),
     },
     spanProcessors: [new BatchSpanProcessor(scrubbing(new OTLPTraceExporter()), { scheduledDelayMillis: 1000 })],
   });
