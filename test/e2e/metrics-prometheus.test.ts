@@ -3,6 +3,7 @@
 // webhook go through; each metric family is then read back through Prometheus's HTTP API.
 // Both stores (PGlite by default, PostgreSQL with DATABASE_URL).
 import { test, before, after } from 'node:test';
+import { Writable } from 'node:stream';
 import assert from 'node:assert/strict';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { payOrder } from '../helpers/pay.ts';
@@ -13,12 +14,25 @@ import { jobGauges } from '../../src/store/platform/job-gauges.ts';
 let t: TestService;
 let prom: Prometheus;
 let metricsPort: number;
+const logs: Array<{ level: number; msg: string; operation?: string; outcome?: string }> = [];
 const closedPort = await freePort(); // nothing listens there: every webhook attempt fails
 
 before(async () => {
   metricsPort = await freePort();
   t = await startTestService({
-    env: { METRICS_PORT: String(metricsPort), WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_RETRY_INTERVAL_MS: '600000', WEBHOOK_MAX_ATTEMPTS: '3' },
+    logStream: new Writable({
+      write(chunk: Buffer, _enc, done) {
+        for (const l of chunk.toString('utf8').split('\n')) if (l) logs.push(JSON.parse(l) as { level: number; msg: string });
+        done();
+      },
+    }),
+    env: {
+      LATE_DECLINE_MS: '1000',
+      METRICS_PORT: String(metricsPort),
+      WEBHOOK_TIMEOUT_MS: '1000',
+      WEBHOOK_RETRY_INTERVAL_MS: '600000',
+      WEBHOOK_MAX_ATTEMPTS: '3',
+    },
   });
   prom = await startPrometheus([`127.0.0.1:${metricsPort}`]);
 });
@@ -46,6 +60,10 @@ test('every metric family moves as payments, declines, operations and a failing 
   assert.equal((await payOrder(t, { amount: 500 })).status, 'completed');
   assert.equal((await payOrder(t, {}, { pan: '4000000000000002' })).status, 'error');
   assert.equal((await payOrder(t, {}, { pan: '4000000000009995' })).status, 'error');
+  // the acquirer answers error (processing_error)
+  assert.equal((await payOrder(t, {}, { pan: '4000000000000119' })).status, 'error');
+  // an unknown outcome (processing), which the late-decline job then settles through an inquiry
+  assert.equal((await payOrder(t, {}, { pan: '4000000000000341' })).status, 'processing');
   // a pre-authorization captured, another voided
   const held = await payOrder(t, { amount: 700 }, { capture_mode: 'manual' });
   assert.equal((await t.api('POST', `${txnPath(held)}/captures/`, {})).status, 201);
@@ -67,13 +85,14 @@ test('every metric family moves as payments, declines, operations and a failing 
   await prom.until('sum(tender_authorizations_total{connector="simulator",outcome="accepted"})', (v) => v === 4);
   await prom.until('tender_authorizations_total{outcome="declined",reason="declined"}', (v) => v === 1);
   await prom.until('tender_authorizations_total{outcome="declined",reason="insufficient_funds"}', (v) => v === 1);
+  await prom.until('tender_authorizations_total{outcome="error",reason="processing_error"}', (v) => v === 1);
   await prom.until(
     'sum(tender_authorizations_total{outcome="accepted"}) / sum(tender_authorizations_total{outcome!="processing"})',
-    (v) => Math.abs(v - 4 / 6) < 1e-9,
+    (v) => Math.abs(v - 4 / 7) < 1e-9, // 4 accepted, 2 declined, 1 error; processing left out
     'the authorization rate',
   );
   await prom.until('tender_orders_total{kind="payment",status="completed"}', (v) => v >= 3);
-  await prom.until('tender_orders_total{kind="payment",status="error"}', (v) => v === 2);
+  await prom.until('tender_orders_total{kind="payment",status="error"}', (v) => v === 3);
   for (const kind of ['capture', 'void', 'refund', 'chargeback'])
     await prom.until(`tender_orders_total{kind="${kind}",status="completed"}`, (v) => v === 1, `one ${kind} completed`);
   await prom.until('tender_order_amount_minor_total{kind="payment",currency="EUR"}', (v) => v >= 1995 + 500);
@@ -83,13 +102,27 @@ test('every metric family moves as payments, declines, operations and a failing 
   await prom.until('tender_acquirer_calls_total{connector="simulator",operation="authorize",outcome="accepted"}', (v) => v === 4);
   await prom.until('tender_acquirer_calls_total{connector="simulator",operation="refund",outcome="accepted"}', (v) => v === 1);
   await prom.until('sum(tender_acquirer_call_duration_seconds_count{operation="authenticate3ds"})', (v) => v >= 6);
+  await prom.until('tender_acquirer_calls_total{connector="simulator",operation="authorize",outcome="error"}', (v) => v === 1);
   await prom.until('tender_acquirer_in_flight{connector="simulator"}', (v) => v === 0);
+  await prom.until('tender_acquirer_unknown_outcomes_total{connector="simulator"}', (v) => v === 1);
+  await prom.until('tender_acquirer_recoveries_total{connector="simulator",outcome="declined"}', (v) => v === 1, 'the inquiry settles it');
+  // an acquirer error and a failed webhook attempt are warnings in the log
+  const warned = logs.filter((l) => l.level === 40).map((l) => l.msg);
+  assert.ok(warned.includes('acquirer call failed'), warned.join(', '));
+  assert.ok(
+    logs.some((l) => l.msg === 'acquirer call failed' && l.operation === 'authorize' && l.outcome === 'error'),
+    'the warning names the operation and outcome',
+  );
 
   // webhooks: the failing one's attempt counted as a retry, left in the backlog, which ages
   await prom.until('tender_webhook_attempts_total{outcome="retry"}', (v) => v >= 1);
   await prom.until('tender_webhook_attempt_duration_seconds_count', (v) => v >= 1);
   await prom.until('tender_webhook_backlog', (v) => v >= 1);
   await prom.until('tender_webhook_backlog_oldest_seconds', (v) => v > 0);
+  assert.ok(
+    logs.some((l) => l.msg === 'webhook attempt failed' && l.level === 40),
+    'a failed webhook attempt is a warning',
+  );
 
   // jobs: every kind has its series; the failing delivery's job waits for its retry (not due)
   await prom.until('count(tender_jobs_due)', (v) => v >= 9, 'a tender_jobs_due series per kind');
