@@ -92,7 +92,8 @@ test('every metric family moves as payments, declines, operations and a failing 
     'the authorization rate',
   );
   await prom.until('tender_orders_total{kind="payment",status="completed"}', (v) => v >= 3);
-  await prom.until('tender_orders_total{kind="payment",status="error"}', (v) => v === 3);
+  // two declines, the error answer, and the processing one once its late decline comes
+  await prom.until('tender_orders_total{kind="payment",status="error"}', (v) => v === 4);
   for (const kind of ['capture', 'void', 'refund', 'chargeback'])
     await prom.until(`tender_orders_total{kind="${kind}",status="completed"}`, (v) => v === 1, `one ${kind} completed`);
   await prom.until('tender_order_amount_minor_total{kind="payment",currency="EUR"}', (v) => v >= 1995 + 500);
@@ -160,6 +161,8 @@ test('the job gauges: a due job not taken counts with its lag, a leased one as r
     assert.ok(due && due.due + due.running === 1, JSON.stringify(due));
     if (due.due === 1) assert.ok(due.lag_seconds >= 90 && due.lag_seconds < 600, String(due.lag_seconds));
     assert.deepEqual(byKind.get('metrics_test_leased'), { kind: 'metrics_test_leased', due: 0, running: 1, lag_seconds: 0 });
+    // and through Prometheus's next scrapes
+    await prom.until('tender_jobs_running{kind="metrics_test_leased"}', (v) => v === 1);
   } finally {
     await t.db.query("DELETE FROM jobs WHERE kind LIKE 'metrics_test_%'");
   }
