@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, get as httpGet, type Server } from 'node:http';
 import { Writable } from 'node:stream';
-import { basic, request, startTestService, type TestService } from '../helpers/service.ts';
+import { basic, request, startTestService, validOrder, type TestService } from '../helpers/service.ts';
 import { createCardOrder, futureExpiry } from '../helpers/cards.ts';
 import { payOrder } from '../helpers/pay.ts';
 import { freePort } from '../helpers/cli.ts';
@@ -128,6 +128,22 @@ test("a caller's traceparent is kept: its trace id becomes the request id", asyn
     20_000,
   );
   assert.equal(span.parentSpanId, '00f067aa0ba902b7');
+});
+
+test('a webhook delivery is a span, with the outgoing POST under it (query string left out)', async () => {
+  const hook = `${process.env.OTEL_EXPORTER_OTLP_ENDPOINT}/hook?token=secret-token-in-query`;
+  const o = await t.api('POST', '/v1/orders/', validOrder({ webhook_url: hook }));
+  assert.equal(o.status, 201, o.text);
+  assert.equal((await t.api('DELETE', `/v1/orders/${o.body.id}/`)).status, 200);
+  const delivery = await waitFor('the delivery span', async () => spans.find((s) => s.name === 'webhook delivery'), 20_000);
+  const post = await waitFor(
+    'the POST under it',
+    async () => spans.find((s) => s.parentSpanId === delivery.spanId && s.traceId === delivery.traceId),
+    20_000,
+  );
+  assert.equal(attr(post, 'http.request.method'), 'POST');
+  assert.equal(attr(post, 'url.full'), `${process.env.OTEL_EXPORTER_OTLP_ENDPOINT}/hook`);
+  assert.ok(!bodies.join('\n').includes('secret-token-in-query'), 'the query string is not exported');
 });
 
 test('after card payments, neither /metrics nor exported spans hold card data, names, keys or secrets', async () => {
