@@ -91,12 +91,14 @@ test('every metric family moves as payments, declines, operations and a failing 
     (v) => Math.abs(v - 4 / 7) < 1e-9, // 4 accepted, 2 declined, 1 error; processing left out
     'the authorization rate',
   );
-  await prom.until('tender_orders_total{kind="payment",status="completed"}', (v) => v >= 3);
+  // exact counts: a status change is counted once, whichever path wrote it (one statement or the general one)
+  await prom.until('tender_orders_total{kind="payment",status="completed"}', (v) => v === 4); // 2 sales, 2 pre-authorizations
+  await prom.until('tender_orders_total{kind="payment",status="processing"}', (v) => v === 8, 'every card payment passes processing once');
   // two declines, the error answer, and the processing one once its late decline comes
   await prom.until('tender_orders_total{kind="payment",status="error"}', (v) => v === 4);
   for (const kind of ['capture', 'void', 'refund', 'chargeback'])
     await prom.until(`tender_orders_total{kind="${kind}",status="completed"}`, (v) => v === 1, `one ${kind} completed`);
-  await prom.until('tender_order_amount_minor_total{kind="payment",currency="EUR"}', (v) => v >= 1995 + 500);
+  await prom.until('tender_order_amount_minor_total{kind="payment",currency="EUR"}', (v) => v === 1995 + 500 + 700 + 300);
   await prom.until('tender_order_amount_minor_total{kind="refund",currency="EUR"}', (v) => v === 495);
 
   // acquirer: calls by connector, operation, outcome; latency; in flight back at 0

@@ -43,6 +43,7 @@ export class WriteSet {
   private readonly parts: Part[] = [];
   private wake = false;
   private names = 0;
+  private readonly effects: Array<() => void> = [];
   /** the CTE name of the outbox row the last planned order status change wrote (its hooks' deliveries name it) */
   outbox?: string;
 
@@ -106,6 +107,11 @@ export class WriteSet {
     this.wake = true;
   }
 
+  /** Runs fn in this process once the statement has written (its gate passed): counters, not writes. */
+  afterWrite(fn: () => void) {
+    this.effects.push(fn);
+  }
+
   get empty() {
     return !this.gate && !this.updates.size && !this.parts.length;
   }
@@ -156,10 +162,15 @@ export class WriteSet {
    * `commit`: it is the last statement of its transaction, whose COMMIT goes with it (QueryOptions.commit).
    */
   async run(q: Queryable, opts: { commit?: boolean } = {}): Promise<boolean> {
-    if (this.empty) return true;
+    if (this.empty) return this.wrote();
     const { sql, params } = this.statement();
     const [row] = await q.query<{ done: number }>(sql, params, { prepare: true, commit: opts.commit });
-    return row.done > 0;
+    return row.done > 0 && this.wrote();
+  }
+
+  private wrote(): true {
+    for (const fn of this.effects) fn();
+    return true;
   }
 }
 
