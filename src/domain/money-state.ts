@@ -147,6 +147,11 @@ export function moneyTotals(rows: readonly { currency: string; money: MoneySumma
 
 /** A state that ended well, for the share that succeeded: the money was authorized. */
 export const succeeded = (s: MoneyState) =>
-  s === 'authorized' || s === 'partially_captured' || s === 'captured' || s === 'partially_refunded' || s === 'refunded' || s === 'charged_back';
+  s === 'authorized' ||
+  s === 'partially_captured' ||
+  s === 'captured' ||
+  s === 'partially_refunded' ||
+  s === 'refunded' ||
+  s === 'charged_back';
 /** A state in which the payment is over (succeeded or not): open and processing are not. */
 export const ended = (s: MoneyState) => s !== 'open' && s !== 'processing';
