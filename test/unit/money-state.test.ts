@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { moneyActions, moneyOf, moneyTotals, succeeded, type MoneyTxn } from '../../src/domain/money-state.ts';
+import { insightOf } from '../../src/domain/insight.ts';
 
 const txn = (o: Partial<MoneyTxn> = {}): MoneyTxn => ({
   status: 'completed',
@@ -104,4 +105,50 @@ test('totals count each payment once, per currency', () => {
     { currency: 'USD', payments: 1, captured: 700, refunded: 0, charged_back: 0, net: 700 },
   ]);
   assert.equal(rows.filter((r) => succeeded(r.money.state)).length, 4);
+});
+
+test('insight: net volume by day per currency, payments by method and brand, the share that succeeded', () => {
+  const from = new Date('2026-03-01T00:00:00Z');
+  const pay = (day: string, currency: string, money: ReturnType<typeof moneyOf>, brand: string | null = 'visa') => ({
+    currency,
+    created: new Date(`${day}T10:00:00Z`),
+    payment_method: 'credit-card',
+    brand,
+    money,
+  });
+  const i = insightOf(
+    [
+      pay('2026-03-01', 'EUR', moneyOf('completed', [sale(1000, { refunded_amount: 400 })])),
+      pay('2026-03-01', 'EUR', moneyOf('completed', [sale(500)]), 'mastercard'),
+      pay('2026-03-03', 'USD', moneyOf('completed', [sale(700)])),
+      pay('2026-03-03', 'EUR', moneyOf('error', [txn({ status: 'declined', reason: 'declined' })])),
+      pay('2026-03-02', 'EUR', moneyOf('new', []), null),
+    ],
+    from,
+    3,
+  );
+  assert.deepEqual(i.byDay, [
+    {
+      currency: 'EUR',
+      days: [
+        { day: '2026-03-01', payments: 2, net: 1100 },
+        { day: '2026-03-02', payments: 0, net: 0 },
+        { day: '2026-03-03', payments: 0, net: 0 },
+      ],
+    },
+    {
+      currency: 'USD',
+      days: [
+        { day: '2026-03-01', payments: 0, net: 0 },
+        { day: '2026-03-02', payments: 0, net: 0 },
+        { day: '2026-03-03', payments: 1, net: 700 },
+      ],
+    },
+  ]);
+  assert.deepEqual(i.byMethod, [
+    { method: 'credit-card', brand: 'visa', payments: 3, succeeded: 2 },
+    { method: 'credit-card', brand: 'mastercard', payments: 1, succeeded: 1 },
+  ]);
+  assert.equal(i.ended, 4, 'the open order has not ended');
+  assert.equal(i.succeeded, 3);
 });

@@ -1,6 +1,7 @@
 import type { Ctx } from '../platform/context.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
-import { ended, moneyOf, moneyTotals, succeeded, type MoneySummary, type MoneyTotals } from '../../domain/money-state.ts';
+import { moneyOf, type MoneySummary } from '../../domain/money-state.ts';
+import { insightOf, type Insight } from '../../domain/insight.ts';
 import * as store from '../../store/portal/money.ts';
 import type { PaymentMoneyRow } from '../../store/portal/money.ts';
 
@@ -19,7 +20,7 @@ export interface PaymentMoney {
   money: MoneySummary;
 }
 
-function group(rows: PaymentMoneyRow[], orderStatus = (r: PaymentMoneyRow) => r.order_status): PaymentMoney[] {
+function group(rows: PaymentMoneyRow[]): PaymentMoney[] {
   const by = new Map<string, PaymentMoneyRow[]>();
   for (const r of rows) by.set(r.order_id, [...(by.get(r.order_id) ?? []), r]);
   return [...by.values()].map((rs) => {
@@ -31,7 +32,7 @@ function group(rows: PaymentMoneyRow[], orderStatus = (r: PaymentMoneyRow) => r.
       created: rs[0].order_created,
       payment_method: shown?.payment_method ?? null,
       brand: shown?.payment_method_brand ?? null,
-      money: moneyOf(orderStatus(rs[0]), txns),
+      money: moneyOf(rs[0].order_status, txns),
     };
   });
 }
@@ -42,22 +43,15 @@ export async function moneyByOrder(ctx: Ctx, project: ProjectRow, orderIds: stri
   return new Map(group(rows).map((p) => [p.order_id, p]));
 }
 
-export interface PeriodMoney {
-  totals: MoneyTotals[];
-  /** payments that ended, and of those, the ones whose money was authorized */
-  ended: number;
-  succeeded: number;
-  payments: PaymentMoney[];
-}
+export const MAX_PERIOD_DAYS = 92;
+const DAY = 24 * 3600 * 1000;
 
-/** Payments created in [from, to), read from ctx.replica: totals per currency and the share that succeeded. */
-export async function moneyBetween(ctx: Ctx, project: ProjectRow, from: Date, to: Date): Promise<PeriodMoney> {
-  const payments = group(await store.paymentMoneyBetween(ctx.replica, project.id, from, to));
-  const done = payments.filter((p) => ended(p.money.state));
-  return {
-    totals: moneyTotals(payments),
-    ended: done.length,
-    succeeded: done.filter((p) => succeeded(p.money.state)).length,
-    payments,
-  };
+/**
+ * The payments created in `days` UTC days from `from`, read from ctx.replica, summed by
+ * domain/insight.ts. The period is at most MAX_PERIOD_DAYS: its payments are read whole.
+ */
+export async function insightBetween(ctx: Ctx, project: ProjectRow, from: Date, days: number): Promise<Insight> {
+  const n = Math.min(Math.max(1, days), MAX_PERIOD_DAYS);
+  const rows = await store.paymentMoneyBetween(ctx.replica, project.id, from, new Date(from.getTime() + n * DAY));
+  return insightOf(group(rows), from, n);
 }

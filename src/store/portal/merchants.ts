@@ -213,31 +213,3 @@ export async function linksOf(q: Queryable, projectId: string, limit: number): P
     [projectId, limit],
   );
 }
-
-export interface VolumeRow {
-  currency: string;
-  completed: number;
-  amount: number;
-  finished: number;
-}
-
-/** Payment orders created since `since`: per currency, the completed count and amount, and how many ended at all. */
-export async function volumeSince(q: Queryable, projectId: string, since: Date): Promise<VolumeRow[]> {
-  return q.query<VolumeRow>(
-    `SELECT currency,
-            count(*) FILTER (WHERE status = 'completed')::int AS completed,
-            coalesce(sum(amount) FILTER (WHERE status = 'completed'), 0)::bigint AS amount,
-            count(*) FILTER (WHERE status IN ('completed', 'error', 'cancelled', 'expired'))::int AS finished
-     FROM orders WHERE project_id = $1 AND kind = 'payment' AND created >= $2 GROUP BY currency ORDER BY currency`,
-    [projectId, since],
-  );
-}
-
-/** Completed payment orders per UTC day since `since`. */
-export async function paymentsPerDay(q: Queryable, projectId: string, since: Date): Promise<{ day: string; n: number }[]> {
-  return q.query<{ day: string; n: number }>(
-    `SELECT to_char(created AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*)::int AS n
-     FROM orders WHERE project_id = $1 AND kind = 'payment' AND status = 'completed' AND created >= $2 GROUP BY 1 ORDER BY 1`,
-    [projectId, since],
-  );
-}
