@@ -60,7 +60,7 @@ export function insightOf(payments: readonly InsightPayment[], from: Date, days:
     const key = `${method}\u0000${brand}`;
     const row = methods.get(key) ?? { method, brand, payments: 0, succeeded: 0 };
     row.payments += 1;
-    if (succeeded(p.money.state)) row.succeeded += 1;
+    if (succeeded(p.money)) row.succeeded += 1;
     methods.set(key, row);
   }
   const done = payments.filter((p) => ended(p.money.state));
@@ -69,6 +69,6 @@ export function insightOf(payments: readonly InsightPayment[], from: Date, days:
     byDay,
     byMethod: [...methods.values()].sort((a, b) => b.payments - a.payments || a.method.localeCompare(b.method)),
     ended: done.length,
-    succeeded: done.filter((p) => succeeded(p.money.state)).length,
+    succeeded: done.filter((p) => succeeded(p.money)).length,
   };
 }

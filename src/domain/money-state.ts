@@ -145,13 +145,7 @@ export function moneyTotals(rows: readonly { currency: string; money: MoneySumma
   return [...by.values()].sort((a, b) => a.currency.localeCompare(b.currency));
 }
 
-/** A state that ended well, for the share that succeeded: the money was authorized. */
-export const succeeded = (s: MoneyState) =>
-  s === 'authorized' ||
-  s === 'partially_captured' ||
-  s === 'captured' ||
-  s === 'partially_refunded' ||
-  s === 'refunded' ||
-  s === 'charged_back';
+/** A payment that succeeded, for the share that succeeded: its money was authorized (whatever happened to it later). */
+export const succeeded = (m: MoneySummary) => m.authorized > 0;
 /** A state in which the payment is over (succeeded or not): open and processing are not. */
 export const ended = (s: MoneyState) => s !== 'open' && s !== 'processing';

@@ -104,7 +104,7 @@ test('totals count each payment once, per currency', () => {
     { currency: 'EUR', payments: 2, captured: 2500, refunded: 250, charged_back: 0, net: 2250 },
     { currency: 'USD', payments: 1, captured: 700, refunded: 0, charged_back: 0, net: 700 },
   ]);
-  assert.equal(rows.filter((r) => succeeded(r.money.state)).length, 4);
+  assert.equal(rows.filter((r) => succeeded(r.money)).length, 4);
 });
 
 test('insight: net volume by day per currency, payments by method and brand, the share that succeeded', () => {
