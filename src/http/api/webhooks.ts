@@ -12,6 +12,9 @@ const Attempt = Type.Object(
     time: Type.Optional(Type.String({ description: 'when the attempt started (project clock); absent when it was interrupted' })),
     url: Type.String(),
     response_status: Type.Optional(Type.Integer({ description: "the receiver's HTTP status; only 2xx counts" })),
+    response_excerpt: Type.Optional(
+      Type.String({ description: "extension: the start of the receiver's answer (at most 300 bytes, control characters as spaces)" }),
+    ),
     error: Type.Optional(Type.String({ description: 'why no response counted: timeout, connection refused, ...' })),
     duration_ms: Type.Optional(Type.Integer({ description: 'until the response headers, or the failure; absent when it was interrupted' })),
     interrupted: Type.Optional(

@@ -38,8 +38,8 @@ export const linkRoutes = (kit: Kit) => async (app: FastifyInstance) => {
       esc(when(l.created)),
       copyable(`link-${l.id}`, l.url, t, l.merchant_order_id),
     ]);
-    const body = `<h1>${esc(t.links_title)}</h1>
-${o.error ? alert(o.error) : ''}<section class="panel" aria-labelledby="new-link"><h2 id="new-link">${esc(t.new_link)}</h2>
+    // payment links ask for money: support and owners make them (domain/roles.ts)
+    const newLinkForm = () => `<section class="panel" aria-labelledby="new-link"><h2 id="new-link">${esc(t.new_link)}</h2>
 <form method="post" action="${kit.base}/projects/${project.id}/links/" class="filters">
 ${csrfField(req.portal.csrf)}
 <div class="field"><label for="link-ref">${esc(t.reference)}</label><input type="text" id="link-ref" name="merchant_order_id" maxlength="255" required value="${esc(k.merchant_order_id)}"></div>
@@ -50,7 +50,9 @@ ${csrfField(req.portal.csrf)}
 <div class="field"><label for="link-expires">${esc(t.expires)}</label><select id="link-expires" name="expiration_period">${EXPIRIES.map((e) => `<option${e === (k.expiration_period || 'P30D') ? ' selected' : ''}>${e}</option>`).join('')}</select></div>
 <div class="field wide"><label for="link-desc">${esc(t.description)}</label><input type="text" id="link-desc" name="description" maxlength="1024" value="${esc(k.description)}"></div>
 <div class="field"><button type="submit">${esc(t.create_link)}</button></div>
-</form></section>
+</form></section>`;
+    const body = `<h1>${esc(t.links_title)}</h1>
+${o.error ? alert(o.error) : ''}${kit.can(req, 'money') ? newLinkForm() : ''}
 <section class="panel" aria-labelledby="links-h"><h2 id="links-h">${esc(t.links_title)}</h2>
 ${rows.length ? table(t.links_title, [t.reference, t.description, t.amount, t.status, t.created, t.link], rows, { numeric: [2] }) : `<p>${esc(t.no_links)}</p>`}</section>`;
     return kit.page(req, reply, { title: t.links_title, body, nav: 'links', project, status: o.status });

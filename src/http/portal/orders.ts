@@ -258,7 +258,7 @@ ${o.error ? alert(o.error) : ''}${o.done ? notice(t.action_done[o.done] ?? '') :
 <section class="panel" aria-labelledby="timeline-h"><h2 id="timeline-h">${esc(t.timeline)}</h2><ol class="timeline">${events.map((e) => `<li><span class="muted">${esc(when(e.at))}</span> ${e.html}</li>`).join('')}</ol></section>
 <section class="panel" aria-labelledby="related-h"><h2 id="related-h">${esc(pm ? w.movements : t.related)}</h2>${relatedRows.length ? table(pm ? w.movements : t.related, [t.kind, t.order_id, t.amount, t.status, t.created], relatedRows, { numeric: [2] }) : `<p>${esc(pm ? w.no_movements : t.no_related)}</p>`}</section>
 <section class="panel" aria-labelledby="webhooks-h"><h2 id="webhooks-h">${esc(t.webhooks)}</h2>${deliveries.length ? table(t.webhooks, [t.event, t.url, t.status, t.attempts, t.last_response, t.created], deliveries) : `<p>${esc(t.no_deliveries)}</p>`}
-${confirmLink(req, project, order.id, 'resend')}</section>`;
+${kit.can(req, 'developer') ? confirmLink(req, project, order.id, 'resend') : ''}</section>`;
     return kit.page(req, reply, { title: t.order_title(ref), body, nav: 'orders', project, status: o.status });
   }
 
@@ -295,7 +295,7 @@ ${o.description ? `<div class="field"><label for="${idp}-desc">${esc(t.refund_de
   /** Only the actions the payment's money allows (domain/money-state.ts moneyActions). */
   function actionForms(req: FastifyRequest, project: ProjectRow, order: OrderView, txns: TxnView[], pm: PaymentMoney | undefined): string {
     const t = req.portal.t;
-    if (order.related_order_id || !pm) return '';
+    if (order.related_order_id || !pm || !kit.can(req, 'money')) return ''; // support and owners move money
     const allowed = moneyActions(order.status, pm.money);
     const out: string[] = [];
     if (allowed.capture || allowed.void)

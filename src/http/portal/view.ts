@@ -4,6 +4,8 @@ import { esc } from '../pay/render.ts';
 import { formatAmount, type Locale } from '../pay/i18n.ts';
 import type { PortalStrings } from './i18n.ts';
 import type { ProjectRow } from '../../services/portal/actions.ts';
+import type { Role } from '../../domain/roles.ts';
+import { TEAM_STRINGS } from './i18n-team.ts';
 
 /**
  * HTML of the merchant portal: server-rendered pages, one stylesheet and one small script
@@ -28,7 +30,7 @@ export const PORTAL_CSP = [
   "base-uri 'none'",
 ].join('; ');
 
-export type NavItem = 'home' | 'orders' | 'links' | 'test' | 'settings';
+export type NavItem = 'home' | 'orders' | 'links' | 'test' | 'settings' | 'webhooks' | 'team' | 'audit';
 
 export interface Chrome {
   locale: Locale;
@@ -40,6 +42,8 @@ export interface Chrome {
   csrf?: string;
   merchant?: string;
   email?: string;
+  /** the signed-in user's role: the team and the audit log are the owners' */
+  role?: Role;
   project?: ProjectRow;
   projects?: ProjectRow[];
   nav?: NavItem;
@@ -55,7 +59,14 @@ export function layout(c: Chrome, title: string, body: string): string {
         ['orders', t.nav.orders, `${p}/orders/`],
         ['links', t.nav.links, `${p}/links/`],
         ...(project.mode === 'test' ? ([['test', t.nav.test, `${p}/test/`]] as [NavItem, string, string][]) : []),
+        ['webhooks', TEAM_STRINGS[c.locale].webhooks_nav, `${p}/webhooks/`],
         ['settings', t.nav.settings, `${p}/settings/`],
+        ...(c.role === 'owner'
+          ? ([
+              ['team', TEAM_STRINGS[c.locale].team_title, `${p}/team/`],
+              ['audit', TEAM_STRINGS[c.locale].audit_title, `${p}/audit/`],
+            ] as [NavItem, string, string][])
+          : []),
       ]
     : [];
   const langs: [Locale, string][] = [

@@ -2,6 +2,7 @@ import type { Queryable } from '../db/db.ts';
 import { PROJECTS_CHANNEL } from '../platform/projects.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
 import type { FailureCount } from '../../domain/portal.ts';
+import type { Role } from '../../domain/roles.ts';
 
 /** Every statement of the merchant portal: users, sessions, throttling, actions, audit, and its reads. */
 
@@ -13,6 +14,8 @@ export interface PortalUserRow {
   totp_secret_ct: string | null;
   totp_pending_ct: string | null;
   totp_last_counter: number;
+  /** migrations/240_portal_team.sql: owner, developer, support or viewer */
+  role: Role;
   created: Date;
 }
 
