@@ -118,7 +118,10 @@ export async function removeUser(ctx: Ctx, actor: Actor, userId: string) {
   });
 }
 
+/** Requiring a second factor of everyone takes one yourself first (so the owner is not locked out of the switch). */
 export async function setRequireTotp(ctx: Ctx, actor: Actor, on: boolean) {
+  if (on && !actor.user.totp_secret_ct)
+    throw new ApiError('ValidationError', 'turn on two-factor authentication for yourself first (Settings)', 'on', 409);
   await ctx.db.tx(async (q) => {
     await team.setRequireTotp(q, actor.user.merchant_id, on);
     await auditIn(q, actor, on ? 'two_factor_required' : 'two_factor_optional', {});
