@@ -75,7 +75,7 @@ ${inviteRows.length ? `<h3>${esc(w.pending)}</h3>${table(w.pending, [t.email, w.
     await kit.project(req);
     try {
       const made = await inviteUser(ctx, kit.actor(req), { email: field(req.body, 'email'), role: field(req.body, 'role') });
-      return teamPage(req, reply, { link: `${kit.origin}${kit.base}/invite/${made.token}` });
+      return teamPage(req, reply, { link: `${ctx.config.portalUrl.replace(/\/+$/, '')}/invite/${made.token}` });
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500) throw err;
       return teamPage(req, reply, { status: err.status, error: `${err.type}: ${err.message}` });
