@@ -146,3 +146,22 @@ test('/docs: every operation on one page, phone-ready, with the security headers
   assert.equal(plain.headers.get('content-encoding'), null);
   assert.ok(Number(res.headers.get('content-length') ?? Infinity) < (await plain.text()).length / 3, 'compressed to a fraction');
 });
+
+test('/docs: nested fields (transactions, customer) under their field; a search without script finds capture_mode', async () => {
+  const html = await (await fetch(`${t.url}/docs`)).text();
+  const orders = html.slice(html.indexOf('id="post-v1-orders"'), html.indexOf('</section>', html.indexOf('id="post-v1-orders"')));
+  assert.match(orders, /<code>transactions<\/code>[\s\S]*<ul class="fields nested">[\s\S]*<code>capture_mode<\/code>/);
+  assert.match(orders, /<code>customer<\/code>[^\n]*<ul class="fields nested">[\s\S]*<code>email_address<\/code>/);
+  const found = await fetch(`${t.url}/docs?q=capture_mode`);
+  assert.equal(found.status, 200);
+  const page = await found.text();
+  assert.match(page, /<p role="status">\d+ operations? mention <code>capture_mode<\/code>/);
+  assert.ok(page.includes('id="post-v1-orders"'), 'creating an order takes capture_mode');
+  assert.ok(!page.includes('id="post-vault-v1-cards"'), 'the vault does not');
+  assert.match(page, /<input type="search" id="q" name="q" maxlength="100" value="capture_mode">/);
+  assert.match(found.headers.get('content-security-policy') ?? '', /form-action 'self'/);
+  assert.match(
+    await (await fetch(`${t.url}/docs?q=${encodeURIComponent('<zzz>')}`)).text(),
+    /0 operations mention <code>&lt;zzz&gt;<\/code>/,
+  );
+});
