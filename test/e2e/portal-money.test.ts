@@ -151,6 +151,17 @@ test('search by last four digits, brand, customer email and amount range, in the
   assert.deepEqual(await refs('customer.email_address:sale@shop.example'), ['sale']);
   assert.deepEqual(await refs('amount:[1500 TO 2500]'), ['preauth-open', 'preauth-voided', 'sale']);
   assert.equal((await refs('transactions.payment_method_brand:visa')).length, 6);
+  // the same through the quick filters: last four, brand, email, an amount range in major units
+  const quick = async (q: Record<string, string>) => {
+    const res = await c.get(`${orders}?${new URLSearchParams(q)}`);
+    assert.equal(res.status, 200, res.text);
+    return [...res.text.matchAll(/\/orders\/[0-9a-f-]{36}\/">([^<]+)<\/a>/g)].map((m) => m[1]).sort();
+  };
+  assert.deepEqual(await quick({ last4: '0002' }), ['declined']);
+  assert.deepEqual(await quick({ email: 'SALE@shop.example' }), ['sale']);
+  assert.deepEqual(await quick({ min: '15', max: '25.00' }), ['preauth-open', 'preauth-voided', 'sale']);
+  assert.deepEqual(await quick({ brand: 'visa', min: '40' }), ['preauth-part']);
+  assert.equal((await quick({ last4: '12', brand: 'vi sa', min: 'x' })).length, 6, 'values that are not valid are left out');
   const api = await t.api('POST', '/v1/search/orders/', { query: 'transactions.payment_method_details.last4:0002 AND kind:payment' });
   assert.equal(api.status, 200, api.text);
   assert.deepEqual(

@@ -36,6 +36,12 @@ interface Filter {
   method: string;
   from: string;
   to: string;
+  /** the card's last four digits, its brand, the customer's email, an amount range (major units) */
+  last4: string;
+  brand: string;
+  email: string;
+  min: string;
+  max: string;
 }
 
 const filterOf = (query: unknown): Filter => ({
@@ -44,15 +50,29 @@ const filterOf = (query: unknown): Filter => ({
   method: field(query, 'method'),
   from: field(query, 'from'),
   to: field(query, 'to'),
+  last4: field(query, 'last4').trim(),
+  brand: field(query, 'brand').trim().slice(0, 40),
+  email: field(query, 'email').trim().slice(0, 254),
+  min: field(query, 'min').trim(),
+  max: field(query, 'max').trim(),
 });
+
+/** A value as one quoted term of the search language. */
+const quoted = (v: string) => `"${v.replace(/["\\]/g, '\\$&')}"`;
 
 /**
  * The quick filters joined to the typed query, in the API's search language. Payments only:
  * the orders that move a payment's money (captures, voids, refunds, chargebacks) are shown
  * beneath their payment, so that the list counts money once.
  */
-export function composeQuery(f: Filter): string {
+export function composeQuery(f: Filter, currency = 'EUR'): string {
   const parts: string[] = ['kind:payment'];
+  if (/^\d{4}$/.test(f.last4)) parts.push(`transactions.payment_method_details.last4:${f.last4}`);
+  if (/^[a-z0-9_-]{2,40}$/i.test(f.brand)) parts.push(`transactions.payment_method_brand:${f.brand.toLowerCase()}`);
+  if (f.email) parts.push(`customer.email_address:${quoted(f.email)}`);
+  const min = f.min ? parseMajorAmount(f.min, currency) : undefined;
+  const max = f.max ? parseMajorAmount(f.max, currency) : undefined;
+  if (min !== undefined || max !== undefined) parts.push(`amount:[${min ?? '*'} TO ${max ?? '*'}]`);
   if (f.q.trim() && f.q.trim() !== '*') parts.push(`(${f.q.trim()})`);
   if (STATUSES.includes(f.status)) parts.push(`status:${f.status}`);
   if ((PAYMENT_METHODS as readonly string[]).includes(f.method)) parts.push(`transactions.payment_method:${f.method}`);
@@ -72,6 +92,7 @@ export const orderRoutes = (kit: Kit) => async (app: FastifyInstance) => {
   app.get('/projects/:project_id/orders/', async (req, reply) => {
     const project = await kit.project(req);
     const { t, locale } = req.portal;
+    const w = moneyWords(locale);
     const f = filterOf(req.query);
     const after = field(req.query, 'after');
     let error: string | undefined;
@@ -91,11 +112,15 @@ export const orderRoutes = (kit: Kit) => async (app: FastifyInstance) => {
 <div class="field"><label for="method">${esc(t.method)}</label><select id="method" name="method">${opt('', t.any, f.method)}${PAYMENT_METHODS.map((m) => opt(m, m, f.method)).join('')}</select></div>
 <div class="field"><label for="from">${esc(t.from)}</label><input type="date" id="from" name="from" value="${esc(DATE.test(f.from) ? f.from : '')}"></div>
 <div class="field"><label for="to">${esc(t.to)}</label><input type="date" id="to" name="to" value="${esc(DATE.test(f.to) ? f.to : '')}"></div>
+<div class="field"><label for="last4">${esc(w.last4)}</label><input type="text" id="last4" name="last4" inputmode="numeric" maxlength="4" size="5" pattern="[0-9]{4}" value="${esc(f.last4)}"></div>
+<div class="field"><label for="brand">${esc(t.brand)}</label><input type="text" id="brand" name="brand" maxlength="40" size="10" value="${esc(f.brand)}"></div>
+<div class="field"><label for="email">${esc(t.email)}</label><input type="email" id="email" name="email" maxlength="254" value="${esc(f.email)}"></div>
+<div class="field"><label for="min">${esc(w.amount_min)}</label><input type="text" inputmode="decimal" id="min" name="min" size="8" value="${esc(f.min)}"></div>
+<div class="field"><label for="max">${esc(w.amount_max)}</label><input type="text" inputmode="decimal" id="max" name="max" size="8" value="${esc(f.max)}"></div>
 <div class="field"><button type="submit">${esc(t.filter)}</button></div>
 </form>`;
     let list = '';
     if (result) {
-      const w = moneyWords(locale);
       const moneys = await moneyByOrder(
         ctx,
         project,

@@ -16,7 +16,7 @@ import type { Actor } from './actions.ts';
  * second factor of everyone. Every change is in the audit log, written with the change.
  */
 
-export const INVITE_DAYS = 7;
+const INVITE_DAYS = 7;
 const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
 async function auditIn(q: Queryable, actor: Actor, action: string, detail: Record<string, unknown>) {
