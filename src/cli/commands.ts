@@ -7,6 +7,8 @@ import { parseKey } from '../services/platform/master-key.ts';
 import { checkLedger } from '../services/payments/ledger-check.ts';
 import { seedOrders } from '../services/platform/seed.ts';
 import { createUser } from '../services/portal/users.ts';
+import { ApiError } from '../domain/errors.ts';
+import { isUuid } from '../domain/ids.ts';
 
 /**
  * Administrative commands. The CLI runs them on the store directly, or, when a server holds
@@ -14,7 +16,7 @@ import { createUser } from '../services/portal/users.ts';
  */
 export type Command = (ctx: Ctx, args: Record<string, any>) => Promise<unknown>;
 
-export const commands: Record<string, Command> = {
+const table: Record<string, Command> = {
   'project create': (ctx, a) => createProject(ctx, { name: String(a.name), mode: a.mode, merchantId: a.merchant }),
   'key rotate': (ctx, a) => rotateKey(ctx, String(a.project)),
   'webhook-secret rotate': (ctx, a) => rotateWebhookSecret(ctx, String(a.project)),
@@ -32,3 +34,17 @@ export const commands: Record<string, Command> = {
   'project list': async (ctx) =>
     (await listProjects(ctx.db)).map((p) => ({ project_id: p.id, merchant_id: p.merchant_id, name: p.name, mode: p.mode })),
 };
+
+/**
+ * An id that is not a UUID names nothing: NotFound, as an unknown UUID is (the CLI exits 2 with
+ * one line), instead of a database error about the uuid type.
+ */
+const idsChecked =
+  (cmd: Command): Command =>
+  async (ctx, a) => {
+    for (const k of ['project', 'merchant'])
+      if (a[k] !== undefined && a[k] !== null && !isUuid(String(a[k]))) throw new ApiError('NotFound', `${k} ${String(a[k])} not found`);
+    return cmd(ctx, a);
+  };
+
+export const commands: Record<string, Command> = Object.fromEntries(Object.entries(table).map(([k, c]) => [k, idsChecked(c)]));

@@ -27,7 +27,11 @@ async function run(name: string, args: Record<string, unknown>, json: boolean, p
       );
     });
     const body = (await res.json()) as any;
-    if (!res.ok) throw new Error(body?.error?.value ?? `server answered ${res.status}`);
+    if (!res.ok)
+      throw Object.assign(new Error(body?.error?.value ?? `server answered ${res.status}`), {
+        status: res.status,
+        type: body?.error?.type,
+      });
     result = body.result;
   } else {
     const log = createLogger(process.env.LOG_LEVEL ?? 'warn');
@@ -41,11 +45,30 @@ async function run(name: string, args: Record<string, unknown>, json: boolean, p
   process.stdout.write((json ? JSON.stringify(result) : print(result)) + '\n');
 }
 
+/**
+ * One line on stderr. Exit 2 when the command names something that does not exist (an unknown
+ * id: NotFound) or is itself unknown, 1 for every other failure.
+ */
 const fail = (err: unknown) => {
+  const status = err instanceof ApiError ? err.status : (err as { status?: number }).status;
   const msg = err instanceof ApiError ? `${err.type}: ${err.message}` : (err as Error).message;
   process.stderr.write(`tender: ${msg}\n`);
-  process.exit(1);
+  process.exit(status === 404 ? 2 : 1);
 };
+
+/** The first word that is not a command where one is expected (`tender foo`, `tender project foo`), if any. */
+export function unknownCommand(root: Program, argv: string[]): string | undefined {
+  let cmd = root;
+  for (const word of argv) {
+    if (word.startsWith('-')) return undefined; // options from here on: commander checks them
+    const subs = cmd.commands;
+    if (!subs.length) return undefined;
+    const next = subs.find((c) => c.name() === word || c.aliases().includes(word));
+    if (!next) return word === 'help' ? undefined : [...argv.slice(0, argv.indexOf(word)), word].join(' ');
+    cmd = next;
+  }
+  return undefined;
+}
 
 program
   .command('serve', { isDefault: true })
@@ -69,8 +92,13 @@ program
         `  merchant_id ${first.merchant_id}`,
         `  project_id  ${first.project_id}`,
         `  API key     ${first.api_key}`,
-        ...(first.webhook_secret ? [`  webhook secret ${first.webhook_secret}`] : []),
-        '  (shown once: keep it; `npx tender key rotate --project ID` makes a new one)',
+        '    (shown once: keep it; `npx tender key rotate --project ID` makes a new API key)',
+        ...(first.webhook_secret
+          ? [
+              `  webhook secret ${first.webhook_secret}`,
+              '    (shown once: keep it; `npx tender webhook-secret rotate --project ID` makes a new webhook secret)',
+            ]
+          : []),
         '',
         `Try: curl -u ${first.api_key}: ${c.publicBaseUrl}/v1/merchants/self/projects/self/`,
       );
@@ -142,6 +170,7 @@ async function readStdin(): Promise<string> {
 const project = program.command('project').description('manage projects');
 project
   .command('create')
+  .description('create a project (a new merchant unless --merchant); prints its API key and webhook secret once')
   .requiredOption('--name <name>', 'project name')
   .addOption(new Option('--mode <mode>', 'test or live').choices(['test', 'live']).default('test'))
   .option('--merchant <id>', 'add the project to an existing merchant')
@@ -172,6 +201,7 @@ project
   );
 project
   .command('list')
+  .description('list every project with its id, mode and name')
   .option('--json', 'print JSON')
   .action((o) => run('project list', {}, o.json, (r: any[]) => r.map((p) => `${p.project_id}  ${p.mode}  ${p.name}`).join('\n')));
 
@@ -179,6 +209,7 @@ program
   .command('key')
   .description('manage API keys')
   .command('rotate')
+  .description('make a new API key for the project (shown once) and revoke its old keys')
   .requiredOption('--project <id>', 'project id')
   .option('--json', 'print JSON')
   .action((o) =>
@@ -260,4 +291,11 @@ program
 
 export { program, run };
 
-if (process.env.TENDER_CLI_NO_PARSE !== '1') program.parseAsync(process.argv).catch(fail);
+if (process.env.TENDER_CLI_NO_PARSE !== '1') {
+  const unknown = unknownCommand(program, process.argv.slice(2));
+  if (unknown) {
+    process.stderr.write(`tender: unknown command '${unknown}' (tender --help lists the commands)\n`);
+    process.exit(2);
+  }
+  program.parseAsync(process.argv).catch(fail);
+}

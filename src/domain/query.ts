@@ -45,6 +45,8 @@ import {
 } from './query-syntax.ts';
 import { UUID_PATTERN } from './ids.ts';
 
+const ORDER_KINDS = ['payment', 'capture', 'void', 'refund', 'chargeback', 'reversal'] as const;
+
 export { MAX_QUERY_LENGTH, MAX_RESULT_WINDOW, QueryError, type QueryParam } from './query-syntax.ts';
 export * from './sort.ts';
 
@@ -86,6 +88,8 @@ const FIELDS: Record<string, FieldDef> = {
   'customer.email_address': { kind: 'text', column: 'o.customer_email', fold: 'lower', lowerColumn: true },
   'customer.merchant_customer_id': { kind: 'text', column: 'o.merchant_customer_id' },
   related_payment_link_id: { kind: 'uuid', column: 'o.payment_link_id' },
+  // extension: payment, or the order made from one (capture, void, refund, chargeback, reversal)
+  kind: { kind: 'text', column: 'o.kind', fold: 'lower', allowed: ORDER_KINDS },
   'transactions.payment_method': { kind: 'text', column: 't.payment_method', transaction: true, fold: 'lower', allowed: PAYMENT_METHODS },
   'transactions.status': { kind: 'text', column: 't.status', transaction: true, fold: 'lower', allowed: TRANSACTION_STATUSES },
   'transactions.payment_method_brand': {
@@ -94,6 +98,13 @@ const FIELDS: Record<string, FieldDef> = {
     transaction: true,
     fold: 'lower',
     lowerColumn: true,
+  },
+  // extension: the card's last four digits (of the truncated PAN the transaction keeps)
+  'transactions.payment_method_details.last4': {
+    kind: 'text',
+    column: "right(t.details->>'truncated_pan', 4)",
+    transaction: true,
+    pattern: { re: /^\d{4}$/, what: 'the last four digits of a card, such as 4242' },
   },
   'transactions.id': { kind: 'uuid', column: 't.id', transaction: true },
 };

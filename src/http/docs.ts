@@ -37,6 +37,10 @@ pre{background:#101828;color:#f2f4f7;border-radius:8px;padding:.75rem;overflow:a
 pre code{overflow-wrap:normal}
 .fields{list-style:none;padding:0;margin:0}
 .fields li{padding:.35rem 0;border-top:1px solid #eaecf0}
+.fields.nested{margin:.35rem 0 0 .6rem;padding-left:.6rem;border-left:2px solid #d0d5dd}
+form.search{display:flex;flex-wrap:wrap;gap:.4rem;align-items:center;margin:.75rem 0}
+form.search input{font:inherit;padding:.3rem .5rem;border:1px solid #667085;border-radius:6px;min-width:0;flex:1 1 12rem}
+form.search button{font:inherit;padding:.3rem .8rem;border-radius:6px;border:1px solid #1849a9;background:#1849a9;color:#fff}
 .type{color:#475467;font-size:.85rem}
 .req{color:#b42318;font-size:.8rem;font-weight:700}
 .values{font-size:.85rem;color:#344054}
@@ -47,7 +51,7 @@ footer{padding:2rem 1rem;color:#475467;font-size:.85rem}
 `.trim();
 
 const STYLE_HASH = `sha256-${createHash('sha256').update(CSS).digest('base64')}`;
-export const DOCS_CSP = `default-src 'none'; style-src '${STYLE_HASH}'; img-src 'self' data:; form-action 'none'; frame-ancestors 'none'; base-uri 'none'`;
+export const DOCS_CSP = `default-src 'none'; style-src '${STYLE_HASH}'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
 
 const slug = (s: string) =>
   s
@@ -73,8 +77,12 @@ function typeOf(s: Json | undefined, resolve: (s?: Json) => Json | undefined): s
   return r.format ? `${t} (${r.format})` : t;
 }
 
-/** The fields of an object schema: name, type, required, description and allowed values. */
-function fields(schema: Json | undefined, resolve: (s?: Json) => Json | undefined): string {
+/**
+ * The fields of an object schema: name, type, required, description and allowed values; the
+ * fields of a nested object or array of objects beneath their field (transactions, customer...),
+ * a few levels deep.
+ */
+function fields(schema: Json | undefined, resolve: (s?: Json) => Json | undefined, depth = 0): string {
   const s = resolve(schema);
   const props = s?.properties as Json | undefined;
   if (!props || !Object.keys(props).length) return '';
@@ -89,11 +97,13 @@ function fields(schema: Json | undefined, resolve: (s?: Json) => Json | undefine
     ]
       .filter(Boolean)
       .join(', ');
+    const inner = r.type === 'array' ? resolve(r.items) : r;
+    const nested = depth < 3 && inner?.properties ? fields(inner, resolve, depth + 1) : '';
     return `<li><code>${esc(name)}</code> <span class="type">${esc(typeOf(p as Json, resolve))}${limits ? `, ${esc(limits)}` : ''}</span>${
       required.has(name) ? ' <span class="req">required</span>' : ''
-    }${r.description ? ` — ${esc(r.description)}` : ''}${values ? `<br><span class="values">One of: ${values.map((v: unknown) => `<code>${esc(v)}</code>`).join(', ')}</span>` : ''}</li>`;
+    }${r.description ? ` — ${esc(r.description)}` : ''}${values ? `<br><span class="values">One of: ${values.map((v: unknown) => `<code>${esc(v)}</code>`).join(', ')}</span>` : ''}${nested}</li>`;
   });
-  return `<ul class="fields">${items.join('')}</ul>`;
+  return `<ul class="fields${depth ? ' nested' : ''}">${items.join('')}</ul>`;
 }
 
 const pre = (label: string, text: string) => `<pre tabindex="0" aria-label="${esc(label)}"><code>${esc(text)}</code></pre>`;
@@ -132,15 +142,33 @@ ${responses}
 </section>`;
 }
 
-/** The whole reference page of an OpenAPI document. */
-export function renderReference(doc: Json): string {
+const textOf = (html: string) =>
+  html
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&')
+    .toLowerCase();
+
+/**
+ * The whole reference page of an OpenAPI document; with `q`, only the operations whose text
+ * (path, summary, fields at every depth, examples) contains it: a search that needs no script.
+ */
+export function renderReference(doc: Json, q = ''): string {
+  const want = q.trim().toLowerCase();
+  let matches = 0;
   const base = String(doc.servers?.[0]?.url ?? '').replace(/\/+$/, '');
   const byTag = new Map<string, string[]>();
   for (const [path, ops] of Object.entries((doc.paths ?? {}) as Json)) {
     for (const [method, op] of Object.entries(ops as Json)) {
       if (!['get', 'post', 'put', 'delete', 'patch'].includes(method)) continue;
       const tag = (op as Json).tags?.[0] ?? 'other';
-      byTag.set(tag, [...(byTag.get(tag) ?? []), operation(doc, base, path, method, op as Json)]);
+      const html = operation(doc, base, path, method, op as Json);
+      if (want && !textOf(html).includes(want)) continue;
+      matches++;
+      byTag.set(tag, [...(byTag.get(tag) ?? []), html]);
     }
   }
   const tags = [...byTag.keys()];
@@ -157,6 +185,8 @@ export function renderReference(doc: Json): string {
 <header>
 <h1>${esc(doc.info?.title ?? 'API reference')}</h1>
 <p>${esc(doc.info?.description ?? '')} Base URL: <code>${esc(base)}</code>. Authentication: HTTP Basic, the API key as user name and an empty password. The machine-readable document: <a href="/openapi.json">/openapi.json</a>.</p>
+<form method="get" action="/docs" class="search" role="search"><label for="q">Search the reference</label><input type="search" id="q" name="q" maxlength="100" value="${esc(q)}"><button type="submit">Search</button></form>
+${want ? `<p role="status">${matches} operation${matches === 1 ? '' : 's'} mention <code>${esc(q.trim())}</code>. <a href="/docs">Show all</a></p>` : ''}
 <nav aria-label="Sections"><ul>${tags.map((t) => `<li><a href="#${slug(t)}">${esc(t)}</a></li>`).join('')}</ul></nav>
 </header>
 <main>
@@ -171,9 +201,13 @@ ${tags.map((t) => `<section aria-labelledby="${slug(t)}"><h2 id="${slug(t)}">${e
 export const docsRoutes = (document: () => Json) => async (app: FastifyInstance) => {
   let page: Asset | undefined;
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
-    page ??= asset('text/html; charset=utf-8', renderReference(document()));
+    const raw = (req.query as Record<string, unknown> | undefined)?.q;
+    const q = typeof raw === 'string' ? raw.slice(0, 100) : '';
     setPageHeaders(reply, DOCS_CSP);
     reply.header('Cache-Control', 'no-cache');
+    // a search renders its own page; the whole reference is rendered once and kept
+    if (q.trim()) return sendAsset(req, reply, asset('text/html; charset=utf-8', renderReference(document(), q)));
+    page ??= asset('text/html; charset=utf-8', renderReference(document()));
     return sendAsset(req, reply, page);
   };
   app.get('/docs', { schema: { hide: true } }, handler);

@@ -1,6 +1,7 @@
 // The API reference: /openapi.json documents every operation with realistic examples (each
 // POST's example body is accepted by a test project), and /docs renders it as a page that
 // works on a phone with the hosted pages' security headers, compressed.
+import { setProjectWebhookUrl } from '../../src/services/webhooks/endpoints.ts';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -78,6 +79,8 @@ const PAID: Record<string, 'sale' | 'manual'> = {
 };
 
 test("each POST operation's documented example is accepted by a test project", async () => {
+  // a webhook URL (nothing listens on port 9): the test event and the resend of a delivery have a receiver to try
+  await setProjectWebhookUrl(t.svc.ctx, t.project.project_id, 'http://127.0.0.1:9/hook');
   const created = await t.api('POST', '/v1/orders/', exampleOf(doc.paths['/v1/orders/'].post.requestBody.content['application/json']));
   assert.equal(created.status, 201, created.text);
   const order = created.body;
@@ -105,7 +108,11 @@ test("each POST operation's documented example is accepted by a test project", a
     // an order without a transaction for the operation that starts one; a paid one for money; the example order for the rest
     const paid = PAID[name] === 'manual' ? await preAuthorization() : PAID[name] ? sale : undefined;
     const target = paid ?? (path === '/v1/orders/{order_id}/transactions/' ? bare : order);
-    const url = path.replace('{order_id}', target.id).replace('{transaction_id}', (paid ?? order).transactions[0].id);
+    const delivery = path.includes('{delivery_id}') ? (await t.api('GET', '/v1/webhooks/deliveries/')).body.deliveries[0].id : '';
+    const url = path
+      .replace('{order_id}', target.id)
+      .replace('{transaction_id}', (paid ?? order).transactions[0].id)
+      .replace('{delivery_id}', delivery);
     const example = exampleOf(op.requestBody?.content?.['application/json']);
     // the vault stores a card against the setup_token of a transaction that exists: the example order's
     let body = example?.setup_token ? { ...example, setup_token: order.transactions[0].payment_method_details.setup_token } : example;
@@ -138,4 +145,23 @@ test('/docs: every operation on one page, phone-ready, with the security headers
   const plain = await fetch(`${t.url}/docs`, { headers: { 'accept-encoding': 'identity' } });
   assert.equal(plain.headers.get('content-encoding'), null);
   assert.ok(Number(res.headers.get('content-length') ?? Infinity) < (await plain.text()).length / 3, 'compressed to a fraction');
+});
+
+test('/docs: nested fields (transactions, customer) under their field; a search without script finds capture_mode', async () => {
+  const html = await (await fetch(`${t.url}/docs`)).text();
+  const orders = html.slice(html.indexOf('id="post-v1-orders"'), html.indexOf('</section>', html.indexOf('id="post-v1-orders"')));
+  assert.match(orders, /<code>transactions<\/code>[\s\S]*<ul class="fields nested">[\s\S]*<code>capture_mode<\/code>/);
+  assert.match(orders, /<code>customer<\/code>[^\n]*<ul class="fields nested">[\s\S]*<code>email_address<\/code>/);
+  const found = await fetch(`${t.url}/docs?q=capture_mode`);
+  assert.equal(found.status, 200);
+  const page = await found.text();
+  assert.match(page, /<p role="status">\d+ operations? mention <code>capture_mode<\/code>/);
+  assert.ok(page.includes('id="post-v1-orders"'), 'creating an order takes capture_mode');
+  assert.ok(!page.includes('id="post-vault-v1-cards"'), 'the vault does not');
+  assert.match(page, /<input type="search" id="q" name="q" maxlength="100" value="capture_mode">/);
+  assert.match(found.headers.get('content-security-policy') ?? '', /form-action 'self'/);
+  assert.match(
+    await (await fetch(`${t.url}/docs?q=${encodeURIComponent('<zzz>')}`)).text(),
+    /0 operations mention <code>&lt;zzz&gt;<\/code>/,
+  );
 });

@@ -57,10 +57,39 @@ test('project create --merchant ID adds a project to that merchant', async () =>
   keys.push(r.api_key);
 });
 
-test('errors: an unknown merchant exits 1 with a clear message', async () => {
+test('errors: an unknown merchant or project id exits 2 with one clear line', async () => {
   const mer = await tender(['project', 'create', '--name', 'X', '--merchant', '3b0c4f6e-2f57-4f3f-9a55-6a5d3c1c9e11', '--json']);
-  assert.equal(mer.code, 1);
+  assert.equal(mer.code, 2);
   assert.match(mer.stderr, /merchant .* not found/);
+  const nope = await tender(['project', 'set-webhook', '--project', 'nope']);
+  assert.equal(nope.code, 2);
+  assert.equal(nope.stderr, 'tender: NotFound: project nope not found\n');
+  assert.equal(nope.stdout, '');
+});
+
+test('an unknown command, at the top or under a group, exits 2 with one line', async () => {
+  const foo = await tender(['foo']);
+  assert.equal(foo.code, 2);
+  assert.equal(foo.stderr, "tender: unknown command 'foo' (tender --help lists the commands)\n");
+  const sub = await tender(['project', 'foo']);
+  assert.equal(sub.code, 2);
+  assert.match(sub.stderr, /^tender: unknown command 'project foo'/);
+});
+
+test('every command has a description in --help', async () => {
+  const walk = async (path: string[]): Promise<string[]> => {
+    const help = await tender([...path, '--help']);
+    assert.equal(help.code, 0, help.stderr);
+    const block = /Commands:\n([\s\S]*)$/.exec(help.stdout)?.[1] ?? '';
+    const lines = block.split('\n').filter((l) => /^ {2}\S/.test(l));
+    const missing = lines
+      .filter((l) => !/^ {2}\S+(?: \[[^\]]+\]| <[^>]+>|\|\S+)* {2,}\S/.test(l))
+      .map((l) => `${path.join(' ')} ${l.trim()}`);
+    const subs = lines.map((l) => l.trim().split(/[\s|]/)[0]).filter((n) => n !== 'help');
+    const nested = await Promise.all(subs.map((n) => walk([...path, n])));
+    return [...missing, ...nested.flat()];
+  };
+  assert.deepEqual(await walk([]), []);
 });
 
 test('while `serve` holds the directory, commands go through it; SIGTERM exits 0 and the store is intact', async () => {
@@ -99,7 +128,7 @@ test('while `serve` holds the directory, commands go through it; SIGTERM exits 0
     assert.equal(after.status, 401);
 
     const failing = await tender(['key', 'rotate', '--project', '3b0c4f6e-2f57-4f3f-9a55-6a5d3c1c9e11']);
-    assert.equal(failing.code, 1);
+    assert.equal(failing.code, 2, 'an unknown id, through the server too');
     assert.match(failing.stderr, /project 3b0c4f6e-2f57-4f3f-9a55-6a5d3c1c9e11 not found/);
     assert.equal(failing.stdout, '');
 

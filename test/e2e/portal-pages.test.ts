@@ -40,7 +40,7 @@ test('project switch: every project of the merchant; test projects carry the tes
   assert.equal((await t.db.query('SELECT webhook_url FROM projects WHERE id = $1', [live.project_id]))[0].webhook_url, null);
 });
 
-test("home: today's count and volume, success rate, and the SVG chart of payments per day", async () => {
+test("home: today's count and net volume, success rate, and the SVG chart of net volume per day", async () => {
   await payOrder(t, { merchant_order_id: 'home-1', amount: 1000 });
   await payOrder(t, { merchant_order_id: 'home-2', amount: 2500 });
   await payOrder(t, { merchant_order_id: 'home-3', amount: 700 }, { pan: '4000000000000002' }).catch(() => undefined);
@@ -49,8 +49,9 @@ test("home: today's count and volume, success rate, and the SVG chart of payment
   assert.ok(today >= 2, home.text);
   assert.match(home.text, /<p class="stat">€35\.00<\/p>/, 'today: 10.00 + 25.00 completed');
   assert.match(home.text, /data-success-rate>\d+\.\d %</);
-  assert.match(home.text, /<svg viewBox="0 0 700 220" role="img" aria-labelledby="chart-title chart-desc"/);
-  assert.equal((home.text.match(/<rect /g) ?? []).length, 14, 'one bar per day');
+  assert.match(home.text, /<svg viewBox="0 0 700 220" role="img" aria-labelledby="chart-0-title chart-0-desc"/);
+  assert.equal((home.text.match(/<rect /g) ?? []).length, 14, 'one bar per day of the default period');
+  assert.match(home.text, /<td data-label="Day">\d{4}-\d{2}-\d{2}<\/td>/, 'the numbers as a table too');
 });
 
 test('settings: key hint and dates, a new key beside the old, webhook URL saved, secret rotated and shown once, methods and fees', async () => {

@@ -262,6 +262,11 @@ describe('compileQuery: grammar', () => {
         'transactions.payment_method_brand:VISA',
         { where: TXN('lower(t.payment_method_brand) = $1'), params: ['visa'] },
       ],
+      kind: ['kind:Refund', { where: 'o.kind = $1', params: ['refund'] }],
+      'transactions.payment_method_details.last4': [
+        'transactions.payment_method_details.last4:4242',
+        { where: TXN("right(t.details->>'truncated_pan', 4) = $1"), params: ['4242'] },
+      ],
       'transactions.id': [`transactions.id:${UUID}`, { where: TXN('t.id = $1::uuid'), params: [UUID] }],
     };
     assert.deepEqual(Object.keys(cases).sort(), [...SEARCH_FIELDS].sort());
@@ -308,6 +313,11 @@ describe('compileQuery: errors', () => {
       field: 'customer.emial',
       message: /Unknown field "customer\.emial" at position 15; known fields: id, merchant_order_id, status,.*transactions\.id$/,
     });
+  });
+
+  it('last four digits and kinds are checked', () => {
+    assertQueryError(() => c('transactions.payment_method_details.last4:42'), { position: 42, message: /last four digits/ });
+    assertQueryError(() => c('kind:sale'), { position: 5, field: 'kind', message: /one of payment, capture/ });
   });
 
   it('bad uuid', () => {

@@ -10,12 +10,21 @@ import { orderRoutes } from './orders.ts';
 import { linkRoutes } from './links.ts';
 import { settingsRoutes } from './settings.ts';
 import { testToolRoutes } from './test-tools.ts';
+import { teamRoutes } from './team.ts';
+import { webhookRoutes } from './webhooks.ts';
+import { inviteRoutes } from './invite.ts';
+import { allows, capabilityOf } from '../../domain/roles.ts';
+import { requiresTotp } from '../../services/portal/team.ts';
+import { TEAM_STRINGS } from './i18n-team.ts';
 
 /**
  * The merchant portal at {portal_url}: server-rendered pages on the API's services.
  * Public: sign-in and the assets. Everything else needs a session (cookie), a verified second
  * factor when the user has one, and on every POST the session's CSRF token and our Origin.
  */
+/** What a user without a second factor may still reach when the owners require one. */
+const TOTP_SETUP = /^(\/projects\/:project_id\/settings\/(totp\/(setup|confirm))?|\/sign-out)$/;
+
 export const portalRoutes = (ctx: Ctx) => async (app: FastifyInstance) => {
   const kit = new Kit(ctx);
   app.decorateRequest('portal', null as never);
@@ -136,6 +145,8 @@ ${csrfField(req.portal.csrf)}
     return kit.redirect(reply, '/');
   });
 
+  await app.register(inviteRoutes(kit));
+
   // ---- signed-in area --------------------------------------------------------------------
 
   await app.register(async (area) => {
@@ -144,6 +155,27 @@ ${csrfField(req.portal.csrf)}
       if (!s) return kit.redirect(reply, '/sign-in');
       if (!s.verified) return kit.redirect(reply, '/sign-in/code');
       if (req.method === 'POST' && (!kit.originAllowed(req) || !kit.checkCsrf(s.id, field(req.body, 'csrf')))) return refused(req, reply);
+      // The role, on every route and action (domain/roles.ts): a hidden button is never the only guard.
+      const route = (req.routeOptions.url ?? '').slice(kit.base.length);
+      const action = route.endsWith('/actions')
+        ? field(req.body, 'action')
+        : route.endsWith('/confirm')
+          ? field(req.query, 'action')
+          : undefined;
+      if (!allows(s.user.role, capabilityOf(req.method, route, action))) {
+        const t = req.portal.t;
+        return kit.page(req, reply, {
+          status: 403,
+          title: t.refused_title,
+          body: `<h1>${esc(t.refused_title)}</h1>${alert(TEAM_STRINGS[req.portal.locale].no_permission)}`,
+        });
+      }
+      // When the owners require a second factor, a user without one sets it up before anything else.
+      if (!s.user.totp_secret_ct && !TOTP_SETUP.test(route) && (await requiresTotp(ctx, s.user.merchant_id))) {
+        const [first] = await projectsOf(ctx, s.user);
+        if (!first) return refused(req, reply);
+        return kit.redirect(reply, `/projects/${first.id}/settings/?totp=required#security`);
+      }
     });
 
     area.get('/', async (req, reply) => {
@@ -171,5 +203,7 @@ ${csrfField(req.portal.csrf)}
     await area.register(linkRoutes(kit));
     await area.register(settingsRoutes(kit));
     await area.register(testToolRoutes(kit));
+    await area.register(teamRoutes(kit));
+    await area.register(webhookRoutes(kit));
   });
 };

@@ -7,6 +7,7 @@ import { LOCALES, fromAcceptLanguage, type Locale } from '../pay/i18n.ts';
 import { PORTAL_STRINGS, type PortalStrings } from './i18n.ts';
 import { layout, PORTAL_CSP, type NavItem } from './view.ts';
 import { isUuid } from '../../domain/ids.ts';
+import { allows, type Capability } from '../../domain/roles.ts';
 import { setPageHeaders } from '../pay/security.ts';
 
 /** What every portal route shares: cookies, CSRF tokens, the signed-in user, page rendering. */
@@ -98,6 +99,12 @@ export class Kit {
     return { locale, t: PORTAL_STRINGS[locale] };
   }
 
+  /** Whether the signed-in user's role allows `cap` (domain/roles.ts): for showing only what they may use. */
+  can(req: FastifyRequest, cap: Capability): boolean {
+    const user = req.portal.session?.user;
+    return Boolean(user && allows(user.role, cap));
+  }
+
   actor(req: FastifyRequest): Actor {
     return { user: req.portal.session!.user, address: req.ip };
   }
@@ -131,6 +138,7 @@ export class Kit {
         csrf,
         merchant: user ? await merchantName(this.ctx, user) : undefined,
         email: user?.email,
+        role: user?.role,
         projects: user ? await projectsOf(this.ctx, user) : undefined,
         project: o.project,
         nav: o.nav,

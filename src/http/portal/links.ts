@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../domain/errors.ts';
+import { addDuration } from '../../domain/duration.ts';
+import { nowFor } from '../../services/platform/context.ts';
 import { parseMajorAmount } from '../../domain/portal.ts';
 import { settingsOf } from '../../domain/project.ts';
 import { audit, createLink, linkOf, linksOf, type ProjectRow } from '../../services/portal/actions.ts';
@@ -9,6 +11,11 @@ import { alert, badge, copyable, csrfField, esc, money, notice, table, when } fr
 /** Payment links: the list with status, a form to create one, a link's page with its orders. */
 
 const EXPIRIES = ['P1D', 'P7D', 'P30D'];
+/** "30 days (until 2026-12-26)": a choice a person reads, not an ISO 8601 duration. */
+const expiryLabel = (period: string, now: Date) => {
+  const days = Number(/^P(\d+)D$/.exec(period)?.[1]);
+  return `${days} day${days === 1 ? '' : 's'} (${addDuration(now, period).toISOString().slice(0, 10)})`;
+};
 
 function currenciesOf(project: ProjectRow): string[] {
   const s = settingsOf(project.settings);
@@ -38,8 +45,8 @@ export const linkRoutes = (kit: Kit) => async (app: FastifyInstance) => {
       esc(when(l.created)),
       copyable(`link-${l.id}`, l.url, t, l.merchant_order_id),
     ]);
-    const body = `<h1>${esc(t.links_title)}</h1>
-${o.error ? alert(o.error) : ''}<section class="panel" aria-labelledby="new-link"><h2 id="new-link">${esc(t.new_link)}</h2>
+    // payment links ask for money: support and owners make them (domain/roles.ts)
+    const newLinkForm = () => `<section class="panel" aria-labelledby="new-link"><h2 id="new-link">${esc(t.new_link)}</h2>
 <form method="post" action="${kit.base}/projects/${project.id}/links/" class="filters">
 ${csrfField(req.portal.csrf)}
 <div class="field"><label for="link-ref">${esc(t.reference)}</label><input type="text" id="link-ref" name="merchant_order_id" maxlength="255" required value="${esc(k.merchant_order_id)}"></div>
@@ -47,10 +54,12 @@ ${csrfField(req.portal.csrf)}
 <div class="field"><label for="link-currency">${esc(t.currency)}</label><select id="link-currency" name="currency">${currenciesOf(project)
       .map((c) => `<option${c === currency ? ' selected' : ''}>${esc(c)}</option>`)
       .join('')}</select></div>
-<div class="field"><label for="link-expires">${esc(t.expires)}</label><select id="link-expires" name="expiration_period">${EXPIRIES.map((e) => `<option${e === (k.expiration_period || 'P30D') ? ' selected' : ''}>${e}</option>`).join('')}</select></div>
+<div class="field"><label for="link-expires">${esc(t.expires)}</label><select id="link-expires" name="expiration_period">${EXPIRIES.map((e) => `<option value="${e}"${e === (k.expiration_period || 'P30D') ? ' selected' : ''}>${esc(expiryLabel(e, nowFor(project)))}</option>`).join('')}</select></div>
 <div class="field wide"><label for="link-desc">${esc(t.description)}</label><input type="text" id="link-desc" name="description" maxlength="1024" value="${esc(k.description)}"></div>
 <div class="field"><button type="submit">${esc(t.create_link)}</button></div>
-</form></section>
+</form></section>`;
+    const body = `<h1>${esc(t.links_title)}</h1>
+${o.error ? alert(o.error) : ''}${kit.can(req, 'money') ? newLinkForm() : ''}
 <section class="panel" aria-labelledby="links-h"><h2 id="links-h">${esc(t.links_title)}</h2>
 ${rows.length ? table(t.links_title, [t.reference, t.description, t.amount, t.status, t.created, t.link], rows, { numeric: [2] }) : `<p>${esc(t.no_links)}</p>`}</section>`;
     return kit.page(req, reply, { title: t.links_title, body, nav: 'links', project, status: o.status });
@@ -99,7 +108,7 @@ ${field(req.query, 'created') ? notice(t.link_created) : ''}
 <dt>${esc(t.amount)}</dt><dd>${esc(money(link.amount, link.currency, locale))}</dd>
 ${link.description ? `<dt>${esc(t.description)}</dt><dd>${esc(link.description)}</dd>` : ''}
 <dt>${esc(t.created)}</dt><dd>${esc(when(link.created))}</dd>
-<dt>${esc(t.expires)}</dt><dd>${esc(link.expiration_period)}</dd>
+<dt>${esc(t.expires)}</dt><dd data-expires>${esc(when(addDuration(new Date(link.created), link.expiration_period)))}</dd>
 <dt>${esc(t.link)}</dt><dd>${copyable('link-url', link.payment_url, t, t.link)}</dd>
 </dl></section>
 <section class="panel" aria-labelledby="link-orders"><h2 id="link-orders">${esc(t.link_orders)}</h2>

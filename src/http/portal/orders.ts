@@ -6,7 +6,6 @@ import { formatMinor } from '../../domain/currency.ts';
 import { PAYMENT_METHODS } from '../../domain/project.ts';
 import { nowFor } from '../../services/platform/context.ts';
 import { searchOrders } from '../../services/reporting/search.ts';
-import { orderReport } from '../../services/reporting/reports.ts';
 import {
   deliveryLog,
   isOrderAction,
@@ -15,13 +14,18 @@ import {
   type OrderAction,
   type ProjectRow,
 } from '../../services/portal/actions.ts';
+import { moneyActions } from '../../domain/money-state.ts';
+import { moneyByOrder, type PaymentMoney } from '../../services/portal/money.ts';
+import { cardText, moneyCsv, type OrderView, type TxnView, moneyFacts, moneyWords, stateBadge } from './money-view.ts';
 import { field, type Kit } from './kit.ts';
 import { alert, badge, csrfField, esc, money, notice, table, when } from './view.ts';
 
 /** Orders: the list (search, quick filters, paging, CSV), an order's page, and its actions. */
 
-const STATUSES = ['new', 'processing', 'completed', 'cancelled', 'expired', 'error', 'see-transactions'];
+// the order statuses a person filters by (see-transactions is the API's, not a merchant's)
+const STATUSES = ['new', 'processing', 'completed', 'cancelled', 'expired', 'error'];
 const PAGE_SIZE = 25;
+const CSV_MAX = 10_000;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 /** One per action form: the action runs once per token (services/portal.ts orderAction). */
 const newToken = () => randomBytes(18).toString('base64url');
@@ -32,6 +36,12 @@ interface Filter {
   method: string;
   from: string;
   to: string;
+  /** the card's last four digits, its brand, the customer's email, an amount range (major units) */
+  last4: string;
+  brand: string;
+  email: string;
+  min: string;
+  max: string;
 }
 
 const filterOf = (query: unknown): Filter => ({
@@ -40,18 +50,36 @@ const filterOf = (query: unknown): Filter => ({
   method: field(query, 'method'),
   from: field(query, 'from'),
   to: field(query, 'to'),
+  last4: field(query, 'last4').trim(),
+  brand: field(query, 'brand').trim().slice(0, 40),
+  email: field(query, 'email').trim().slice(0, 254),
+  min: field(query, 'min').trim(),
+  max: field(query, 'max').trim(),
 });
 
-/** The quick filters joined to the typed query, in the API's search language. */
-export function composeQuery(f: Filter): string {
-  const parts: string[] = [];
+/** A value as one quoted term of the search language. */
+const quoted = (v: string) => `"${v.replace(/["\\]/g, '\\$&')}"`;
+
+/**
+ * The quick filters joined to the typed query, in the API's search language. Payments only:
+ * the orders that move a payment's money (captures, voids, refunds, chargebacks) are shown
+ * beneath their payment, so that the list counts money once.
+ */
+export function composeQuery(f: Filter, currency = 'EUR'): string {
+  const parts: string[] = ['kind:payment'];
+  if (/^\d{4}$/.test(f.last4)) parts.push(`transactions.payment_method_details.last4:${f.last4}`);
+  if (/^[a-z0-9_-]{2,40}$/i.test(f.brand)) parts.push(`transactions.payment_method_brand:${f.brand.toLowerCase()}`);
+  if (f.email) parts.push(`customer.email_address:${quoted(f.email)}`);
+  const min = f.min ? parseMajorAmount(f.min, currency) : undefined;
+  const max = f.max ? parseMajorAmount(f.max, currency) : undefined;
+  if (min !== undefined || max !== undefined) parts.push(`amount:[${min ?? '*'} TO ${max ?? '*'}]`);
   if (f.q.trim() && f.q.trim() !== '*') parts.push(`(${f.q.trim()})`);
   if (STATUSES.includes(f.status)) parts.push(`status:${f.status}`);
   if ((PAYMENT_METHODS as readonly string[]).includes(f.method)) parts.push(`transactions.payment_method:${f.method}`);
   const from = DATE.test(f.from) ? f.from : '*';
   const to = DATE.test(f.to) ? f.to : '*';
   if (from !== '*' || to !== '*') parts.push(`created:[${from} TO ${to}]`);
-  return parts.join(' AND ') || '*';
+  return parts.join(' AND ');
 }
 
 const filterQuery = (f: Filter, extra: Record<string, string> = {}) =>
@@ -64,6 +92,7 @@ export const orderRoutes = (kit: Kit) => async (app: FastifyInstance) => {
   app.get('/projects/:project_id/orders/', async (req, reply) => {
     const project = await kit.project(req);
     const { t, locale } = req.portal;
+    const w = moneyWords(locale);
     const f = filterOf(req.query);
     const after = field(req.query, 'after');
     let error: string | undefined;
@@ -83,19 +112,32 @@ export const orderRoutes = (kit: Kit) => async (app: FastifyInstance) => {
 <div class="field"><label for="method">${esc(t.method)}</label><select id="method" name="method">${opt('', t.any, f.method)}${PAYMENT_METHODS.map((m) => opt(m, m, f.method)).join('')}</select></div>
 <div class="field"><label for="from">${esc(t.from)}</label><input type="date" id="from" name="from" value="${esc(DATE.test(f.from) ? f.from : '')}"></div>
 <div class="field"><label for="to">${esc(t.to)}</label><input type="date" id="to" name="to" value="${esc(DATE.test(f.to) ? f.to : '')}"></div>
+<div class="field"><label for="last4">${esc(w.last4)}</label><input type="text" id="last4" name="last4" inputmode="numeric" maxlength="4" size="5" pattern="[0-9]{4}" value="${esc(f.last4)}"></div>
+<div class="field"><label for="brand">${esc(t.brand)}</label><input type="text" id="brand" name="brand" maxlength="40" size="10" value="${esc(f.brand)}"></div>
+<div class="field"><label for="email">${esc(t.email)}</label><input type="email" id="email" name="email" maxlength="254" value="${esc(f.email)}"></div>
+<div class="field"><label for="min">${esc(w.amount_min)}</label><input type="text" inputmode="decimal" id="min" name="min" size="8" value="${esc(f.min)}"></div>
+<div class="field"><label for="max">${esc(w.amount_max)}</label><input type="text" inputmode="decimal" id="max" name="max" size="8" value="${esc(f.max)}"></div>
 <div class="field"><button type="submit">${esc(t.filter)}</button></div>
 </form>`;
     let list = '';
     if (result) {
-      const rows = result.orders.map((o: any) => {
-        const txn = o.transactions?.[0];
+      const moneys = await moneyByOrder(
+        ctx,
+        project,
+        (result.orders as OrderView[]).map((o) => o.id),
+      );
+      const rows = (result.orders as OrderView[]).map((o) => {
+        const txns = o.transactions ?? [];
+        const txn = txns.find((x) => x.status === 'accepted' || x.status === 'completed') ?? txns.at(-1);
+        const p = moneys.get(o.id);
         return [
           esc(when(o.created)),
-          `<a href="${orderPath(project, o.id)}">${esc(o.merchant_order_id ?? o.id)}${kindOf(o) === 'payment' ? '' : ` (${esc(kindOf(o))})`}</a>`,
+          `<a href="${orderPath(project, o.id)}">${esc(o.merchant_order_id ?? o.id)}</a>`,
           esc(o.description ?? ''),
           esc(money(o.amount, o.currency, locale)),
-          badge(o.status),
-          esc(txn?.payment_method ?? ''),
+          p ? stateBadge(w, p.money) : badge(o.status),
+          p ? esc(money(p.money.net, o.currency, locale)) : '',
+          esc(txn ? cardText(txn) : ''),
         ];
       });
       const count = `<p class="muted" role="status">${esc(t.results(result.total, result.total_relation === 'gte'))}</p>`;
@@ -105,7 +147,13 @@ export const orderRoutes = (kit: Kit) => async (app: FastifyInstance) => {
           ? `<a href="${base}?${filterQuery(f, { after: result.search_after })}" rel="next">${esc(t.next_page)}</a>`
           : '',
       ].join('');
-      list = `${count}${rows.length ? table(t.orders_title, [t.created, t.reference, t.description, t.amount, t.status, t.method], rows, { numeric: [3] }) : `<p>${esc(t.no_orders)}</p>`}
+      list = `${count}${
+        rows.length
+          ? table(t.orders_title, [t.created, t.reference, t.description, t.amount, t.status, moneyWords(locale).net, t.method], rows, {
+              numeric: [3, 5],
+            })
+          : `<p>${esc(t.no_orders)}</p>`
+      }
 <div class="pager">${pager}</div>`;
     }
     const body = `<h1>${esc(t.orders_title)}</h1>
@@ -114,13 +162,34 @@ ${error ? alert(error) : ''}<section class="panel" aria-label="${esc(t.orders_ti
     return kit.page(req, reply, { title: t.orders_title, body, nav: 'orders', project, status: error ? 400 : 200 });
   });
 
+  /**
+   * The portal's CSV: one line per payment with its money state and net (money counted once),
+   * at most CSV_MAX payments; the API's CSV report (POST /v1/reports/orders/) keeps the spec's shape.
+   */
   app.get('/projects/:project_id/orders.csv', async (req, reply) => {
     const project = await kit.project(req);
-    const report = orderReport(ctx, project, { query: composeQuery(filterOf(req.query)) }, nowFor(project));
+    const query = composeQuery(filterOf(req.query));
+    const rows: { order: OrderView; p: PaymentMoney }[] = [];
+    let after: string = '-1';
+    while (rows.length < CSV_MAX) {
+      const page = await searchOrders(ctx, project, { query, size: 500, search_after: after });
+      const moneys = await moneyByOrder(
+        ctx,
+        project,
+        (page.orders as OrderView[]).map((o) => o.id),
+      );
+      for (const o of page.orders as OrderView[]) {
+        const p = moneys.get(o.id);
+        if (p) rows.push({ order: o, p });
+      }
+      if (page.orders.length < 500 || !page.search_after) break;
+      after = page.search_after;
+    }
+    const day = nowFor(project).toISOString().slice(0, 10);
     return reply
       .header('content-type', 'text/csv; charset=utf-8')
-      .header('content-disposition', `attachment; filename="${report.filename}"`)
-      .send(report.stream);
+      .header('content-disposition', `attachment; filename="payments-${day}.csv"`)
+      .send(moneyCsv(rows));
   });
 
   // ---- one order -------------------------------------------------------------------------
@@ -135,19 +204,22 @@ ${error ? alert(error) : ''}<section class="panel" aria-label="${esc(t.orders_ti
     const id = (req.params as { order_id: string }).order_id;
     const { order, related, parent } = await orderWithRelated(ctx, project, id);
     const log = await deliveryLog(ctx, project, order.id);
+    const w = moneyWords(locale);
+    // the primary: the page after an action shows its result
+    const pm = (await moneyByOrder(ctx, project, [order.id], true)).get(order.id);
     const m = (n: number) => esc(money(n, order.currency, locale));
     const ref = order.merchant_order_id ?? order.id;
     const c = order.customer ?? {};
     const customer = [[c.first_name, c.last_name].filter(Boolean).join(' '), c.email_address].filter(Boolean).join(', ');
     const facts: [string, string][] = [
       [t.amount, m(order.amount)],
+      ...(pm ? moneyFacts(w, pm.money, order.currency, locale) : []),
       [t.status, badge(order.status)],
       [t.kind, esc(order.kind ?? (order.flags?.includes('is-refund') ? 'refund' : 'payment'))],
       [t.created, esc(when(order.created))],
       [t.order_id, `<code>${esc(order.id)}</code>`],
       ...(order.description ? ([[t.description, esc(order.description)]] as [string, string][]) : []),
       ...(customer ? ([[t.customer, esc(customer)]] as [string, string][]) : []),
-      ...(order.refunded_amount ? ([[t.refunded, m(order.refunded_amount)]] as [string, string][]) : []),
       ...(parent
         ? ([[t.parent, `<a href="${orderPath(project, parent.id)}">${esc(parent.merchant_order_id ?? parent.id)}</a>`]] as [
             string,
@@ -162,7 +234,7 @@ ${error ? alert(error) : ''}<section class="panel" aria-label="${esc(t.orders_ti
       esc(x.payment_method ?? ''),
       esc(x.payment_method_brand ?? ''),
       esc(x.payment_method_details?.truncated_pan ?? ''),
-      `${badge(x.status)}${x.reason ? ` <span class="muted">${esc(x.reason)}</span>` : ''}`,
+      `${badge(x.status)}${x.reason && x.reason !== x.status ? ` <span class="muted">${esc(w.reason[x.reason] ?? x.reason)}</span>` : ''}`,
       esc(
         x.outcomes?.three_d_secure
           ? `${x.outcomes.three_d_secure.trans_status}${x.outcomes.three_d_secure.eci ? ` (ECI ${x.outcomes.three_d_secure.eci})` : ''}`
@@ -202,16 +274,16 @@ ${error ? alert(error) : ''}<section class="panel" aria-label="${esc(t.orders_ti
         esc(when(d.created)),
       ];
     });
-    const actions = actionForms(req, project, order, txns);
+    const actions = actionForms(req, project, order, txns, pm);
     const body = `<h1>${esc(t.order_title(ref))}</h1>
 ${o.error ? alert(o.error) : ''}${o.done ? notice(t.action_done[o.done] ?? '') : ''}
 <section class="panel" aria-labelledby="facts-h"><h2 id="facts-h" class="vh">${esc(t.order)}</h2><dl class="facts">${facts.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${v}</dd>`).join('')}</dl></section>
 <section class="panel" aria-labelledby="actions-h"><h2 id="actions-h">${esc(t.actions)}</h2>${o.fieldError ? alert(o.fieldError) : ''}${actions || `<p>${esc(t.no_actions)}</p>`}</section>
 <section class="panel" aria-labelledby="txns-h"><h2 id="txns-h">${esc(t.transactions)}</h2>${table(t.transactions, [t.transaction, t.method, t.brand, t.card, t.status, t.three_ds, t.liability_shift, t.capture_mode, t.capturable, t.amount], txnRows, { numeric: [9] })}</section>
 <section class="panel" aria-labelledby="timeline-h"><h2 id="timeline-h">${esc(t.timeline)}</h2><ol class="timeline">${events.map((e) => `<li><span class="muted">${esc(when(e.at))}</span> ${e.html}</li>`).join('')}</ol></section>
-<section class="panel" aria-labelledby="related-h"><h2 id="related-h">${esc(t.related)}</h2>${relatedRows.length ? table(t.related, [t.kind, t.order_id, t.amount, t.status, t.created], relatedRows, { numeric: [2] }) : `<p>${esc(t.no_related)}</p>`}</section>
+<section class="panel" aria-labelledby="related-h"><h2 id="related-h">${esc(pm ? w.movements : t.related)}</h2>${relatedRows.length ? table(pm ? w.movements : t.related, [t.kind, t.order_id, t.amount, t.status, t.created], relatedRows, { numeric: [2] }) : `<p>${esc(pm ? w.no_movements : t.no_related)}</p>`}</section>
 <section class="panel" aria-labelledby="webhooks-h"><h2 id="webhooks-h">${esc(t.webhooks)}</h2>${deliveries.length ? table(t.webhooks, [t.event, t.url, t.status, t.attempts, t.last_response, t.created], deliveries) : `<p>${esc(t.no_deliveries)}</p>`}
-${confirmLink(req, project, order.id, 'resend')}</section>`;
+${kit.can(req, 'developer') ? confirmLink(req, project, order.id, 'resend') : ''}</section>`;
     return kit.page(req, reply, { title: t.order_title(ref), body, nav: 'orders', project, status: o.status });
   }
 
@@ -245,27 +317,26 @@ ${o.description ? `<div class="field"><label for="${idp}-desc">${esc(t.refund_de
 <button type="submit"${action === 'cancel' || action === 'void' ? ' class="danger"' : ''}>${esc(t.action[action])}</button></form>`;
   }
 
-  function actionForms(req: FastifyRequest, project: ProjectRow, order: any, txns: any[]): string {
+  /** Only the actions the payment's money allows (domain/money-state.ts moneyActions). */
+  function actionForms(req: FastifyRequest, project: ProjectRow, order: OrderView, txns: TxnView[], pm: PaymentMoney | undefined): string {
     const t = req.portal.t;
-    if (order.related_order_id) return '';
+    if (order.related_order_id || !pm || !kit.can(req, 'money')) return ''; // support and owners move money
+    const allowed = moneyActions(order.status, pm.money);
     const out: string[] = [];
-    const credit = txns.find((x) => x.credit_debit === 'credit');
-    for (const x of txns.filter((y) => y.is_capturable)) {
-      out.push(confirmLink(req, project, order.id, 'capture', { txn: x.id }));
-      out.push(confirmLink(req, project, order.id, 'void', { txn: x.id, amount: { label: t.amount_optional } }));
-    }
-    if (order.status === 'completed' && credit) {
-      const left = order.amount - (order.refunded_amount ?? 0);
-      if (left > 0)
-        out.push(
-          confirmLink(req, project, order.id, 'refund', {
-            amount: { label: t.amount, value: formatMinor(left, order.currency) },
-            description: true,
-          }),
-        );
-    }
-    if (order.status === 'new' || order.status === 'processing') out.push(confirmLink(req, project, order.id, 'cancel'));
-    if (project.mode === 'test' && order.status === 'completed' && credit) {
+    if (allowed.capture || allowed.void)
+      for (const x of txns.filter((y) => y.is_capturable)) {
+        out.push(confirmLink(req, project, order.id, 'capture', { txn: x.id }));
+        out.push(confirmLink(req, project, order.id, 'void', { txn: x.id, amount: { label: t.amount_optional } }));
+      }
+    if (allowed.refund)
+      out.push(
+        confirmLink(req, project, order.id, 'refund', {
+          amount: { label: t.amount, value: formatMinor(allowed.refund, order.currency) },
+          description: true,
+        }),
+      );
+    if (allowed.cancel) out.push(confirmLink(req, project, order.id, 'cancel'));
+    if (project.mode === 'test' && pm.money.net > 0) {
       out.push(confirmLink(req, project, order.id, 'chargeback', { amount: { label: t.amount_optional } }));
       out.push(confirmLink(req, project, order.id, 'settle'));
     }
@@ -295,7 +366,13 @@ ${o.description ? `<div class="field"><label for="${idp}-desc">${esc(t.refund_de
     const token = /^[A-Za-z0-9_-]{16,64}$/.test(given) ? given : newToken();
     const description = field(req.query, 'description').slice(0, 1024);
     const label = t.action[action];
-    const shown = amount !== undefined ? money(amount, order.currency, locale) : undefined;
+    // a capture moves all that is reserved, as does a void without an amount: say how much
+    const open =
+      amount === undefined && (action === 'capture' || action === 'void')
+        ? (await moneyByOrder(ctx, project, [order.id], true)).get(order.id)?.money.open
+        : undefined;
+    const shownAmount = amount ?? (open ? open : undefined);
+    const shown = shownAmount !== undefined ? money(shownAmount, order.currency, locale) : undefined;
     const ref = order.merchant_order_id ?? order.id;
     const body = `<h1>${esc(t.confirm_title(label))}</h1>
 <section class="panel"><p>${esc(t.confirm_text(label, shown, ref))}</p>

@@ -13,6 +13,7 @@ import {
 } from '../../services/portal/actions.ts';
 import { confirmTotp, disableTotp, pendingTotp, startTotpSetup } from '../../services/portal/users.ts';
 import { field, type Kit } from './kit.ts';
+import { TEAM_STRINGS } from './i18n-team.ts';
 import { alert, badge, copyable, csrfField, esc, money, notice, qrSvg, table, when } from './view.ts';
 
 /** Settings: API keys, webhooks, payment methods and fees, the second factor, the audit log. */
@@ -35,6 +36,7 @@ export const settingsRoutes = (kit: Kit) => async (app: FastifyInstance) => {
     const user = req.portal.session!.user;
     const s = settingsOf(project.settings);
     const keys = await keysOf(ctx, project);
+    const dev = kit.can(req, 'developer'); // keys and webhooks: developers and owners (domain/roles.ts)
     const form = (action: string, button: string, cls = '', extra = '') =>
       `<form method="post" action="${action}" class="inline">${csrfField(csrf)}${extra}<button type="submit"${cls ? ` class="${cls}"` : ''}>${button}</button></form>`;
     const keyRows = keys.map((k) => [
@@ -42,7 +44,9 @@ export const settingsRoutes = (kit: Kit) => async (app: FastifyInstance) => {
       esc(when(k.created)),
       esc(k.last_used ? when(k.last_used) : t.never),
       k.revoked ? badge('cancelled', `${t.revoked} ${when(k.revoked)}`) : badge('active', t.active),
-      k.revoked ? '' : form(path(project, `keys/${k.id}/revoke`), `${esc(t.revoke)}<span class="vh"> ${esc(k.hint)}</span>`, 'danger'),
+      k.revoked || !dev
+        ? ''
+        : form(path(project, `keys/${k.id}/revoke`), `${esc(t.revoke)}<span class="vh"> ${esc(k.hint)}</span>`, 'danger'),
     ]);
     const methodRows = activeMethods(s).map((m) => [esc(m), esc((s.payment_methods[m]?.currencies ?? []).join(', '))]);
     const feeRows = Object.entries(s.fees).map(([m, f]) => [
@@ -76,15 +80,19 @@ ${o.error ? alert(o.error) : ''}${o.message ? notice(o.message) : ''}
 <p>${esc(t.api_key_intro)}</p>
 ${o.newKey ? `<div class="notice" role="status"><p>${esc(t.new_key_shown_once)}</p>${copyable('new-api-key', o.newKey, t, t.api_key)}</div>` : ''}
 ${table(t.api_key, [t.key, t.created, t.last_used, t.status, t.actions], keyRows)}
-<p>${form(path(project, 'keys'), esc(t.create_key))}</p></section>
+${dev ? `<p>${form(path(project, 'keys'), esc(t.create_key))}</p>` : ''}</section>
 <section class="panel" aria-labelledby="webhooks"><h2 id="webhooks">${esc(t.webhook_url)}</h2>
-<form method="post" action="${path(project, 'webhook-url')}">${csrfField(csrf)}
+${
+  dev
+    ? `<form method="post" action="${path(project, 'webhook-url')}">${csrfField(csrf)}
 <div class="field"><label for="webhook-url">${esc(t.webhook_url)} <span class="hint" id="webhook-hint">${esc(t.webhook_hint)}</span></label>
 <input type="url" id="webhook-url" name="url" maxlength="2048" value="${esc(project.webhook_url ?? '')}" aria-describedby="webhook-hint"></div>
-<button type="submit">${esc(t.save)}</button></form>
+<button type="submit">${esc(t.save)}</button></form>`
+    : `<p><code>${esc(project.webhook_url ?? '—')}</code></p>`
+}
 <h3>${esc(t.webhook_secret)}</h3><p>${esc(t.webhook_secret_intro)}</p>
 ${o.newSecret ? `<div class="notice" role="status"><p>${esc(t.new_secret_shown_once)}</p>${copyable('new-webhook-secret', o.newSecret, t, t.webhook_secret)}</div>` : ''}
-<p>${form(path(project, 'webhook-secret'), esc(t.rotate_secret), 'secondary')}</p></section>
+${dev ? `<p>${form(path(project, 'webhook-secret'), esc(t.rotate_secret), 'secondary')}</p>` : ''}</section>
 <section class="panel" aria-labelledby="methods"><h2 id="methods">${esc(t.methods_title)}</h2>${table(t.methods_title, [t.method, t.currencies], methodRows)}</section>
 <section class="panel" aria-labelledby="fees"><h2 id="fees">${esc(t.fees_title)}</h2>${table(t.fees_title, [t.method, t.fee], feeRows)}</section>
 <section class="panel" aria-labelledby="security"><h2 id="security">${esc(t.security)}</h2>${o.totpError ? alert(o.totpError) : ''}${totp}</section>
@@ -105,7 +113,9 @@ ${auditRows.length ? table(t.audit_title, [t.time, t.user, t.event, t.project, t
             ? t.totp_enabled
             : q('totp') === 'off'
               ? t.totp_disabled
-              : undefined,
+              : q('totp') === 'required'
+                ? TEAM_STRINGS[req.portal.locale].totp_required_notice
+                : undefined,
     });
   });
 

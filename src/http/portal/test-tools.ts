@@ -29,10 +29,14 @@ export const testToolRoutes = (kit: Kit) => async (app: FastifyInstance) => {
 ${o.error ? alert(o.error) : ''}${o.message ? notice(o.message) : ''}
 <section class="panel" aria-labelledby="clock"><h2 id="clock">${esc(t.clock)}</h2>
 <p data-clock>${esc(t.clock_now(when(nowFor(project))))}</p>
-<form method="post" action="${kit.base}/projects/${project.id}/test/clock">${csrfField(csrf)}
+${
+  kit.can(req, 'developer')
+    ? `<form method="post" action="${kit.base}/projects/${project.id}/test/clock">${csrfField(csrf)}
 <div class="field"><label for="advance">${esc(t.advance)} <span class="hint" id="advance-hint">${esc(t.advance_hint)}</span></label>
 <input type="text" id="advance" name="advance" maxlength="40" value="${esc(o.advance ?? '')}" aria-describedby="advance-hint"></div>
-<button type="submit">${esc(t.run_jobs)}</button></form>
+<button type="submit">${esc(t.run_jobs)}</button></form>`
+    : ''
+}
 <p class="muted">${esc(t.test_order_hint)}</p></section>
 <section class="panel" aria-labelledby="cards"><h2 id="cards">${esc(t.test_cards)}</h2>
 ${table(t.test_cards, [t.card_number, t.brand, t.three_ds, t.result, t.liability_shift, t.description], rows)}</section>`;

@@ -4,6 +4,8 @@ import { esc } from '../pay/render.ts';
 import { formatAmount, type Locale } from '../pay/i18n.ts';
 import type { PortalStrings } from './i18n.ts';
 import type { ProjectRow } from '../../services/portal/actions.ts';
+import type { Role } from '../../domain/roles.ts';
+import { TEAM_STRINGS } from './i18n-team.ts';
 
 /**
  * HTML of the merchant portal: server-rendered pages, one stylesheet and one small script
@@ -28,7 +30,7 @@ export const PORTAL_CSP = [
   "base-uri 'none'",
 ].join('; ');
 
-export type NavItem = 'home' | 'orders' | 'links' | 'test' | 'settings';
+export type NavItem = 'home' | 'orders' | 'links' | 'test' | 'settings' | 'webhooks' | 'team' | 'audit';
 
 export interface Chrome {
   locale: Locale;
@@ -40,6 +42,8 @@ export interface Chrome {
   csrf?: string;
   merchant?: string;
   email?: string;
+  /** the signed-in user's role: the team and the audit log are the owners' */
+  role?: Role;
   project?: ProjectRow;
   projects?: ProjectRow[];
   nav?: NavItem;
@@ -55,7 +59,14 @@ export function layout(c: Chrome, title: string, body: string): string {
         ['orders', t.nav.orders, `${p}/orders/`],
         ['links', t.nav.links, `${p}/links/`],
         ...(project.mode === 'test' ? ([['test', t.nav.test, `${p}/test/`]] as [NavItem, string, string][]) : []),
+        ['webhooks', TEAM_STRINGS[c.locale].webhooks_nav, `${p}/webhooks/`],
         ['settings', t.nav.settings, `${p}/settings/`],
+        ...(c.role === 'owner'
+          ? ([
+              ['team', TEAM_STRINGS[c.locale].team_title, `${p}/team/`],
+              ['audit', TEAM_STRINGS[c.locale].audit_title, `${p}/audit/`],
+            ] as [NavItem, string, string][])
+          : []),
       ]
     : [];
   const langs: [Locale, string][] = [
@@ -147,31 +158,6 @@ export function table(
 }
 
 // ---- drawings ------------------------------------------------------------------------------
-
-/** Bars of payments per day, drawn here as SVG (no chart script). */
-export function barChart(days: { day: string; n: number }[], title: string, desc: string): string {
-  const w = 700;
-  const h = 220;
-  const pad = { l: 36, r: 8, t: 12, b: 34 };
-  const max = Math.max(1, ...days.map((d) => d.n));
-  const step = (w - pad.l - pad.r) / days.length;
-  const y = (n: number) => pad.t + (h - pad.t - pad.b) * (1 - n / max);
-  const bars = days
-    .map((d, i) => {
-      const x = pad.l + i * step + step * 0.15;
-      const top = y(d.n);
-      return (
-        `<g><title>${esc(`${d.day}: ${d.n}`)}</title><rect x="${x.toFixed(1)}" y="${top.toFixed(1)}" width="${(step * 0.7).toFixed(1)}" height="${(h - pad.b - top).toFixed(1)}" fill="#1849a9"/>` +
-        `<text x="${(x + step * 0.35).toFixed(1)}" y="${h - pad.b + 14}" font-size="11" text-anchor="middle" fill="#344054">${esc(d.day.slice(8))}</text></g>`
-      );
-    })
-    .join('');
-  const axis =
-    `<line x1="${pad.l}" y1="${h - pad.b}" x2="${w - pad.r}" y2="${h - pad.b}" stroke="#667085"/>` +
-    `<text x="${pad.l - 6}" y="${pad.t + 4}" font-size="11" text-anchor="end" fill="#344054">${max}</text>` +
-    `<text x="${pad.l - 6}" y="${h - pad.b}" font-size="11" text-anchor="end" fill="#344054">0</text>`;
-  return `<svg viewBox="0 0 ${w} ${h}" role="img" aria-labelledby="chart-title chart-desc" xmlns="http://www.w3.org/2000/svg"><title id="chart-title">${esc(title)}</title><desc id="chart-desc">${esc(desc)}</desc>${axis}${bars}</svg>`;
-}
 
 /** A QR code of `text` as SVG, drawn on the server. */
 export function qrSvg(text: string, label: string): string {

@@ -218,32 +218,6 @@ export async function linkOf(ctx: Ctx, project: ProjectRow, linkId: string) {
 
 export { createLink } from '../links/payment-links.ts';
 
-// ---- home ----------------------------------------------------------------------------------
-
-const DAY = 24 * 3600 * 1000;
-export const CHART_DAYS = 14;
-
-/** Read from ctx.replica. Today's and this week's (from Monday, UTC) volume per currency, the week's success rate, and payments per day. */
-export async function homeStats(ctx: Ctx, project: ProjectRow) {
-  const now = nowFor(project);
-  const today = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
-  const week = new Date(today.getTime() - ((today.getUTCDay() + 6) % 7) * DAY);
-  const chartFrom = new Date(today.getTime() - (CHART_DAYS - 1) * DAY);
-  const [todayRows, weekRows, perDay] = await Promise.all([
-    store.volumeSince(ctx.replica, project.id, today),
-    store.volumeSince(ctx.replica, project.id, week),
-    store.paymentsPerDay(ctx.replica, project.id, chartFrom),
-  ]);
-  const finished = weekRows.reduce((n, r) => n + r.finished, 0);
-  const completed = weekRows.reduce((n, r) => n + r.completed, 0);
-  const byDay = new Map(perDay.map((d) => [d.day, d.n]));
-  const days = Array.from({ length: CHART_DAYS }, (_, i) => {
-    const day = new Date(chartFrom.getTime() + i * DAY).toISOString().slice(0, 10);
-    return { day, n: byDay.get(day) ?? 0 };
-  });
-  return { today: todayRows, week: weekRows, successRate: finished ? completed / finished : undefined, days };
-}
-
 // ---- test tools ----------------------------------------------------------------------------
 
 export function testCards() {

@@ -15,6 +15,16 @@ import { webhooks as webhookMetrics } from '../../telemetry/metrics.ts';
 import { traced } from '../../telemetry/tracing.ts';
 import type { JobRow, ProjectRow } from '../../domain/entities.ts';
 
+/** The start of a receiver's answer kept in the log: printable text, at most this many bytes. */
+const EXCERPT_BYTES = 300;
+const excerptOf = (b: Buffer) =>
+  b
+    .subarray(0, EXCERPT_BYTES)
+    .toString('utf8')
+    .replace(/\uFFFD+$/, '') // a character cut in two at the end
+    // eslint-disable-next-line no-control-regex -- control characters are what this removes
+    .replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, ' ') || undefined;
+
 /** At most this much of a receiver's answer is read; the rest is cut off with the connection. */
 const MAX_RESPONSE_BYTES = 4096;
 /** A delivery taken for an attempt is left alone this long past the timeout; then another runner may retry it. */
@@ -26,6 +36,8 @@ export interface SendResult {
   status?: number;
   error?: string;
   durationMs: number;
+  /** the start of the answer, for the log */
+  excerpt?: string;
 }
 
 /** Resolves like dns.lookup, but fails when any address is not public: the connection uses what was checked (no DNS rebinding). */
@@ -119,15 +131,17 @@ export async function send(config: Config, live: boolean, url: string, headers: 
     });
     const durationMs = elapsed();
     let read = 0;
+    const head: Buffer[] = []; // the start of the answer, for the delivery log
     try {
       for await (const chunk of res.body) {
+        if (read < EXCERPT_BYTES) head.push(chunk as Buffer);
         read += (chunk as Buffer).length;
         if (read > MAX_RESPONSE_BYTES) break; // leaving the loop destroys the body and its connection
       }
     } catch {
       /* the status counts; a body cut off by the deadline does not matter */
     }
-    return { status: res.statusCode, durationMs };
+    return { status: res.statusCode, durationMs, excerpt: excerptOf(Buffer.concat(head)) };
   } catch (err) {
     return { error: describe(err, timedOut, timeoutMs), durationMs: elapsed() };
   } finally {
@@ -244,6 +258,7 @@ async function attempt(ctx: Ctx, batch: Batch, project: ProjectRow, d: DeliveryR
       attempt: n,
       attempted: now,
       response_status: r.status ?? null,
+      response_excerpt: r.excerpt ?? null,
       error: r.error ?? null,
       duration_ms: r.durationMs,
       next_retry: nextRetry,

@@ -217,13 +217,14 @@ function attemptView(a: AttemptRow) {
     time: iso(a.attempted)!,
     url: a.url,
     response_status: a.response_status ?? undefined,
+    response_excerpt: a.response_excerpt ?? undefined,
     error: a.error ?? undefined,
     duration_ms: a.duration_ms,
     next_retry: iso(a.next_retry),
   };
 }
 
-function deliveryView(d: DeliveryRow, attempts: AttemptRow[], now: Date) {
+export function deliveryView(d: DeliveryRow, attempts: AttemptRow[], now: Date) {
   const own = attempts.filter((a) => a.delivery_id === d.id);
   const interrupted = interruptedAttempts(
     d,

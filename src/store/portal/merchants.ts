@@ -2,6 +2,7 @@ import type { Queryable } from '../db/db.ts';
 import { PROJECTS_CHANNEL } from '../platform/projects.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
 import type { FailureCount } from '../../domain/portal.ts';
+import type { Role } from '../../domain/roles.ts';
 
 /** Every statement of the merchant portal: users, sessions, throttling, actions, audit, and its reads. */
 
@@ -13,6 +14,8 @@ export interface PortalUserRow {
   totp_secret_ct: string | null;
   totp_pending_ct: string | null;
   totp_last_counter: number;
+  /** migrations/240_portal_team.sql: owner, developer, support or viewer */
+  role: Role;
   created: Date;
 }
 
@@ -211,33 +214,5 @@ export async function linksOf(q: Queryable, projectId: string, limit: number): P
   return q.query<LinkListRow>(
     'SELECT id, merchant_order_id, description, currency, amount, expires_at, created FROM payment_links WHERE project_id = $1 ORDER BY created DESC, id DESC LIMIT $2',
     [projectId, limit],
-  );
-}
-
-export interface VolumeRow {
-  currency: string;
-  completed: number;
-  amount: number;
-  finished: number;
-}
-
-/** Payment orders created since `since`: per currency, the completed count and amount, and how many ended at all. */
-export async function volumeSince(q: Queryable, projectId: string, since: Date): Promise<VolumeRow[]> {
-  return q.query<VolumeRow>(
-    `SELECT currency,
-            count(*) FILTER (WHERE status = 'completed')::int AS completed,
-            coalesce(sum(amount) FILTER (WHERE status = 'completed'), 0)::bigint AS amount,
-            count(*) FILTER (WHERE status IN ('completed', 'error', 'cancelled', 'expired'))::int AS finished
-     FROM orders WHERE project_id = $1 AND kind = 'payment' AND created >= $2 GROUP BY currency ORDER BY currency`,
-    [projectId, since],
-  );
-}
-
-/** Completed payment orders per UTC day since `since`. */
-export async function paymentsPerDay(q: Queryable, projectId: string, since: Date): Promise<{ day: string; n: number }[]> {
-  return q.query<{ day: string; n: number }>(
-    `SELECT to_char(created AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*)::int AS n
-     FROM orders WHERE project_id = $1 AND kind = 'payment' AND status = 'completed' AND created >= $2 GROUP BY 1 ORDER BY 1`,
-    [projectId, since],
   );
 }

@@ -31,6 +31,8 @@ export interface AttemptRow {
   attempted: Date;
   url: string;
   response_status: number | null;
+  /** the start of the receiver's answer (migrations/241_webhook_log.sql) */
+  response_excerpt: string | null;
   error: string | null;
   duration_ms: number;
   next_retry: Date | null;
@@ -98,8 +100,8 @@ export async function recordAttempt(
 ): Promise<{ more: boolean } | undefined> {
   const rows = await q.query<{ more: boolean }>(
     `WITH logged AS (
-       INSERT INTO webhook_attempts (project_id, delivery_id, attempt, attempted, url, response_status, error, duration_ms, next_retry)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9))
+       INSERT INTO webhook_attempts (project_id, delivery_id, attempt, attempted, url, response_status, error, duration_ms, next_retry, response_excerpt)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $14))
      UPDATE webhook_deliveries d SET status = $10, next_attempt_at = $11, completed = $12, last_response_status = $6, last_error = $7
      WHERE d.id = $2 AND d.status = 'pending' AND d.attempts = $3
      RETURNING EXISTS (SELECT 1 FROM webhook_deliveries o WHERE o.order_id = $13 AND o.url = $5 AND o.status = 'pending' AND o.id <> $2) AS more`,
@@ -117,6 +119,7 @@ export async function recordAttempt(
       next.next_attempt_at,
       next.completed,
       d.order_id,
+      a.response_excerpt,
     ],
   );
   return rows[0];
@@ -173,11 +176,11 @@ export async function recordAttempts(q: Queryable, items: AttemptRecord[]): Prom
   const rows = await q.query<{ id: string; more: boolean }>(
     `WITH v AS (
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::timestamptz[], $5::text[], $6::int[], $7::text[], $8::int[], $9::timestamptz[],
-                            $10::text[], $11::timestamptz[], $12::timestamptz[], $13::uuid[])
-         AS v(project_id, delivery_id, attempt, attempted, url, response_status, error, duration_ms, next_retry, status, next_attempt_at, completed, order_id)),
+                            $10::text[], $11::timestamptz[], $12::timestamptz[], $13::uuid[], $14::text[])
+         AS v(project_id, delivery_id, attempt, attempted, url, response_status, error, duration_ms, next_retry, status, next_attempt_at, completed, order_id, response_excerpt)),
      logged AS (
-       INSERT INTO webhook_attempts (project_id, delivery_id, attempt, attempted, url, response_status, error, duration_ms, next_retry)
-       SELECT project_id, delivery_id, attempt, attempted, url, response_status, error, duration_ms, next_retry FROM v)
+       INSERT INTO webhook_attempts (project_id, delivery_id, attempt, attempted, url, response_status, error, duration_ms, next_retry, response_excerpt)
+       SELECT project_id, delivery_id, attempt, attempted, url, response_status, error, duration_ms, next_retry, response_excerpt FROM v)
      UPDATE webhook_deliveries d SET status = v.status, next_attempt_at = v.next_attempt_at, completed = v.completed,
        last_response_status = v.response_status, last_error = v.error
      FROM v WHERE d.id = v.delivery_id AND d.status = 'pending' AND d.attempts = v.attempt
@@ -196,6 +199,7 @@ export async function recordAttempts(q: Queryable, items: AttemptRecord[]): Prom
       col((r) => isoOrNull(r.next.next_attempt_at)),
       col((r) => isoOrNull(r.next.completed)),
       col((r) => r.d.order_id),
+      col((r) => r.a.response_excerpt ?? null),
     ],
   );
   const byId = new Map(rows.map((r) => [r.id, { more: r.more }]));
