@@ -5,7 +5,8 @@ import { createLogger, type Logger } from './log.ts';
 import { openReplica, openStore } from './store/db/open.ts';
 import type { Db } from './store/db/db.ts';
 import { acquireLock, releaseLock } from './store/db/lock.ts';
-import { simulator } from './acquirer/simulator/index.ts';
+import { createSimulator } from './acquirer/simulator/index.ts';
+import type { Connector } from './acquirer/connector.ts';
 import type { Connectors, Ctx } from './services/platform/context.ts';
 import { loadMasterKey } from './services/platform/master-key.ts';
 import { KeyCache } from './services/platform/key-cache.ts';
@@ -106,7 +107,12 @@ export interface ContextParts {
   keyCache?: KeyCache;
   /** the acquirer of live projects (none is built in); test projects use the simulator */
   liveConnector?: Connectors['live'];
+  /** the acquirer of test projects, when not the built-in simulator (tests: a fault-injecting wrapper) */
+  testConnector?: Connector;
 }
+
+/** The simulator of test projects, one per process: it remembers what it did per operation id. */
+const simulatorFor = (config: Config) => createSimulator({ slowMs: config.acquirer.simSlowMs, settleMs: config.acquirer.simSettleMs });
 
 /** The context every use case gets: for the running service and for one-off CLI commands alike. */
 export function buildContext(parts: ContextParts): Ctx {
@@ -117,7 +123,7 @@ export function buildContext(parts: ContextParts): Ctx {
     log: parts.log,
     masterKey: loadMasterKey(parts.config, parts.log),
     keyCache: parts.keyCache,
-    connectors: { test: simulator, live: parts.liveConnector },
+    connectors: { test: parts.testConnector ?? simulatorFor(parts.config), live: parts.liveConnector },
     dueWork: { settle: (projectId) => settleDueJobs(ctx, jobTable, projectId) },
     lifecycle: { stopping: false },
     hooks: { orderStatus: orderStatusHooks, projectCreated: projectCreatedHooks },
@@ -139,6 +145,8 @@ export interface StartOptions {
   replica?: Db;
   log?: Logger;
   liveConnector?: Connectors['live'];
+  /** the acquirer of test projects, when not the built-in simulator */
+  testConnector?: Connector;
   /** the hosted pages' wallet buttons, when not the built-in ones (tests of the page layout) */
   walletButtons?: WalletButton[];
 }
@@ -160,7 +168,7 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     };
     const keyCache = new KeyCache(config.apiKeyCacheMs);
     unlistenKeys = await keyCache.listen(db);
-    const ctx = buildContext({ db, replica, config, log, keyCache, liveConnector: opts.liveConnector });
+    const ctx = buildContext({ db, replica, config, log, keyCache, liveConnector: opts.liveConnector, testConnector: opts.testConnector });
     const sealed = await sealPendingHolderNames(ctx);
     if (sealed) log.info({ sealed }, 'sealed cardholder names stored before names were encrypted');
     const app = await buildApp(ctx, routes(opts.walletButtons ?? walletButtons));

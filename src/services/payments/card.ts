@@ -25,7 +25,7 @@ import { ApiError, invalid, notFound } from '../../domain/errors.ts';
 import { isFinalOrder } from '../../domain/status.ts';
 import { liabilityShift, type TransStatus } from '../../domain/card.ts';
 import type { Outcome, ThreeDsResult } from '../../acquirer/connector.ts';
-import { authenticationFailed, connectorFor } from './connectors.ts';
+import { authenticationFailed, connectorFor, operationRef } from './connectors.ts';
 import type { Config } from '../../config.ts';
 import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import { SEALED, sealHolderName } from '../vault/holder-names.ts';
@@ -225,13 +225,7 @@ async function start(
   return { redirect_url: threeDsUrl(ctx.config, transactionId) };
 }
 
-const refOf = (txn: TransactionRow, now: Date) => ({
-  project_id: txn.project_id,
-  transaction_id: txn.id,
-  amount: txn.amount,
-  currency: txn.currency,
-  now,
-});
+const refOf = (txn: TransactionRow, now: Date) => operationRef(txn, now);
 
 export interface ThreeDsView {
   txn: TransactionRow;
@@ -342,7 +336,9 @@ function planOutcome(
       return moved !== 'general';
     }
     default:
-      return planMove(ctx, w, txn, view, outcome.status, now, { reason: outcome.reason ?? outcome.status, patch }) !== 'general';
+      return (
+        planMove(ctx, w, txn, view, finalStatus(outcome), now, { reason: outcome.reason ?? finalStatus(outcome), patch }) !== 'general'
+      );
   }
 }
 
@@ -454,7 +450,7 @@ async function applyOutcome(
       });
       return;
     default:
-      await moveTransaction(ctx, q, txn, outcome.status, now, { reason: outcome.reason ?? outcome.status, patch });
+      await moveTransaction(ctx, q, txn, finalStatus(outcome), now, { reason: outcome.reason ?? finalStatus(outcome), patch });
   }
 }
 
@@ -469,7 +465,7 @@ export async function lateDecline(ctx: Ctx, transactionId: string) {
     const auth = locked && (await findCardAuth(q, project.id, locked.id, true));
     if (!locked || locked.status !== 'processing' || !auth?.acquirer_reference) return;
     const now = nowFor(project);
-    const outcome = await connector.inquire({ ...refOf(locked, now), reference: auth.acquirer_reference });
+    const outcome = await connector.inquire({ ...refOf(locked, now), kind: 'authorization', reference: auth.acquirer_reference });
     await applyOutcome(ctx, q, project, locked, outcome, now);
   });
 }
@@ -486,3 +482,6 @@ dropSealedCvc.inline = (w, order, _from, to) => {
   if (isFinalOrder(to)) w.add(cvcOfOrderPart(order.project_id, order.id));
   return true;
 };
+
+/** The transaction status of a failed answer: an authorization the acquirer never received failed with an error. */
+const finalStatus = (o: Outcome) => (o.status === 'declined' ? 'declined' : 'error');

@@ -11,7 +11,7 @@ import { appendEvent, moveTransaction, newEventRow, planOrderStatus } from './tr
 import { canMove, deriveOrderStatus } from '../../domain/status.ts';
 import { dueNow, schedulePart } from '../../store/platform/jobs.ts';
 import { WriteSet } from '../../store/db/writes.ts';
-import { connectorFor } from './connectors.ts';
+import { connectorFor, operationRef } from './connectors.ts';
 import { SEALED, openHolderNames } from '../vault/holder-names.ts';
 import { renderOrder } from './order-view.ts';
 import { newId } from '../../domain/ids.ts';
@@ -167,7 +167,7 @@ export async function askAcquirer(
   const reference = (known ? known.reference : await ledger.acquirerReference(q, txn.id)) ?? undefined;
   let outcome;
   try {
-    outcome = await connector[op]({ project_id: project.id, transaction_id: txn.id, amount, currency: txn.currency, now, reference });
+    outcome = await connector[op]({ ...operationRef(txn, now, undefined, amount), reference: reference ?? '' });
   } catch {
     throw new ApiError('FailedToFetchTransactionInformation', `the acquirer did not answer the ${op}`);
   }
