@@ -37,7 +37,7 @@ async function counted<T>(fn: () => Promise<T>): Promise<{ result: T; statements
  * "Acquirer attempts"): two short transactions, each a locking read whose BEGIN goes with it and
  * one write whose COMMIT goes with it (store/pipeline.ts), and no transaction open across the call.
  */
-const EXPECTED = { create: 1, vault: 1, authenticate: 2, threeDs: 2, capture: 4, void: 4, refund: 4 };
+const EXPECTED = { create: 1, vault: 1, authenticate: 2, threeDs: 4, capture: 4, void: 4, refund: 4 };
 
 function expectCount(step: keyof typeof EXPECTED, statements: string[]) {
   assert.equal(
@@ -151,7 +151,7 @@ test('concurrent visits of the 3-D Secure page authorize once and book once', as
   assert.equal(view.status, 'completed');
   assert.deepEqual(
     view.transactions[0].events.map((e: any) => e.event),
-    ['new', 'pending', 'accepted'],
+    ['new', 'pending', 'processing', 'accepted'],
   );
   const [{ n }] = await t.db.query<{ n: number }>(
     'SELECT count(DISTINCT journal_id)::int AS n FROM ledger_entries WHERE payment_transaction_id = $1',

@@ -1,5 +1,4 @@
 import type { Ctx } from '../platform/context.ts';
-import { nowFor } from '../platform/context.ts';
 import { idempotencyKeyOf, type OperationKind, type Outcome } from '../../acquirer/connector.ts';
 import { newId } from '../../domain/ids.ts';
 import { ApiError, type ErrorType } from '../../domain/errors.ts';
@@ -27,7 +26,7 @@ import type { ProjectRow, TransactionRow } from '../../domain/entities.ts';
 export const RECOVERY_JOB = 'acquirer_recovery';
 
 /** The acquirer's answer to one call, or why there was none. */
-export type Answer = { outcome: Outcome } | { error: string };
+export type Answer<T = Outcome> = { outcome: T } | { error: string };
 
 /** A new attempt's row, before it is recorded. */
 export function newAttempt(
@@ -68,6 +67,11 @@ export function planRecord(ctx: Ctx, w: WriteSet, a: AttemptRow, now: Date) {
   planRecovery(ctx, w, a, new Date(now.getTime() + ctx.config.acquirer.recoveryMs));
 }
 
+/** The attempt alone (a reversal, driven by its authorization's job). */
+export function planRecordOnly(w: WriteSet, a: AttemptRow) {
+  w.add(recordPart(a));
+}
+
 function planRecovery(ctx: Ctx, w: WriteSet, a: Pick<AttemptRow, 'id' | 'project_id'>, runAt: Date) {
   w.add(schedulePart({ project_id: a.project_id, kind: RECOVERY_JOB, ref_id: a.id, run_at: runAt }));
   if (dueNow(runAt)) w.notifyJobs();
@@ -78,7 +82,7 @@ function planRecovery(ctx: Ctx, w: WriteSet, a: Pick<AttemptRow, 'id' | 'project
  * throw become `error` (the cause is logged with the attempt id; a connector never puts card data
  * in its errors).
  */
-export async function callAcquirer(ctx: Ctx, a: Pick<AttemptRow, 'id' | 'kind'>, call: () => Promise<Outcome>): Promise<Answer> {
+export async function callAcquirer<T = Outcome>(ctx: Ctx, a: Pick<AttemptRow, 'id' | 'kind'>, call: () => Promise<T>): Promise<Answer<T>> {
   let timer: NodeJS.Timeout | undefined;
   try {
     const timeout = new Promise<never>((_, reject) => {
@@ -127,7 +131,11 @@ export const processingOf = (o: Pick<Outcome, 'status' | 'response_code' | 'resp
 });
 
 /** An answer with no outcome yet, as a transaction's outcomes show it. */
-export const NO_ANSWER = { status: 'processing', response_code: '', response_code_description: 'waiting for the acquirer' } as const;
+export const NO_ANSWER = {
+  status: 'processing',
+  response_code: '68',
+  response_code_description: 'No answer from the acquirer yet: the outcome is being recovered',
+} as const;
 
 /** How long a request waits for an operation already in flight before answering what it is now. */
 const WAIT_STEP_MS = 50;
@@ -155,6 +163,3 @@ export function resultOf(a: AttemptRow, errorType: ErrorType): { orderId: string
     throw new ApiError(errorType, `a ${a.kind} of this transaction is in progress at the acquirer (attempt ${a.id}); ask again later`);
   throw new ApiError(errorType, `the ${a.kind} did not go through`);
 }
-
-/** nowFor for an attempt's project. */
-export const clockOf = nowFor;
