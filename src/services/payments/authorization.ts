@@ -204,8 +204,9 @@ async function applyGeneral(
   if (auth.challenged && auth.three) await setChallengeResult(q, txn.id, auth.three.trans_status, auth.three.eci ?? null, now);
   if (outcome?.reference) await setAcquirerReference(q, txn.id, outcome.reference);
   if ((await moveTransaction(ctx, q, txn, to, now, move)) && to === 'accepted') await onAuthorized(q, project, txn, now);
+  const order = await orders.findOrder(q, project.id, txn.order_id);
   const w = new WriteSet();
   planAnswered(ctx, w, a, change, now);
   await w.run(q, { commit: true });
-  return orders.findOrder(ctx.db, project.id, txn.order_id);
+  return order;
 }
