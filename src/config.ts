@@ -47,6 +47,8 @@ export interface Config {
     simSlowMs: number;
     /** the simulator's processing captures and refunds settle after this long */
     simSettleMs: number;
+    /** test projects' acquirer at this loopback URL instead of the in-process simulator (the chaos test) */
+    testUrl?: string;
   };
   /** API requests per project (API key) per minute, on the API and the vault; 0: off */
   rateLimitPerMinute: number;
@@ -133,6 +135,7 @@ export const SettingsSchema = Type.Object({
   ACQUIRER_RECOVERY_MS: POSITIVE,
   SIM_SLOW_MS: COUNT,
   SIM_SETTLE_MS: COUNT,
+  TENDER_TEST_ACQUIRER_URL: setting('http://(?:127\\.0\\.0\\.1|localhost|\\[::1\\]):[0-9]+/?\\S*', 'a loopback http:// URL'),
   RATE_LIMIT_PER_MINUTE: COUNT,
   PUBLIC_RATE_LIMIT_PER_MINUTE: COUNT,
   CARD_TESTING_MAX_DECLINES: COUNT,
@@ -272,6 +275,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       recoveryMs: int(env.ACQUIRER_RECOVERY_MS, 35_000),
       simSlowMs: int(env.SIM_SLOW_MS, 10_000),
       simSettleMs: int(env.SIM_SETTLE_MS, 3000),
+      testUrl: env.TENDER_TEST_ACQUIRER_URL || undefined,
     },
     rateLimitPerMinute: wholeNumber(env, 'RATE_LIMIT_PER_MINUTE', 120_000, 0, 1e9),
     publicRateLimitPerMinute: wholeNumber(env, 'PUBLIC_RATE_LIMIT_PER_MINUTE', 600, 0, 1e9),

@@ -6,6 +6,7 @@ import { openReplica, openStore } from './store/db/open.ts';
 import type { Db } from './store/db/db.ts';
 import { acquireLock, releaseLock } from './store/db/lock.ts';
 import { createSimulator } from './acquirer/simulator/index.ts';
+import { remoteConnector } from './acquirer/remote.ts';
 import type { Connector } from './acquirer/connector.ts';
 import type { Connectors, Ctx } from './services/platform/context.ts';
 import { loadMasterKey } from './services/platform/master-key.ts';
@@ -115,7 +116,10 @@ export interface ContextParts {
 }
 
 /** The simulator of test projects, one per process: it remembers what it did per operation id. */
-const simulatorFor = (config: Config) => createSimulator({ slowMs: config.acquirer.simSlowMs, settleMs: config.acquirer.simSettleMs });
+const simulatorFor = (config: Config) =>
+  config.acquirer.testUrl
+    ? remoteConnector(config.acquirer.testUrl, config.acquirer.timeoutMs)
+    : createSimulator({ slowMs: config.acquirer.simSlowMs, settleMs: config.acquirer.simSettleMs });
 
 /** The context every use case gets: for the running service and for one-off CLI commands alike. */
 export function buildContext(parts: ContextParts): Ctx {

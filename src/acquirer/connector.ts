@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { TransStatus } from '../domain/card.ts';
+import type { OperationKind } from '../domain/attempts.ts';
 
 /**
  * The boundary to an acquirer. The simulator implements it for test projects; a real acquirer
@@ -37,7 +38,7 @@ export interface CardData {
 }
 
 /** The kinds of acquirer operation Tender records as attempts. */
-export type OperationKind = 'three_ds' | 'authorization' | 'capture' | 'void' | 'refund' | 'inquiry' | 'reversal';
+export type { OperationKind } from '../domain/attempts.ts';
 
 /** What a connector can do; Tender refuses the rest before any call. */
 export interface Capabilities {

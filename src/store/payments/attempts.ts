@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/db.ts';
 import type { Part } from '../db/writes.ts';
-import type { OperationKind } from '../../acquirer/connector.ts';
+import type { OperationKind } from '../../domain/attempts.ts';
 import { revive } from './card-flow.ts';
 
 /**
