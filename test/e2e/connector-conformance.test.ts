@@ -2,21 +2,26 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSimulator, SIMULATOR_CAPABILITIES } from '../../src/acquirer/simulator/index.ts';
 import { withFaults } from '../../src/acquirer/faults.ts';
+import { remoteConnector } from '../../src/acquirer/remote.ts';
+import { serveConnector } from '../helpers/acquirer-server.ts';
 import { connectorConformance } from '../helpers/conformance.ts';
 import { futureExpiry } from '../helpers/cards.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { payOrder } from '../helpers/pay.ts';
 import { checkLedger } from '../../src/services/payments/ledger-check.ts';
 
-// The simulator passes the connector conformance kit (test/helpers/conformance.ts).
-connectorConformance({
-  name: 'simulator',
-  make: () => createSimulator({ settleMs: 0 }),
-  card: { pan: '4111111111111111', expiry: futureExpiry(), brand: 'visa' },
-});
+// The simulator passes the connector conformance kit (test/helpers/conformance.ts), in process and
+// over loopback HTTP (src/acquirer/remote.ts, the acquirer of a service in another process).
+const card = { pan: '4111111111111111', expiry: futureExpiry(), brand: 'visa' };
+connectorConformance({ name: 'simulator', make: () => createSimulator({ settleMs: 0 }), card });
+const remote = serveConnector(createSimulator({ settleMs: 0 }));
+connectorConformance({ name: 'simulator over loopback HTTP', make: async () => remoteConnector((await remote).url, 5000), card });
 
 const started: TestService[] = [];
-after(async () => Promise.all(started.map((s) => s.close())));
+after(async () => {
+  await Promise.all(started.map((s) => s.close()));
+  await (await remote).close();
+});
 const start = async (opts: Parameters<typeof startTestService>[0]) => {
   const s = await startTestService(opts);
   started.push(s);
