@@ -41,6 +41,19 @@ export interface Config {
   captureWindow: string;
   defaultExpiration: string;
   lateDeclineMs: number;
+  /** the acquirer over a network (docs/money.md "Acquirer attempts") */
+  acquirer: {
+    /** a call without an answer by then is an unknown outcome: the attempt stays processing */
+    timeoutMs: number;
+    /** how long after a call the recovery job asks the acquirer about an attempt still processing */
+    recoveryMs: number;
+    /** the simulator's slow test card answers after this long */
+    simSlowMs: number;
+    /** the simulator's processing captures and refunds settle after this long */
+    simSettleMs: number;
+    /** test projects' acquirer at this loopback URL instead of the in-process simulator (the chaos test) */
+    testUrl?: string;
+  };
   /** API requests per project (API key) per minute, on the API and the vault; 0: off */
   rateLimitPerMinute: number;
   /** requests per minute per client address and per resource on the anonymous surfaces, and failed authentications per address; 0: off */
@@ -125,6 +138,11 @@ export const SettingsSchema = Type.Object({
   CAPTURE_WINDOW: DURATION,
   DEFAULT_EXPIRATION_PERIOD: DURATION,
   LATE_DECLINE_MS: COUNT,
+  ACQUIRER_TIMEOUT_MS: POSITIVE,
+  ACQUIRER_RECOVERY_MS: POSITIVE,
+  SIM_SLOW_MS: COUNT,
+  SIM_SETTLE_MS: COUNT,
+  TENDER_TEST_ACQUIRER_URL: setting('http://(?:127\\.0\\.0\\.1|localhost|\\[::1\\]):[0-9]+/?\\S*', 'a loopback http:// URL'),
   RATE_LIMIT_PER_MINUTE: COUNT,
   PUBLIC_RATE_LIMIT_PER_MINUTE: COUNT,
   CARD_TESTING_MAX_DECLINES: COUNT,
@@ -261,6 +279,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     captureWindow: env.CAPTURE_WINDOW ?? 'P5D',
     defaultExpiration: env.DEFAULT_EXPIRATION_PERIOD ?? 'PT30M',
     lateDeclineMs: int(env.LATE_DECLINE_MS, 3000),
+    acquirer: {
+      timeoutMs: int(env.ACQUIRER_TIMEOUT_MS, 30_000),
+      recoveryMs: int(env.ACQUIRER_RECOVERY_MS, 35_000),
+      simSlowMs: int(env.SIM_SLOW_MS, 10_000),
+      simSettleMs: int(env.SIM_SETTLE_MS, 3000),
+      testUrl: env.TENDER_TEST_ACQUIRER_URL || undefined,
+    },
     rateLimitPerMinute: wholeNumber(env, 'RATE_LIMIT_PER_MINUTE', 120_000, 0, 1e9),
     publicRateLimitPerMinute: wholeNumber(env, 'PUBLIC_RATE_LIMIT_PER_MINUTE', 600, 0, 1e9),
     cardTesting: {

@@ -5,11 +5,15 @@ import { createLogger, type Logger } from './log.ts';
 import { openReplica, openStore } from './store/db/open.ts';
 import type { Db } from './store/db/db.ts';
 import { acquireLock, releaseLock } from './store/db/lock.ts';
-import { simulator } from './acquirer/simulator/index.ts';
+import { createSimulator } from './acquirer/simulator/index.ts';
+import { remoteConnector } from './acquirer/remote.ts';
+import type { Connector } from './acquirer/connector.ts';
 import type { Connectors, Ctx } from './services/platform/context.ts';
 import { loadMasterKey } from './services/platform/master-key.ts';
 import { KeyCache } from './services/platform/key-cache.ts';
-import { dropSealedCvc, lateDecline } from './services/payments/card.ts';
+import { dropSealedCvc } from './services/payments/card.ts';
+import { recoverAttempt } from './services/payments/recovery.ts';
+import { RECOVERY_JOB } from './services/payments/attempts.ts';
 import { expirePaymentLink, followLinkOrders } from './services/links/payment-links.ts';
 import { makeWebhookSecret, queueWebhooks } from './services/webhooks/endpoints.ts';
 import { makeWalletKeys } from './services/wallets/keys.ts';
@@ -49,7 +53,6 @@ import { commands } from './cli/commands.ts';
 import { sealPendingHolderNames } from './services/vault/holder-names.ts';
 import type { LinkState } from './services/platform/health.ts';
 import { collectGauges, countOrderStatus } from './services/reporting/metrics.ts';
-import type { Connector } from './acquirer/connector.ts';
 import { observed } from './acquirer/observed.ts';
 import { startMetricsServer } from './telemetry/server.ts';
 import { startTracing, stopTracing, traceMixin } from './telemetry/tracing.ts';
@@ -74,7 +77,8 @@ export const jobTable: JobTable = {
   // side by side (each order keeps its own sequence), with a lease a bit longer than a round of attempts
   deliver_webhook: { run: deliverOrderWebhooks, runBatch: deliverWebhookJobs, concurrent: true, leaseMs: deliveryLeaseMs },
   expire_payment_link: { run: (ctx, job) => expirePaymentLink(ctx, job.ref_id) },
-  late_decline: { run: (ctx, job) => lateDecline(ctx, job.ref_id) },
+  // an acquirer attempt still in flight: asked about, or reversed (services/payments/recovery.ts)
+  [RECOVERY_JOB]: { run: (ctx, job) => recoverAttempt(ctx, job.ref_id) },
   delayed_capture: { run: (ctx, job) => runDelayedCapture(ctx, job.ref_id) },
   authorization_expiry: { run: (ctx, job) => expireAuthorization(ctx, job.ref_id) },
   settlement: { run: (ctx, job) => runSettlement(ctx, job.ref_id, new Date(job.run_at)).then(() => {}) },
@@ -115,6 +119,8 @@ export interface ContextParts {
   liveConnector?: Connectors['live'];
   /** links to acquirers /readyz reports on (a live connector's) */
   links?: LinkState[];
+  /** the acquirer of test projects, when not the built-in simulator (tests: a fault-injecting wrapper) */
+  testConnector?: Connector;
 }
 
 /** Every connector as built, timed and counted (acquirer/observed.ts); once per connector. */
@@ -128,6 +134,12 @@ function observe(connector: Connector, log: Logger): Connector {
   return o;
 }
 
+/** The simulator of test projects, one per process: it remembers what it did per operation id. */
+const simulatorFor = (config: Config) =>
+  config.acquirer.testUrl
+    ? remoteConnector(config.acquirer.testUrl, config.acquirer.timeoutMs)
+    : createSimulator({ slowMs: config.acquirer.simSlowMs, settleMs: config.acquirer.simSettleMs });
+
 /** The context every use case gets: for the running service and for one-off CLI commands alike. */
 export function buildContext(parts: ContextParts): Ctx {
   const ctx: Ctx = {
@@ -138,7 +150,7 @@ export function buildContext(parts: ContextParts): Ctx {
     masterKey: loadMasterKey(parts.config, parts.log),
     keyCache: parts.keyCache,
     connectors: {
-      test: observe(simulator, parts.log),
+      test: observe(parts.testConnector ?? simulatorFor(parts.config), parts.log),
       live: parts.liveConnector && ((project) => ((c) => c && observe(c, parts.log))(parts.liveConnector!(project))),
     },
     links: parts.links,
@@ -163,6 +175,8 @@ export interface StartOptions {
   replica?: Db;
   log?: Logger;
   liveConnector?: Connectors['live'];
+  /** the acquirer of test projects, when not the built-in simulator */
+  testConnector?: Connector;
   /** the hosted pages' wallet buttons, when not the built-in ones (tests of the page layout) */
   walletButtons?: WalletButton[];
   /** links to acquirers whose state /readyz reports (see LinkState) */
@@ -191,7 +205,16 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     };
     const keyCache = new KeyCache(config.apiKeyCacheMs);
     unlistenKeys = await keyCache.listen(db);
-    const ctx = buildContext({ db, replica, config, log, keyCache, liveConnector: opts.liveConnector, links: opts.links });
+    const ctx = buildContext({
+      db,
+      replica,
+      config,
+      log,
+      keyCache,
+      liveConnector: opts.liveConnector,
+      testConnector: opts.testConnector,
+      links: opts.links,
+    });
     const sealed = await sealPendingHolderNames(ctx);
     if (sealed) log.info({ sealed }, 'sealed cardholder names stored before names were encrypted');
     const app = await buildApp(ctx, routes(opts.walletButtons ?? walletButtons));

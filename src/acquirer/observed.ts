@@ -38,6 +38,8 @@ export function observed(inner: Connector, onError?: (operation: string, outcome
   const threeDs = (r: { trans_status: string }) => `trans_status_${r.trans_status}`;
   return {
     name,
+    capabilities: inner.capabilities,
+    ...(inner.notification ? { notification: inner.notification.bind(inner) } : {}),
     authenticate3ds: (req) => call('authenticate3ds', () => inner.authenticate3ds(req), threeDs),
     completeChallenge: (req) => call('completeChallenge', () => inner.completeChallenge(req), threeDs),
     async authorize(req) {
@@ -54,6 +56,11 @@ export function observed(inner: Connector, onError?: (operation: string, outcome
     capture: (req) => call('capture', () => inner.capture(req), status),
     void: (req) => call('void', () => inner.void(req), status),
     refund: (req) => call('refund', () => inner.refund(req), status),
+    async reverse(req) {
+      const o = await call('reverse', () => inner.reverse(req), status);
+      acquirer.recoveries.inc({ connector: name, outcome: `reversal_${o.status}` });
+      return o;
+    },
   };
 }
 

@@ -7,7 +7,10 @@ import { followBrowser, futureExpiry, startPayment, vault, createCardOrder, pars
 // the background worker never declines before the test looks, then reached by advancing the clock.
 let t: TestService;
 before(async () => {
-  t = await startTestService({ config: { lateDeclineMs: 10 * 60_000 } });
+  // the slow card answers after a second here (10 s in the sandbox); processing captures settle when asked again
+  t = await startTestService({
+    config: { lateDeclineMs: 10 * 60_000, acquirer: { timeoutMs: 30_000, recoveryMs: 35_000, simSlowMs: 1000, simSettleMs: 0 } },
+  });
 });
 after(async () => t?.close());
 
@@ -53,6 +56,9 @@ const CASES: Expect[] = [
   { pan: '4000000000000127', brand: 'visa', order: 'error', txn: 'declined', reason: 'incorrect_cvc', liability: true, eci: '05' },
   { pan: '4000000000000119', brand: 'visa', order: 'error', txn: 'error', reason: 'processing_error', liability: true, eci: '05' },
   { pan: '4000000000000341', brand: 'visa', order: 'processing', txn: 'processing', liability: true, eci: '05' },
+  { pan: '4000000000001018', brand: 'visa', order: 'completed', txn: 'accepted', liability: true, eci: '05' },
+  { pan: '4000000000001026', brand: 'visa', order: 'processing', txn: 'processing', liability: true, eci: '05' },
+  { pan: '4000000000001034', brand: 'visa', order: 'completed', txn: 'accepted', liability: true, eci: '05' },
   {
     pan: '4000008260003178',
     code: '1234',
@@ -140,6 +146,79 @@ for (const c of CASES) {
     assert.equal(after.events.length, txn.events.length);
   });
 }
+
+test('lost answer: processing, then reversed by the recovery job and declined processing_error', async () => {
+  const shop = await t.newProject('test');
+  const p = await startPayment(t, '4000000000001026', { orderOver: urls, key: shop.api_key });
+  await followBrowser(p.redirect_url);
+  const processing = (await t.api('GET', `/v1/orders/${p.order.id}/`, undefined, { key: shop.api_key })).body;
+  assert.equal(processing.status, 'processing');
+  assert.equal(processing.transactions[0].status, 'processing');
+  const [auth] = await t.db.query<{ status: string; error: string }>(
+    "SELECT status, error FROM acquirer_attempts WHERE transaction_id = $1 AND kind = 'authorization'",
+    [p.txn.id],
+  );
+  assert.equal(auth.status, 'unknown');
+  assert.match(auth.error, /did not answer/);
+  const ran = await t.api('POST', '/v1/test/clock/run-due-jobs/', { advance: 'PT1M' }, { key: shop.api_key });
+  assert.equal(ran.status, 200, ran.text);
+  const order = (await t.api('GET', `/v1/orders/${p.order.id}/`, undefined, { key: shop.api_key })).body;
+  assert.equal(order.status, 'error');
+  assert.equal(order.transactions[0].status, 'declined');
+  assert.equal(order.transactions[0].reason, 'processing_error');
+  const attempts = await t.db.query<{ kind: string; status: string }>(
+    'SELECT kind, status FROM acquirer_attempts WHERE transaction_id = $1 ORDER BY created, kind',
+    [p.txn.id],
+  );
+  assert.deepEqual(attempts.map((a) => `${a.kind}:${a.status}`).sort(), ['authorization:reversed', 'reversal:succeeded']);
+  const outbox = await t.db.query<{ status: string }>('SELECT status FROM outbox WHERE order_id = $1 ORDER BY id', [p.order.id]);
+  assert.deepEqual(
+    outbox.map((r) => r.status),
+    ['processing', 'error'],
+  );
+});
+
+test('a capture and a refund that answer processing: processing orders, settled by the recovery job, with their webhooks', async () => {
+  // the recovery job asks a processing answer again after LATE_DECLINE_MS (10 minutes here)
+  const shop = await t.newProject('test');
+  const p = await startPayment(t, '4000000000001034', { orderOver: urls, txnOver: { capture_mode: 'manual' }, key: shop.api_key });
+  await followBrowser(p.redirect_url);
+  const txnPath = `/v1/orders/${p.order.id}/transactions/${p.txn.id}`;
+  const capture = await t.api('POST', `${txnPath}/captures/`, undefined, { key: shop.api_key });
+  assert.equal(capture.status, 201, capture.text);
+  assert.equal(capture.body.status, 'processing');
+  assert.equal(capture.body.transactions[0].status, 'processing');
+  const held = (await t.api('GET', `/v1/orders/${p.order.id}/`, undefined, { key: shop.api_key })).body;
+  assert.equal(held.transactions[0].status, 'accepted', 'not captured until the acquirer says so');
+  await t.api('POST', '/v1/test/clock/run-due-jobs/', { advance: 'PT11M' }, { key: shop.api_key });
+  const captured = (await t.api('GET', `/v1/orders/${capture.body.id}/`, undefined, { key: shop.api_key })).body;
+  assert.equal(captured.status, 'completed');
+  assert.equal(
+    (await t.api('GET', `/v1/orders/${p.order.id}/`, undefined, { key: shop.api_key })).body.transactions[0].status,
+    'completed',
+  );
+  const refund = await t.api('POST', `/v1/orders/${p.order.id}/refunds/`, { amount: 100 }, { key: shop.api_key });
+  assert.equal(refund.status, 201, refund.text);
+  assert.equal(refund.body.status, 'processing');
+  // what is reserved by the refund in flight cannot be refunded again
+  const more = await t.api('POST', `/v1/orders/${p.order.id}/refunds/`, { amount: p.order.amount }, { key: shop.api_key });
+  assert.equal(more.status, 422, more.text);
+  await t.api('POST', '/v1/test/clock/run-due-jobs/', { advance: 'PT11M' }, { key: shop.api_key });
+  const refunded = (await t.api('GET', `/v1/orders/${refund.body.id}/`, undefined, { key: shop.api_key })).body;
+  assert.equal(refunded.status, 'completed');
+  for (const id of [capture.body.id, refund.body.id]) {
+    const outbox = await t.db.query<{ status: string }>('SELECT status FROM outbox WHERE order_id = $1 ORDER BY id', [id]);
+    assert.deepEqual(
+      outbox.map((r) => r.status),
+      ['processing', 'completed'],
+    );
+  }
+  const [{ n }] = await t.db.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM acquirer_attempts WHERE transaction_id = $1 AND status IN ('processing', 'unknown')",
+    [p.txn.id],
+  );
+  assert.equal(n, 0, 'nothing left in flight');
+});
 
 test('late decline: processing, then declined by the late_decline job when the clock passes', async () => {
   const shop = await t.newProject('test');

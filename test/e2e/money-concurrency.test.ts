@@ -31,10 +31,13 @@ function tally(results: { status: number }[]) {
   return by;
 }
 
-test(`${N} concurrent captures of one authorization give exactly one capture order; the rest 409`, async () => {
+test(`${N} concurrent captures of one authorization give exactly one capture order; the rest name it or 409`, async () => {
   const o = await payOrder(t, {}, { capture_mode: 'manual' });
   const results = await Promise.all(Array.from({ length: N }, () => t.api('POST', `${txnPath(o)}/captures/`)));
-  assert.deepEqual(tally(results), { 201: 1, 409: N - 1 });
+  const by = tally(results);
+  assert.equal((by[201] ?? 0) + (by[409] ?? 0), N);
+  // those that came while the capture was in flight answer with its result: the same order
+  assert.equal(new Set(results.filter((x) => x.status === 201).map((x) => x.body.id)).size, 1);
   for (const r of results.filter((x) => x.status === 409)) assert.equal(r.body.error.type, 'CanNotCaptureTransaction');
   const after = await get(o.id);
   assert.equal(after.related_orders.length, 1);
@@ -84,7 +87,10 @@ test('captures racing partial voids: one capture, and captured + voided is exact
   );
   const captures = results.filter((_, i) => i % 2);
   const voids = results.filter((_, i) => !(i % 2));
-  assert.equal(captures.filter((r) => r.status === 201).length, 1);
+  // a capture asked while another is in flight answers with that one's result: one capture order
+  const captured = captures.filter((r) => r.status === 201);
+  assert.ok(captured.length >= 1);
+  assert.equal(new Set(captured.map((r) => r.body.id)).size, 1, 'every 201 names the one capture order');
   assert.ok(captures.every((r) => r.status === 201 || r.status === 409));
   assert.ok(voids.every((r) => r.status === 201 || r.status === 409));
   const voided = voids.filter((r) => r.status === 201).length * 50;

@@ -33,11 +33,11 @@ async function counted<T>(fn: () => Promise<T>): Promise<{ result: T; statements
 
 /**
  * The round trips each step takes (docs/performance-cards.md has them before and after). Steps
- * that call the acquirer or 3-D Secure in the middle of a money change hold a row lock across
- * the call, in a transaction whose BEGIN goes with the read and whose COMMIT goes with the write
- * (store/pipeline.ts): two round trips, the acquirer's answer between them.
+ * that call the acquirer record an attempt first and apply its answer after (docs/money.md
+ * "Acquirer attempts"): two short transactions, each a locking read whose BEGIN goes with it and
+ * one write whose COMMIT goes with it (store/pipeline.ts), and no transaction open across the call.
  */
-const EXPECTED = { create: 1, vault: 1, authenticate: 2, threeDs: 2, capture: 2, void: 2, refund: 2 };
+const EXPECTED = { create: 1, vault: 1, authenticate: 2, threeDs: 4, capture: 4, void: 4, refund: 4 };
 
 function expectCount(step: keyof typeof EXPECTED, statements: string[]) {
   assert.equal(
@@ -151,7 +151,7 @@ test('concurrent visits of the 3-D Secure page authorize once and book once', as
   assert.equal(view.status, 'completed');
   assert.deepEqual(
     view.transactions[0].events.map((e: any) => e.event),
-    ['new', 'pending', 'accepted'],
+    ['new', 'pending', 'processing', 'accepted'],
   );
   const [{ n }] = await t.db.query<{ n: number }>(
     'SELECT count(DISTINCT journal_id)::int AS n FROM ledger_entries WHERE payment_transaction_id = $1',

@@ -141,6 +141,8 @@ export async function startTestService(
     pool?: { size?: number; reportSize?: number };
     /** handed to the service as they are: the live acquirer, the pages' wallet buttons */
     liveConnector?: StartOptions['liveConnector'];
+    /** the acquirer of test projects instead of the simulator (a fault-injecting wrapper) */
+    testConnector?: StartOptions['testConnector'];
     walletButtons?: StartOptions['walletButtons'];
     /** the store search, reports and the portal's lists read (DATABASE_REPLICA_URL's role), made from the test's own store */
     replica?: (db: Db) => Promise<Db>;
@@ -167,6 +169,7 @@ export async function startTestService(
     replica,
     log,
     liveConnector: opts.liveConnector,
+    testConnector: opts.testConnector,
     walletButtons: opts.walletButtons,
   });
   const project = await createProject(svc.ctx, { name: 'Test shop', mode: 'test' });

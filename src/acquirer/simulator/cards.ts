@@ -14,6 +14,8 @@ export interface TestCard {
   /** what the authorization answers (after a passed challenge) */
   result: 'accepted' | 'declined' | 'error' | 'late_decline';
   reason?: Reason;
+  /** a fault of the acquirer over a network (docs/reliability.md "The acquirer over a network") */
+  fault?: 'slow' | 'lost_answer' | 'processing_follow_ups';
   description: string;
 }
 
@@ -110,6 +112,32 @@ export const TEST_CARDS: readonly TestCard[] = [
     result: 'declined',
     reason: 'insufficient_funds',
     description: `3-D Secure challenge (code ${CHALLENGE_CODE}), then declined: insufficient funds`,
+  },
+  {
+    pan: '4000000000001018',
+    brands: ['visa'],
+    three_ds: 'Y',
+    result: 'accepted',
+    fault: 'slow',
+    description: 'a slow acquirer: the authorization answers after 10 seconds (SIM_SLOW_MS), approved',
+  },
+  {
+    pan: '4000000000001026',
+    brands: ['visa'],
+    three_ds: 'Y',
+    result: 'error',
+    reason: 'processing_error',
+    fault: 'lost_answer',
+    description:
+      "the authorization's answer is lost: the payment shows processing, then the authorization is reversed and declined (processing_error)",
+  },
+  {
+    pan: '4000000000001034',
+    brands: ['visa'],
+    three_ds: 'Y',
+    result: 'accepted',
+    fault: 'processing_follow_ups',
+    description: 'approved; its captures and refunds answer processing and settle a few seconds later (SIM_SETTLE_MS), by webhook',
   },
 ];
 

@@ -15,6 +15,11 @@ const TestCardView = Type.Object({
   challenge_code: Type.Optional(Type.String()),
   result: Enum(['accepted', 'declined', 'error', 'late_decline']),
   reason: Type.Optional(Type.String()),
+  fault: Type.Optional(
+    Enum(['slow', 'lost_answer', 'processing_follow_ups'], {
+      description: 'a fault of an acquirer over a network: slow answer, lost answer, captures and refunds that answer processing',
+    }),
+  ),
   liability_shift: Type.Boolean(),
   description: Type.String(),
 });
@@ -49,6 +54,7 @@ export const testCardRoutes =
           ...(c.three_ds === 'C' ? { challenge_code: challengeCode() } : {}),
           result: c.result,
           ...(c.reason ? { reason: c.reason } : {}),
+          ...(c.fault ? { fault: c.fault } : {}),
           liability_shift: c.three_ds === 'C' ? true : liabilityShift(c.three_ds),
           description: c.description,
         })),

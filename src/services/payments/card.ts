@@ -3,35 +3,31 @@ import { isUuid } from '../../domain/ids.ts';
 import * as orders from '../../store/payments/orders.ts';
 import { findProject } from '../../store/platform/projects.ts';
 import { nowFor, type Ctx, type OrderStatusHook } from '../platform/context.ts';
-import { dataKeyFor, existingDataKey } from '../platform/crypto-envelope.ts';
-import { cvcSealed, deleteCvc, openCard, storeCvc } from '../vault/cards.ts';
+import { dataKeyFor } from '../platform/crypto-envelope.ts';
+import { cvcSealed, openCard, storeCvc } from '../vault/cards.ts';
 import {
   cvcOfOrderPart,
   deleteCvcOfOrder,
   findCardAuth,
   findVaultCard,
   insertCardAuth,
-  setAcquirerReference,
-  setChallengeResult,
-  type CardAuthRow,
   type VaultCardRow,
 } from '../../store/vault/cards.ts';
-import { canPlanMove, moveTransaction, planMove, type OrderView } from './transitions.ts';
-import { startView, threeDsRows } from '../../store/payments/card-flow.ts';
+import { canPlanMove, moveTransaction, planMove } from './transitions.ts';
+import { startView } from '../../store/payments/card-flow.ts';
 import { WriteSet } from '../../store/db/writes.ts';
-import { onAuthorized, planAuthorized } from './operations.ts';
-import { dueNow, schedule, schedulePart } from '../../store/platform/jobs.ts';
+import { authorizeStep, type Step, type ThreeDsView } from './authorization.ts';
+export type { Step, ThreeDsView, ThreeDsVisit } from './authorization.ts';
 import { ApiError, invalid, notFound } from '../../domain/errors.ts';
 import { isFinalOrder } from '../../domain/status.ts';
-import { liabilityShift, type TransStatus } from '../../domain/card.ts';
-import type { Outcome, ThreeDsResult } from '../../acquirer/connector.ts';
-import { authenticationFailed, connectorFor } from './connectors.ts';
+import type { ThreeDsResult } from '../../acquirer/connector.ts';
+import { connectorFor, operationRef } from './connectors.ts';
 import type { Config } from '../../config.ts';
 import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import { SEALED, sealHolderName } from '../vault/holder-names.ts';
 
 /**
- * Card payments after the vault: authenticate (3-D Secure), authorize through the project's
+ * Card payments after the vault (the authorization itself: authorization.ts): authenticate (3-D Secure), authorize through the project's
  * connector, and where the customer goes afterwards.
  *
  *   authenticate   new -> pending      3-D Secure decided, CVC sealed, redirect_url answered
@@ -225,20 +221,7 @@ async function start(
   return { redirect_url: threeDsUrl(ctx.config, transactionId) };
 }
 
-const refOf = (txn: TransactionRow, now: Date) => ({
-  project_id: txn.project_id,
-  transaction_id: txn.id,
-  amount: txn.amount,
-  currency: txn.currency,
-  now,
-});
-
-export interface ThreeDsView {
-  txn: TransactionRow;
-  order: OrderRow;
-  project: ProjectRow;
-  auth?: CardAuthRow;
-}
+const refOf = (txn: TransactionRow, now: Date) => operationRef(txn, now);
 
 /** What the 3-D Secure page needs to know about a transaction (no lock). */
 export async function loadThreeDs(ctx: Ctx, transactionId: string): Promise<ThreeDsView | undefined> {
@@ -254,224 +237,12 @@ export async function loadThreeDs(ctx: Ctx, transactionId: string): Promise<Thre
   return { txn, order, project, auth };
 }
 
-export interface ThreeDsVisit {
-  view: ThreeDsView;
-  /** the customer must answer the challenge: show its form */
-  challenge: boolean;
-  /** the order afterwards (the payment is over, or in progress) */
-  order: OrderRow;
-}
+/** GET of the 3-D Secure page: what it shows, and for a frictionless transaction still pending, the authorization (authorization.ts). */
+export const visitThreeDs = (ctx: Ctx, transactionId: string) => authorizeStep(ctx, transactionId, { kind: 'frictionless' });
 
-/**
- * GET of the 3-D Secure page: what it shows, and for a frictionless transaction still pending,
- * the authorization. One database transaction of two round trips: BEGIN with one read that
- * locks the transaction and its order, the acquirer's answer, one statement of every write
- * (store/writes.ts) with the COMMIT (store/pipeline.ts). The lock spans the acquirer call, so a repeated visit or a
- * concurrent cancel waits and then sees the outcome; the acquirer is asked once. Undefined for
- * an unknown transaction or one without 3-D Secure. An order of several transactions, or a
- * change whose status hooks need more than was read, takes the general path in the same lock.
- */
-export async function visitThreeDs(ctx: Ctx, transactionId: string): Promise<ThreeDsVisit | undefined> {
-  if (!isUuid(transactionId)) return undefined;
-  return ctx.db.tx(async (q) => {
-    const rows = await threeDsRows(q, transactionId, true);
-    if (!rows?.auth) return undefined;
-    const { txn, order, project, auth } = rows;
-    const view: ThreeDsView = { txn: { ...txn }, order: { ...order }, project, auth };
-    if (txn.status !== 'pending') return { view, challenge: false, order };
-    if (auth.trans_status === 'C') return { view, challenge: true, order };
-    const dk = rows.card && (await existingDataKey(q, ctx.masterKey, project.id));
-    if (rows.statuses.length === 1 && rows.card && dk) {
-      const now = nowFor(project);
-      const three: ThreeDsResult = {
-        trans_status: auth.trans_status,
-        eci: auth.eci ?? undefined,
-        liability_shift: liabilityShift(auth.trans_status),
-      };
-      const connector = connectorFor(ctx, project);
-      const outcome = PROCEED.has(three.trans_status)
-        ? await connector.authorize({ ...refOf(txn, now), card: openCard(dk, rows.card), three_ds: three, capture: !txn.capture_mode })
-        : authenticationFailed(three.trans_status);
-      const w = new WriteSet();
-      // The CVC served this one authorization request.
-      w.update('vault_cards', rows.card.id, { cvc_ct: null });
-      const extra = {
-        details: { ...txn.details, liability_shift: three.liability_shift },
-        three_d_secure: { trans_status: three.trans_status, ...(three.eci ? { eci: three.eci } : {}) },
-      };
-      if (planOutcome(ctx, w, project, txn, { order, statuses: rows.statuses, project }, outcome, now, extra)) {
-        await w.run(q, { commit: true });
-        return { view, challenge: false, order };
-      }
-      // a hook needs the general path: the acquirer has answered, so the outcome is applied there
-      await deleteCvc(q, project.id, [txn.id]);
-      await applyOutcome(ctx, q, project, view.txn, outcome, now, extra);
-      return { view, challenge: false, order: (await orders.findOrder(q, project.id, order.id))! };
-    }
-    return { view, challenge: false, order: (await completeAuthentication(ctx, view, { kind: 'frictionless' }, q)) ?? order };
-  });
-}
-
-/**
- * applyOutcome's writes gathered in `w` (one statement), for a pending transaction read with
- * its order. False when a status hook needs the general path (nothing of `w` may then be sent).
- */
-function planOutcome(
-  ctx: Ctx,
-  w: WriteSet,
-  project: ProjectRow,
-  txn: TransactionRow,
-  view: OrderView,
-  outcome: Outcome,
-  now: Date,
-  extra: { details: Record<string, unknown>; three_d_secure: Record<string, unknown> },
-): boolean {
-  const patch = outcomePatch(txn, outcome, extra);
-  if (outcome.reference) w.update('card_authentications', txn.id, { acquirer_reference: outcome.reference }, 'transaction_id');
-  switch (outcome.status) {
-    case 'accepted': {
-      const moved = planMove(ctx, w, txn, view, 'accepted', now, { reason: null, patch });
-      if (moved === 'planned') planAuthorized(w, project, txn, now);
-      return moved !== 'general';
-    }
-    case 'processing': {
-      const moved = planMove(ctx, w, txn, view, 'processing', now, { patch });
-      const runAt = new Date(now.getTime() + ctx.config.lateDeclineMs);
-      w.add(schedulePart({ project_id: project.id, kind: 'late_decline', ref_id: txn.id, run_at: runAt }));
-      if (dueNow(runAt)) w.notifyJobs();
-      return moved !== 'general';
-    }
-    default:
-      return planMove(ctx, w, txn, view, outcome.status, now, { reason: outcome.reason ?? outcome.status, patch }) !== 'general';
-  }
-}
-
-/** Statuses of 3-D Secure after which the card may be authorized (U: not enrolled, no liability shift). */
-const PROCEED = new Set<TransStatus>(['Y', 'A', 'U']);
-
-export type Step = { kind: 'frictionless' } | { kind: 'challenge'; answer: string } | { kind: 'cancel' };
-
-/**
- * Finishes 3-D Secure and authorizes, once: the row lock and the `pending` check make a
- * repeated visit or double submit a no-op. Returns the order as it is afterwards.
- */
-export async function completeAuthentication(
-  ctx: Ctx,
-  target: string | ThreeDsView,
-  step: Step,
-  inTx?: Queryable,
-): Promise<OrderRow | undefined> {
-  const view = typeof target === 'string' ? await loadThreeDs(ctx, target) : target;
-  if (!view) return undefined;
-  const { project } = view;
-  const transactionId = view.txn.id;
-  const connector = connectorFor(ctx, project);
-  const dk = inTx ? await existingDataKey(inTx, ctx.masterKey, project.id) : await dataKeyFor(ctx, project.id);
-  if (!dk) throw new Error(`project ${project.id} has no data key`);
-  const run = <T>(fn: (q: Queryable) => Promise<T>) => (inTx ? fn(inTx) : ctx.db.tx(fn));
-  return run(async (q) => {
-    const txn = await orders.transactionById(q, transactionId, true);
-    const auth = txn && (await findCardAuth(q, project.id, txn.id, true));
-    if (!txn || !auth || txn.status !== 'pending') return orders.findOrder(q, project.id, view.order.id);
-    const now = nowFor(project);
-    if (step.kind === 'cancel') {
-      await deleteCvc(q, project.id, [txn.id]);
-      await moveTransaction(ctx, q, txn, 'cancelled', now, { reason: 'cancelled by customer', source: 'customer' });
-      return orders.findOrder(q, project.id, txn.order_id);
-    }
-    const row = (await findVaultCard(q, project.id, auth.vault_token))!;
-    const card = openCard(dk, row);
-    let three: ThreeDsResult = {
-      trans_status: auth.trans_status,
-      eci: auth.eci ?? undefined,
-      liability_shift: liabilityShift(auth.trans_status),
-    };
-    if (three.trans_status === 'C') {
-      if (step.kind !== 'challenge') return orders.findOrder(q, project.id, txn.order_id); // still waiting for the customer
-      three = await connector.completeChallenge({ ...refOf(txn, now), card, answer: step.answer });
-      await setChallengeResult(q, txn.id, three.trans_status, three.eci ?? null, now);
-    }
-    const outcome = PROCEED.has(three.trans_status)
-      ? await connector.authorize({ ...refOf(txn, now), card, three_ds: three, capture: !txn.capture_mode })
-      : authenticationFailed(three.trans_status);
-    // The CVC served this one authorization request.
-    await deleteCvc(q, project.id, [txn.id]);
-    await applyOutcome(ctx, q, project, txn, outcome, now, {
-      details: { ...txn.details, liability_shift: three.liability_shift },
-      three_d_secure: { trans_status: three.trans_status, ...(three.eci ? { eci: three.eci } : {}) },
-    });
-    return orders.findOrder(q, project.id, txn.order_id);
-  });
-}
-
-/** The transaction's columns the connector's answer sets: its outcomes (3-D Secure, processing) and details. */
-function outcomePatch(
-  txn: TransactionRow,
-  outcome: Outcome,
-  extra: { details?: Record<string, unknown>; three_d_secure?: Record<string, unknown> },
-) {
-  const outcomes = {
-    ...(txn.outcomes ?? {}),
-    ...(extra.three_d_secure ? { three_d_secure: extra.three_d_secure } : {}),
-    processing: {
-      status: outcome.status,
-      response_code: outcome.response_code,
-      response_code_description: outcome.response_code_description,
-    },
-  };
-  const patch: Pick<TransactionRow, 'outcomes'> & Partial<Pick<TransactionRow, 'details'>> = {
-    outcomes,
-    ...(extra.details ? { details: extra.details } : {}),
-  };
-  return patch;
-}
-
-/** Moves the transaction by the connector's answer, in the caller's database transaction. */
-async function applyOutcome(
-  ctx: Ctx,
-  q: Queryable,
-  project: ProjectRow,
-  txn: TransactionRow,
-  outcome: Outcome,
-  now: Date,
-  extra: { details?: Record<string, unknown>; three_d_secure?: Record<string, unknown> } = {},
-) {
-  const patch = outcomePatch(txn, outcome, extra);
-  if (outcome.reference) await setAcquirerReference(q, txn.id, outcome.reference);
-  switch (outcome.status) {
-    case 'accepted':
-      if (await moveTransaction(ctx, q, txn, 'accepted', now, { reason: null, patch })) await onAuthorized(q, project, txn, now);
-      return;
-    case 'processing':
-      // asked again and still in progress: keep waiting
-      if (txn.status === 'processing') await orders.setProcessingOutcome(q, txn.id, { ...patch, modified: now });
-      else await moveTransaction(ctx, q, txn, 'processing', now, { patch });
-      await schedule(q, {
-        project_id: project.id,
-        kind: 'late_decline',
-        ref_id: txn.id,
-        run_at: new Date(now.getTime() + ctx.config.lateDeclineMs),
-      });
-      return;
-    default:
-      await moveTransaction(ctx, q, txn, outcome.status, now, { reason: outcome.reason ?? outcome.status, patch });
-  }
-}
-
-/** Job `late_decline`: the acquirer's later answer to an authorization that stayed processing. */
-export async function lateDecline(ctx: Ctx, transactionId: string) {
-  const txn = await orders.transactionById(ctx.db, transactionId);
-  const project = txn && (await findProject(ctx.db, txn.project_id));
-  if (!txn || !project || txn.status !== 'processing') return;
-  const connector = connectorFor(ctx, project);
-  await ctx.db.tx(async (q) => {
-    const locked = await orders.transactionById(q, transactionId, true);
-    const auth = locked && (await findCardAuth(q, project.id, locked.id, true));
-    if (!locked || locked.status !== 'processing' || !auth?.acquirer_reference) return;
-    const now = nowFor(project);
-    const outcome = await connector.inquire({ ...refOf(locked, now), reference: auth.acquirer_reference });
-    await applyOutcome(ctx, q, project, locked, outcome, now);
-  });
+/** Finishes 3-D Secure (a challenge's answer, a cancel) and authorizes, once. Returns the order as it is afterwards. */
+export async function completeAuthentication(ctx: Ctx, target: string | ThreeDsView, step: Step): Promise<OrderRow | undefined> {
+  return (await authorizeStep(ctx, typeof target === 'string' ? target : target.txn.id, step))?.order;
 }
 
 /**

@@ -8,6 +8,7 @@ import { ApiError, invalid, notFound } from '../../domain/errors.ts';
 import { debitLegs, figures, refundable, reversalLegs, settlementLegs } from '../../domain/ledger.ts';
 import { loadOrderView } from './order-view.ts';
 import { moveTransaction } from './transitions.ts';
+import { attemptsOf, inFlight } from '../../store/payments/attempts.ts';
 import { book, createChildOrder, debitRule, ensureSettlement, guarded, lockOrderPayment, nextSettlementRun } from './operations.ts';
 import { schedule } from '../../store/platform/jobs.ts';
 import type { ProjectRow, TransactionRow } from '../../domain/entities.ts';
@@ -22,7 +23,9 @@ export async function chargeback(ctx: Ctx, project: ProjectRow, orderId: string,
   return guarded('RefundError', () =>
     ctx.db.tx(async (q) => {
       const { order, txn } = await lockOrderPayment(q, project.id, orderId, 'RefundError');
-      const left = refundable(txn);
+      // refunds in flight at the acquirer hold their money (read after the lock: every one recorded is seen)
+      const held = (await attemptsOf(q, project.id, txn.id)).filter((a) => a.kind === 'refund' && inFlight(a));
+      const left = refundable(txn) - held.reduce((n, a) => n + a.amount, 0);
       if (left <= 0) throw new ApiError('RefundError', 'no captured money is left to charge back');
       const take = amount ?? left;
       if (take > left) throw new ApiError('RefundError', `amount ${take} is above the ${left} that can still be charged back`, 'amount');

@@ -1,8 +1,9 @@
 import { ApiError } from '../../domain/errors.ts';
-import type { Connector, Outcome } from '../../acquirer/connector.ts';
+import { idempotencyKeyOf, type Connector, type OperationRef, type Outcome } from '../../acquirer/connector.ts';
+import { newId } from '../../domain/ids.ts';
 import type { TransStatus } from '../../domain/card.ts';
 import type { Ctx } from '../platform/context.ts';
-import type { ProjectRow } from '../../domain/entities.ts';
+import type { ProjectRow, TransactionRow } from '../../domain/entities.ts';
 
 /** The acquirer of a project: the simulator for test projects; a live project without one is refused. */
 export function connectorFor(ctx: Pick<Ctx, 'connectors'>, project: ProjectRow): Connector {
@@ -19,5 +20,23 @@ export function authenticationFailed(s: TransStatus): Outcome {
     reason: 'authentication_failed',
     response_code: `3DS-${s}`,
     response_code_description: s === 'R' ? '3-D Secure authentication rejected by the issuer' : '3-D Secure authentication failed',
+  };
+}
+
+/** What an operation on a transaction names (connector.ts): its own id and idempotency key, the payment and its money. */
+export function operationRef(
+  txn: Pick<TransactionRow, 'id' | 'project_id' | 'amount' | 'currency'>,
+  now: Date,
+  operationId: string = newId(),
+  amount = txn.amount,
+): OperationRef {
+  return {
+    operation_id: operationId,
+    idempotency_key: idempotencyKeyOf(operationId),
+    project_id: txn.project_id,
+    transaction_id: txn.id,
+    amount,
+    currency: txn.currency,
+    now,
   };
 }

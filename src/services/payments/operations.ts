@@ -11,7 +11,6 @@ import { appendEvent, moveTransaction, newEventRow, planOrderStatus } from './tr
 import { canMove, deriveOrderStatus } from '../../domain/status.ts';
 import { dueNow, schedulePart } from '../../store/platform/jobs.ts';
 import { WriteSet } from '../../store/db/writes.ts';
-import { connectorFor } from './connectors.ts';
 import { SEALED, openHolderNames } from '../vault/holder-names.ts';
 import { renderOrder } from './order-view.ts';
 import { newId } from '../../domain/ids.ts';
@@ -144,46 +143,6 @@ export async function lockOrderPayment(
   const authorized = txns.find((t) => t.authorized_amount > 0);
   if (!authorized) throw new ApiError(errorType, 'nothing has been captured on this order');
   return lockPayment(q, projectId, order.id, authorized.id);
-}
-
-/**
- * Asks the project's acquirer to capture, void or refund, while the original transaction is
- * locked so that no second request can ask for the same money. A refusal is the operation's
- * own error; no answer is a 502. Either way nothing is stored (the caller rolls back).
- */
-export async function askAcquirer(
-  ctx: Pick<Ctx, 'connectors'>,
-  q: Queryable,
-  project: ProjectRow,
-  txn: TransactionRow,
-  op: 'capture' | 'void' | 'refund',
-  amount: number,
-  now: Date,
-  errorType: ErrorType,
-  /** the authorization's acquirer reference when the caller read it already */
-  known?: { reference: string | null },
-) {
-  const connector = connectorFor(ctx, project);
-  const reference = (known ? known.reference : await ledger.acquirerReference(q, txn.id)) ?? undefined;
-  let outcome;
-  try {
-    outcome = await connector[op]({ project_id: project.id, transaction_id: txn.id, amount, currency: txn.currency, now, reference });
-  } catch {
-    throw new ApiError('FailedToFetchTransactionInformation', `the acquirer did not answer the ${op}`);
-  }
-  if (outcome.status === 'declined') throw new ApiError(errorType, `the acquirer refused the ${op}: ${outcome.response_code_description}`);
-  if (outcome.status !== 'accepted')
-    throw new ApiError(
-      'FailedToFetchTransactionInformation',
-      `the acquirer could not complete the ${op}: ${outcome.response_code_description}`,
-    );
-  return {
-    processing: {
-      status: outcome.status,
-      response_code: outcome.response_code,
-      response_code_description: outcome.response_code_description,
-    },
-  };
 }
 
 export interface ChildSpec {

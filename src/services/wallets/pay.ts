@@ -10,7 +10,7 @@ import { outcomeOf, transactionOf, type Checkout } from '../payments/checkout.ts
 import { startTransaction } from '../payments/orders.ts';
 import { sealToken } from '../../wallets/wallet-b-token.ts';
 import type { ThreeDsResult } from '../../acquirer/connector.ts';
-import { connectorFor } from '../payments/connectors.ts';
+import { connectorFor, operationRef } from '../payments/connectors.ts';
 import { eciFor } from '../../domain/card.ts';
 import { ApiError, invalid, notFound } from '../../domain/errors.ts';
 import type { ProjectRow, TransactionRow } from '../../domain/entities.ts';
@@ -70,14 +70,7 @@ async function begin(ctx: Ctx, project: ProjectRow, txn: TransactionRow, input: 
       decide: async (row, locked, now) =>
         cryptogram
           ? { trans_status: 'Y', eci: input.eciIndicator || eciFor(row.brand, 'Y'), liability_shift: true }
-          : connector.authenticate3ds({
-              project_id: project.id,
-              transaction_id: locked.id,
-              amount: locked.amount,
-              currency: locked.currency,
-              now,
-              card: openCard(dk, row),
-            }),
+          : connector.authenticate3ds({ ...operationRef(locked, now), card: openCard(dk, row) }),
     }),
   );
 }

@@ -123,7 +123,8 @@ export async function childTotals(q: Queryable, projectId?: string) {
             COALESCE(SUM(c.amount) FILTER (WHERE co.kind = 'reversal'), 0)::bigint AS reversals
      FROM transactions t
      JOIN orders o ON o.id = t.order_id AND o.kind = 'payment'
-     LEFT JOIN transactions c ON c.of_transaction_id = t.id AND c.project_id = t.project_id
+     -- only those that moved money: one waiting for the acquirer (processing) or refused by it (error) did not
+     LEFT JOIN transactions c ON c.of_transaction_id = t.id AND c.project_id = t.project_id AND c.status IN ('accepted', 'completed')
      LEFT JOIN orders co ON co.id = c.order_id
      WHERE ${scope('t', 1)} AND t.authorized_amount > 0
      GROUP BY t.id, t.project_id, o.refunded_amount`,

@@ -2,6 +2,7 @@ import type { Queryable } from '../db/db.ts';
 import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import type { TransactionStatus } from '../../domain/status.ts';
 import { revive } from './card-flow.ts';
+import { RESERVED_COLUMN, reviveAttempt, type AttemptRow, type Reserved } from './attempts.ts';
 
 /**
  * The one read of a capture, void or refund (docs/performance-cards.md): the original
@@ -15,13 +16,16 @@ export interface PaymentRows {
   project: ProjectRow;
   statuses: TransactionStatus[];
   reference: string | null;
+  /** what the payment's attempts in flight reserve, per kind (store/payments/attempts.ts) */
+  reserved: Reserved;
 }
 
 const COLUMNS = `to_jsonb(t) AS txn, to_jsonb(o) AS "order", (SELECT to_jsonb(p) FROM projects p WHERE p.id = t.project_id) AS project,
   ARRAY(SELECT s.status FROM transactions s WHERE s.project_id = t.project_id AND s.order_id = t.order_id ORDER BY s.created, s.id)::text[] AS statuses,
-  (SELECT a.acquirer_reference FROM card_authentications a WHERE a.transaction_id = t.id) AS reference`;
+  (SELECT a.acquirer_reference FROM card_authentications a WHERE a.transaction_id = t.id) AS reference,
+  ${RESERVED_COLUMN}`;
 
-type Raw = { txn: object; order: object; project: object; statuses: TransactionStatus[]; reference: string | null };
+type Raw = { txn: object; order: object; project: object; statuses: TransactionStatus[]; reference: string | null; reserved: Reserved };
 
 const rowsOf = (row: Raw | undefined): PaymentRows | undefined =>
   row && {
@@ -30,6 +34,7 @@ const rowsOf = (row: Raw | undefined): PaymentRows | undefined =>
     project: revive<ProjectRow>(row.project as any)!,
     statuses: row.statuses,
     reference: row.reference,
+    reserved: Object.fromEntries(Object.entries(row.reserved ?? {}).map(([k, v]) => [k, Number(v)])),
   };
 
 /** A transaction of an order, locked with its order. */
@@ -63,4 +68,16 @@ export async function lockOrderPaymentRows(q: Queryable, projectId: string, orde
     { prepare: 'lock_order_payment_rows' },
   );
   return rowsOf(row);
+}
+
+/** An attempt with its payment, both locked (the payment and its order FOR UPDATE): where an outcome is applied. */
+export async function lockAttemptRows(q: Queryable, attemptId: string): Promise<(PaymentRows & { attempt: AttemptRow }) | undefined> {
+  const [row] = await q.query<Raw & { attempt: object }>(
+    `SELECT ${COLUMNS}, to_jsonb(x) AS attempt FROM acquirer_attempts x
+       JOIN transactions t ON t.id = x.transaction_id AND t.project_id = x.project_id JOIN orders o ON o.id = t.order_id
+     WHERE x.id = $1 FOR UPDATE OF t, o`,
+    [attemptId],
+    { prepare: 'lock_attempt_rows' },
+  );
+  return row && { ...rowsOf(row)!, attempt: reviveAttempt(row.attempt)! };
 }

@@ -1,0 +1,165 @@
+import type { Ctx } from '../platform/context.ts';
+import { idempotencyKeyOf, type OperationKind, type Outcome } from '../../acquirer/connector.ts';
+import { newId } from '../../domain/ids.ts';
+import { ApiError, type ErrorType } from '../../domain/errors.ts';
+import { WriteSet } from '../../store/db/writes.ts';
+import { cancelJobsPart, dueNow, schedulePart } from '../../store/platform/jobs.ts';
+import { changePart, findAttempt, inFlight, recordPart, type AttemptChange, type AttemptRow } from '../../store/payments/attempts.ts';
+import type { ProjectRow, TransactionRow } from '../../domain/entities.ts';
+
+/*
+ * Acquirer attempts: record, commit, call, apply (docs/money.md "Acquirer attempts").
+ *
+ *   record   one short database transaction: the payment locked, the request checked against
+ *            what is left after the reservations of attempts in flight, the attempt written
+ *            `processing` with its recovery job, COMMIT.
+ *   call     the connector, with no database transaction open and no row lock held, bounded by
+ *            ACQUIRER_TIMEOUT_MS. A throw or the timeout is no answer: the money may have moved.
+ *   apply    a second short transaction: the attempt settled (succeeded, failed) or left in
+ *            flight (processing: answered later; unknown: no answer), and what the outcome moves.
+ *   recover  the attempt's job (`acquirer_recovery`, any node, after a restart too) asks the
+ *            acquirer about an attempt still in flight (inquire) and applies the answer; an
+ *            authorization that never answered is reversed.
+ */
+
+/** The recovery job's kind (main.ts's job table). */
+export const RECOVERY_JOB = 'acquirer_recovery';
+
+/** The acquirer's answer to one call, or why there was none. */
+export type Answer<T = Outcome> = { outcome: T } | { error: string };
+
+/** A new attempt's row, before it is recorded. */
+export function newAttempt(
+  project: ProjectRow,
+  txn: Pick<TransactionRow, 'id' | 'order_id' | 'currency'>,
+  kind: OperationKind,
+  amount: number,
+  now: Date,
+  extra: { authorization_reference?: string | null; request?: Record<string, unknown> } = {},
+): AttemptRow {
+  const id = newId();
+  return {
+    id,
+    project_id: project.id,
+    transaction_id: txn.id,
+    order_id: txn.order_id,
+    kind,
+    amount,
+    currency: txn.currency,
+    status: 'processing',
+    idempotency_key: idempotencyKeyOf(id),
+    authorization_reference: extra.authorization_reference ?? null,
+    reference: null,
+    response_code: null,
+    response_description: null,
+    error: null,
+    request: extra.request ?? {},
+    result_order_id: null,
+    created: now,
+    modified: now,
+    settled: null,
+  };
+}
+
+/** The attempt and its recovery job, gathered in `w`: the job finds the attempt if nothing applies an answer first. */
+export function planRecord(ctx: Ctx, w: WriteSet, a: AttemptRow, now: Date) {
+  w.add(recordPart(a));
+  planRecovery(ctx, w, a, new Date(now.getTime() + ctx.config.acquirer.recoveryMs));
+}
+
+/** The attempt alone (a reversal, driven by its authorization's job). */
+export function planRecordOnly(w: WriteSet, a: AttemptRow) {
+  w.add(recordPart(a));
+}
+
+function planRecovery(ctx: Ctx, w: WriteSet, a: Pick<AttemptRow, 'id' | 'project_id'>, runAt: Date) {
+  w.add(schedulePart({ project_id: a.project_id, kind: RECOVERY_JOB, ref_id: a.id, run_at: runAt }));
+  if (dueNow(runAt)) w.notifyJobs();
+}
+
+/**
+ * Calls the acquirer for an attempt: never inside a database transaction. The timeout and any
+ * throw become `error` (the cause is logged with the attempt id; a connector never puts card data
+ * in its errors).
+ */
+export async function callAcquirer<T = Outcome>(ctx: Ctx, a: Pick<AttemptRow, 'id' | 'kind'>, call: () => Promise<T>): Promise<Answer<T>> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${ctx.config.acquirer.timeoutMs} ms`)), ctx.config.acquirer.timeoutMs);
+      timer.unref();
+    });
+    return { outcome: await Promise.race([call(), timeout]) };
+  } catch (err) {
+    const error = (err as Error).message || String(err);
+    ctx.log.warn({ attempt: { id: a.id, kind: a.kind }, err: error }, 'acquirer gave no answer: the attempt stays in flight');
+    return { error };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The attempt's columns an answer sets. */
+export function answered(answer: Answer, now: Date): AttemptChange {
+  if ('error' in answer) return { status: 'unknown', error: answer.error.slice(0, 500), modified: now };
+  const o = answer.outcome;
+  const status = o.status === 'accepted' ? 'succeeded' : o.status === 'processing' ? 'processing' : 'failed';
+  return {
+    status,
+    ...(o.reference ? { reference: o.reference } : {}),
+    response_code: o.response_code,
+    response_description: o.response_code_description,
+    ...(status === 'succeeded' || status === 'failed' ? { settled: now } : {}),
+    modified: now,
+  };
+}
+
+/**
+ * The attempt's change gathered in `w`, with its recovery job: dropped once settled, asked again
+ * after LATE_DECLINE_MS while the acquirer says processing, kept for its time when there was no answer.
+ */
+export function planAnswered(ctx: Ctx, w: WriteSet, a: AttemptRow, change: AttemptChange, now: Date) {
+  w.add(changePart(a.id, change));
+  if (change.status === 'succeeded' || change.status === 'failed' || change.status === 'reversed')
+    w.add(cancelJobsPart([RECOVERY_JOB], a.id));
+  else if (change.status === 'processing') planRecovery(ctx, w, a, new Date(now.getTime() + ctx.config.lateDeclineMs));
+}
+
+/** The outcomes a transaction shows of an acquirer's answer. */
+export const processingOf = (o: Pick<Outcome, 'status' | 'response_code' | 'response_code_description'>) => ({
+  processing: { status: o.status, response_code: o.response_code, response_code_description: o.response_code_description },
+});
+
+/** An answer with no outcome yet, as a transaction's outcomes show it. */
+export const NO_ANSWER = {
+  status: 'processing',
+  response_code: '68',
+  response_code_description: 'No answer from the acquirer yet: the outcome is being recovered',
+} as const;
+
+/** How long a request waits for an operation already in flight before answering what it is now. */
+const WAIT_STEP_MS = 50;
+
+/**
+ * A second request for an operation already in flight answers with that operation's result:
+ * it waits (within the acquirer's timeout) for the attempt to leave `processing`, then reads it.
+ */
+export async function awaitAttempt(ctx: Ctx, id: string): Promise<AttemptRow | undefined> {
+  const until = Date.now() + ctx.config.acquirer.timeoutMs + 1000;
+  let a = await findAttempt(ctx.db, id);
+  while (a && a.status === 'processing' && !a.result_order_id && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, WAIT_STEP_MS));
+    a = await findAttempt(ctx.db, id);
+  }
+  return a;
+}
+
+/** The answer of a settled-or-not attempt to the request that asked for it: its order, or its refusal. */
+export function resultOf(a: AttemptRow, errorType: ErrorType): { orderId: string } {
+  if (a.result_order_id) return { orderId: a.result_order_id };
+  if (a.status === 'failed')
+    throw new ApiError(errorType, `the acquirer refused the ${a.kind}: ${a.response_description ?? a.error ?? ''}`);
+  if (inFlight(a))
+    throw new ApiError(errorType, `a ${a.kind} of this transaction is in progress at the acquirer (attempt ${a.id}); ask again later`);
+  throw new ApiError(errorType, `the ${a.kind} did not go through`);
+}

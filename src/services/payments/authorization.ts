@@ -1,0 +1,212 @@
+import type { Queryable } from '../../store/db/db.ts';
+import { isUuid } from '../../domain/ids.ts';
+import * as orders from '../../store/payments/orders.ts';
+import { nowFor, type Ctx } from '../platform/context.ts';
+import { existingDataKey } from '../platform/crypto-envelope.ts';
+import { deleteCvc, openCard } from '../vault/cards.ts';
+import { setAcquirerReference, setChallengeResult, type CardAuthRow } from '../../store/vault/cards.ts';
+import { canPlanMove, moveTransaction, planMove } from './transitions.ts';
+import { threeDsRows } from '../../store/payments/card-flow.ts';
+import { lockAttemptRows, type PaymentRows } from '../../store/payments/payment-rows.ts';
+import { inFlight, type AttemptChange, type AttemptRow } from '../../store/payments/attempts.ts';
+import { WriteSet } from '../../store/db/writes.ts';
+import { onAuthorized, planAuthorized } from './operations.ts';
+import { liabilityShift, type TransStatus } from '../../domain/card.ts';
+import type { Outcome, ThreeDsResult } from '../../acquirer/connector.ts';
+import { authenticationFailed, connectorFor, operationRef } from './connectors.ts';
+import { answered, callAcquirer, newAttempt, NO_ANSWER, planAnswered, planRecord, type Answer } from './attempts.ts';
+import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
+
+/*
+ * The authorization of a card transaction after 3-D Secure, as an acquirer attempt
+ * (attempts.ts): record (pending -> processing, the attempt, its recovery job, the CVC dropped:
+ * it served this one request), call (the challenge's answer, then the authorization) with no
+ * transaction open, apply (processing -> accepted | declined | error, or left processing).
+ */
+
+export interface ThreeDsView {
+  txn: TransactionRow;
+  order: OrderRow;
+  project: ProjectRow;
+  auth?: CardAuthRow;
+}
+
+export interface ThreeDsVisit {
+  view: ThreeDsView;
+  /** the customer must answer the challenge: show its form */
+  challenge: boolean;
+  /** the order afterwards (the payment is over, or in progress) */
+  order: OrderRow;
+}
+
+export type Step = { kind: 'frictionless' } | { kind: 'challenge'; answer: string } | { kind: 'cancel' };
+
+/** Statuses of 3-D Secure after which the card may be authorized (U: not enrolled, no liability shift). */
+const PROCEED = new Set<TransStatus>(['Y', 'A', 'U']);
+
+const threeOf = (auth: CardAuthRow): ThreeDsResult => ({
+  trans_status: auth.trans_status,
+  eci: auth.eci ?? undefined,
+  liability_shift: liabilityShift(auth.trans_status),
+});
+
+/**
+ * One step of the 3-D Secure page (a visit, a challenge's answer, a cancel), once: the first
+ * request of a pending transaction records the authorization and moves it to processing, so a
+ * repeated visit or a double submit sees it in flight and shows the order as it is.
+ * Undefined for an unknown transaction or one without 3-D Secure.
+ */
+export async function authorizeStep(ctx: Ctx, transactionId: string, step: Step): Promise<ThreeDsVisit | undefined> {
+  if (!isUuid(transactionId)) return undefined;
+  const rec = await ctx.db.tx(async (q) => {
+    const rows = await threeDsRows(q, transactionId, true);
+    if (!rows?.auth) return undefined;
+    const { txn, order, project, auth } = rows;
+    const view: ThreeDsView = { txn: { ...txn }, order: { ...order }, project, auth };
+    if (txn.status !== 'pending') return { view, order };
+    const now = nowFor(project);
+    if (step.kind === 'cancel') {
+      await deleteCvc(q, project.id, [txn.id]);
+      await moveTransaction(ctx, q, txn, 'cancelled', now, { reason: 'cancelled by customer', source: 'customer' });
+      return { view, order: (await orders.findOrder(q, project.id, order.id))! };
+    }
+    if (auth.trans_status === 'C' && step.kind !== 'challenge') return { view, order, challenge: true };
+    const dk = rows.card && (await existingDataKey(q, ctx.masterKey, project.id));
+    if (!rows.card || !dk) throw new Error(`transaction ${txn.id} has no card to authorize`);
+    const card = openCard(dk, rows.card);
+    const a = newAttempt(project, txn, 'authorization', txn.amount, now, { request: { step: step.kind } });
+    const w = new WriteSet();
+    planRecord(ctx, w, a, now);
+    // The CVC served this one authorization request.
+    w.update('vault_cards', rows.card.id, { cvc_ct: null });
+    if (canPlanMove(ctx, txn, rows, 'processing', now)) {
+      planMove(ctx, w, txn, rows, 'processing', now);
+      await w.run(q, { commit: true });
+    } else {
+      await w.run(q);
+      await moveTransaction(ctx, q, txn, 'processing', now);
+    }
+    return { view, order, attempt: a, card, txn, now };
+  });
+  if (!rec) return undefined;
+  if (!('attempt' in rec) || !rec.attempt) return { view: rec.view, order: rec.order, challenge: Boolean(rec.challenge) };
+  const { attempt: a, card, txn, now } = rec;
+  let three = threeOf(rec.view.auth!);
+  let answer: Answer | undefined;
+  const connector = connectorFor(ctx, rec.view.project);
+  let challenged = false;
+  if (three.trans_status === 'C' && step.kind === 'challenge') {
+    const asked = await callAcquirer(ctx, { id: a.id, kind: 'three_ds' }, () =>
+      connector.completeChallenge({ ...operationRef(txn, now, a.id), card, answer: step.answer }),
+    );
+    // no answer from the 3-D Secure server: nothing was authorized, the payment fails
+    three = 'outcome' in asked ? asked.outcome : { trans_status: 'U', liability_shift: false };
+    challenged = true;
+    if ('error' in asked) answer = { outcome: authenticationFailed('N') };
+  }
+  const decided = three;
+  answer ??= PROCEED.has(decided.trans_status)
+    ? await callAcquirer(ctx, a, () =>
+        connector.authorize({ ...operationRef(txn, now, a.id), card, three_ds: decided, capture: !txn.capture_mode }),
+      )
+    : { outcome: authenticationFailed(decided.trans_status) };
+  const order = await applyAuthorization(ctx, a.id, answer, { three, challenged });
+  return { view: rec.view, challenge: false, order: order ?? rec.order };
+}
+
+/** What the authorization's answer writes besides the attempt: the 3-D Secure result of a challenge, the transaction's outcomes and details. */
+interface Authenticated {
+  three?: ThreeDsResult;
+  /** the challenge was answered in this step: its result is stored */
+  challenged?: boolean;
+  /** the authorization was reversed after its answer was lost: the attempt ends `reversed` */
+  reversed?: boolean;
+}
+
+/** The transaction's columns the connector's answer sets: its outcomes (3-D Secure, processing) and details. */
+function outcomePatch(
+  txn: TransactionRow,
+  outcome: Pick<Outcome, 'status' | 'response_code' | 'response_code_description'>,
+  three?: ThreeDsResult,
+) {
+  return {
+    outcomes: {
+      ...(txn.outcomes ?? {}),
+      ...(three ? { three_d_secure: { trans_status: three.trans_status, ...(three.eci ? { eci: three.eci } : {}) } } : {}),
+      processing: {
+        status: outcome.status,
+        response_code: outcome.response_code,
+        response_code_description: outcome.response_code_description,
+      },
+    },
+    ...(three ? { details: { ...txn.details, liability_shift: three.liability_shift } } : {}),
+  };
+}
+
+/** The transaction status of a failed answer: an authorization the acquirer never received failed with an error. */
+const failedStatus = (o: Outcome) => (o.status === 'declined' ? 'declined' : 'error');
+
+/**
+ * Applies an authorization's answer (or its absence) to its attempt, once, in one short
+ * transaction: processing -> accepted (booked), declined or error; still processing while the
+ * acquirer says so or gave no answer (the recovery job asks again). Answers the order afterwards.
+ * One statement of every write (store/writes.ts) with the COMMIT; a status hook that cannot say
+ * its writes from what was read sends the moves statement by statement in the same transaction.
+ */
+export async function applyAuthorization(ctx: Ctx, attemptId: string, answer: Answer, auth: Authenticated = {}) {
+  return ctx.db.tx(async (q) => {
+    const rows = await lockAttemptRows(q, attemptId);
+    if (!rows) return undefined;
+    const a = rows.attempt;
+    if (!inFlight(a) || rows.txn.status !== 'processing') return rows.order;
+    const now = nowFor(rows.project);
+    const change: AttemptChange = auth.reversed ? { status: 'reversed', settled: now, modified: now } : answered(answer, now);
+    const w = new WriteSet();
+    const { txn, project } = rows;
+    const outcome: Outcome | undefined = 'outcome' in answer ? answer.outcome : undefined;
+    const patch = outcomePatch(txn, outcome ?? NO_ANSWER, auth.three);
+    if (auth.challenged && auth.three)
+      w.update(
+        'card_authentications',
+        txn.id,
+        { trans_status: auth.three.trans_status, eci: auth.three.eci ?? null, modified: now },
+        'transaction_id',
+      );
+    if (outcome?.reference) w.update('card_authentications', txn.id, { acquirer_reference: outcome.reference }, 'transaction_id');
+    const to = !outcome || outcome.status === 'processing' ? undefined : outcome.status === 'accepted' ? 'accepted' : failedStatus(outcome);
+    const change2 =
+      to === 'accepted' ? { reason: null, patch } : outcome ? { reason: outcome.reason ?? failedStatus(outcome), patch } : { patch };
+    if (!to) w.update('transactions', txn.id, { ...patch, modified: now });
+    else if (canPlanMove(ctx, txn, rows, to, now)) {
+      planMove(ctx, w, txn, rows, to, now, change2);
+      if (to === 'accepted') planAuthorized(w, project, txn, now);
+    } else return applyGeneral(ctx, q, rows, a, change, to, change2, auth, outcome);
+    planAnswered(ctx, w, a, change, now);
+    await w.run(q, { commit: true });
+    return rows.order;
+  });
+}
+
+/** applyAuthorization statement by statement, where a status hook needs more than was read (an order of several transactions, a payment link). */
+async function applyGeneral(
+  ctx: Ctx,
+  q: Queryable,
+  rows: PaymentRows,
+  a: AttemptRow,
+  change: AttemptChange,
+  to: 'accepted' | 'declined' | 'error',
+  move: { reason?: string | null; patch: ReturnType<typeof outcomePatch> },
+  auth: Authenticated,
+  outcome?: Outcome,
+) {
+  const { txn, project } = rows;
+  const now = change.modified;
+  if (auth.challenged && auth.three) await setChallengeResult(q, txn.id, auth.three.trans_status, auth.three.eci ?? null, now);
+  if (outcome?.reference) await setAcquirerReference(q, txn.id, outcome.reference);
+  if ((await moveTransaction(ctx, q, txn, to, now, move)) && to === 'accepted') await onAuthorized(q, project, txn, now);
+  const order = await orders.findOrder(q, project.id, txn.order_id);
+  const w = new WriteSet();
+  planAnswered(ctx, w, a, change, now);
+  await w.run(q, { commit: true });
+  return order;
+}

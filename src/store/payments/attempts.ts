@@ -1,0 +1,138 @@
+import type { Queryable } from '../db/db.ts';
+import type { Part } from '../db/writes.ts';
+import type { OperationKind } from '../../domain/attempts.ts';
+import { revive } from './card-flow.ts';
+
+/**
+ * Acquirer attempts (migration 200): one row per operation sent to an acquirer, written and
+ * committed before the call (docs/money.md "Acquirer attempts").
+ */
+
+export type AttemptStatus = 'processing' | 'unknown' | 'succeeded' | 'failed' | 'reversed';
+
+export interface AttemptRow {
+  id: string;
+  project_id: string;
+  transaction_id: string;
+  order_id: string;
+  kind: OperationKind;
+  amount: number;
+  currency: string;
+  status: AttemptStatus;
+  idempotency_key: string;
+  authorization_reference: string | null;
+  reference: string | null;
+  response_code: string | null;
+  response_description: string | null;
+  error: string | null;
+  request: Record<string, unknown>;
+  result_order_id: string | null;
+  created: Date;
+  modified: Date;
+  settled: Date | null;
+}
+
+/** In flight: the acquirer may still move (or have moved) its money. */
+export const IN_FLIGHT: readonly AttemptStatus[] = ['processing', 'unknown'];
+export const inFlight = (a: Pick<AttemptRow, 'status'>) => IN_FLIGHT.includes(a.status);
+
+/** What settling an attempt changes. */
+export type AttemptChange = Partial<
+  Pick<AttemptRow, 'status' | 'reference' | 'response_code' | 'response_description' | 'error' | 'result_order_id' | 'settled'>
+> & { modified: Date };
+
+const ROW = (a: AttemptRow) => ({ ...a, request: a.request ?? {} });
+
+/** The attempt's INSERT as a part of one statement (store/writes.ts). */
+export function recordPart(a: AttemptRow): Part {
+  return {
+    sql: `INSERT INTO acquirer_attempts SELECT * FROM jsonb_populate_record(NULL::acquirer_attempts, $1::jsonb) WHERE true`,
+    params: [JSON.stringify(ROW(a))],
+  };
+}
+
+/**
+ * Records an attempt and its recovery job in one statement, only while the attempts in flight of
+ * `reserve.kinds` on its transaction, with this one, stay within `reserve.max`. The statement reads
+ * with its own snapshot, taken after the caller locked the payment: every attempt recorded under
+ * that lock before is seen, so two requests never reserve the same money. False: nothing written.
+ */
+export async function recordAttempt(
+  q: Queryable,
+  a: AttemptRow,
+  recoveryAt: Date,
+  reserve: { kinds: OperationKind[]; max: number },
+  opts: { commit?: boolean } = {},
+): Promise<boolean> {
+  const [row] = await q.query<{ n: number }>(
+    `WITH a AS (INSERT INTO acquirer_attempts SELECT * FROM jsonb_populate_record(NULL::acquirer_attempts, $1::jsonb)
+         WHERE (SELECT coalesce(sum(x.amount), 0) FROM acquirer_attempts x WHERE x.transaction_id = $2::uuid AND x.project_id = $3::uuid
+                  AND x.kind = ANY($4::text[]) AND x.status IN ('processing', 'unknown')) + $5::bigint <= $6::bigint
+         RETURNING id, project_id),
+     j AS (INSERT INTO jobs (project_id, kind, ref_id, run_at, payload) SELECT a.project_id, 'acquirer_recovery', a.id::text, $7::timestamptz, '{}' FROM a
+         ON CONFLICT (kind, ref_id, project_id) DO UPDATE SET run_at = EXCLUDED.run_at, locked_until = NULL)
+     SELECT count(*)::int AS n FROM a`,
+    [JSON.stringify(ROW(a)), a.transaction_id, a.project_id, reserve.kinds, a.amount, reserve.max, recoveryAt],
+    { prepare: 'record_attempt', commit: opts.commit },
+  );
+  return row.n > 0;
+}
+
+/**
+ * The attempt's change while it is still in flight, as a part of one statement; a settled
+ * attempt is left as it is (its outcome was applied once, by whoever came first).
+ */
+export function changePart(id: string, change: AttemptChange): Part {
+  return {
+    sql: `UPDATE acquirer_attempts a SET (status, reference, response_code, response_description, error, result_order_id, settled, modified) =
+            (SELECT coalesce(c.status, a.status), coalesce(c.reference, a.reference), coalesce(c.response_code, a.response_code),
+                    coalesce(c.response_description, a.response_description), coalesce(c.error, a.error),
+                    coalesce(c.result_order_id, a.result_order_id), coalesce(c.settled, a.settled), c.modified
+               FROM jsonb_populate_record(NULL::acquirer_attempts, $2::jsonb) c)
+          WHERE a.id = $1::uuid AND a.status IN ('processing', 'unknown')`,
+    params: [id, JSON.stringify(change)],
+  };
+}
+
+/** changePart alone (one round trip, its own transaction when q is the pool). */
+export async function changeAttempt(q: Queryable, id: string, change: AttemptChange) {
+  const p = changePart(id, change);
+  await q.query(p.sql, p.params);
+}
+
+export async function findAttempt(q: Queryable, id: string): Promise<AttemptRow | undefined> {
+  const [row] = await q.query<AttemptRow>('SELECT * FROM acquirer_attempts WHERE id = $1', [id]);
+  return row && { ...row, amount: Number(row.amount) };
+}
+
+/** The attempts of a transaction, oldest first. */
+export async function attemptsOf(q: Queryable, projectId: string, transactionId: string): Promise<AttemptRow[]> {
+  const rows = await q.query<AttemptRow>(
+    'SELECT * FROM acquirer_attempts WHERE project_id = $1 AND transaction_id = $2 ORDER BY created, id',
+    [projectId, transactionId],
+  );
+  return rows.map((r) => ({ ...r, amount: Number(r.amount) }));
+}
+
+/** Attempts still in flight, oldest first (recovery of a whole node's leftovers, the chaos test's check). */
+export async function inFlightAttempts(q: Queryable, limit = 1000): Promise<AttemptRow[]> {
+  const rows = await q.query<AttemptRow>(
+    `SELECT * FROM acquirer_attempts WHERE status IN ('processing', 'unknown') ORDER BY created, id LIMIT $1`,
+    [limit],
+  );
+  return rows.map((r) => ({ ...r, amount: Number(r.amount) }));
+}
+
+/** SQL of a payment read's extra columns: the amounts its in-flight attempts reserve, per kind, and (named) one attempt. */
+export const RESERVED_COLUMN = `(SELECT coalesce(jsonb_object_agg(r.kind, r.amount), '{}') FROM (SELECT x.kind, sum(x.amount)::bigint AS amount
+    FROM acquirer_attempts x WHERE x.transaction_id = t.id AND x.project_id = t.project_id AND x.status IN ('processing', 'unknown')
+    GROUP BY x.kind) r) AS reserved`;
+
+/** Reserved amounts per kind, as the read answers them. */
+export type Reserved = Partial<Record<OperationKind, number>>;
+
+export const reviveAttempt = (row: object | null | undefined): AttemptRow | undefined => {
+  const a = revive<AttemptRow>(row as Record<string, unknown> | null);
+  if (a) a.amount = Number(a.amount);
+  return a;
+};

@@ -1,0 +1,108 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createSimulator, SIMULATOR_CAPABILITIES } from '../../src/acquirer/simulator/index.ts';
+import { withFaults } from '../../src/acquirer/faults.ts';
+import { remoteConnector } from '../../src/acquirer/remote.ts';
+import { serveConnector } from '../helpers/acquirer-server.ts';
+import { connectorConformance } from '../helpers/conformance.ts';
+import { futureExpiry } from '../helpers/cards.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+import { payOrder } from '../helpers/pay.ts';
+import { checkLedger } from '../../src/services/payments/ledger-check.ts';
+
+// The simulator passes the connector conformance kit (test/helpers/conformance.ts), in process and
+// over loopback HTTP (src/acquirer/remote.ts, the acquirer of a service in another process).
+const card = { pan: '4111111111111111', expiry: futureExpiry(), brand: 'visa' };
+connectorConformance({ name: 'simulator', make: () => createSimulator({ settleMs: 0 }), card });
+const remote = serveConnector(createSimulator({ settleMs: 0 }));
+connectorConformance({ name: 'simulator over loopback HTTP', make: async () => remoteConnector((await remote).url, 5000), card });
+
+const started: TestService[] = [];
+after(async () => {
+  await Promise.all(started.map((s) => s.close()));
+  await (await remote).close();
+});
+const start = async (opts: Parameters<typeof startTestService>[0]) => {
+  const s = await startTestService(opts);
+  started.push(s);
+  return s;
+};
+
+test('what the project connector cannot do is refused with a clear error before any call', async () => {
+  const sim = createSimulator();
+  const limited = { ...sim, capabilities: { ...SIMULATOR_CAPABILITIES, void: false, partial_refund: false } };
+  const t = await start({ testConnector: limited });
+  const held = await payOrder(t, {}, { capture_mode: 'manual' });
+  const txnPath = `/v1/orders/${held.id}/transactions/${held.transactions[0].id}`;
+  const before = sim.operations.size;
+  const voided = await t.api('POST', `${txnPath}/voids/`);
+  assert.equal(voided.status, 409, voided.text);
+  assert.match(voided.body.error.value, /cannot void/);
+  const sale = await payOrder(t, {});
+  const part = await t.api('POST', `/v1/orders/${sale.id}/refunds/`, { amount: 100 });
+  assert.equal(part.status, 422, part.text);
+  assert.match(part.body.error.value, /refunds only the whole captured amount/);
+  assert.equal(sim.operations.size, before + 1, 'only the sale went to the acquirer');
+  const [{ n }] = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM acquirer_attempts WHERE kind IN ('void', 'refund')");
+  assert.equal(n, 0, 'no attempt recorded for a refused operation');
+});
+
+test('through lost answers, duplicates and errors Tender records what the acquirer did, once, and recovers every attempt', async () => {
+  const acquirer = withFaults(createSimulator({ settleMs: 0 }), {
+    probability: { error: 0.1, lost_answer: 0.2, duplicate: 0.2, delay: 0.2 },
+    delayMs: 5,
+    seed: 29,
+    methods: ['authorize', 'capture', 'void', 'refund'],
+  });
+  const t = await start({ testConnector: acquirer, env: { TENDER_WORKER: 'off' } });
+  const ops: Promise<unknown>[] = [];
+  for (let i = 0; i < 8; i++) {
+    ops.push(
+      payOrder(t, {}, { capture_mode: 'manual' }).then((o) =>
+        t.api('POST', `/v1/orders/${o.id}/transactions/${o.transactions[0].id}/captures/`),
+      ),
+    );
+    ops.push(
+      payOrder(t, {}, { capture_mode: 'manual' }).then((o) =>
+        t.api('POST', `/v1/orders/${o.id}/transactions/${o.transactions[0].id}/voids/amount/`, { amount: 500, description: 'part' }),
+      ),
+    );
+    ops.push(payOrder(t, {}).then((o) => Promise.all([1, 2].map(() => t.api('POST', `/v1/orders/${o.id}/refunds/`, { amount: 300 })))));
+  }
+  await Promise.all(ops);
+  // recovery: the attempts' jobs, reached by advancing the project's clock past ACQUIRER_RECOVERY_MS
+  for (let round = 0; round < 5; round++) {
+    const [{ n }] = await t.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM acquirer_attempts WHERE status IN ('processing', 'unknown')",
+    );
+    if (!n) break;
+    await t.api('POST', '/v1/test/clock/run-due-jobs/', { advance: 'PT1H' });
+  }
+  const attempts = await t.db.query<{ id: string; kind: string; status: string; amount: string }>(
+    "SELECT id, kind, status, amount FROM acquirer_attempts WHERE kind IN ('authorization', 'capture', 'void', 'refund')",
+  );
+  assert.ok(attempts.length >= 40, `${attempts.length} attempts`);
+  assert.ok(
+    acquirer.injected.lost_answer > 0 && acquirer.injected.duplicate > 0 && acquirer.injected.error > 0,
+    JSON.stringify(acquirer.injected),
+  );
+  assert.deepEqual(
+    attempts.filter((a) => a.status === 'processing' || a.status === 'unknown'),
+    [],
+    'nothing left in flight',
+  );
+  const ids = new Set((await t.db.query<{ id: string }>('SELECT id FROM acquirer_attempts')).map((a) => a.id));
+  for (const id of acquirer.acquirer.keys()) assert.ok(ids.has(id), `the acquirer did ${id}, which Tender knows`);
+  for (const a of attempts) {
+    const did = acquirer.acquirer.get(a.id);
+    const moved = did?.outcome.status === 'accepted' && !did.reversed;
+    assert.equal(
+      a.status === 'succeeded',
+      moved,
+      `${a.kind} ${a.id}: Tender says ${a.status}, the acquirer ${did?.outcome.status ?? 'never saw it'}`,
+    );
+    if (did) assert.equal(did.amount, Number(a.amount));
+  }
+  const report = await checkLedger(t.db);
+  assert.deepEqual(report.violations, []);
+});
