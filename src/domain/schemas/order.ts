@@ -89,6 +89,9 @@ export const PaymentMethodDetailsInput = Type.Object(
   {
     receiver_account_number: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
     receiver_account_number_type: Type.Optional(Enum(RECEIVER_TYPES)),
+    issuer_id: Type.Optional(
+      Type.String({ maxLength: 64, description: 'iDEAL: the bank the customer chose in the shop (GET /v1/ideal/issuers/); optional' }),
+    ),
   },
   { additionalProperties: true },
 );
