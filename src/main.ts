@@ -36,6 +36,7 @@ import { walletARoutes } from './http/api/wallet-a.ts';
 import { walletBRoutes, walletBTestRoutes } from './http/api/wallet-b.ts';
 import { linkPageRoutes } from './http/pay/link-page.ts';
 import { payPages } from './http/pay/pages.ts';
+import { methodPayRoutes } from './http/pay/methods/routes.ts';
 import { assetRoutes } from './http/pay/assets.ts';
 import type { WalletButton } from './http/pay/render.ts';
 import { threeDsRoutes } from './http/pay/three-ds.ts';
@@ -91,7 +92,7 @@ const routes = (buttons: WalletButton[]): Routes => ({
     walletBRoutes,
   ],
   test: [testRoutes, testCardRoutes, operationTestRoutes, walletBTestRoutes],
-  public: [linkPageRoutes, payPages(buttons), assetRoutes, threeDsRoutes, walletPayRoutes, walletAPayRoutes, walletSheetRoutes],
+  public: [linkPageRoutes, payPages(buttons), methodPayRoutes, assetRoutes, threeDsRoutes, walletPayRoutes, walletAPayRoutes, walletSheetRoutes],
   vault: [vaultRoutes],
   'wallet-b-token': [walletBTokenRoutes],
   portal: [portalRoutes],

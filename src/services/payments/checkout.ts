@@ -5,6 +5,7 @@ import * as orders from '../../store/payments/orders.ts';
 import { findProject } from '../../store/platform/projects.ts';
 import { activeMethods, methodAccepts, settingsOf, type PaymentMethod, type ProjectSettings } from '../../domain/project.ts';
 import { orderExpiresAt } from './expiry.ts';
+import { canTryAgain } from './methods/attempts.ts';
 import { ApiError, notFound } from '../../domain/errors.ts';
 import { startTransaction } from './orders.ts';
 import { storeCardForTransaction } from '../vault/cards.ts';
@@ -87,6 +88,9 @@ export function outcomeOf(c: Checkout): { outcome: Outcome; reason?: string; tra
   return { outcome: 'open', transaction };
 }
 
+/** After a failed or cancelled attempt, the hosted page offers the methods again until the order expires. */
+export const canRetry = (c: Checkout): boolean => canTryAgain(c.order, c.transactions) && !orderLapsed(c);
+
 /** An order without a transaction past its expiry, before its expire_order job has run. */
 const orderLapsed = (c: Checkout) => c.now >= orderExpiresAt(c.order, settingsOf(c.project.settings));
 
@@ -168,14 +172,15 @@ export async function payByCard(
   transactionId?: string,
 ): Promise<{ redirect_url: string; transaction_id: string }> {
   const outcome = outcomeOf(c).outcome;
-  if (outcome !== 'open') throw new ApiError('TransactionAlreadyStarted', `this order is ${outcome}`);
+  const retry = canRetry(c);
+  if (outcome !== 'open' && !retry) throw new ApiError('TransactionAlreadyStarted', `this order is ${outcome}`);
   let txn = transactionId ? transactionOf(c, transactionId) : c.transactions.find(isOpenCardTransaction);
   if (transactionId && !txn) throw notFound('transaction');
   if (!txn) {
     if (!c.methods.includes('credit-card')) throw new ApiError('Forbidden', 'card payments are not offered for this order');
-    if (c.transactions.length) throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
-    const view = await startTransaction(ctx, c.project, c.order.id, { payment_method: 'credit-card' });
-    txn = await orders.transactionById(ctx.db, view.transactions[0].id);
+    if (c.transactions.length && !retry) throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
+    const view = await startTransaction(ctx, c.project, c.order.id, { payment_method: 'credit-card' }, { retry });
+    txn = await orders.transactionById(ctx.db, view.transactions.at(-1)!.id);
     if (txn) c.transactions.push(txn);
   }
   if (!txn || !isOpenCardTransaction(txn) || !txn.setup_token)
