@@ -37,6 +37,7 @@ import { walletBRoutes, walletBTestRoutes } from './http/api/wallet-b.ts';
 import { linkPageRoutes } from './http/pay/link-page.ts';
 import { payPages } from './http/pay/pages.ts';
 import { methodPayRoutes } from './http/pay/methods/routes.ts';
+import { methodRoutes, methodTestRoutes } from './http/api/methods.ts';
 import { assetRoutes } from './http/pay/assets.ts';
 import type { WalletButton } from './http/pay/render.ts';
 import { threeDsRoutes } from './http/pay/three-ds.ts';
@@ -90,9 +91,19 @@ const routes = (buttons: WalletButton[]): Routes => ({
     searchRoutes,
     walletARoutes,
     walletBRoutes,
+    methodRoutes,
   ],
-  test: [testRoutes, testCardRoutes, operationTestRoutes, walletBTestRoutes],
-  public: [linkPageRoutes, payPages(buttons), methodPayRoutes, assetRoutes, threeDsRoutes, walletPayRoutes, walletAPayRoutes, walletSheetRoutes],
+  test: [testRoutes, testCardRoutes, operationTestRoutes, walletBTestRoutes, methodTestRoutes],
+  public: [
+    linkPageRoutes,
+    payPages(buttons),
+    methodPayRoutes,
+    assetRoutes,
+    threeDsRoutes,
+    walletPayRoutes,
+    walletAPayRoutes,
+    walletSheetRoutes,
+  ],
   vault: [vaultRoutes],
   'wallet-b-token': [walletBTokenRoutes],
   portal: [portalRoutes],

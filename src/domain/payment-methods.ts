@@ -220,8 +220,7 @@ export function methodProblem(method: SandboxMethod, o: MethodOrder, field: stri
   const detailsField = field.replace(/payment_method$/, 'payment_method_details');
   const issuer = o.details?.issuer_id;
   if (issuer !== undefined && issuer !== '' && issuer !== null) {
-    if (info.issuer !== 'optional')
-      return { field: `${detailsField}.issuer_id`, message: `payment method ${method} takes no issuer_id` };
+    if (info.issuer !== 'optional') return { field: `${detailsField}.issuer_id`, message: `payment method ${method} takes no issuer_id` };
     if (typeof issuer !== 'string' || !isIdealIssuer(issuer))
       return { field: `${detailsField}.issuer_id`, message: `issuer_id ${String(issuer)} is not an iDEAL bank (GET /v1/ideal/issuers/)` };
   }
@@ -229,14 +228,16 @@ export function methodProblem(method: SandboxMethod, o: MethodOrder, field: stri
     const missing: string[] = [];
     if (!Array.isArray(o.order_lines) || !o.order_lines.length) missing.push('order_lines');
     for (const f of BNPL_CUSTOMER) if (!o.customer?.[f]) missing.push(`customer.${f}`);
-    if (missing.length)
-      return { field: missing[0]!, message: `payment method ${method} needs ${missing.join(', ')}` };
+    if (missing.length) return { field: missing[0]!, message: `payment method ${method} needs ${missing.join(', ')}` };
     const sum = (o.order_lines as { amount?: unknown; quantity?: unknown }[]).reduce(
       (n, l) => n + (Number(l.amount) || 0) * (Number(l.quantity) || 0),
       0,
     );
     if (sum !== o.amount)
-      return { field: 'order_lines', message: `payment method ${method} needs order_lines adding up to the amount ${o.amount} (they add up to ${sum})` };
+      return {
+        field: 'order_lines',
+        message: `payment method ${method} needs order_lines adding up to the amount ${o.amount} (they add up to ${sum})`,
+      };
   }
   return undefined;
 }

@@ -53,7 +53,12 @@ export function checkOrderInput(project: ProjectRow, input: OrderInput) {
     checkMethodRules(t, input, 'transactions[0].payment_method');
     if (t.expiration_period !== undefined && !isPositiveDuration(t.expiration_period))
       throw invalid('transactions[0].expiration_period', 'expiration_period must be a positive ISO 8601 duration');
-    if (t.capture_mode && t.payment_method !== 'credit-card' && !t.payment_method.startsWith('wallet-') && !isSandboxMethod(t.payment_method))
+    if (
+      t.capture_mode &&
+      t.payment_method !== 'credit-card' &&
+      !t.payment_method.startsWith('wallet-') &&
+      !isSandboxMethod(t.payment_method)
+    )
       throw invalid('transactions[0].capture_mode', `capture_mode is not supported for ${t.payment_method}`);
     checkTransactionInformation(settings, t, input);
   }
@@ -259,7 +264,8 @@ export async function updateOrder(ctx: Ctx, project: ProjectRow, orderId: string
     if (isFinalOrder(order.status))
       throw new ApiError('ValidationError', `order is ${order.status} and can no longer be changed`, undefined, 409);
     const current = (await loadOrderView(q, ctx, project.id, order.id))!;
-    const changed = READ_ONLY_FIELDS.find((f) => input[f] !== undefined && !unchanged(input[f], current[f]));
+    // what the service keeps up to date is ignored: a client's copy of it may be stale (the plugin SDK's updateOrder)
+    const changed = READ_ONLY_FIELDS.find((f) => input[f] !== undefined && !SERVER_KEPT.has(f) && !unchanged(input[f], current[f]));
     if (changed) throw invalid(changed, `${changed} is read-only and can not be changed`);
     const { description, merchant_order_id, customer, return_url, failure_url, webhook_url, extra, order_lines } = input;
     const body = { ...order.body };
@@ -275,6 +281,9 @@ export async function updateOrder(ctx: Ctx, project: ProjectRow, orderId: string
     return (await loadOrderView(q, ctx, project.id, order.id))!;
   });
 }
+
+/** Read-only fields the service changes as the order moves on: a PUT ignores them, whatever their value. */
+const SERVER_KEPT = new Set<string>(['modified', 'status', 'transactions', 'flags', 'refunded_amount', 'completed']);
 
 /** DELETE: cancels an order whose transaction has not reached the acquirer. */
 export async function cancelOrder(ctx: Ctx, project: ProjectRow, orderId: string) {

@@ -97,7 +97,10 @@ export function methodPanel(
 <p>${esc(transfer ? x.transfer_text : x.slip_text)}</p>
 <dl data-payment-details>${row(x.amount, p.amount)}${
       transfer
-        ? row(x.iban, d.creditor_iban) + row(x.bic, d.creditor_bic) + row(x.holder, d.creditor_account_holder_name) + row(x.reference, d.reference)
+        ? row(x.iban, d.creditor_iban) +
+          row(x.bic, d.creditor_bic) +
+          row(x.holder, d.creditor_account_holder_name) +
+          row(x.reference, d.reference)
         : row(x.slip, d.slip_reference) + row(x.reference, d.reference)
     }</dl>
 <p class="note">${esc(x.test_tools)}</p></section>`;

@@ -9,7 +9,7 @@ import { isPaymentMethod } from '../../../domain/project.ts';
 import { moveTransaction } from '../transitions.ts';
 import { onAuthorized } from '../operations.ts';
 import { loadOrderView } from '../order-view.ts';
-import { methodStart } from './rules.ts';
+import { methodStart, refusesRefund } from './rules.ts';
 import type { Queryable } from '../../../store/db/db.ts';
 import type { ProjectRow, TransactionRow } from '../../../domain/entities.ts';
 
@@ -76,13 +76,21 @@ export async function settleAttempt(ctx: Ctx, orderId: string, txnId: string, ou
  * POST /v1/test/orders/{id}/bank-transfer/: the transfer (or the slip's cash) arrives, of exactly
  * the amount, or the merchant lets it expire. Test projects only.
  */
-export async function settleTransfer(ctx: Ctx, project: ProjectRow, orderId: string, input: { outcome: 'paid' | 'expired'; amount?: number }) {
+export async function settleTransfer(
+  ctx: Ctx,
+  project: ProjectRow,
+  orderId: string,
+  input: { outcome: 'paid' | 'expired'; amount?: number },
+) {
   return ctx.db.tx(async (q) => {
     const order = await orders.findOrder(q, project.id, orderId, true);
     if (!order) throw notFound('order');
     const txns = await orders.transactionsOf(q, project.id, [order.id]);
     const txn = txns.find(
-      (t) => t.status === 'pending' && isSandboxMethod(t.payment_method) && ['bank-transfer', 'voucher'].includes(methodInfo(t.payment_method).kind),
+      (t) =>
+        t.status === 'pending' &&
+        isSandboxMethod(t.payment_method) &&
+        ['bank-transfer', 'voucher'].includes(methodInfo(t.payment_method).kind),
     );
     if (!txn) throw new ApiError('TransactionAlreadyStarted', 'this order has no bank transfer or viacash payment waiting');
     if (input.outcome === 'paid') {
@@ -122,4 +130,12 @@ export async function chooseForPayNow(ctx: Ctx, txn: TransactionRow, method: str
     }
     return locked;
   });
+}
+
+/** Before a refund: a method that has no refunds in reality (viacash) is refused by name. */
+export async function checkRefundable(ctx: Ctx, project: ProjectRow, orderId: string) {
+  const txns = await orders.transactionsOf(ctx.db, project.id, [orderId]);
+  const paid = txns.find((t) => t.authorized_amount > 0);
+  const problem = paid && refusesRefund(paid.payment_method);
+  if (problem) throw new ApiError('RefundError', problem, 'payment_method');
 }
