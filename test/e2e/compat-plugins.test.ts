@@ -4,6 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, validOrder, type TestService, type ApiResponse } from '../helpers/service.ts';
+import { setActiveMethods } from '../../src/services/payments/methods/settings.ts';
 import { expectRejectedIn, type Expect } from '../helpers/rejects.ts';
 
 let t: TestService;
@@ -307,11 +308,18 @@ test('OXID: an order built with the plugin SDK, billing and delivery addresses, 
   assert.equal(o.webhook_url, body.webhook_url);
 });
 
-test('OXID: an iDEAL order is refused for its method, not for its issuer_id (case 6)', async () => {
-  const res = await expectRejected(() => t.api('POST', '/v1/orders/', oxidOrder('ideal', { issuer_id: '' })), {
+test('OXID: an iDEAL order (issuer_id "") is refused for its method while iDEAL is off, and has a payment_url once it is on (case 6)', async () => {
+  const other = await t.newProject();
+  const off = await expectRejected(() => t.api('POST', '/v1/orders/', oxidOrder('ideal', { issuer_id: '' }), { key: other.api_key }), {
     field: 'transactions[0].payment_method',
   });
-  assert.match(res.body.error.value, /payment method ideal is not known/);
+  assert.match(off.body.error.value, /payment method ideal is not active in this project/);
+  await setActiveMethods(t.svc.ctx, other.project_id, ['credit-card', 'ideal']);
+  const on = await t.api('POST', '/v1/orders/', oxidOrder('ideal', { issuer_id: '' }), { key: other.api_key });
+  assert.equal(on.status, 201, on.text);
+  const page = await fetch(on.body.transactions[0].payment_url);
+  assert.equal(page.status, 200);
+  assert.match(await page.text(), /name="issuer_id"/);
 });
 
 test('payment method aliases: listed by GET currencies and turned into the method they stand for', async () => {
