@@ -312,6 +312,8 @@ test('OXID: an iDEAL order (issuer_id "") is refused for its method while iDEAL 
   const other = await t.newProject();
   const off = await expectRejected(() => t.api('POST', '/v1/orders/', oxidOrder('ideal', { issuer_id: '' }), { key: other.api_key }), {
     field: 'transactions[0].payment_method',
+    status: 403,
+    type: 'Forbidden',
   });
   assert.match(off.body.error.value, /payment method ideal is not active in this project/);
   await setActiveMethods(t.svc.ctx, other.project_id, ['credit-card', 'ideal']);
