@@ -215,7 +215,9 @@ export function methodProblem(method: SandboxMethod, o: MethodOrder, field: stri
   if (info.max !== undefined && o.amount > info.max)
     return { field: 'amount', message: `payment method ${method} takes amounts up to ${info.max} (minor units)` };
   const country = typeof o.customer?.country === 'string' ? o.customer.country : undefined;
-  if (country && info.countries && !info.countries.includes(country))
+  // Only BNPL providers refuse a billing country they do not serve; a redirect method is the
+  // bank's (a German shopper may well pay with a Dutch bank's iDEAL), so there it is information.
+  if (info.kind === 'bnpl' && country && info.countries && !info.countries.includes(country))
     return { field: 'customer.country', message: `payment method ${method} is not available in ${country}` };
   const detailsField = field.replace(/payment_method$/, 'payment_method_details');
   const issuer = o.details?.issuer_id;
