@@ -14,7 +14,13 @@ export function checkMethodRules(
   order: { currency: string; amount: number; customer?: Record<string, unknown>; order_lines?: unknown[] },
   field: string,
 ) {
-  if (!isSandboxMethod(t.payment_method)) return;
+  if (!isSandboxMethod(t.payment_method)) {
+    // the card and the wallets take no issuer (iDEAL's detail), as before it was known (OXID sends "" for none)
+    const issuer = t.payment_method_details?.issuer_id;
+    const f = `${field.replace(/payment_method$/, 'payment_method_details')}.issuer_id`;
+    if (issuer !== undefined && issuer !== '') throw invalid(f, `${f} is not a known field`);
+    return;
+  }
   const p = methodProblem(t.payment_method, { ...order, details: t.payment_method_details }, field);
   if (p) throw invalid(p.field, p.message);
   const kind = methodInfo(t.payment_method).kind;
