@@ -229,7 +229,7 @@ test('payment_method is checked before its details (case 6)', async () => {
   });
   const o = await created(validOrder());
   await expectRejected(
-    () => t.api('POST', `/v1/orders/${o.id}/transactions/`, { payment_method: 'ideal', payment_method_details: { issuer_id: 'x' } }),
+    () => t.api('POST', `/v1/orders/${o.id}/transactions/`, { payment_method: 'tikkie', payment_method_details: { issuer_id: 'x' } }),
     {
       field: 'payment_method',
     },
