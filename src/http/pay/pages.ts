@@ -167,7 +167,9 @@ export const payPages = (buttonsOfWallets: WalletButton[]) => (ctx: Ctx) => asyn
         reason,
         message,
         shopUrl:
-          outcome === 'open' || outcome === 'pending' || retryUrl || !hasMerchantPage(c) ? undefined : returnUrlFor(ctx.config, c.order),
+          outcome === 'open' || outcome === 'pending' || c.order.payment_link_id || !hasMerchantPage(c)
+            ? undefined
+            : returnUrlFor(ctx.config, c.order),
         payUrl: outcome === 'open' ? paths.order(c.order.id) : undefined,
         retryUrl,
         continueUrl: waitingForCustomer ? paths.threeDs(transaction.id) : undefined,
