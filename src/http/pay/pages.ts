@@ -202,9 +202,9 @@ export const payPages = (buttonsOfWallets: WalletButton[]) => (ctx: Ctx) => asyn
     // after a failed or cancelled attempt the order's page offers the methods again (canRetry)
     const retry = !transactionId && canRetry(c);
     // a sandbox payment left open (processing) or waiting for a transfer still shows its own page
-    const pathStatus = transactionId ? transactionOf(c, transactionId)?.status : undefined;
-    const stillOpen = pathStatus === 'processing' || pathStatus === 'pending';
-    const sandboxOpen = stillOpen && isSandboxMethod(transactionOf(c, transactionId)!.payment_method);
+    const pathTxn = transactionId ? transactionOf(c, transactionId) : undefined;
+    const sandboxOpen =
+      !!pathTxn && (pathTxn.status === 'processing' || pathTxn.status === 'pending') && isSandboxMethod(pathTxn.payment_method);
     if (outcome !== 'open' && !retry && !sandboxOpen) return statusPage(req, reply, c, code === 200 ? 200 : code, form.general);
     const csrf = csrfFor(c);
     // The transaction this page is about: the one in the path, or the one the order already has.
