@@ -272,3 +272,17 @@ test('the iDEAL banks, the currencies per method, and PUT of a stale copy', asyn
   assert.equal(amount.status, 400);
   assert.equal(amount.body.error.value, 'amount is read-only and can not be changed');
 });
+
+test('amex: a card payment that takes American Express only', async () => {
+  const o = await create(validOrder({ transactions: [{ payment_method: 'amex' }] }));
+  const txn = o.transactions[0];
+  assert.equal(txn.payment_method, 'credit-card');
+  assert.equal(txn.payment_method_details.card_brand_limit, 'amex');
+  const html = await page(txn.payment_url);
+  const action = `/pay/${o.id}/transactions/${txn.id}/card/`;
+  const card = (pan: string, cvc: string) => ({ csrf: csrfIn(html, action), name: 'Ada Lovelace', pan, expiry: '12/39', cvc });
+  assert.equal(await submit(action, card('4111111111111111', '123')), `/pay/${o.id}/transactions/${txn.id}/`);
+  assert.equal((await order(o.id)).transactions[0].status, 'new', 'a Visa card starts nothing');
+  const amex = await submit(action, card('378282246310005', '1234'));
+  assert.match(amex, /\/pay\/3ds\//);
+});

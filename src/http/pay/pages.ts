@@ -47,6 +47,8 @@ import {
 } from './security.ts';
 import { pageErrorStatus } from '../errors.ts';
 import { isSandboxMethod } from '../../domain/payment-methods.ts';
+import { detectBrands } from '../../domain/card.ts';
+import { brandRefused } from '../../services/payments/methods/rules.ts';
 import { methodButtons, methodPanel, methodText } from './methods/render.ts';
 
 /**
@@ -286,6 +288,8 @@ export const payPages = (buttonsOfWallets: WalletButton[]) => (ctx: Ctx) => asyn
       return reply.code(303).header('Location', paths.result(c.order.id)).send();
     const check = checkCardForm(body);
     if (!check.card) return refuse({ errors: check.errors, keep: check.keep });
+    const limited = brandRefused(transactionId ? transactionOf(c, transactionId) : undefined, detectBrands(check.card.pan)?.brand);
+    if (limited) return refuse({ errors: { pan: limited }, keep: check.keep });
     try {
       // card testing: too many declines from this client or through this order's payment link
       await checkCardTesting(ctx, c.project, { address: req.ip, linkId: c.order.payment_link_id });

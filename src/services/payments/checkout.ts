@@ -6,6 +6,7 @@ import { findProject } from '../../store/platform/projects.ts';
 import { activeMethods, methodAccepts, settingsOf, type PaymentMethod, type ProjectSettings } from '../../domain/project.ts';
 import { orderExpiresAt } from './expiry.ts';
 import { canTryAgain } from './methods/attempts.ts';
+import { brandRefused } from './methods/rules.ts';
 import { ApiError, notFound } from '../../domain/errors.ts';
 import { startTransaction } from './orders.ts';
 import { storeCardForTransaction } from '../vault/cards.ts';
@@ -185,6 +186,9 @@ export async function payByCard(
   }
   if (!txn || !isOpenCardTransaction(txn) || !txn.setup_token)
     throw new ApiError('TransactionAlreadyStarted', 'this transaction has already started');
+  // an amex transaction takes American Express cards only
+  if (brandRefused(txn, detectBrands(card.pan)?.brand))
+    throw new ApiError('ValidationError', 'this payment takes American Express cards only', 'pan');
   const stored = await storeCardForTransaction(ctx, txn.id, {
     pan: card.pan,
     expiry: card.expiry,

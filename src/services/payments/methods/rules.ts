@@ -33,9 +33,21 @@ export function checkMethodRules(
 export function methodStart(method: string, orderId: string, txnId: string, details: Record<string, unknown> | undefined) {
   if (!isSandboxMethod(method)) return undefined;
   const info = methodInfo(method);
-  const out: { status?: TransactionRow['status']; capture_mode?: 'manual'; details: Record<string, unknown>; expiration?: string } = {
+  const out: {
+    status?: TransactionRow['status'];
+    capture_mode?: 'manual';
+    details: Record<string, unknown>;
+    expiration?: string;
+    /** the method the transaction is stored as: amex is a card payment (the card flow) limited to that brand */
+    storeAs?: string;
+  } = {
     details: {},
   };
+  if (info.kind === 'card') {
+    out.storeAs = 'credit-card';
+    out.details.card_brand_limit = 'amex';
+    return out;
+  }
   const issuer = details?.issuer_id;
   if (typeof issuer === 'string' && issuer) out.details.issuer_id = issuer;
   const reference = paymentReference(txnId);
@@ -95,6 +107,12 @@ export function withActiveMethods(stored: Partial<ProjectSettings>, names: strin
     payment_methods[m] = current.payment_methods[m] ?? all[m] ?? { currencies: methodCurrencies(m as SandboxMethod) };
   }
   return { ...stored, payment_methods };
+}
+
+/** The hosted card form's check of a transaction limited to one brand (amex): the error code, or undefined. */
+export function brandRefused(txn: Pick<TransactionRow, 'details'> | undefined, brand: string | undefined): string | undefined {
+  const limit = txn?.details?.card_brand_limit;
+  return typeof limit === 'string' && brand !== limit ? 'pan_amex_only' : undefined;
 }
 
 /** Whether money of a transaction of this method can be given back. */
