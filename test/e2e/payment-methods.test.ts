@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { startTestService, validOrder, request, type TestService } from '../helpers/service.ts';
 import { setActiveMethods } from '../../src/services/payments/methods/settings.ts';
 import { checkLedger } from '../../src/services/payments/ledger-check.ts';
+import { PortalClient, portalUser } from '../helpers/portal.ts';
 
 let t: TestService;
 before(async () => {
@@ -285,4 +286,43 @@ test('amex: a card payment that takes American Express only', async () => {
   assert.equal((await order(o.id)).transactions[0].status, 'new', 'a Visa card starts nothing');
   const amex = await submit(action, card('378282246310005', '1234'));
   assert.match(amex, /\/pay\/3ds\//);
+});
+
+test('portal: Settings turns methods on and off (unknown refused by name); test tools complete a bank transfer', async () => {
+  const shop = await t.newProject();
+  const c = new PortalClient(t);
+  const user = await portalUser(t, shop.merchant_id);
+  await c.signIn(user.email, user.password);
+  const settings = `/projects/${shop.project_id}/settings/`;
+  const page = await c.get(settings);
+  assert.match(page.text, /id="method-ideal" name="method" value="ideal">/, 'iDEAL is offered, off');
+  const saved = await c.post(`${settings}methods`, { method: 'credit-card' }, {});
+  assert.equal(saved.status, 303);
+  await c.get(settings);
+  const form = new URLSearchParams({ csrf: c.csrf });
+  for (const m of ['credit-card', 'ideal', 'bank-transfer']) form.append('method', m);
+  const res = await c.req('POST', `${settings}methods`, undefined, { 'content-type': 'application/x-www-form-urlencoded' });
+  assert.equal(res.status, 403, 'no token, nothing saved');
+  const ok = await fetch(`${c.base}${settings}methods`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie: [...c.cookies].map(([k, v]) => `${k}=${v}`).join('; '), 'content-type': 'application/x-www-form-urlencoded' },
+    body: form.toString(),
+  });
+  assert.equal(ok.status, 303);
+  const cur = await t.api('GET', '/v1/merchants/self/projects/self/currencies/', undefined, { key: shop.api_key });
+  assert.deepEqual(Object.keys(cur.body.payment_methods).sort(), ['bank-transfer', 'credit-card', 'ideal']);
+  await c.get(settings);
+  const unknown = await c.post(`${settings}methods`, { method: 'tikkie' });
+  assert.match(decodeURIComponent(unknown.location ?? ''), /payment method tikkie is not known/);
+
+  const o = await t.api('POST', '/v1/orders/', validOrder({ transactions: [{ payment_method: 'bank-transfer' }] }), { key: shop.api_key });
+  assert.equal(o.status, 201, o.text);
+  await c.get(`/projects/${shop.project_id}/test/`);
+  const wrong = await c.post(`/projects/${shop.project_id}/test/bank-transfer`, { order_id: o.body.id, amount: '5', outcome: 'paid' });
+  assert.match(decodeURIComponent(wrong.location ?? ''), /transfer_error=amount 5 is not the 1995/);
+  await c.get(`/projects/${shop.project_id}/test/`);
+  const done = await c.post(`/projects/${shop.project_id}/test/bank-transfer`, { order_id: o.body.id, amount: '1995', outcome: 'paid' });
+  assert.match(done.location ?? '', /transfer=completed/);
+  assert.equal((await t.api('GET', `/v1/orders/${o.body.id}/`, undefined, { key: shop.api_key })).body.status, 'completed');
 });

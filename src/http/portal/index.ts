@@ -10,6 +10,7 @@ import { orderRoutes } from './orders.ts';
 import { linkRoutes } from './links.ts';
 import { settingsRoutes } from './settings.ts';
 import { testToolRoutes } from './test-tools.ts';
+import { methodPortalRoutes } from './methods.ts';
 
 /**
  * The merchant portal at {portal_url}: server-rendered pages on the API's services.
@@ -171,5 +172,6 @@ ${csrfField(req.portal.csrf)}
     await area.register(linkRoutes(kit));
     await area.register(settingsRoutes(kit));
     await area.register(testToolRoutes(kit));
+    await area.register(methodPortalRoutes(kit));
   });
 };
