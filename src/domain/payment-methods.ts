@@ -184,6 +184,7 @@ export const IDEAL_ISSUERS = [
 ] as const;
 
 export const isIdealIssuer = (id: string) => IDEAL_ISSUERS.some((i) => i.id === id);
+const ISSUER_ID = /^[A-Za-z0-9]{1,11}$/;
 
 /** A rule of a method broken by an order: the field to name and the message (undefined: none broken). */
 export interface MethodProblem {
@@ -201,7 +202,8 @@ export interface MethodOrder {
 }
 
 /** BNPL needs these of the customer: the billing address the provider checks. */
-const BNPL_CUSTOMER = ['first_name', 'last_name', 'email_address', 'address', 'postal_code', 'city', 'country'] as const;
+// no city: the WooCommerce plugin writes it into `address` and sends none of its own
+const BNPL_CUSTOMER = ['first_name', 'last_name', 'email_address', 'address', 'postal_code', 'country'] as const;
 
 /**
  * The rules of a method the project's settings do not express: its real currencies, countries
@@ -223,8 +225,12 @@ export function methodProblem(method: SandboxMethod, o: MethodOrder, field: stri
   const issuer = o.details?.issuer_id;
   if (issuer !== undefined && issuer !== '' && issuer !== null) {
     if (info.issuer !== 'optional') return { field: `${detailsField}.issuer_id`, message: `payment method ${method} takes no issuer_id` };
-    if (typeof issuer !== 'string' || !isIdealIssuer(issuer))
-      return { field: `${detailsField}.issuer_id`, message: `issuer_id ${String(issuer)} is not an iDEAL bank (GET /v1/ideal/issuers/)` };
+    // a bank's BIC (GET /v1/ideal/issuers/) or an older numeric issuer id (the plugin SDK's tests send "15")
+    if (typeof issuer !== 'string' || !ISSUER_ID.test(issuer))
+      return {
+        field: `${detailsField}.issuer_id`,
+        message: `issuer_id ${String(issuer)} is not an iDEAL bank identifier: letters and digits, at most 11 (GET /v1/ideal/issuers/)`,
+      };
   }
   if (info.kind === 'bnpl') {
     const missing: string[] = [];

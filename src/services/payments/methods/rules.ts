@@ -50,6 +50,7 @@ export function methodStart(method: string, orderId: string, txnId: string, deta
   }
   const issuer = details?.issuer_id;
   if (typeof issuer === 'string' && issuer) out.details.issuer_id = issuer;
+  if (details?.verified_terms_of_service === true) out.details.verified_terms_of_service = true;
   const reference = paymentReference(txnId);
   if (info.kind === 'bnpl') out.capture_mode = 'manual';
   if (info.kind === 'bank-transfer') {
