@@ -7,6 +7,7 @@ import { activeMethods, methodAccepts, settingsOf, type PaymentMethod, type Proj
 import { orderExpiresAt } from './expiry.ts';
 import { canTryAgain } from './methods/attempts.ts';
 import { brandRefused } from './methods/rules.ts';
+import { isSandboxMethod, methodProblem } from '../../domain/payment-methods.ts';
 import { ApiError, notFound } from '../../domain/errors.ts';
 import { startTransaction } from './orders.ts';
 import { storeCardForTransaction } from '../vault/cards.ts';
@@ -33,10 +34,19 @@ export interface Checkout {
 }
 
 /** The payment methods of the hosted page: the project's active ones, filtered by the order. */
-export function offeredMethods(settings: ProjectSettings, order: Pick<OrderRow, 'currency' | 'body'>): PaymentMethod[] {
+export function offeredMethods(settings: ProjectSettings, order: Pick<OrderRow, 'currency' | 'amount' | 'body'>): PaymentMethod[] {
   const wanted: unknown = order.body?.payment_methods;
   const list = Array.isArray(wanted) && wanted.length ? (wanted as string[]) : undefined;
-  return activeMethods(settings).filter((m) => (!list || list.includes(m)) && methodAccepts(settings, m, order.currency));
+  // a method of payment-methods.ts only where the order meets its rules (amount, BNPL's order lines and address)
+  const usable = (m: PaymentMethod) =>
+    m === 'pay-now' ||
+    !isSandboxMethod(m) ||
+    !methodProblem(
+      m,
+      { currency: order.currency, amount: order.amount, customer: order.body?.customer, order_lines: order.body?.order_lines },
+      'm',
+    );
+  return activeMethods(settings).filter((m) => (!list || list.includes(m)) && methodAccepts(settings, m, order.currency) && usable(m));
 }
 
 /** Everything a hosted page of the order shows; undefined for an unknown id or a non-payment order. */
