@@ -144,8 +144,11 @@ const readOnlyChanges: Array<[name: string, change: (o: any) => Record<string, u
   ['created', (o) => ({ ...o, created: '2020-01-01T00:00:00+00:00' }), 'created'],
 ];
 
+/** The order as GET answered it, as much of it as the changes below touch. */
+type SentOrder = Record<string, unknown> & { transactions: Record<string, unknown>[] };
+
 /** What the service keeps up to date: a client's stale copy of it is ignored, whatever its value. */
-const serverKept: Array<[name: string, change: (o: any) => Record<string, unknown>]> = [
+const serverKept: Array<[name: string, change: (o: SentOrder) => Record<string, unknown>]> = [
   ['status', (o) => ({ ...o, status: 'completed' })],
   ['a transaction status', (o) => ({ ...o, transactions: [{ ...o.transactions[0], status: 'completed' }] })],
   ['a transaction added', (o) => ({ ...o, transactions: [...o.transactions, o.transactions[0]] })],
