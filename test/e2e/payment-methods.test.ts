@@ -328,3 +328,23 @@ test('portal: Settings turns methods on and off (unknown refused by name); test 
   assert.match(done.location ?? '', /transfer=completed/);
   assert.equal((await t.api('GET', `/v1/orders/${o.body.id}/`, undefined, { key: shop.api_key })).body.status, 'completed');
 });
+
+test('search and the CSV report name each method', async () => {
+  const shop = await t.newProject();
+  await setActiveMethods(t.svc.ctx, shop.project_id, 'all');
+  const made: Record<string, string> = {};
+  for (const m of ['ideal', 'bancontact', 'bank-transfer']) {
+    const res = await t.api('POST', '/v1/orders/', validOrder({ transactions: [{ payment_method: m }] }), { key: shop.api_key });
+    assert.equal(res.status, 201, res.text);
+    made[m] = res.body.id;
+  }
+  const found = await t.api('POST', '/v1/search/orders/', { query: 'transactions.payment_method:ideal' }, { key: shop.api_key });
+  assert.equal(found.status, 200, found.text);
+  assert.deepEqual(
+    found.body.orders.map((o: { id: string }) => o.id),
+    [made.ideal],
+  );
+  const csv = await t.api('POST', '/v1/search/orders/?format=csv', { query: '*' }, { key: shop.api_key });
+  assert.equal(csv.status, 200);
+  for (const m of Object.keys(made)) assert.match(csv.text, new RegExp(`,${m},`), m);
+});
