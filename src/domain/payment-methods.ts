@@ -183,7 +183,6 @@ export const IDEAL_ISSUERS = [
   { id: 'FVLBNL22', name: 'Van Lanschot Kempen', list_type: 'Nederland' },
 ] as const;
 
-export const isIdealIssuer = (id: string) => IDEAL_ISSUERS.some((i) => i.id === id);
 const ISSUER_ID = /^[A-Za-z0-9]{1,11}$/;
 
 /** A rule of a method broken by an order: the field to name and the message (undefined: none broken). */

@@ -19,7 +19,6 @@ const TEXT = {
     title: 'Turn payment methods on or off',
     intro: 'Tick the methods your customers may pay with. The methods other than the card and wallets run in the sandbox.',
     save: 'Save payment methods',
-    saved: 'Payment methods saved.',
     transfer: 'Bank transfer or viacash',
     transfer_intro: 'Complete a waiting bank transfer (the exact amount) or let it expire.',
     order: 'Order id',
@@ -32,7 +31,6 @@ const TEXT = {
     title: 'Betaalmethoden aan- of uitzetten',
     intro: 'Vink de methoden aan waarmee uw klanten mogen betalen. Andere methoden dan de kaart en wallets draaien in de sandbox.',
     save: 'Betaalmethoden opslaan',
-    saved: 'Betaalmethoden opgeslagen.',
     transfer: 'Overboeking of viacash',
     transfer_intro: 'Voltooi een wachtende overboeking (precies het bedrag) of laat hem verlopen.',
     order: 'Order-id',
@@ -120,4 +118,3 @@ export const methodPortalRoutes = (kit: Kit) => async (app: FastifyInstance) => 
 };
 
 export const transferMessage = (locale: string, status: string) => text(locale).done(status);
-export const methodsSaved = (locale: string) => text(locale).saved;

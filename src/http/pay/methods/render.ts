@@ -58,7 +58,7 @@ const TEXT = {
 } as const;
 
 export const methodText = (locale: Locale) => TEXT[locale];
-export const methodName = (m: SandboxMethod, locale: Locale) => methodInfo(m).name[locale];
+const methodName = (m: SandboxMethod, locale: Locale) => methodInfo(m).name[locale];
 
 const mark = (m: SandboxMethod) => `<img class="mark" src="${markDataUri(m)}" alt="" width="48" height="32">`;
 

@@ -1,7 +1,7 @@
 import type { OrderRow, TransactionRow } from '../../../domain/entities.ts';
 
 /** Statuses of an attempt that ended without money: the customer may try again on the hosted page. */
-export const FAILED_ATTEMPT = new Set<TransactionRow['status']>(['declined', 'error', 'cancelled']);
+const FAILED_ATTEMPT = new Set<TransactionRow['status']>(['declined', 'error', 'cancelled']);
 
 /**
  * Whether the hosted page may start another attempt on this order: its last attempt failed or

@@ -1,6 +1,6 @@
-import { ApiError, invalid } from '../../../domain/errors.ts';
+import { invalid } from '../../../domain/errors.ts';
 import { isSandboxMethod, methodInfo, methodProblem, type SandboxMethod } from '../../../domain/payment-methods.ts';
-import { PAYMENT_METHODS, activeMethods, methodCurrencies, settingsOf, type ProjectSettings } from '../../../domain/project.ts';
+import { PAYMENT_METHODS, methodCurrencies, settingsOf, type ProjectSettings } from '../../../domain/project.ts';
 import type { TransactionInput } from '../../../domain/schemas/order.ts';
 import type { TransactionRow } from '../../../domain/entities.ts';
 
@@ -77,7 +77,7 @@ export function methodStart(method: string, orderId: string, txnId: string, deta
 }
 
 /** A transfer reference a customer can type: 16 characters from the transaction id, grouped by 4. */
-export const paymentReference = (txnId: string) =>
+const paymentReference = (txnId: string) =>
   txnId
     .replace(/-/g, '')
     .slice(0, 16)
@@ -121,7 +121,3 @@ export function refusesRefund(method: string | null): string | undefined {
   if (isSandboxMethod(method) && !methodInfo(method).refundable) return `payment method ${method} can not be refunded`;
   return undefined;
 }
-
-export const isActive = (s: ProjectSettings, m: string) => (activeMethods(s) as string[]).includes(m);
-
-export { ApiError };

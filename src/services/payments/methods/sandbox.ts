@@ -19,7 +19,7 @@ import type { ProjectRow, TransactionRow } from '../../../domain/entities.ts';
  * Every move goes through moveTransaction, so each status change has its event and webhook.
  */
 
-export const OUTCOMES = ['paid', 'cancelled', 'expired', 'failed', 'open'] as const;
+const OUTCOMES = ['paid', 'cancelled', 'expired', 'failed', 'open'] as const;
 export type SandboxOutcome = (typeof OUTCOMES)[number];
 export const isOutcome = (s: unknown): s is SandboxOutcome => typeof s === 'string' && (OUTCOMES as readonly string[]).includes(s);
 
