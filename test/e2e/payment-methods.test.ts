@@ -8,6 +8,10 @@ import { startTestService, validOrder, request, type TestService } from '../help
 import { setActiveMethods } from '../../src/services/payments/methods/settings.ts';
 import { checkLedger } from '../../src/services/payments/ledger-check.ts';
 import { PortalClient, portalUser } from '../helpers/portal.ts';
+import { embeddedEnv, runTender } from '../helpers/cli.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 let t: TestService;
 before(async () => {
@@ -347,4 +351,27 @@ test('search and the CSV report name each method', async () => {
   const csv = await t.api('POST', '/v1/search/orders/?format=csv', { query: '*' }, { key: shop.api_key });
   assert.equal(csv.status, 200);
   for (const m of Object.keys(made)) assert.match(csv.text, new RegExp(`,${m},`), m);
+});
+
+test('CLI: project methods sets the methods by name, or all; an unknown name is refused by name', { timeout: 180_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tender-methods-'));
+  const env = embeddedEnv(dir);
+  try {
+    const made = await runTender(['project', 'create', '--name', 'Shop', '--mode', 'test', '--json'], env);
+    assert.equal(made.code, 0, made.stderr);
+    const { project_id } = JSON.parse(made.stdout);
+    const set = await runTender(
+      ['project', 'methods', '--project', project_id, '--methods', 'credit-card, ideal,bancontact', '--json'],
+      env,
+    );
+    assert.equal(set.code, 0, set.stderr);
+    assert.deepEqual(JSON.parse(set.stdout).payment_methods, ['credit-card', 'ideal', 'bancontact']);
+    const bad = await runTender(['project', 'methods', '--project', project_id, '--methods', 'ideal,tikkie'], env);
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /payment method tikkie is not known/);
+    const all = await runTender(['project', 'methods', '--project', project_id, '--methods', 'all', '--json'], env);
+    assert.equal(JSON.parse(all.stdout).payment_methods.length, 19);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
