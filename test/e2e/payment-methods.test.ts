@@ -255,6 +255,13 @@ test('each rule broken answers its status and names the field', async () => {
     assert.equal(res.body.error.field, field);
     assert.match(res.body.error.value, value);
   }
+  const live = await t.newProject('live');
+  await assert.rejects(
+    setActiveMethods(t.svc.ctx, live.project_id, ['credit-card', 'ideal']),
+    /payment method ideal is available in test projects only/,
+  );
+  const liveAll = await setActiveMethods(t.svc.ctx, live.project_id, 'all');
+  assert.ok(liveAll.payment_methods.includes('amex') && !liveAll.payment_methods.includes('ideal'));
   const other = await t.newProject();
   const inactive = await t.api('POST', '/v1/orders/', idealOrder(), { key: other.api_key });
   assert.equal(inactive.status, 403);
