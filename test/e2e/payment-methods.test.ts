@@ -382,3 +382,23 @@ test('CLI: project methods sets the methods by name, or all; an unknown name is 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('pay-now: the transaction page lists the methods; the one chosen becomes that transaction', async () => {
+  const o = await create(
+    validOrder({ customer: { ...validOrder().customer, locale: 'en_GB' }, transactions: [{ payment_method: 'pay-now' }] }),
+  );
+  const txn = o.transactions[0];
+  assert.equal(txn.payment_method, 'pay-now');
+  const html = await page(txn.payment_url);
+  assert.ok(html.includes('data-method="ideal"') && html.includes('data-method="credit-card"'));
+  const action = `/pay/${o.id}/method/`;
+  const form = html.split('<form').find((f) => f.includes(`action="${action}"`))!;
+  const csrf = /name="csrf" value="([^"]+)"/.exec(form)![1];
+  const to = await submit(action, { csrf, transaction_id: txn.id, payment_method: 'ideal' });
+  assert.equal(to, `/pay/${o.id}/transactions/${txn.id}/`);
+  const chosen = await order(o.id);
+  assert.equal(chosen.transactions.length, 1);
+  assert.equal(chosen.transactions[0].payment_method, 'ideal');
+  await choose(chosen, 'paid', { issuer_id: 'SNSBNL2A' });
+  assert.equal((await order(o.id)).status, 'completed');
+});

@@ -213,8 +213,16 @@ export const payPages = (buttonsOfWallets: WalletButton[]) => (ctx: Ctx) => asyn
     const txn = transactionId ? transactionOf(c, transactionId) : retry ? undefined : c.transactions.at(-1);
     const live = c.project.mode === 'live';
     // the methods of domain/payment-methods.ts: each a button starting its attempt (test projects: their sandbox)
+    // live projects: no sandbox methods (the card of a pay-now page stays a choice)
     const buttons = (txnId?: string) =>
-      live ? {} : methodButtons(c.methods, locale, { action: paths.method(c.order.id), csrf: csrf('method', txnId), transactionId: txnId });
+      live && !txnId
+        ? {}
+        : methodButtons(
+            live ? c.methods.filter((m) => m === 'credit-card') : c.methods,
+            locale,
+            { action: paths.method(c.order.id), csrf: csrf('method', txnId), transactionId: txnId },
+            txnId ? (t.method['credit-card'] ?? 'Card') : undefined,
+          );
     const amount = formatAmount(c.order.amount, c.order.currency, locale);
     const formOf = (action: string, txnId?: string) =>
       cardForm({ action, csrf: csrf('card', txnId), amount, keep: form.check?.keep, errors: form.check?.errors, general: form.general }, t);

@@ -67,12 +67,20 @@ export function methodButtons(
   methods: readonly string[],
   locale: Locale,
   form: { action: string; csrf: string; transactionId?: string },
+  /** the card's name, on a pay-now page: there the card too is a choice that becomes the transaction's */
+  cardLabel?: string,
 ): Record<string, string> {
   const out: Record<string, string> = {};
+  const button = (m: string, inner: string) =>
+    `<form method="post" action="${esc(form.action)}"><input type="hidden" name="csrf" value="${esc(form.csrf)}">
+${form.transactionId ? `<input type="hidden" name="transaction_id" value="${esc(form.transactionId)}">` : ''}<button type="submit" class="secondary method-button" name="payment_method" value="${esc(m)}">${inner}</button></form>`;
   for (const m of methods) {
+    if (m === 'credit-card' && cardLabel) out[m] = button(m, esc(cardLabel));
     if (!isSandboxMethod(m) || m === 'pay-now') continue;
-    out[m] = `<form method="post" action="${esc(form.action)}"><input type="hidden" name="csrf" value="${esc(form.csrf)}">
-${form.transactionId ? `<input type="hidden" name="transaction_id" value="${esc(form.transactionId)}">` : ''}<button type="submit" class="secondary method-button" name="payment_method" value="${esc(m)}">${mark(m)} <span>${esc(methodName(m, locale))}</span><span class="vh"> (${esc(TEXT[locale].pay_with(methodName(m, locale)))})</span></button></form>`;
+    out[m] = button(
+      m,
+      `${mark(m)} <span>${esc(methodName(m, locale))}</span><span class="vh"> (${esc(TEXT[locale].pay_with(methodName(m, locale)))})</span>`,
+    );
   }
   return out;
 }
