@@ -40,6 +40,8 @@ import { walletARoutes } from './http/api/wallet-a.ts';
 import { walletBRoutes, walletBTestRoutes } from './http/api/wallet-b.ts';
 import { linkPageRoutes } from './http/pay/link-page.ts';
 import { payPages } from './http/pay/pages.ts';
+import { methodPayRoutes } from './http/pay/methods/routes.ts';
+import { methodRoutes, methodTestRoutes } from './http/api/methods.ts';
 import { assetRoutes } from './http/pay/assets.ts';
 import type { WalletButton } from './http/pay/render.ts';
 import { threeDsRoutes } from './http/pay/three-ds.ts';
@@ -100,9 +102,19 @@ const routes = (buttons: WalletButton[]): Routes => ({
     searchRoutes,
     walletARoutes,
     walletBRoutes,
+    methodRoutes,
   ],
-  test: [testRoutes, testCardRoutes, operationTestRoutes, walletBTestRoutes],
-  public: [linkPageRoutes, payPages(buttons), assetRoutes, threeDsRoutes, walletPayRoutes, walletAPayRoutes, walletSheetRoutes],
+  test: [testRoutes, testCardRoutes, operationTestRoutes, walletBTestRoutes, methodTestRoutes],
+  public: [
+    linkPageRoutes,
+    payPages(buttons),
+    methodPayRoutes,
+    assetRoutes,
+    threeDsRoutes,
+    walletPayRoutes,
+    walletAPayRoutes,
+    walletSheetRoutes,
+  ],
   vault: [vaultRoutes],
   'wallet-b-token': [walletBTokenRoutes],
   portal: [portalRoutes],

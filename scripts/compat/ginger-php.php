@@ -71,10 +71,10 @@ check('send POST search', $found['total'] >= 8 && count($found['orders']) === 5)
 
 // error mapping: the SDK throws ServerError with type, status and message
 try {
-    $client->createOrder(['currency' => 'EUR', 'amount' => 100, 'transactions' => [['payment_method' => 'ideal', 'payment_method_details' => ['issuer_id' => 'INGBNL2A']]]]);
+    $client->createOrder(['currency' => 'EUR', 'amount' => 100, 'transactions' => [['payment_method' => 'wechat']]]);
     check('unknown method -> ServerError', false);
 } catch (\Ginger\ApiClient\ServerError $e) {
-    check('unknown method -> ServerError naming the method', str_contains($e->getMessage(), 'ValidationError(400)') && str_contains($e->getMessage(), 'payment method ideal'));
+    check('unknown method -> ServerError naming the method', str_contains($e->getMessage(), 'ValidationError(400)') && str_contains($e->getMessage(), 'payment method wechat'));
 }
 
 // a declined card: customer_message in the order's locale

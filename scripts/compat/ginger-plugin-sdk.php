@@ -120,10 +120,10 @@ try {
 
 // an unknown method is refused for the method
 try {
-    $client->sendOrder(oxidOrder('ideal'));
+    $client->sendOrder(oxidOrder('wechat'));
     check('unknown method refused', false);
 } catch (\Exception $e) {
-    check('unknown method refused naming it', str_contains($e->getMessage(), 'payment method ideal'));
+    check('unknown method refused naming it', str_contains($e->getMessage(), 'payment method wechat'));
 }
 
 finish();

@@ -103,10 +103,10 @@ check('send POST search', found['total'] >= 6 and len(found['orders']) == 3)
 
 try:
     client.create_order({'currency': 'EUR', 'amount': 100,
-                         'transactions': [{'payment_method': 'ideal', 'payment_method_details': {'issuer_id': 'INGBNL2A'}}]})
+                         'transactions': [{'payment_method': 'wechat'}]})
     check('unknown method -> ServerError', False)
 except ServerError as e:
-    check('unknown method -> ServerError naming the method', 'payment method ideal' in str(e))
+    check('unknown method -> ServerError naming the method', 'payment method wechat' in str(e))
 
 declined = pay_card(client, client.create_order(readme_order(locale='nl_NL')), '4000000000000002')
 check('declined card: customer_message (nl)', declined['transactions'][0]['customer_message'].startswith('Je betaling'))

@@ -5,6 +5,7 @@ import { rotateWebhookSecret, setProjectWebhookUrl } from '../services/webhooks/
 import { rewrapDataKeys } from '../services/platform/crypto-envelope.ts';
 import { parseKey } from '../services/platform/master-key.ts';
 import { checkLedger } from '../services/payments/ledger-check.ts';
+import { setActiveMethods } from '../services/payments/methods/settings.ts';
 import { seedOrders } from '../services/platform/seed.ts';
 import { createUser } from '../services/portal/users.ts';
 import { ApiError } from '../domain/errors.ts';
@@ -20,6 +21,17 @@ const table: Record<string, Command> = {
   'project create': (ctx, a) => createProject(ctx, { name: String(a.name), mode: a.mode, merchantId: a.merchant }),
   'key rotate': (ctx, a) => rotateKey(ctx, String(a.project)),
   'webhook-secret rotate': (ctx, a) => rotateWebhookSecret(ctx, String(a.project)),
+  'project methods': (ctx, a) =>
+    setActiveMethods(
+      ctx,
+      String(a.project),
+      a.methods === 'all'
+        ? 'all'
+        : String(a.methods ?? '')
+            .split(',')
+            .map((m) => m.trim())
+            .filter(Boolean),
+    ),
   'project set-webhook': (ctx, a) => setProjectWebhookUrl(ctx, String(a.project), a.url ? String(a.url) : null),
   'keys rewrap': async (ctx, a) => rewrapDataKeys(ctx, parseKey(String(a.new_master_key ?? '')), { prune: Boolean(a.prune) }),
   'ledger check': (ctx, a) => checkLedger(ctx.db, a.project ? String(a.project) : undefined),

@@ -200,6 +200,20 @@ project
     ),
   );
 project
+  .command('methods')
+  .description('set the payment methods the project offers: names separated by commas (ideal,bancontact,credit-card), or all')
+  .requiredOption('--project <id>', 'project id')
+  .requiredOption('--methods <list>', 'method names separated by commas, or all')
+  .option('--json', 'print JSON')
+  .action((o) =>
+    run(
+      'project methods',
+      { project: o.project, methods: o.methods },
+      o.json,
+      (r) => `project_id      ${r.project_id}\npayment_methods ${r.payment_methods.join(', ')}`,
+    ),
+  );
+project
   .command('list')
   .description('list every project with its id, mode and name')
   .option('--json', 'print JSON')

@@ -1,6 +1,13 @@
+import { METHOD_TABLE, SANDBOX_METHODS, type SandboxMethod } from './payment-methods.ts';
+
+/** The currencies a method is activated with: the table's (the methods of payment-methods.ts are off until a project turns them on). */
+export const methodCurrencies = (m: SandboxMethod): string[] => [...METHOD_TABLE[m].currencies];
+
 /** Project settings and their defaults. Stored as jsonb on the project; missing keys fall back here. */
-export const PAYMENT_METHODS = ['credit-card', 'wallet-a-pay', 'wallet-b-pay'] as const;
-export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
+export const CORE_METHODS = ['credit-card', 'wallet-a-pay', 'wallet-b-pay'] as const;
+/** The card, the wallets, and the methods of payment-methods.ts (by the names the plugins send). */
+export const PAYMENT_METHODS = [...CORE_METHODS, ...SANDBOX_METHODS] as const;
+export type PaymentMethod = (typeof CORE_METHODS)[number] | SandboxMethod;
 export const isPaymentMethod = (m: string): m is PaymentMethod => (PAYMENT_METHODS as readonly string[]).includes(m);
 
 export interface FeeRule {

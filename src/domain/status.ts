@@ -36,6 +36,8 @@ export const canMove = (from: TransactionStatus, to: TransactionStatus) => TRANS
 /** Statuses in which the transaction has not yet reached the acquirer, so a cancel is allowed. */
 export const isCancellable = (s: TransactionStatus) => s === 'new' || s === 'pending';
 
+const RETRIED: readonly TransactionStatus[] = ['declined', 'error', 'cancelled'];
+
 const ORDER_OF: Record<TransactionStatus, OrderStatus> = {
   new: 'new',
   pending: 'processing',
@@ -55,7 +57,9 @@ const ORDER_OF: Record<TransactionStatus, OrderStatus> = {
 export function deriveOrderStatus(current: OrderStatus, transactions: readonly TransactionStatus[]): OrderStatus {
   if (isFinalOrder(current)) return current;
   if (transactions.length === 0) return 'new';
-  const mapped = new Set(transactions.map((t) => ORDER_OF[t]));
+  // an attempt that failed before a later one (a retry on the hosted page) is history, not status
+  const live = transactions.filter((t, i) => i === transactions.length - 1 || !RETRIED.includes(t));
+  const mapped = new Set(live.map((t) => ORDER_OF[t]));
   if (mapped.size === 1) return [...mapped][0];
   return 'see-transactions';
 }

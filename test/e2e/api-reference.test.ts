@@ -2,6 +2,7 @@
 // POST's example body is accepted by a test project), and /docs renders it as a page that
 // works on a phone with the hosted pages' security headers, compressed.
 import { setProjectWebhookUrl } from '../../src/services/webhooks/endpoints.ts';
+import { METHOD_TABLE } from '../../src/domain/payment-methods.ts';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -48,7 +49,12 @@ test('payment_method, capture_mode and the statuses list their allowed values', 
   const order = doc.components.schemas.Order ?? post.responses['201'].content['application/json'].schema;
   assert.ok(order.properties.status.enum.includes('completed'));
   assert.ok(order.properties.transactions.items.properties.status.enum.includes('accepted'));
-  assert.deepEqual(order.properties.transactions.items.properties.payment_method.enum, ['credit-card', 'wallet-a-pay', 'wallet-b-pay']);
+  assert.deepEqual(order.properties.transactions.items.properties.payment_method.enum, [
+    'credit-card',
+    'wallet-a-pay',
+    'wallet-b-pay',
+    ...Object.keys(METHOD_TABLE),
+  ]);
   const example = exampleOf(post.requestBody.content['application/json']);
   assert.equal(example.currency, 'EUR');
   assert.ok(Number.isSafeInteger(example.amount) && example.amount > 0 && example.amount < 1_000_000);
@@ -66,6 +72,8 @@ const NEEDS_A_WALLET = new Set([
   'POST /pay/{order_id}/select-payment-method/wallet-b-pay/{transaction_id}/',
   'POST /pay/{order_id}/select-payment-method/wallet-a-pay/{transaction_id}/',
   'POST /v1/wallet-a-pay/sessions/',
+  // needs an order paid by bank transfer, in a project with that method on (test/e2e/payment-methods.test.ts)
+  'POST /v1/test/orders/{order_id}/bank-transfer/',
 ]);
 
 /** Operations on money that need a paid order first: which order the example runs on. */

@@ -4,6 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, validOrder, type TestService, type ApiResponse } from '../helpers/service.ts';
+import { setActiveMethods } from '../../src/services/payments/methods/settings.ts';
 import { expectRejectedIn, type Expect } from '../helpers/rejects.ts';
 
 let t: TestService;
@@ -307,11 +308,20 @@ test('OXID: an order built with the plugin SDK, billing and delivery addresses, 
   assert.equal(o.webhook_url, body.webhook_url);
 });
 
-test('OXID: an iDEAL order is refused for its method, not for its issuer_id (case 6)', async () => {
-  const res = await expectRejected(() => t.api('POST', '/v1/orders/', oxidOrder('ideal', { issuer_id: '' })), {
+test('OXID: an iDEAL order (issuer_id "") is refused for its method while iDEAL is off, and has a payment_url once it is on (case 6)', async () => {
+  const other = await t.newProject();
+  const off = await expectRejected(() => t.api('POST', '/v1/orders/', oxidOrder('ideal', { issuer_id: '' }), { key: other.api_key }), {
     field: 'transactions[0].payment_method',
+    status: 403,
+    type: 'Forbidden',
   });
-  assert.match(res.body.error.value, /payment method ideal is not known/);
+  assert.match(off.body.error.value, /payment method ideal is not active in this project/);
+  await setActiveMethods(t.svc.ctx, other.project_id, ['credit-card', 'ideal']);
+  const on = await t.api('POST', '/v1/orders/', oxidOrder('ideal', { issuer_id: '' }), { key: other.api_key });
+  assert.equal(on.status, 201, on.text);
+  const page = await fetch(on.body.transactions[0].payment_url);
+  assert.equal(page.status, 200);
+  assert.match(await page.text(), /name="issuer_id"/);
 });
 
 test('payment method aliases: listed by GET currencies and turned into the method they stand for', async () => {
@@ -352,4 +362,60 @@ test('payment method aliases: an alias of an inactive method is refused naming t
     },
   );
   assert.match(res.body.error.value, /wallet-a-pay is not active/);
+});
+
+/**
+ * The WooCommerce plugin's gateways (WC_Ginger_BankConfig::$BANK_PAYMENT_METHODS), each order as
+ * its order builder makes it: the gateway id without the bank prefix as payment_method,
+ * payment_method_details only for afterpay's accepted terms (array_filter drops an empty one), and
+ * no transaction at all for the hosted payment page (pay-now). Each gets a payment page that opens.
+ */
+test('WooCommerce: every gateway creates an order with a working payment_url (payment methods)', async () => {
+  const shop = await t.newProject();
+  await setActiveMethods(t.svc.ctx, shop.project_id, 'all');
+  const send = (body: Record<string, unknown>) => t.api('POST', '/v1/orders/', body, { key: shop.api_key });
+  const open = async (url: string) => {
+    const res = await fetch(url);
+    await res.arrayBuffer();
+    return res.status;
+  };
+  const gateways = [
+    'ideal',
+    'bank-transfer',
+    'credit-card',
+    'bancontact',
+    'klarna-pay-now',
+    'paypal',
+    'klarna-pay-later',
+    'payconiq',
+    'afterpay',
+    'apple-pay',
+    'amex',
+    'klarna-direct-debit',
+    'google-pay',
+    'sofort',
+  ];
+  for (const gateway of gateways) {
+    const body = wooOrder({ city: 'Amsterdam' }, gateway);
+    if (gateway === 'afterpay')
+      Object.assign(body, {
+        transactions: [{ payment_method: 'afterpay', payment_method_details: { verified_terms_of_service: true } }],
+        customer: { ...body.customer, gender: 'female', birthdate: '1990-04-01' },
+      });
+    const res = await send(body);
+    assert.equal(res.status, 201, `${gateway}: ${res.text}`);
+    const url = res.body.transactions[0].payment_url;
+    assert.equal(await open(url), 200, `${gateway}: ${url}`);
+  }
+  // the hosted payment page gateway sends no transaction: the customer chooses on order_url
+  const { transactions: _none, ...hpp } = wooOrder({}, 'pay-now');
+  const paynow = await send(hpp);
+  assert.equal(paynow.status, 201, paynow.text);
+  assert.equal(await open(paynow.body.order_url), 200);
+  // the gateways Tender does not have are refused by name
+  for (const gateway of ['tikkie-payment-request', 'wechat']) {
+    const res = await send(wooOrder({}, gateway));
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.value, `payment method ${gateway} is not known`);
+  }
 });

@@ -140,13 +140,36 @@ test('PUT changes customer, order_lines, extra, the URLs and references, and kee
 const readOnlyChanges: Array<[name: string, change: (o: any) => Record<string, unknown>, field: string]> = [
   ['amount', (o) => ({ ...o, amount: o.amount + 1 }), 'amount'],
   ['currency', (o) => ({ ...o, currency: 'USD' }), 'currency'],
-  ['status', (o) => ({ ...o, status: 'completed' }), 'status'],
-  ['a transaction status', (o) => ({ ...o, transactions: [{ ...o.transactions[0], status: 'completed' }] }), 'transactions'],
-  ['a transaction added', (o) => ({ ...o, transactions: [...o.transactions, o.transactions[0]] }), 'transactions'],
   ['client', (o) => ({ ...o, client: { ...o.client, plugin_version: '9' } }), 'client'],
-  ['flags', (o) => ({ ...o, flags: [] }), 'flags'],
-  ['refunded_amount', (o) => ({ ...o, refunded_amount: 5 }), 'refunded_amount'],
+  ['created', (o) => ({ ...o, created: '2020-01-01T00:00:00+00:00' }), 'created'],
 ];
+
+/** The order as GET answered it, as much of it as the changes below touch. */
+type SentOrder = Record<string, unknown> & { transactions: Record<string, unknown>[] };
+
+/** What the service keeps up to date: a client's stale copy of it is ignored, whatever its value. */
+const serverKept: Array<[name: string, change: (o: SentOrder) => Record<string, unknown>]> = [
+  ['status', (o) => ({ ...o, status: 'completed' })],
+  ['a transaction status', (o) => ({ ...o, transactions: [{ ...o.transactions[0], status: 'completed' }] })],
+  ['a transaction added', (o) => ({ ...o, transactions: [...o.transactions, o.transactions[0]] })],
+  ['flags', (o) => ({ ...o, flags: [] })],
+  ['refunded_amount', (o) => ({ ...o, refunded_amount: 5 })],
+  ['modified', (o) => ({ ...o, modified: '2020-01-01T00:00:00+00:00' })],
+];
+for (const [name, change] of serverKept) {
+  test(`PUT: a stale ${name} is ignored, the merchant's change is taken`, async () => {
+    const o = await created();
+    const before = await get(o.id);
+    const res = await t.api('PUT', `/v1/orders/${o.id}/`, { ...change(before), description: 'gift wrapped' });
+    assert.equal(res.status, 200, res.text);
+    const after = await get(o.id);
+    assert.equal(after.description, 'gift wrapped');
+    assert.equal(after.status, before.status);
+    assert.deepEqual(after.flags, before.flags);
+    assert.equal(after.transactions.length, before.transactions.length);
+    assert.equal(after.transactions[0].status, before.transactions[0].status);
+  });
+}
 for (const [name, change, field] of readOnlyChanges) {
   test(`PUT: a changed read-only field (${name}) -> 400 ValidationError naming ${field}, nothing changed`, async () => {
     const o = await created();
@@ -190,10 +213,10 @@ test('order_url on an order created with a transaction, showing that transaction
 
 test('payment_method is checked before its details (case 6)', async () => {
   const unknown = await expectRejected(
-    () => t.api('POST', '/v1/orders/', cardOrder({}, { payment_method: 'ideal', payment_method_details: { issuer_id: 'INGBNL2A' } })),
+    () => t.api('POST', '/v1/orders/', cardOrder({}, { payment_method: 'tikkie', payment_method_details: { issuer_id: 'INGBNL2A' } })),
     { field: 'transactions[0].payment_method' },
   );
-  assert.match(unknown.body.error.value, /ideal/);
+  assert.match(unknown.body.error.value, /payment method tikkie is not known/);
   const limited = await limitedProject(t);
   const inactive = await expectRejected(
     () =>
@@ -209,7 +232,7 @@ test('payment_method is checked before its details (case 6)', async () => {
   });
   const o = await created(validOrder());
   await expectRejected(
-    () => t.api('POST', `/v1/orders/${o.id}/transactions/`, { payment_method: 'ideal', payment_method_details: { issuer_id: 'x' } }),
+    () => t.api('POST', `/v1/orders/${o.id}/transactions/`, { payment_method: 'tikkie', payment_method_details: { issuer_id: 'x' } }),
     {
       field: 'payment_method',
     },

@@ -88,7 +88,7 @@ test('PUT with an empty body changes nothing', async () => {
 const putCases: Array<[name: string, body: unknown, field: string]> = [
   ['a field that cannot change (amount)', { amount: 1 }, 'amount'],
   ['a field that cannot change (currency)', { currency: 'USD' }, 'currency'],
-  ['a read-only field changed (status)', { status: 'completed' }, 'status'],
+  ['a read-only field changed (merchant_id)', { merchant_id: '00000000-0000-4000-8000-000000000000' }, 'merchant_id'],
   ['a read-only field changed (id)', { id: '00000000-0000-4000-8000-000000000000' }, 'id'],
   ['customer invalid as on creation', { customer: { first_name: 'Eve', country: 'XX' } }, 'customer.country'],
   ['an unknown field', { descripton: 'typo' }, 'descripton'],

@@ -221,7 +221,7 @@ customerCases.push(
   ['email_address without domain', { email_address: 'ada@' }, 'customer.email_address'],
   ['phone_numbers not an array', { phone_numbers: '+31201234567' }, 'customer.phone_numbers'],
   ['phone_numbers with letters', { phone_numbers: ['call me'] }, 'customer.phone_numbers[0]'],
-  ['ip_address not an IP', { ip_address: 'localhost' }, 'customer.ip_address'],
+  ['ip_address with a space', { ip_address: '10.0.0.1 proxy' }, 'customer.ip_address'],
   ['locale not a language tag', { locale: 'dutch please' }, 'customer.locale'],
   ['birthdate not a date', { birthdate: 'yesterday' }, 'customer.birthdate'],
   ['additional_addresses not an array', { additional_addresses: { city: 'Utrecht' } }, 'customer.additional_addresses'],

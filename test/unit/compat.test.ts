@@ -137,7 +137,8 @@ test('parseMethodAliases: alias=method pairs; each mistake stops with the entry 
     ['=wallet-a-pay', /is not alias=method/],
     ['Apple Pay=wallet-a-pay', /alias "Apple Pay" must be/],
     ['credit-card=wallet-a-pay', /"credit-card" is already a payment method/],
-    ['ideal=bank', /"bank" is not a payment method/],
+    ['tikkie=bank', /"bank" is not a payment method/],
+    ['ideal=wallet-a-pay', /"ideal" is already a payment method/],
     ['x=wallet-a-pay,x=wallet-b-pay', /alias "x" is given twice/],
   ];
   for (const [setting, message] of bad) assert.throws(() => parseMethodAliases(setting), message, setting);

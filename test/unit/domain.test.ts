@@ -151,7 +151,11 @@ test('deriveOrderStatus: transactions that agree give their status, disagreeing 
   assert.equal(deriveOrderStatus('new', ['pending', 'processing']), 'processing');
   assert.equal(deriveOrderStatus('new', ['new', 'declined']), 'see-transactions');
   assert.equal(deriveOrderStatus('new', ['accepted', 'declined']), 'see-transactions');
-  assert.equal(deriveOrderStatus('processing', ['cancelled', 'expired']), 'see-transactions');
+  assert.equal(deriveOrderStatus('processing', ['expired', 'cancelled']), 'see-transactions');
+  // a failed or cancelled attempt before a later one (a retry on the hosted page) is history
+  assert.equal(deriveOrderStatus('processing', ['cancelled', 'expired']), 'expired');
+  assert.equal(deriveOrderStatus('new', ['declined', 'error', 'accepted']), 'completed');
+  assert.equal(deriveOrderStatus('new', ['declined', 'new']), 'new');
   assert.equal(deriveOrderStatus('see-transactions', ['accepted', 'accepted']), 'completed');
 });
 

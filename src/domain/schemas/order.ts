@@ -59,7 +59,16 @@ export const Customer = Type.Object(
     country: Type.Optional(Type.String({ pattern: '^[A-Z]{2}$' })),
     locale: Type.Optional(Type.String({ pattern: '^[A-Za-z]{2,3}([_-][A-Za-z0-9]{2,8})*$', maxLength: 35 })),
     phone_numbers: Type.Optional(Type.Array(Type.String({ pattern: '^\\+?[0-9][0-9 ()./-]{3,30}$' }), { maxItems: 10 })),
-    ip_address: Type.Optional(Type.Union([Type.String({ format: 'ipv4' }), Type.String({ format: 'ipv6' })])),
+    // The client's record of where the shopper was, kept as sent: the plugin SDK fills it from
+    // REMOTE_ADDR, whatever that holds ('test' in its own tests), and reads it back unchanged.
+    ip_address: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        pattern: '^[!-~]+$',
+        description: 'IPv4 or IPv6 address; other printable text is kept as sent',
+      }),
+    ),
     // SDK extension fields (docs/design.md "Unknown fields")
     gender: Type.Optional(Text(32)),
     birthdate: Type.Optional(Type.String({ format: 'date' })),
@@ -89,6 +98,12 @@ export const PaymentMethodDetailsInput = Type.Object(
   {
     receiver_account_number: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
     receiver_account_number_type: Type.Optional(Enum(RECEIVER_TYPES)),
+    verified_terms_of_service: Type.Optional(
+      Type.Boolean({ description: 'afterpay: the customer accepted the terms (the WooCommerce plugin sends it)' }),
+    ),
+    issuer_id: Type.Optional(
+      Type.String({ maxLength: 64, description: 'iDEAL: the bank the customer chose in the shop (GET /v1/ideal/issuers/); optional' }),
+    ),
   },
   { additionalProperties: true },
 );

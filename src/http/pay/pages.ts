@@ -4,6 +4,7 @@ import { ApiError } from '../../domain/errors.ts';
 import { returnUrlFor } from '../../services/payments/card.ts';
 import { linkUrl } from '../../services/links/payment-links.ts';
 import {
+  canRetry,
   checkCardForm,
   isOpenCardTransaction,
   loadCheckout,
@@ -18,6 +19,7 @@ import { STRINGS, formatAmount, fromAcceptLanguage, pickLocale, type Locale, typ
 import {
   cardForm,
   cardPanel,
+  esc,
   layout,
   messagePage,
   methodsBlock,
@@ -44,6 +46,10 @@ import {
   type CsrfScope,
 } from './security.ts';
 import { pageErrorStatus } from '../errors.ts';
+import { isSandboxMethod } from '../../domain/payment-methods.ts';
+import { detectBrands } from '../../domain/card.ts';
+import { brandRefused } from '../../services/payments/methods/rules.ts';
+import { methodButtons, methodPanel, methodText } from './methods/render.ts';
 
 /**
  * The hosted payment pages on the API host, without an API key: bound to the order and
@@ -78,13 +84,15 @@ const paths = {
   txn: (o: string, t: string) => `/pay/${o}/transactions/${t}/`,
   txnCard: (o: string, t: string) => `/pay/${o}/transactions/${t}/card/`,
   result: (o: string) => `/pay/${o}/result/`,
+  method: (o: string) => `/pay/${o}/method/`,
+  outcomeForm: (o: string, t: string) => `/pay/${o}/transactions/${t}/outcome/`,
   outcome: (o: string) => `/pay/${o}/outcome/`,
   // the 3-D Secure pages of src/http/pay (payments), where a waiting challenge continues
   threeDs: (t: string) => `/pay/3ds/${t}/`,
 };
 
 /** The hosted order pages; `buttons` are the wallets they offer (listed in main.ts). */
-export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: FastifyInstance) => {
+export const payPages = (buttonsOfWallets: WalletButton[]) => (ctx: Ctx) => async (app: FastifyInstance) => {
   const key = csrfKey(ctx.masterKey);
   const fkey = flashKey(ctx.masterKey);
   const secure = ctx.config.publicBaseUrl.startsWith('https:');
@@ -142,8 +150,13 @@ export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: F
     const t = STRINGS[locale];
     const { outcome, reason, transaction } = outcomeOf(c);
     const failed = outcome === 'failed' || outcome === 'cancelled' || outcome === 'expired';
-    // an order from a payment link is retried from the link (a new order)
-    const retryUrl = failed && c.order.payment_link_id ? linkUrl(ctx.config, c.order.payment_link_id) : undefined;
+    // an order from a payment link is retried from the link (a new order); others on their own page while they may
+    const retryUrl =
+      failed && c.order.payment_link_id
+        ? linkUrl(ctx.config, c.order.payment_link_id)
+        : failed && canRetry(c)
+          ? paths.order(c.order.id)
+          : undefined;
     const waitingForCustomer =
       transaction?.status === 'pending' && (transaction.payment_method === 'credit-card' || transaction.payment_method === 'wallet-b-pay');
     // while the bank answers, the page's script asks for the outcome (no meta refresh)
@@ -156,7 +169,9 @@ export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: F
         reason,
         message,
         shopUrl:
-          outcome === 'open' || outcome === 'pending' || retryUrl || !hasMerchantPage(c) ? undefined : returnUrlFor(ctx.config, c.order),
+          outcome === 'open' || outcome === 'pending' || c.order.payment_link_id || !hasMerchantPage(c)
+            ? undefined
+            : returnUrlFor(ctx.config, c.order),
         payUrl: outcome === 'open' ? paths.order(c.order.id) : undefined,
         retryUrl,
         continueUrl: waitingForCustomer ? paths.threeDs(transaction.id) : undefined,
@@ -186,10 +201,28 @@ export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: F
     const locale = localeOf(req, c);
     const t = STRINGS[locale];
     const { outcome } = outcomeOf(c);
-    if (outcome !== 'open') return statusPage(req, reply, c, code === 200 ? 200 : code, form.general);
+    // after a failed or cancelled attempt the order's page offers the methods again (canRetry)
+    const retry = !transactionId && canRetry(c);
+    // a sandbox payment left open (processing) or waiting for a transfer still shows its own page
+    const pathTxn = transactionId ? transactionOf(c, transactionId) : undefined;
+    const sandboxOpen =
+      !!pathTxn && (pathTxn.status === 'processing' || pathTxn.status === 'pending') && isSandboxMethod(pathTxn.payment_method);
+    if (outcome !== 'open' && !retry && !sandboxOpen) return statusPage(req, reply, c, code === 200 ? 200 : code, form.general);
     const csrf = csrfFor(c);
     // The transaction this page is about: the one in the path, or the one the order already has.
-    const txn = transactionId ? transactionOf(c, transactionId) : c.transactions.at(-1);
+    const txn = transactionId ? transactionOf(c, transactionId) : retry ? undefined : c.transactions.at(-1);
+    const live = c.project.mode === 'live';
+    // the methods of domain/payment-methods.ts: each a button starting its attempt (test projects: their sandbox)
+    // live projects: no sandbox methods (the card of a pay-now page stays a choice)
+    const buttons = (txnId?: string) =>
+      live && !txnId
+        ? {}
+        : methodButtons(
+            live ? c.methods.filter((m) => m === 'credit-card') : c.methods,
+            locale,
+            { action: paths.method(c.order.id), csrf: csrf('method', txnId), transactionId: txnId },
+            txnId ? (t.method['credit-card'] ?? 'Card') : undefined,
+          );
     const amount = formatAmount(c.order.amount, c.order.currency, locale);
     const formOf = (action: string, txnId?: string) =>
       cardForm({ action, csrf: csrf('card', txnId), amount, keep: form.check?.keep, errors: form.check?.errors, general: form.general }, t);
@@ -198,16 +231,24 @@ export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: F
     let extras: CspExtras = formTargets(c);
     if (txn && isOpenCardTransaction(txn)) {
       body = cardPanel(t, formOf(paths.txnCard(c.order.id, txn.id), txn.id));
+    } else if (txn && txn.payment_method === 'pay-now' && txn.status === 'new') {
+      // pay-now: this attempt's page lists every method; the one chosen becomes this transaction's
+      const wallets = renderWallets(buttonsOfWallets, { checkout: c, locale, t, csrf }, c.methods);
+      extras = merge(extras, wallets.csp);
+      body = methodsBlock(t, c.methods, { ...wallets.html, ...buttons(txn.id) });
+    } else if (txn && isSandboxMethod(txn.payment_method)) {
+      body = methodPanel(txn, locale, { action: paths.outcomeForm(c.order.id, txn.id), csrf: csrf('outcome', txn.id), amount, live });
     } else if (txn) {
       // a wallet transaction waiting for its wallet: only that wallet's buttons
       const method = txn.payment_method as Checkout['methods'][number];
-      const wallets = renderWallets(buttons, { checkout: c, transaction: txn, locale, t, csrf }, [method]);
+      const wallets = renderWallets(buttonsOfWallets, { checkout: c, transaction: txn, locale, t, csrf }, [method]);
       extras = merge(extras, wallets.csp);
       body = methodsBlock(t, [method], wallets.html);
     } else {
-      const wallets = renderWallets(buttons, { checkout: c, locale, t, csrf }, c.methods);
+      const wallets = renderWallets(buttonsOfWallets, { checkout: c, locale, t, csrf }, c.methods);
       extras = merge(extras, wallets.csp);
-      const shown = c.methods.filter((m) => m === 'credit-card' || wallets.html[m]);
+      const html = { ...wallets.html, ...buttons() };
+      const shown = c.methods.filter((m) => m === 'credit-card' || html[m]);
       if (shown.length === 1 && shown[0] === 'credit-card') {
         body = cardPanel(t, formOf(paths.orderCard(c.order.id)));
       } else {
@@ -215,8 +256,9 @@ export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: F
         const card = c.methods.includes('credit-card')
           ? { form: formOf(paths.orderCard(c.order.id)), open: Boolean(form.general || form.check) }
           : undefined;
-        body = methodsBlock(t, c.methods, wallets.html, card);
+        body = methodsBlock(t, c.methods, html, card);
       }
+      if (retry) body = `<p class="alert" role="status" data-retry>${esc(methodText(locale).try_again)}</p>` + body;
     }
     // the card form's help while typing (assets/checkout.js)
     const script = body.includes('data-card-form') ? checkoutScriptPath : undefined;
@@ -250,9 +292,12 @@ export const payPages = (buttons: WalletButton[]) => (ctx: Ctx) => async (app: F
     const scope: CsrfScope = { action: 'card', orderId: c.order.id, transactionId };
     if (!originAllowed(req.headers.origin, ctx.config.publicBaseUrl) || !checkCsrf(key, scope, body.csrf, c.now))
       return refuse({ general: 'form_expired' });
-    if (outcomeOf(c).outcome !== 'open') return reply.code(303).header('Location', paths.result(c.order.id)).send();
+    if (outcomeOf(c).outcome !== 'open' && !(canRetry(c) && !transactionId))
+      return reply.code(303).header('Location', paths.result(c.order.id)).send();
     const check = checkCardForm(body);
     if (!check.card) return refuse({ errors: check.errors, keep: check.keep });
+    const limited = brandRefused(transactionId ? transactionOf(c, transactionId) : undefined, detectBrands(check.card.pan)?.brand);
+    if (limited) return refuse({ errors: { pan: limited }, keep: check.keep });
     try {
       // card testing: too many declines from this client or through this order's payment link
       await checkCardTesting(ctx, c.project, { address: req.ip, linkId: c.order.payment_link_id });

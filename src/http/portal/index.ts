@@ -16,6 +16,7 @@ import { inviteRoutes } from './invite.ts';
 import { allows, capabilityOf } from '../../domain/roles.ts';
 import { requiresTotp } from '../../services/portal/team.ts';
 import { TEAM_STRINGS } from './i18n-team.ts';
+import { methodPortalRoutes } from './methods.ts';
 
 /**
  * The merchant portal at {portal_url}: server-rendered pages on the API's services.
@@ -205,5 +206,6 @@ ${csrfField(req.portal.csrf)}
     await area.register(testToolRoutes(kit));
     await area.register(teamRoutes(kit));
     await area.register(webhookRoutes(kit));
+    await area.register(methodPortalRoutes(kit));
   });
 };

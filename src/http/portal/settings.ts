@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../domain/errors.ts';
 import { activeMethods, settingsOf } from '../../domain/project.ts';
+import { methodsSettings } from './methods.ts';
 import {
   audit,
   auditLog,
@@ -28,6 +29,7 @@ export const settingsRoutes = (kit: Kit) => async (app: FastifyInstance) => {
     message?: string;
     error?: string;
     totpError?: string;
+    methodsError?: string;
   }
 
   async function settingsPage(req: FastifyRequest, reply: FastifyReply, o: Shown = {}) {
@@ -94,6 +96,7 @@ ${
 ${o.newSecret ? `<div class="notice" role="status"><p>${esc(t.new_secret_shown_once)}</p>${copyable('new-webhook-secret', o.newSecret, t, t.webhook_secret)}</div>` : ''}
 ${dev ? `<p>${form(path(project, 'webhook-secret'), esc(t.rotate_secret), 'secondary')}</p>` : ''}</section>
 <section class="panel" aria-labelledby="methods"><h2 id="methods">${esc(t.methods_title)}</h2>${table(t.methods_title, [t.method, t.currencies], methodRows)}</section>
+${o.methodsError ? alert(o.methodsError) : ''}${methodsSettings(project, { locale, csrf, action: path(project, 'methods'), currencies: t.currencies })}
 <section class="panel" aria-labelledby="fees"><h2 id="fees">${esc(t.fees_title)}</h2>${table(t.fees_title, [t.method, t.fee], feeRows)}</section>
 <section class="panel" aria-labelledby="security"><h2 id="security">${esc(t.security)}</h2>${o.totpError ? alert(o.totpError) : ''}${totp}</section>
 <section class="panel" aria-labelledby="audit"><h2 id="audit">${esc(t.audit_title)}</h2><p>${esc(t.audit_intro)}</p>
@@ -105,6 +108,7 @@ ${auditRows.length ? table(t.audit_title, [t.time, t.user, t.event, t.project, t
     const t = req.portal.t;
     const q = (n: string) => field(req.query, n);
     return settingsPage(req, reply, {
+      methodsError: q('methods_error') || undefined,
       message: q('revoked')
         ? t.key_revoked
         : q('saved')

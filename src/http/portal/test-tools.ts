@@ -3,6 +3,7 @@ import { ApiError, notFound } from '../../domain/errors.ts';
 import { nowFor } from '../../services/platform/context.ts';
 import { runTestClock, testCards } from '../../services/portal/actions.ts';
 import { field, type Kit } from './kit.ts';
+import { transferMessage, transferTool } from './methods.ts';
 import { alert, csrfField, esc, notice, table, when } from './view.ts';
 
 /** Test projects: the test card table and the test clock. Chargebacks and settlement are on an order's page. */
@@ -38,6 +39,13 @@ ${
     : ''
 }
 <p class="muted">${esc(t.test_order_hint)}</p></section>
+${transferTool({
+  locale: req.portal.locale,
+  csrf,
+  action: `${kit.base}/projects/${project.id}/test/bank-transfer`,
+  error: field(req.query, 'transfer_error') || undefined,
+  message: field(req.query, 'transfer') ? transferMessage(req.portal.locale, field(req.query, 'transfer')) : undefined,
+})}
 <section class="panel" aria-labelledby="cards"><h2 id="cards">${esc(t.test_cards)}</h2>
 ${table(t.test_cards, [t.card_number, t.brand, t.three_ds, t.result, t.liability_shift, t.description], rows)}</section>`;
     return kit.page(req, reply, { title: t.test_title, body, nav: 'test', project, status: o.status });

@@ -5,6 +5,9 @@ import * as orders from '../../store/payments/orders.ts';
 import { findProject } from '../../store/platform/projects.ts';
 import { activeMethods, methodAccepts, settingsOf, type PaymentMethod, type ProjectSettings } from '../../domain/project.ts';
 import { orderExpiresAt } from './expiry.ts';
+import { canTryAgain } from './methods/attempts.ts';
+import { brandRefused } from './methods/rules.ts';
+import { isSandboxMethod, methodProblem } from '../../domain/payment-methods.ts';
 import { ApiError, notFound } from '../../domain/errors.ts';
 import { startTransaction } from './orders.ts';
 import { storeCardForTransaction } from '../vault/cards.ts';
@@ -31,10 +34,19 @@ export interface Checkout {
 }
 
 /** The payment methods of the hosted page: the project's active ones, filtered by the order. */
-export function offeredMethods(settings: ProjectSettings, order: Pick<OrderRow, 'currency' | 'body'>): PaymentMethod[] {
+export function offeredMethods(settings: ProjectSettings, order: Pick<OrderRow, 'currency' | 'amount' | 'body'>): PaymentMethod[] {
   const wanted: unknown = order.body?.payment_methods;
   const list = Array.isArray(wanted) && wanted.length ? (wanted as string[]) : undefined;
-  return activeMethods(settings).filter((m) => (!list || list.includes(m)) && methodAccepts(settings, m, order.currency));
+  // a method of payment-methods.ts only where the order meets its rules (amount, BNPL's order lines and address)
+  const usable = (m: PaymentMethod) =>
+    m === 'pay-now' ||
+    !isSandboxMethod(m) ||
+    !methodProblem(
+      m,
+      { currency: order.currency, amount: order.amount, customer: order.body?.customer, order_lines: order.body?.order_lines },
+      'm',
+    );
+  return activeMethods(settings).filter((m) => (!list || list.includes(m)) && methodAccepts(settings, m, order.currency) && usable(m));
 }
 
 /** Everything a hosted page of the order shows; undefined for an unknown id or a non-payment order. */
@@ -86,6 +98,9 @@ export function outcomeOf(c: Checkout): { outcome: Outcome; reason?: string; tra
     return { outcome: 'pending', transaction };
   return { outcome: 'open', transaction };
 }
+
+/** After a failed or cancelled attempt, the hosted page offers the methods again until the order expires. */
+export const canRetry = (c: Checkout): boolean => canTryAgain(c.order, c.transactions) && !orderLapsed(c);
 
 /** An order without a transaction past its expiry, before its expire_order job has run. */
 const orderLapsed = (c: Checkout) => c.now >= orderExpiresAt(c.order, settingsOf(c.project.settings));
@@ -168,18 +183,22 @@ export async function payByCard(
   transactionId?: string,
 ): Promise<{ redirect_url: string; transaction_id: string }> {
   const outcome = outcomeOf(c).outcome;
-  if (outcome !== 'open') throw new ApiError('TransactionAlreadyStarted', `this order is ${outcome}`);
+  const retry = canRetry(c);
+  if (outcome !== 'open' && !retry) throw new ApiError('TransactionAlreadyStarted', `this order is ${outcome}`);
   let txn = transactionId ? transactionOf(c, transactionId) : c.transactions.find(isOpenCardTransaction);
   if (transactionId && !txn) throw notFound('transaction');
   if (!txn) {
     if (!c.methods.includes('credit-card')) throw new ApiError('Forbidden', 'card payments are not offered for this order');
-    if (c.transactions.length) throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
-    const view = await startTransaction(ctx, c.project, c.order.id, { payment_method: 'credit-card' });
-    txn = await orders.transactionById(ctx.db, view.transactions[0].id);
+    if (c.transactions.length && !retry) throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
+    const view = await startTransaction(ctx, c.project, c.order.id, { payment_method: 'credit-card' }, { retry });
+    txn = await orders.transactionById(ctx.db, view.transactions.at(-1)!.id);
     if (txn) c.transactions.push(txn);
   }
   if (!txn || !isOpenCardTransaction(txn) || !txn.setup_token)
     throw new ApiError('TransactionAlreadyStarted', 'this transaction has already started');
+  // an amex transaction takes American Express cards only
+  if (brandRefused(txn, detectBrands(card.pan)?.brand))
+    throw new ApiError('ValidationError', 'this payment takes American Express cards only', 'pan');
   const stored = await storeCardForTransaction(ctx, txn.id, {
     pan: card.pan,
     expiry: card.expiry,

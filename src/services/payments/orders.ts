@@ -22,10 +22,13 @@ import {
   type MethodAliases,
   type PaymentMethod,
 } from '../../domain/project.ts';
-import { isCancellable, isFinalOrder } from '../../domain/status.ts';
+import { deriveOrderStatus, isCancellable, isFinalOrder } from '../../domain/status.ts';
+import { isSandboxMethod } from '../../domain/payment-methods.ts';
+import { checkMethodRules, methodStart } from './methods/rules.ts';
 import { loadOrderView, renderOrder } from './order-view.ts';
 import { unchanged } from '../../domain/read-only.ts';
-import { moveTransaction, newEventRow, setOrderStatus } from './transitions.ts';
+import { moveTransaction, newEventRow, refreshOrderStatus, setOrderStatus } from './transitions.ts';
+import { canTryAgain } from './methods/attempts.ts';
 import { schedule } from '../../store/platform/jobs.ts';
 import { checkOrderUrls } from '../platform/public-urls.ts';
 import { newId } from '../../domain/ids.ts';
@@ -47,9 +50,15 @@ export function checkOrderInput(project: ProjectRow, input: OrderInput) {
   if (t) {
     checkMethod(settings, t.payment_method, input.currency, 'transactions[0].payment_method');
     checkDetails(t.payment_method_details, 'transactions[0].payment_method_details');
+    checkMethodRules(t, input, 'transactions[0].payment_method');
     if (t.expiration_period !== undefined && !isPositiveDuration(t.expiration_period))
       throw invalid('transactions[0].expiration_period', 'expiration_period must be a positive ISO 8601 duration');
-    if (t.capture_mode && t.payment_method !== 'credit-card' && !t.payment_method.startsWith('wallet-'))
+    if (
+      t.capture_mode &&
+      t.payment_method !== 'credit-card' &&
+      !t.payment_method.startsWith('wallet-') &&
+      !isSandboxMethod(t.payment_method)
+    )
       throw invalid('transactions[0].capture_mode', `capture_mode is not supported for ${t.payment_method}`);
     checkTransactionInformation(settings, t, input);
   }
@@ -105,29 +114,32 @@ function checkTransactionInformation(settings: ReturnType<typeof settingsOf>, t:
 /** Builds the transaction row of a new payment transaction. */
 export function newTransactionRow(project: ProjectRow, order: OrderRow, t: TransactionInput, now: Date): TransactionRow {
   const settings = settingsOf(project.settings);
-  const expiration = t.expiration_period ?? settings.default_expiration_period;
-  const details: Record<string, unknown> = {};
+  const id = newId();
+  // the methods of domain/payment-methods.ts: their starting status, details and capture mode
+  const start = methodStart(t.payment_method, order.id, id, t.payment_method_details);
+  const expiration = t.expiration_period ?? start?.expiration ?? settings.default_expiration_period;
+  const details: Record<string, unknown> = { ...start?.details };
   if (t.payment_method_details?.receiver_account_number) details.receiver_account_number = t.payment_method_details.receiver_account_number;
   if (t.payment_method_details?.receiver_account_number_type)
     details.receiver_account_number_type = t.payment_method_details.receiver_account_number_type;
   return {
-    id: newId(),
+    id,
     project_id: project.id,
     order_id: order.id,
-    status: 'new',
-    payment_method: t.payment_method,
+    status: start?.status ?? 'new',
+    payment_method: start?.storeAs ?? t.payment_method,
     payment_method_brand: null,
     currency: order.currency,
     amount: order.amount,
     credit_debit: 'credit',
-    capture_mode: t.capture_mode ?? null,
+    capture_mode: t.capture_mode ?? start?.capture_mode ?? null,
     transaction_type: t.transaction_type ?? null,
     expiration_period: expiration,
     expires_at: addDuration(now, expiration),
     ...orders.NO_MONEY_MOVED,
     reason: null,
     of_transaction_id: null,
-    setup_token: t.payment_method === 'credit-card' || isWallet(t.payment_method) ? randomUUID() : null,
+    setup_token: (start?.storeAs ?? t.payment_method) === 'credit-card' || isWallet(t.payment_method) ? randomUUID() : null,
     setup_token_used: null,
     details,
     outcomes: null,
@@ -148,7 +160,7 @@ function newTransactionRows(project: ProjectRow, order: OrderRow, t: Transaction
   const transaction = newTransactionRow(project, order, t, now);
   return {
     transaction,
-    event: newEventRow(transaction, 'new', now),
+    event: newEventRow(transaction, transaction.status, now),
     job: { project_id: project.id, kind: 'expire_transaction', ref_id: transaction.id, run_at: transaction.expires_at!, payload: {} },
   };
 }
@@ -199,7 +211,12 @@ export function newOrderRows(project: ProjectRow, input: OrderInput, now: Date, 
   // Written with the order, the expiry job sends no NOTIFY: it is due a whole expiration_period
   // ahead, found by the workers' poll, and PostgreSQL serialises the commits of all that notify.
   // Without a transaction the order itself expires (its own period, else the project's default).
-  if (transactions?.[0]) return { order, ...newTransactionRows(project, order, transactions[0], now) };
+  if (transactions?.[0]) {
+    const rows = newTransactionRows(project, order, transactions[0], now);
+    // a bank transfer starts pending: its order is processing from the start
+    if (rows.transaction.status !== 'new') order.status = deriveOrderStatus('new', [rows.transaction.status]);
+    return { order, ...rows };
+  }
   return {
     order,
     job: {
@@ -247,7 +264,8 @@ export async function updateOrder(ctx: Ctx, project: ProjectRow, orderId: string
     if (isFinalOrder(order.status))
       throw new ApiError('ValidationError', `order is ${order.status} and can no longer be changed`, undefined, 409);
     const current = (await loadOrderView(q, ctx, project.id, order.id))!;
-    const changed = READ_ONLY_FIELDS.find((f) => input[f] !== undefined && !unchanged(input[f], current[f]));
+    // what the service keeps up to date is ignored: a client's copy of it may be stale (the plugin SDK's updateOrder)
+    const changed = READ_ONLY_FIELDS.find((f) => input[f] !== undefined && !SERVER_KEPT.has(f) && !unchanged(input[f], current[f]));
     if (changed) throw invalid(changed, `${changed} is read-only and can not be changed`);
     const { description, merchant_order_id, customer, return_url, failure_url, webhook_url, extra, order_lines } = input;
     const body = { ...order.body };
@@ -263,6 +281,9 @@ export async function updateOrder(ctx: Ctx, project: ProjectRow, orderId: string
     return (await loadOrderView(q, ctx, project.id, order.id))!;
   });
 }
+
+/** Read-only fields the service changes as the order moves on: a PUT ignores them, whatever their value. */
+const SERVER_KEPT = new Set<string>(['modified', 'status', 'transactions', 'flags', 'refunded_amount', 'completed']);
 
 /** DELETE: cancels an order whose transaction has not reached the acquirer. */
 export async function cancelOrder(ctx: Ctx, project: ProjectRow, orderId: string) {
@@ -282,26 +303,43 @@ export async function cancelOrder(ctx: Ctx, project: ProjectRow, orderId: string
 }
 
 /** POST /v1/orders/{id}/transactions/: starts the one transaction of an order created without one. */
-export async function startTransaction(ctx: Ctx, project: ProjectRow, orderId: string, sent: TransactionInput) {
+export async function startTransaction(
+  ctx: Ctx,
+  project: ProjectRow,
+  orderId: string,
+  sent: TransactionInput,
+  opts: { retry?: boolean } = {},
+) {
   const input = { ...sent, payment_method: resolveMethod(ctx.config.paymentMethodAliases, sent.payment_method) };
   return ctx.db.tx(async (q) => {
     const order = await orders.findOrder(q, project.id, orderId, true);
     if (!order) throw notFound('order');
     const txns = await orders.transactionsOf(q, project.id, [order.id]);
-    // An order holds one payment attempt; a new attempt is a new order (payment links do that).
-    if (txns.length || isFinalOrder(order.status)) throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
+    // Through the API an order holds one payment attempt; the hosted page (retry) may add another
+    // after a failed or cancelled one, until the order expires (methods/attempts.ts says when).
+    const again = opts.retry && canTryAgain(order, txns);
+    if (!again && (txns.length || isFinalOrder(order.status)))
+      throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
     // Past its expiry the order takes no transaction, even before its expire_order job has run.
     if (nowFor(project) >= orderExpiresAt(order, settingsOf(project.settings)))
       throw new ApiError('TransactionAlreadyStarted', 'this order has expired');
     try {
-      checkOrderInput(project, { currency: order.currency, amount: order.amount, customer: order.body.customer, transactions: [input] });
+      checkOrderInput(project, {
+        currency: order.currency,
+        amount: order.amount,
+        customer: order.body.customer,
+        order_lines: order.body.order_lines,
+        transactions: [input],
+      });
     } catch (err) {
       // The body here is the transaction itself: name its fields as sent (payment_method, not transactions[0].payment_method).
       if (!(err instanceof ApiError) || !err.field) throw err;
       const own = (s: string) => s.replaceAll('transactions[0].', '');
       throw new ApiError(err.type, own(err.message), own(err.field), err.status);
     }
-    await addTransaction(q, project, order, input, nowFor(project));
+    if (again && order.status !== 'new') await setOrderStatus(ctx, q, order, 'new', nowFor(project));
+    const txn = await addTransaction(q, project, order, input, nowFor(project));
+    if (txn.status !== 'new') await refreshOrderStatus(ctx, q, project.id, order.id, nowFor(project));
     return (await loadOrderView(q, ctx, project.id, order.id, { withSetupToken: true }))!;
   });
 }
