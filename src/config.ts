@@ -51,7 +51,15 @@ export interface Config {
   shutdownDrainMs: number;
   redisUrl?: string;
   /** the merchant portal's sessions and sign-in throttling (docs/portal.md) */
-  portal: { sessionIdleMs: number; sessionMaxMs: number; maxFailures: number; addressMaxFailures: number; lockSeconds: number };
+  portal: {
+    sessionIdleMs: number;
+    sessionMaxMs: number;
+    maxFailures: number;
+    addressMaxFailures: number;
+    /** the first lock of a scope; each further one doubles, up to maxLockSeconds */
+    lockSeconds: number;
+    maxLockSeconds: number;
+  };
   /** native HTTPS: PEM certificate chain and private key files, both or neither */
   tls?: { certFile: string; keyFile: string };
   /** Fastify's trustProxy: behind a TLS terminator, X-Forwarded-Proto/-For are believed from these hops */
@@ -132,6 +140,7 @@ export const SettingsSchema = Type.Object({
   PORTAL_SIGNIN_MAX_FAILURES: POSITIVE,
   PORTAL_SIGNIN_MAX_FAILURES_PER_ADDRESS: POSITIVE,
   PORTAL_SIGNIN_LOCK_SECONDS: POSITIVE,
+  PORTAL_SIGNIN_MAX_LOCK_SECONDS: POSITIVE,
   TLS_CERT_FILE: setting('\\S+', 'a PEM certificate chain file'),
   TLS_KEY_FILE: setting('\\S+', 'a PEM private key file'),
   TRUST_PROXY: setting(
@@ -268,6 +277,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       maxFailures: int(env.PORTAL_SIGNIN_MAX_FAILURES, 5),
       addressMaxFailures: int(env.PORTAL_SIGNIN_MAX_FAILURES_PER_ADDRESS, 50),
       lockSeconds: int(env.PORTAL_SIGNIN_LOCK_SECONDS, 300),
+      maxLockSeconds: int(env.PORTAL_SIGNIN_MAX_LOCK_SECONDS, 3600),
     },
     tls,
     trustProxy: trustProxy(env),

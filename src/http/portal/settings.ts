@@ -147,7 +147,7 @@ ${auditRows.length ? table(t.audit_title, [t.time, t.user, t.event, t.project, t
   app.post('/projects/:project_id/settings/totp/confirm', async (req, reply) => {
     const project = await kit.project(req);
     const user = req.portal.session!.user;
-    if (!(await confirmTotp(kit.ctx, user, field(req.body, 'code'))))
+    if (!(await confirmTotp(kit.ctx, user, field(req.body, 'code'), req.ip)))
       return settingsPage(req, reply, { status: 400, totpError: req.portal.t.code_wrong });
     await audit(ctx, kit.actor(req), 'totp_enabled', null);
     return kit.redirect(reply, `/projects/${project.id}/settings/?totp=on`);
@@ -156,7 +156,7 @@ ${auditRows.length ? table(t.audit_title, [t.time, t.user, t.event, t.project, t
   app.post('/projects/:project_id/settings/totp/disable', async (req, reply) => {
     const project = await kit.project(req);
     const user = req.portal.session!.user;
-    if (!(await disableTotp(kit.ctx, user, field(req.body, 'code'))))
+    if (!(await disableTotp(kit.ctx, user, field(req.body, 'code'), req.ip)))
       return settingsPage(req, reply, { status: 400, totpError: req.portal.t.code_wrong });
     await audit(ctx, kit.actor(req), 'totp_disabled', null);
     return kit.redirect(reply, `/projects/${project.id}/settings/?totp=off`);
