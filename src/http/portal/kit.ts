@@ -29,11 +29,20 @@ declare module 'fastify' {
 
 export const COOKIE = { session: 'tender_portal', pre: 'tender_portal_pre', lang: 'tender_lang' } as const;
 
+/**
+ * The request's cookies. One that is not valid percent-encoding (another application's
+ * `analytics=50%off` on the same host) is skipped, never an error: ours are all plain base64url.
+ */
 export function cookiesOf(req: FastifyRequest): Record<string, string> {
   const out: Record<string, string> = {};
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const i = part.indexOf('=');
-    if (i > 0) out[part.slice(0, i).trim()] = decodeURIComponent(part.slice(i + 1).trim());
+    if (i <= 0) continue;
+    try {
+      out[part.slice(0, i).trim()] = decodeURIComponent(part.slice(i + 1).trim());
+    } catch {
+      // not ours: ignored
+    }
   }
   return out;
 }

@@ -85,9 +85,15 @@ export const COLUMN_NAMES: readonly string[] = [
 /** The CSV record of a report row (an order with one of its transactions, or alone). */
 export function csvRecord(r: ReportRow): string[] {
   const record = new Array<string>(COLUMN_NAMES.length);
-  for (let i = 0; i < COLUMN_NAMES.length; i++) record[i] = r[COLUMN_NAMES[i]] ?? '';
+  for (let i = 0; i < COLUMN_NAMES.length; i++) {
+    const cell = r[COLUMN_NAMES[i]] ?? '';
+    record[i] = TYPED[i] ? store.neutralised(cell) : cell;
+  }
   return record;
 }
+
+/** Which columns hold typed text, neutralised against formula injection (store isTypedCell). */
+const TYPED = COLUMN_NAMES.map(store.isTypedCell);
 
 interface Batch {
   rows: ReportRow[];
