@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Ctx } from '../../services/platform/context.ts';
 import { merchantName, projectOf, projectsOf, type Actor, type ProjectRow } from '../../services/portal/actions.ts';
 import type { ActiveSession } from '../../services/portal/users.ts';
+import { runOnce } from '../../services/portal/once.ts';
 import { LOCALES, fromAcceptLanguage, type Locale } from '../pay/i18n.ts';
 import { PORTAL_STRINGS, type PortalStrings } from './i18n.ts';
 import { layout, PORTAL_CSP, type NavItem } from './view.ts';
@@ -151,6 +152,22 @@ export class Kit {
       .code(o.status ?? 200)
       .type('text/html; charset=utf-8')
       .send(html);
+  }
+
+  /**
+   * The one-time token of a page's creating forms (services/portal/once.ts): a hidden field,
+   * fresh on every render, so a double submit of the form makes one thing.
+   */
+  onceField() {
+    return `<input type="hidden" name="once" value="${randomBytes(18).toString('base64url')}">`;
+  }
+
+  /**
+   * Runs a creating form's work once per its `once` token and purpose. `done`: this request did
+   * the work; `again`: a resent form, answered with where the first one led (`shown`).
+   */
+  once<T>(req: FastifyRequest, purpose: string, work: () => Promise<{ value: T; shown: string }>) {
+    return runOnce(this.ctx, req.portal.session!.user.id, purpose, field(req.body, 'once'), work);
   }
 
   redirect(reply: FastifyReply, path: string) {

@@ -35,6 +35,8 @@ export const settingsRoutes = (kit: Kit) => async (app: FastifyInstance) => {
     const user = req.portal.session!.user;
     const s = settingsOf(project.settings);
     const keys = await keysOf(ctx, project);
+    // the creating forms (a key, a secret) carry the page's one-time token: a double submit makes one
+    const once = kit.onceField();
     const form = (action: string, button: string, cls = '', extra = '') =>
       `<form method="post" action="${action}" class="inline">${csrfField(csrf)}${extra}<button type="submit"${cls ? ` class="${cls}"` : ''}>${button}</button></form>`;
     const keyRows = keys.map((k) => [
@@ -76,7 +78,7 @@ ${o.error ? alert(o.error) : ''}${o.message ? notice(o.message) : ''}
 <p>${esc(t.api_key_intro)}</p>
 ${o.newKey ? `<div class="notice" role="status"><p>${esc(t.new_key_shown_once)}</p>${copyable('new-api-key', o.newKey, t, t.api_key)}</div>` : ''}
 ${table(t.api_key, [t.key, t.created, t.last_used, t.status, t.actions], keyRows)}
-<p>${form(path(project, 'keys'), esc(t.create_key))}</p></section>
+<p>${form(path(project, 'keys'), esc(t.create_key), '', once)}</p></section>
 <section class="panel" aria-labelledby="webhooks"><h2 id="webhooks">${esc(t.webhook_url)}</h2>
 <form method="post" action="${path(project, 'webhook-url')}">${csrfField(csrf)}
 <div class="field"><label for="webhook-url">${esc(t.webhook_url)} <span class="hint" id="webhook-hint">${esc(t.webhook_hint)}</span></label>
@@ -84,7 +86,7 @@ ${table(t.api_key, [t.key, t.created, t.last_used, t.status, t.actions], keyRows
 <button type="submit">${esc(t.save)}</button></form>
 <h3>${esc(t.webhook_secret)}</h3><p>${esc(t.webhook_secret_intro)}</p>
 ${o.newSecret ? `<div class="notice" role="status"><p>${esc(t.new_secret_shown_once)}</p>${copyable('new-webhook-secret', o.newSecret, t, t.webhook_secret)}</div>` : ''}
-<p>${form(path(project, 'webhook-secret'), esc(t.rotate_secret), 'secondary')}</p></section>
+<p>${form(path(project, 'webhook-secret'), esc(t.rotate_secret), 'secondary', once)}</p></section>
 <section class="panel" aria-labelledby="methods"><h2 id="methods">${esc(t.methods_title)}</h2>${table(t.methods_title, [t.method, t.currencies], methodRows)}</section>
 <section class="panel" aria-labelledby="fees"><h2 id="fees">${esc(t.fees_title)}</h2>${table(t.fees_title, [t.method, t.fee], feeRows)}</section>
 <section class="panel" aria-labelledby="security"><h2 id="security">${esc(t.security)}</h2>${o.totpError ? alert(o.totpError) : ''}${totp}</section>
@@ -99,20 +101,27 @@ ${auditRows.length ? table(t.audit_title, [t.time, t.user, t.event, t.project, t
     return settingsPage(req, reply, {
       message: q('revoked')
         ? t.key_revoked
-        : q('saved')
-          ? t.saved
-          : q('totp') === 'on'
-            ? t.totp_enabled
-            : q('totp') === 'off'
-              ? t.totp_disabled
-              : undefined,
+        : q('sent')
+          ? t.form_sent_twice
+          : q('saved')
+            ? t.saved
+            : q('totp') === 'on'
+              ? t.totp_enabled
+              : q('totp') === 'off'
+                ? t.totp_disabled
+                : undefined,
     });
   });
 
   app.post('/projects/:project_id/settings/keys', async (req, reply) => {
     const project = await kit.project(req);
-    const made = await createKey(ctx, kit.actor(req), project);
-    return settingsPage(req, reply, { newKey: made.api_key });
+    const made = await kit.once(req, 'create-key', async () => ({
+      value: await createKey(ctx, kit.actor(req), project),
+      shown: `/projects/${project.id}/settings/?sent=1`,
+    }));
+    // a resent form made no second key: the one the first made is in the list, shown once then
+    if ('again' in made) return kit.redirect(reply, made.again);
+    return settingsPage(req, reply, { newKey: made.done.api_key });
   });
 
   app.post('/projects/:project_id/settings/keys/:key_id/revoke', async (req, reply) => {
@@ -134,8 +143,12 @@ ${auditRows.length ? table(t.audit_title, [t.time, t.user, t.event, t.project, t
 
   app.post('/projects/:project_id/settings/webhook-secret', async (req, reply) => {
     const project = await kit.project(req);
-    const rotated = await rotateSecret(ctx, kit.actor(req), project);
-    return settingsPage(req, reply, { newSecret: rotated.webhook_secret });
+    const rotated = await kit.once(req, 'rotate-secret', async () => ({
+      value: await rotateSecret(ctx, kit.actor(req), project),
+      shown: `/projects/${project.id}/settings/?sent=1`,
+    }));
+    if ('again' in rotated) return kit.redirect(reply, rotated.again);
+    return settingsPage(req, reply, { newSecret: rotated.done.webhook_secret });
   });
 
   app.post('/projects/:project_id/settings/totp/setup', async (req, reply) => {
