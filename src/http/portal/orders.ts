@@ -15,6 +15,7 @@ import {
   type OrderAction,
   type ProjectRow,
 } from '../../services/portal/actions.ts';
+import { clientGone } from '../gone.ts';
 import { field, type Kit } from './kit.ts';
 import { alert, badge, csrfField, esc, money, notice, table, when } from './view.ts';
 
@@ -69,7 +70,12 @@ export const orderRoutes = (kit: Kit) => async (app: FastifyInstance) => {
     let error: string | undefined;
     let result: Awaited<ReturnType<typeof searchOrders>> | undefined;
     try {
-      result = await searchOrders(ctx, project, { query: composeQuery(f), size: PAGE_SIZE, search_after: after || '-1' });
+      result = await searchOrders(
+        ctx,
+        project,
+        { query: composeQuery(f), size: PAGE_SIZE, search_after: after || '-1' },
+        clientGone(reply),
+      );
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500) throw err;
       error = `${err.type}: ${err.message}`;

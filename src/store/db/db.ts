@@ -83,13 +83,19 @@ export interface Db extends Queryable {
    */
   observe(listener: (sql: string) => void): () => void;
   /**
-   * PostgreSQL only: like copyCsv for a statement split in parts, copied side by side on up to
-   * every free report connection, all in one snapshot (the first connection exports it, the
+   * PostgreSQL only: like copyCsv for a statement split in parts, copied side by side on the
+   * free report connections but one (left for another merchant's report), all in one snapshot (the first connection exports it, the
    * others import it), and written out one part after another, in order. `partsOf` runs in that
    * snapshot and returns the parts' SELECTs. A part copied ahead of the one being written is
    * held in memory up to `aheadBytes`, then its COPY waits; so memory stays bounded by the
    * connections times that, whatever the report's size.
    */
+  /**
+   * PostgreSQL only: runs fn on a connection of its own, and cancels its statement in the
+   * server (pg_cancel_backend) when `signal` aborts, as when the client that asked has gone.
+   * A connection whose statement was cancelled is closed rather than reused.
+   */
+  withCancel?<T>(signal: AbortSignal, fn: (q: Queryable) => Promise<T>): Promise<T>;
   copyCsvParts?(partsOf: (q: Queryable) => Promise<Array<{ sql: string; params: unknown[] }>>, aheadBytes?: number): Promise<Readable>;
   close(): Promise<void>;
 }
@@ -143,6 +149,12 @@ export const UNAVAILABLE_RETRY_AFTER = 1;
 
 /** A lost connection becomes a 503 (Retry-After, error body); any other error passes unchanged. */
 export function unavailableOr(err: unknown): unknown {
+  if ((err as { code?: unknown } | null)?.code === '57014' && !(err instanceof ApiError)) {
+    // statement_timeout (DATABASE_STATEMENT_TIMEOUT_MS), or a cancel: the work stopped, nothing half-done stays
+    const api = new ApiError('ServiceUnavailable', 'the request took longer than the database allows; narrow it or retry later');
+    (api as { cause?: unknown }).cause = err;
+    return api;
+  }
   if (!connectionLost(err) || err instanceof ApiError) return err;
   const api = new ApiError('ServiceUnavailable', 'the database is temporarily unavailable; retry later');
   (api as { cause?: unknown }).cause = err;
