@@ -11,6 +11,7 @@ import type { DeliveryRow, SecretRow } from '../../store/webhooks/deliveries.ts'
 import { signedHeaders } from '../../domain/webhook-signing.ts';
 import { addressClass, isIpLiteral, isLocalName } from '../../domain/ssrf.ts';
 import { signingSecrets } from './endpoints.ts';
+import { breakersFor, slotsFor } from './fairness.ts';
 import type { JobRow, ProjectRow } from '../../domain/entities.ts';
 
 /** At most this much of a receiver's answer is read; the rest is cut off with the connection. */
@@ -132,31 +133,8 @@ export async function send(config: Config, live: boolean, url: string, headers: 
   }
 }
 
-// ---- bounded concurrency -------------------------------------------------------------------
-
-class Slots {
-  private waiting: Array<() => void> = [];
-  private used = 0;
-  constructor(private readonly size: number) {}
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.used >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    else this.used++;
-    try {
-      return await fn();
-    } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.used--;
-    }
-  }
-}
-
-const slots = new WeakMap<Config['webhook'], Slots>();
-const slotsFor = (config: Config) => {
-  let s = slots.get(config.webhook);
-  if (!s) slots.set(config.webhook, (s = new Slots(Math.max(1, config.webhook.concurrency))));
-  return s;
-};
+/** How long a delivery of a project at its share of slots is put back (ms). */
+const SHARE_WAIT_MS = 1000;
 
 // ---- the delivery job ----------------------------------------------------------------------
 
@@ -220,17 +198,38 @@ function batchFor(ctx: Ctx, jobs: JobRow[]): Batch {
 async function attempt(ctx: Ctx, batch: Batch, project: ProjectRow, d: DeliveryRow, secrets: string[]): Promise<number | null | undefined> {
   const cfg = ctx.config.webhook;
   const now = nowFor(project);
-  const n = await batch.claim({ d, now, holdUntil: new Date(now.getTime() + cfg.timeoutMs + HOLD_MARGIN_MS) });
-  if (n === undefined) return undefined; // another runner took it
+  const slots = slotsFor(ctx.config);
+  // the project's POSTs in flight are at its share: put back a moment, holding no worker slot
+  if (!slots.reserve(project.id)) return now.getTime() + SHARE_WAIT_MS;
+  let n: number | undefined;
+  try {
+    n = await batch.claim({ d, now, holdUntil: new Date(now.getTime() + cfg.timeoutMs + HOLD_MARGIN_MS) });
+  } catch (err) {
+    slots.unreserve(project.id);
+    throw err;
+  }
+  if (n === undefined) {
+    slots.unreserve(project.id);
+    return undefined; // another runner took it
+  }
   const body = payloadOf(d);
+  const breakers = breakersFor(ctx.config);
+  const openUntil = breakers.openUntil(d.url);
   // The timestamp is wall-clock time: receivers check it against their own clock.
-  const r = await slotsFor(ctx.config).run(() =>
-    send(ctx.config, project.mode === 'live', d.url, { ...signedHeaders(secrets, d.id, new Date(), body) }, body),
-  );
+  if (openUntil !== undefined) slots.unreserve(project.id);
+  const r: SendResult =
+    openUntil !== undefined
+      ? { error: `circuit breaker open: the endpoint failed ${ctx.config.limits.breakerFailures} times in a row; not sent`, durationMs: 0 }
+      : await slots.run(project.id, () =>
+          send(ctx.config, project.mode === 'live', d.url, { ...signedHeaders(secrets, d.id, new Date(), body) }, body),
+        );
   const ok = r.status !== undefined && r.status >= 200 && r.status < 300;
+  if (openUntil === undefined) breakers.record(d.url, ok);
   const after = nowFor(project);
   const done = ok || n >= cfg.maxAttempts;
-  const nextRetry = done ? null : new Date(after.getTime() + cfg.retryIntervalMs);
+  // while the breaker is open, the next attempt waits for it to close (a retry interval at least)
+  const wait = Math.max(cfg.retryIntervalMs, openUntil !== undefined ? openUntil - Date.now() : 0);
+  const nextRetry = done ? null : new Date(after.getTime() + wait);
   const written = await batch.record({
     d,
     a: {
