@@ -133,7 +133,7 @@ export async function send(config: Config, live: boolean, url: string, headers: 
   }
 }
 
-/** How long a delivery of a project at its share of slots is put back (ms). */
+/** How long a delivery of a project at its share of slots waits for one, then is put back for (ms). */
 const SHARE_WAIT_MS = 1000;
 
 // ---- the delivery job ----------------------------------------------------------------------
@@ -197,10 +197,10 @@ function batchFor(ctx: Ctx, jobs: JobRow[]): Batch {
  */
 async function attempt(ctx: Ctx, batch: Batch, project: ProjectRow, d: DeliveryRow, secrets: string[]): Promise<number | null | undefined> {
   const cfg = ctx.config.webhook;
-  const now = nowFor(project);
   const slots = slotsFor(ctx.config);
-  // the project's POSTs in flight are at its share: put back a moment, holding no worker slot
-  if (!slots.reserve(project.id)) return now.getTime() + SHARE_WAIT_MS;
+  // the project's POSTs in flight are at its share and none ends soon: put back a moment, holding no worker slot
+  if (!(await slots.reserve(project.id, SHARE_WAIT_MS))) return nowFor(project).getTime() + SHARE_WAIT_MS;
+  const now = nowFor(project);
   let n: number | undefined;
   try {
     n = await batch.claim({ d, now, holdUntil: new Date(now.getTime() + cfg.timeoutMs + HOLD_MARGIN_MS) });

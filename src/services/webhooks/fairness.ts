@@ -3,10 +3,9 @@ import type { Config } from '../../config.ts';
 /**
  * Webhook delivery slots shared fairly between projects (docs/security.md "Fair shares"), and a
  * circuit breaker per endpoint. A project has at most WEBHOOK_CONCURRENCY_PER_PROJECT POSTs in
- * flight; a delivery of a project at its share does not wait in line (holding a worker's job)
- * but is put back a moment, so a dead endpoint slows only its own project's deliveries.
- * When every slot is busy, a freed one goes to the project waiting longest among those under
- * their share.
+ * flight; a delivery of a project at its share waits a moment for one of its own, and is put
+ * back when none comes (a slow endpoint), so a dead endpoint slows only its own project's
+ * deliveries. The WEBHOOK_CONCURRENCY slots all projects share are taken in turn.
  */
 export class FairSlots {
   private used = 0;
@@ -19,16 +18,44 @@ export class FairSlots {
     private readonly perProject: number,
   ) {}
 
-  /** Takes one of the project's share, or answers false when it is all in use (then put the delivery back). */
-  reserve(project: string): boolean {
+  private readonly queued = new Map<string, Array<(ok: boolean) => void>>();
+
+  /**
+   * Takes one of the project's share; when it is all in use, waits up to `waitMs` for one of the
+   * project's own POSTs to end (a fast receiver frees it in moments). Answers false when none
+   * came: the delivery is then put back, holding no worker slot while a slow endpoint keeps them.
+   */
+  async reserve(project: string, waitMs: number): Promise<boolean> {
     const n = this.byProject.get(project) ?? 0;
-    if (n >= this.perProject) return false;
-    this.byProject.set(project, n + 1);
-    return true;
+    if (n < this.perProject) {
+      this.byProject.set(project, n + 1);
+      return true;
+    }
+    if (waitMs <= 0) return false;
+    return new Promise<boolean>((resolve) => {
+      const line = this.queued.get(project) ?? [];
+      this.queued.set(project, line);
+      const take = (ok: boolean) => {
+        clearTimeout(timer);
+        resolve(ok);
+      };
+      line.push(take);
+      const timer = setTimeout(() => {
+        const i = line.indexOf(take);
+        if (i >= 0) line.splice(i, 1);
+        if (!line.length) this.queued.delete(project);
+        resolve(false);
+      }, waitMs);
+      timer.unref();
+    });
   }
 
-  /** Gives back a reservation that was not used for a POST. */
+  /** Gives back a reservation: to the project's next delivery waiting for one, else to the share. */
   unreserve(project: string) {
+    const line = this.queued.get(project);
+    const next = line?.shift();
+    if (line && !line.length) this.queued.delete(project);
+    if (next) return next(true);
     const left = (this.byProject.get(project) ?? 1) - 1;
     if (left > 0) this.byProject.set(project, left);
     else this.byProject.delete(project);
