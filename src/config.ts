@@ -311,7 +311,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       maxLockSeconds: int(env.PORTAL_SIGNIN_MAX_LOCK_SECONDS, 3600),
     },
     limits: {
-      searchesPerProject: int(env.SEARCH_CONCURRENCY_PER_PROJECT, 2),
+      searchesPerProject: int(env.SEARCH_CONCURRENCY_PER_PROJECT, 1),
       reportsPerProject: int(env.REPORT_CONCURRENCY_PER_PROJECT, 1),
       maxQueryCost: int(env.SEARCH_MAX_QUERY_COST, DEFAULT_MAX_QUERY_COST),
       statementTimeoutMs: int(env.DATABASE_STATEMENT_TIMEOUT_MS, 30_000),

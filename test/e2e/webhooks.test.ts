@@ -26,7 +26,10 @@ let t: TestService;
 const receivers: Array<() => Promise<void>> = [];
 
 before(async () => {
-  t = await startTestService({ env: { WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_RETRY_INTERVAL_MS: '60000', WEBHOOK_MAX_ATTEMPTS: '10' } });
+  // every attempt reaches the receiver here: no circuit breaker (webhook-fairness.test.ts has it)
+  t = await startTestService({
+    env: { WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_RETRY_INTERVAL_MS: '60000', WEBHOOK_MAX_ATTEMPTS: '10', WEBHOOK_BREAKER_FAILURES: '0' },
+  });
 });
 after(async () => {
   for (const close of receivers) await close();
