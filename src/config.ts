@@ -75,7 +75,7 @@ export interface Config {
     reportReadTimeoutMs: number;
     /** a CSV download still running after this long is cut off (ms) */
     reportMaxMs: number;
-    /** webhook deliveries of one project in flight at a time per node */
+    /** webhook deliveries of one project in flight at a time per node (default: half of WEBHOOK_CONCURRENCY) */
     webhooksPerProject: number;
     /** consecutive failures of an endpoint that open its circuit breaker (0: no breaker) */
     breakerFailures: number;
@@ -317,7 +317,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       statementTimeoutMs: int(env.DATABASE_STATEMENT_TIMEOUT_MS, 30_000),
       reportReadTimeoutMs: int(env.REPORT_READ_TIMEOUT_MS, 30_000),
       reportMaxMs: int(env.REPORT_MAX_SECONDS, 1800) * 1000,
-      webhooksPerProject: int(env.WEBHOOK_CONCURRENCY_PER_PROJECT, 2),
+      // half the slots by default: a lone merchant keeps most of the throughput, a dead endpoint leaves half to the others
+      webhooksPerProject: int(env.WEBHOOK_CONCURRENCY_PER_PROJECT, Math.max(1, Math.floor(int(env.WEBHOOK_CONCURRENCY, 16) / 2))),
       breakerFailures: int(env.WEBHOOK_BREAKER_FAILURES, 5),
       breakerOpenMs: int(env.WEBHOOK_BREAKER_SECONDS, 60) * 1000,
     },

@@ -83,8 +83,8 @@ export interface Db extends Queryable {
    */
   observe(listener: (sql: string) => void): () => void;
   /**
-   * PostgreSQL only: like copyCsv for a statement split in parts, copied side by side on the
-   * free report connections but one (left for another merchant's report), all in one snapshot (the first connection exports it, the
+   * PostgreSQL only: like copyCsv for a statement split in parts, copied side by side on up to
+   * every free report connection, all in one snapshot (the first connection exports it, the
    * others import it), and written out one part after another, in order. `partsOf` runs in that
    * snapshot and returns the parts' SELECTs. A part copied ahead of the one being written is
    * held in memory up to `aheadBytes`, then its COPY waits; so memory stays bounded by the

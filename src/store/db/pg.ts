@@ -341,9 +341,8 @@ async function copyParts(
       query: async (sql, params) => (await first.query(sql, params as any[])).rows as any,
       exec: async (sql) => void (await first.query(sql)),
     });
-    // only connections free now: a report never waits for another's to finish before it starts;
-    // and one is always left for another merchant's report (fair shares: max - 1 for one report)
-    const free = Math.min(max - 2, parts.length - 1, pool.idleCount + (max - pool.totalCount));
+    // only connections free now: a report never waits for another's to finish before it starts
+    const free = Math.min(max - 1, parts.length - 1, pool.idleCount + (max - pool.totalCount));
     await Promise.all(
       Array.from({ length: Math.max(0, free) }, async () => {
         const c = await take();
