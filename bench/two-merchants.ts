@@ -64,7 +64,8 @@ async function serve() {
   process.on('disconnect', () => void svc.close().then(() => process.exit(0)));
 }
 
-const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN);
+const pct = (sorted: number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
 const ms = (x: number) => Math.round(x);
 
 /** A loopback receiver: answers 200 (alive) or takes the request and never answers (dead). */
@@ -105,7 +106,10 @@ async function main() {
       service!.once('message', (m) => resolve(m as Ready));
       service!.once('exit', (code) => reject(new Error(`the service exited with ${code}`)));
     });
-    const auth = (key: string) => ({ authorization: 'Basic ' + Buffer.from(`${key}:`).toString('base64'), 'content-type': 'application/json' });
+    const auth = (key: string) => ({
+      authorization: 'Basic ' + Buffer.from(`${key}:`).toString('base64'),
+      'content-type': 'application/json',
+    });
     const post = async (u: string, key: string, body: unknown) => {
       const res = await fetch(u, { method: 'POST', headers: auth(key), body: JSON.stringify(body) });
       const json: any = await res.json();
@@ -197,7 +201,11 @@ async function main() {
       const words = Array.from({ length: 20 }, (_, i) => `w${i}*`).join(' OR '); // cost 100: refused
       const costly = Array.from({ length: 12 }, (_, i) => `a${i}*`).join(' OR '); // cost 60: the most allowed
       const search = async (query: string) => {
-        const res = await fetch(`${svc.url}/v1/search/orders/`, { method: 'POST', headers: auth(svc.noisy), body: JSON.stringify({ query, size: 1000 }) });
+        const res = await fetch(`${svc.url}/v1/search/orders/`, {
+          method: 'POST',
+          headers: auth(svc.noisy),
+          body: JSON.stringify({ query, size: 1000 }),
+        });
         await res.arrayBuffer();
         count('search', res.status);
       };

@@ -265,7 +265,7 @@ class Compiler {
  * 1, a bare word 3 (it is looked for in several fields), a wildcard 2 more (a prefix match).
  * Counted on the simplified tree, so `a OR a OR a` costs what `a` does.
  */
-export function queryCost(node: Node): number {
+function queryCost(node: Node): number {
   switch (node.kind) {
     case 'and':
     case 'or':

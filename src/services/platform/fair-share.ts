@@ -7,7 +7,7 @@ import { rateLimited } from '../../domain/errors.ts';
  * with 429 RateLimitExceeded (Retry-After: 1) instead of queueing for connections every
  * merchant needs; the other projects' work never waits behind it.
  */
-export type ShareKind = 'search' | 'report';
+type ShareKind = 'search' | 'report';
 
 const inUse = new WeakMap<object, Map<string, number>>();
 

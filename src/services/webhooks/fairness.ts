@@ -7,7 +7,7 @@ import type { Config } from '../../config.ts';
  * back when none comes (a slow endpoint), so a dead endpoint slows only its own project's
  * deliveries. The WEBHOOK_CONCURRENCY slots all projects share are taken in turn.
  */
-export class FairSlots {
+class FairSlots {
   private used = 0;
   /** POSTs of each project reserved: waiting for a slot or in flight */
   private readonly byProject = new Map<string, number>();
@@ -96,7 +96,7 @@ export function slotsFor(config: Config): FairSlots {
  * as held back by the breaker instead of waiting on a receiver that does not answer. When it has
  * been open long enough, one attempt goes through: a success closes it, a failure opens it again.
  */
-export class Breakers {
+class Breakers {
   private readonly state = new Map<string, { fails: number; openUntil: number }>();
   constructor(
     private readonly failures: number,
