@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { parseMethodAliases, type MethodAliases } from './domain/project.ts';
+import { DEFAULT_MAX_QUERY_COST } from './domain/query.ts';
 
 /** Every setting, from the environment, with a default that runs on a laptop. */
 export interface Config {
@@ -68,7 +69,36 @@ export interface Config {
   shutdownDrainMs: number;
   redisUrl?: string;
   /** the merchant portal's sessions and sign-in throttling (docs/portal.md) */
-  portal: { sessionIdleMs: number; sessionMaxMs: number; maxFailures: number; addressMaxFailures: number; lockSeconds: number };
+  portal: {
+    sessionIdleMs: number;
+    sessionMaxMs: number;
+    maxFailures: number;
+    addressMaxFailures: number;
+    /** the first lock of a scope; each further one doubles, up to maxLockSeconds */
+    lockSeconds: number;
+    maxLockSeconds: number;
+  };
+  /** fair shares between merchants and bounds on work (docs/security.md "Fair shares") */
+  limits: {
+    /** searches of one project at a time per node (0: no limit) */
+    searchesPerProject: number;
+    /** CSV reports of one project at a time per node (0: no limit) */
+    reportsPerProject: number;
+    /** the most a search query may cost (domain/query.ts queryCost) */
+    maxQueryCost: number;
+    /** PostgreSQL statement_timeout of every statement but migrations (ms; 0: none) */
+    statementTimeoutMs: number;
+    /** a CSV download whose client reads nothing for this long is cut off (ms) */
+    reportReadTimeoutMs: number;
+    /** a CSV download still running after this long is cut off (ms) */
+    reportMaxMs: number;
+    /** webhook deliveries of one project in flight at a time per node (default: half of WEBHOOK_CONCURRENCY) */
+    webhooksPerProject: number;
+    /** consecutive failures of an endpoint that open its circuit breaker (0: no breaker) */
+    breakerFailures: number;
+    /** how long an open breaker holds an endpoint's deliveries back (ms) */
+    breakerOpenMs: number;
+  };
   /** native HTTPS: PEM certificate chain and private key files, both or neither */
   tls?: { certFile: string; keyFile: string };
   /** Fastify's trustProxy: behind a TLS terminator, X-Forwarded-Proto/-For are believed from these hops */
@@ -157,6 +187,16 @@ export const SettingsSchema = Type.Object({
   PORTAL_SIGNIN_MAX_FAILURES: POSITIVE,
   PORTAL_SIGNIN_MAX_FAILURES_PER_ADDRESS: POSITIVE,
   PORTAL_SIGNIN_LOCK_SECONDS: POSITIVE,
+  PORTAL_SIGNIN_MAX_LOCK_SECONDS: POSITIVE,
+  SEARCH_CONCURRENCY_PER_PROJECT: COUNT,
+  REPORT_CONCURRENCY_PER_PROJECT: COUNT,
+  SEARCH_MAX_QUERY_COST: POSITIVE,
+  DATABASE_STATEMENT_TIMEOUT_MS: COUNT,
+  REPORT_READ_TIMEOUT_MS: POSITIVE,
+  REPORT_MAX_SECONDS: POSITIVE,
+  WEBHOOK_CONCURRENCY_PER_PROJECT: POSITIVE,
+  WEBHOOK_BREAKER_FAILURES: COUNT,
+  WEBHOOK_BREAKER_SECONDS: POSITIVE,
   TLS_CERT_FILE: setting('\\S+', 'a PEM certificate chain file'),
   TLS_KEY_FILE: setting('\\S+', 'a PEM private key file'),
   TRUST_PROXY: setting(
@@ -302,6 +342,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       maxFailures: int(env.PORTAL_SIGNIN_MAX_FAILURES, 5),
       addressMaxFailures: int(env.PORTAL_SIGNIN_MAX_FAILURES_PER_ADDRESS, 50),
       lockSeconds: int(env.PORTAL_SIGNIN_LOCK_SECONDS, 300),
+      maxLockSeconds: int(env.PORTAL_SIGNIN_MAX_LOCK_SECONDS, 3600),
+    },
+    limits: {
+      searchesPerProject: int(env.SEARCH_CONCURRENCY_PER_PROJECT, 1),
+      reportsPerProject: int(env.REPORT_CONCURRENCY_PER_PROJECT, 1),
+      maxQueryCost: int(env.SEARCH_MAX_QUERY_COST, DEFAULT_MAX_QUERY_COST),
+      statementTimeoutMs: int(env.DATABASE_STATEMENT_TIMEOUT_MS, 30_000),
+      reportReadTimeoutMs: int(env.REPORT_READ_TIMEOUT_MS, 30_000),
+      reportMaxMs: int(env.REPORT_MAX_SECONDS, 1800) * 1000,
+      // half the slots by default: a lone merchant keeps most of the throughput, a dead endpoint leaves half to the others
+      webhooksPerProject: int(env.WEBHOOK_CONCURRENCY_PER_PROJECT, Math.max(1, Math.floor(int(env.WEBHOOK_CONCURRENCY, 16) / 2))),
+      breakerFailures: int(env.WEBHOOK_BREAKER_FAILURES, 5),
+      breakerOpenMs: int(env.WEBHOOK_BREAKER_SECONDS, 60) * 1000,
     },
     tls,
     trustProxy: trustProxy(env),

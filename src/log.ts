@@ -22,20 +22,43 @@ export const REDACT = [
   '*.cardholder_name',
 ];
 
+/** A digit as it may reach a log: itself, or percent-encoded (%30 to %39). */
+const DIGIT = String.raw`(?:\d|%3\d)`;
 /**
- * A run of 12 or more digits, optionally grouped by spaces or dashes, could be a card number;
- * unless it lies within a UUID with a hex letter in it (an order's or transaction's id: about
- * one in twenty of them holds such a run across its dashes, and a log that masks ids cannot be
- * searched for them). The UUID alternative comes first, so an id is matched whole before any
- * run inside it; an all-digit UUID-shaped string is masked like any other run.
+ * What people and tools put between a card number's digit groups: space, dot, underscore, plus,
+ * dash, and their percent-encodings (%20 for a space in a path).
  */
-const DIGIT_RUN = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\d(?:[ -]?\d){11,}/gi;
+const GAP = String.raw`(?:[ ._+\-]|%20|%2[BbDdEe]|%5[Ff])`;
+const UUID = String.raw`\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`;
+const UUID_WHOLE = new RegExp(`^${UUID}$`, 'i');
+/** An API key (test_ or live_ and 43 base64url characters) or a webhook secret (whsec_ and base64). */
+const SECRET = String.raw`\b(?:test|live)_[A-Za-z0-9_-]{20,}|\bwhsec_[A-Za-z0-9+/=_-]{16,}`;
 
-/** Text with every digit run that could be a card number masked (ids kept, see DIGIT_RUN). */
-export const maskDigits = (text: string) => text.replace(DIGIT_RUN, (m) => (/[a-f]/i.test(m) ? m : '[masked]'));
+/**
+ * What is masked in log text: anything shaped like an API key or a webhook secret, and a run of
+ * 12 or more digits (plain or percent-encoded), with up to three gap characters between any
+ * two (GAP), that could be a card number; unless it is a UUID with a hex letter in it (an
+ * order's or transaction's id: about one in twenty of them holds such a run across its dashes,
+ * and a log that masks ids cannot be searched for them). The UUID alternative comes before the
+ * digit run, so an id is matched whole before any run inside it; an all-digit UUID-shaped string
+ * is masked like any other run.
+ */
+const MASKED = new RegExp(`${SECRET}|${UUID}|${DIGIT}(?:${GAP}{0,3}${DIGIT}){11,}`, 'gi');
 
-/** A URL as logged: no query string (keys, tokens and search terms travel there), digit runs masked. */
+/** Text with card-number-like digit runs and key- or secret-shaped words masked (ids kept, see MASKED). */
+export const maskDigits = (text: string) => text.replace(MASKED, (m) => (UUID_WHOLE.test(m) && /[a-f]/i.test(m) ? m : '[masked]'));
+
+/** A URL as logged: no query string (keys, tokens and search terms travel there), secrets and digit runs masked. */
 export const logUrl = (url: string) => maskDigits(url.split('?')[0]);
+
+/** Header values as logged, masked like the rest (a card number in Host, a key pasted into a header). */
+const maskHeaders = (headers: Record<string, unknown>) =>
+  Object.fromEntries(
+    Object.entries(headers ?? {}).map(([k, v]) => [
+      k,
+      /^(authorization|cookie|set-cookie|proxy-authorization)$/i.test(k) ? '[redacted]' : maskDigits(String(v)),
+    ]),
+  );
 
 const errSerializer = (err: Error) => {
   const out = pino.stdSerializers.err(err);
@@ -64,11 +87,12 @@ export function createLogger(level: string, destination?: pino.DestinationStream
         req: (req: LoggedRequest) => ({
           method: req.method,
           url: logUrl(req.url ?? ''),
-          host: req.host,
+          host: maskDigits(req.host ?? ''),
           remoteAddress: req.ip,
           remotePort: req.socket?.remotePort,
         }),
         err: errSerializer,
+        headers: maskHeaders,
       },
       hooks: {
         // messages are masked too: an error text may quote what a client sent

@@ -272,11 +272,36 @@ class Compiler {
 }
 
 /**
+ * What a query may cost before it runs (docs/security.md "Search cost"): each field term counts
+ * 1, a bare word 3 (it is looked for in several fields), a wildcard 2 more (a prefix match).
+ * Counted on the simplified tree, so `a OR a OR a` costs what `a` does.
+ */
+function queryCost(node: Node): number {
+  switch (node.kind) {
+    case 'and':
+    case 'or':
+      return node.items.reduce((sum, item) => sum + queryCost(item), 0);
+    case 'not':
+      return queryCost(node.item);
+    case 'term':
+      return (node.field ? 1 : 3) + (node.wildcard ? 2 : 0);
+    case 'range':
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+/** The default most a query may cost (SEARCH_MAX_QUERY_COST). */
+export const DEFAULT_MAX_QUERY_COST = 60;
+
+/**
  * Compiles a search query into a boolean SQL expression over `o` (orders), with bind
  * parameters numbered from `$firstParam`. The expression is safe to AND with other
- * conditions without extra parentheses. Throws QueryError.
+ * conditions without extra parentheses. A query costing more than `maxCost` (queryCost) is
+ * refused before anything runs. Throws QueryError.
  */
-export function compileQuery(query: string, firstParam: number): { where: string; params: unknown[] } {
+export function compileQuery(query: string, firstParam: number, maxCost = Infinity): { where: string; params: unknown[] } {
   if (typeof query !== 'string') throw new QueryError('The query must be a string', { position: 0 });
   if (query.length > MAX_QUERY_LENGTH) {
     throw new QueryError(`Query too long (at most ${MAX_QUERY_LENGTH} characters) at position ${MAX_QUERY_LENGTH}`, {
@@ -284,6 +309,12 @@ export function compileQuery(query: string, firstParam: number): { where: string
     });
   }
   const tree = simplify(new Parser(query).parse());
+  const cost = queryCost(tree);
+  if (cost > maxCost)
+    throw new QueryError(
+      `Query too costly to run: it counts ${cost} and at most ${maxCost} is allowed (a field:value term counts 1, a bare word 3, a wildcard 2 more); narrow it with fewer terms at position 0`,
+      { position: 0 },
+    );
   const compiler = new Compiler(firstParam);
   const { sql } = compiler.compile(tree);
   return { where: sql, params: compiler.params };

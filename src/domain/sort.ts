@@ -118,6 +118,8 @@ export function decodeSearchAfter(text: string): SearchAfter | null {
   const [value, id, sort] = payload as unknown[];
   if (!(value === null || typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))))
     throw searchAfterError('bad value');
+  // text PostgreSQL cannot hold (NUL) never reaches it
+  if (typeof value === 'string' && (value.length > 1000 || value.includes('\u0000'))) throw searchAfterError('bad value');
   if (typeof id !== 'string' || !UUID_PATTERN.test(id)) throw searchAfterError('bad id');
   if (sort !== undefined && typeof sort !== 'string') throw searchAfterError('bad sort');
   return sort === undefined ? { value, id } : { value, id, sort };

@@ -1,8 +1,11 @@
 /**
  * Which addresses a live project's webhook (or return URL) may not point at: anything that is
  * not a public unicast address, so a merchant cannot make the service call into its own
- * network (SSRF). IPv4 and IPv6, including IPv4 addresses embedded in IPv6 (mapped ::ffff:,
- * compatible ::a.b.c.d, NAT64 64:ff9b::/96, 6to4 2002::/16).
+ * network (SSRF). IPv4 and IPv6, with IPv4 addresses embedded in IPv6 (mapped ::ffff:,
+ * compatible ::a.b.c.d) classed as the IPv4 address, and every block of the IANA IPv4 and IPv6
+ * Special-Purpose Address Registries refused, including the translation and tunnelling ones
+ * that reach an IPv4 address through a gateway: NAT64 (64:ff9b::/96, 64:ff9b:1::/48), Teredo
+ * (2001::/32) and 6to4 (2002::/16).
  */
 export type AddressClass =
   | 'unspecified'
@@ -15,7 +18,8 @@ export type AddressClass =
   | 'multicast'
   | 'broadcast'
   | 'reserved'
-  | 'documentation';
+  | 'documentation'
+  | 'translation';
 
 /** Parses a dotted-quad IPv4 address to 4 bytes; undefined for anything else. */
 export function parseIPv4(text: string): number[] | undefined {
@@ -57,6 +61,10 @@ function classifyIPv4([a, b, c]: number[]): AddressClass | undefined {
   if (a === 100 && b >= 64 && b <= 127) return 'shared'; // carrier-grade NAT 100.64.0.0/10
   if (a === 169 && b === 254) return 'link-local'; // includes cloud metadata 169.254.169.254
   if (a === 192 && b === 0 && c === 0) return 'reserved'; // IETF protocol assignments
+  if (a === 192 && b === 88 && c === 99) return 'translation'; // 6to4 relay anycast (deprecated)
+  // AS112 (192.31.196.0/24, 192.175.48.0/24) and AMT (192.52.193.0/24): special-purpose anycast
+  if ((a === 192 && b === 31 && c === 196) || (a === 192 && b === 175 && c === 48) || (a === 192 && b === 52 && c === 193))
+    return 'reserved';
   if ((a === 192 && b === 0 && c === 2) || (a === 198 && b === 51 && c === 100) || (a === 203 && b === 0 && c === 113))
     return 'documentation';
   if (a === 198 && (b === 18 || b === 19)) return 'reserved'; // benchmarking
@@ -74,13 +82,18 @@ function classifyIPv6(g: number[]): AddressClass | undefined {
   if (zeros(0, 7) && g[7] === 1) return 'loopback';
   if (zeros(0, 5) && g[5] === 0xffff) return classifyIPv4(v4Of(g[6], g[7])); // mapped ::ffff:a.b.c.d
   if (zeros(0, 6)) return classifyIPv4(v4Of(g[6], g[7])) ?? 'reserved'; // deprecated ::a.b.c.d
-  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return classifyIPv4(v4Of(g[6], g[7])); // NAT64
-  if (g[0] === 0x2002) return classifyIPv4(v4Of(g[1], g[2])); // 6to4
+  if (g[0] === 0x64 && g[1] === 0xff9b && (zeros(2, 6) || g[2] === 1)) return 'translation'; // NAT64 /96 and local-use /48
+  if (g[0] === 0x2002) return 'translation'; // 6to4
+  if (g[0] === 0x2001 && g[1] === 0) return 'translation'; // Teredo 2001::/32
+  if (g[0] === 0x2001 && g[1] < 0x200) return 'reserved'; // the rest of IETF protocol assignments 2001::/23
+  if (g[0] === 0x2620 && g[1] === 0x4f && g[2] === 0x8000) return 'reserved'; // AS112-v6
+  if ((g[0] & 0xfff0) === 0x3ff0) return 'documentation'; // 3fff::/20
+  if (g[0] === 0x5f00) return 'reserved'; // SRv6 SIDs
   if ((g[0] & 0xffc0) === 0xfe80) return 'link-local';
   if ((g[0] & 0xffc0) === 0xfec0) return 'site-local';
   if ((g[0] & 0xfe00) === 0xfc00) return 'unique-local';
   if ((g[0] & 0xff00) === 0xff00) return 'multicast';
-  if (g[0] === 0x100 && zeros(1, 4)) return 'reserved'; // discard-only 100::/64
+  if (g[0] === 0x100 && zeros(1, 3) && (g[3] === 0 || g[3] === 1)) return 'reserved'; // discard-only 100::/64, dummy 100:0:0:1::/64
   if (g[0] === 0x2001 && g[1] === 0xdb8) return 'documentation';
   if (g[0] === 0) return 'reserved'; // the rest of ::/8
   return undefined;

@@ -28,6 +28,8 @@ export interface PortalResponse {
 export class PortalClient {
   cookies = new Map<string, string>();
   csrf = '';
+  /** the one-time token of the last page's creating forms */
+  once = '';
   constructor(readonly t: TestService) {}
 
   get base() {
@@ -55,13 +57,15 @@ export class PortalClient {
     const text = await res.text();
     const token = /name="csrf" value="([^"]+)"/.exec(text);
     if (token) this.csrf = token[1];
+    const once = /name="once" value="([^"]+)"/.exec(text);
+    if (once) this.once = once[1];
     return { status: res.status, headers: res.headers, text, location: res.headers.get('location') };
   }
 
   get = (path: string) => this.req('GET', path);
-  /** A form post with the CSRF token of the last page (unless the form names its own). */
+  /** A form post with the CSRF and one-time tokens of the last page (unless the form names its own). */
   post = (path: string, form: Record<string, string> = {}, headers: Record<string, string> = {}) =>
-    this.req('POST', path, { csrf: this.csrf, ...form }, headers);
+    this.req('POST', path, { csrf: this.csrf, ...(this.once ? { once: this.once } : {}), ...form }, headers);
 
   async signIn(email: string, password: string): Promise<PortalResponse> {
     await this.get('/sign-in');

@@ -23,7 +23,8 @@ const customer = (email: string | undefined, id: string) => {
 
 /** Starts the service and makes the example orders of both projects; closes the service if that fails. */
 export async function startSearchService(): Promise<SearchFixture> {
-  const t = await startTestService();
+  // many reports of one project one after another, each abandoned: no per-project report limit here (fair-shares.test.ts has it)
+  const t = await startTestService({ env: { REPORT_CONCURRENCY_PER_PROJECT: '0' } });
   try {
     return { t, ...(await exampleOrders(t)) };
   } catch (err) {

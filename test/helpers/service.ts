@@ -16,7 +16,9 @@ import type pino from 'pino';
 import { customerExample } from '../../src/domain/schemas/examples.ts';
 
 /** A fresh, empty store of its own: a PostgreSQL schema when DATABASE_URL is set, else in-memory PGlite. */
-export async function freshStore(pool: { size?: number; reportSize?: number } = {}): Promise<{ db: Db; drop(): Promise<void> }> {
+export async function freshStore(
+  pool: { size?: number; reportSize?: number; statementTimeoutMs?: number; reportTimeoutMs?: number } = {},
+): Promise<{ db: Db; drop(): Promise<void> }> {
   const url = process.env.DATABASE_URL;
   if (!url) {
     const db = await pgliteDb('memory://');
@@ -34,7 +36,15 @@ export async function freshStore(pool: { size?: number; reportSize?: number } = 
   await admin.connect();
   await admin.query(`CREATE SCHEMA ${schema}`);
   await admin.end();
-  const db = pgDb({ url, schema, max: pool.size ?? 20, reportMax: pool.reportSize, ...viaBouncer });
+  const db = pgDb({
+    url,
+    schema,
+    max: pool.size ?? 20,
+    reportMax: pool.reportSize,
+    statementTimeoutMs: pool.statementTimeoutMs,
+    reportTimeoutMs: pool.reportTimeoutMs,
+    ...viaBouncer,
+  });
   await migrate(db);
   return {
     db,
@@ -148,7 +158,11 @@ export async function startTestService(
     replica?: (db: Db) => Promise<Db>;
   } = {},
 ): Promise<TestService> {
-  const store = await freshStore(opts.pool);
+  // the statement timeouts of the store as the service would open it, when a test sets them
+  const store = await freshStore({
+    ...opts.pool,
+    ...(opts.env?.DATABASE_STATEMENT_TIMEOUT_MS ? { statementTimeoutMs: Number(opts.env.DATABASE_STATEMENT_TIMEOUT_MS) } : {}),
+  });
   const dataDir = mkdtempSync(join(tmpdir(), 'tender-test-'));
   const config = loadConfig(
     // plain HTTP on loopback: live projects are let in (the TLS tests set LIVE_REQUIRES_TLS themselves)

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { base32Decode, base32Encode, hotp, otpauthUri, totp, verifyTotp } from '../../src/domain/totp.ts';
-import { afterFailure, lockedFor, parseMajorAmount, sessionExpired } from '../../src/domain/portal.ts';
+import { parseMajorAmount, sessionExpired } from '../../src/domain/portal.ts';
 
 // RFC 6238 Appendix B: the seeds are ASCII "1234567890" repeated to the hash's key length.
 const seed = (n: number) => Buffer.from('1234567890'.repeat(7).slice(0, n), 'ascii');
@@ -66,26 +66,6 @@ test("parseMajorAmount: as people type amounts, in the currency's decimals", () 
   assert.equal(parseMajorAmount('1e3', 'EUR'), undefined);
   assert.equal(parseMajorAmount('5', 'XXX'), undefined);
   assert.equal(parseMajorAmount('99999999999999999', 'EUR'), undefined);
-});
-
-test('sign-in throttling: the failure that reaches the limit locks for lockMs; a lock that ended starts afresh', () => {
-  const rule = { maxFailures: 5, windowMs: 60_000, lockMs: 10_000 };
-  const t0 = new Date('2026-01-01T00:00:00Z');
-  let row = undefined as ReturnType<typeof afterFailure> | undefined;
-  for (let i = 1; i <= 4; i++) {
-    row = afterFailure(row, new Date(t0.getTime() + i * 1000), rule);
-    assert.equal(row.failures, i);
-    assert.equal(lockedFor(row, new Date(t0.getTime() + i * 1000)), 0);
-  }
-  const at5 = new Date(t0.getTime() + 5000);
-  row = afterFailure(row, at5, rule);
-  assert.equal(lockedFor(row, at5), 10);
-  assert.equal(lockedFor(row, new Date(at5.getTime() + 9500)), 1, 'rounded up');
-  assert.equal(lockedFor(row, new Date(at5.getTime() + 10_000)), 0);
-  const later = new Date(at5.getTime() + 11_000);
-  assert.equal(afterFailure(row, later, rule).failures, 1, 'a new count after the lock');
-  const stale = afterFailure({ failures: 4, first_failure: t0, locked_until: null }, new Date(t0.getTime() + 61_000), rule);
-  assert.equal(stale.failures, 1, 'failures older than the window are forgotten');
 });
 
 test('sessions end after the idle time or the absolute lifetime', () => {

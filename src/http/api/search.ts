@@ -9,6 +9,7 @@ import { OrderView } from '../../domain/schemas/order.ts';
 import { Enum, errorAnswers } from '../../domain/schemas/common.ts';
 import { searchInputExample, searchResultExample } from '../../domain/schemas/examples.ts';
 import { BasicAuth } from '../auth.ts';
+import { clientGone } from '../gone.ts';
 
 export const SearchInput = Type.Object(
   {
@@ -69,12 +70,12 @@ export const searchRoutes =
                 },
               },
             },
-            ...errorAnswers(400, 401),
+            ...errorAnswers(400, 401, 429, 503),
           },
         },
       },
       async (req, reply) => {
-        if (req.query.format !== 'csv') return searchOrders(ctx, req.project, req.body);
+        if (req.query.format !== 'csv') return searchOrders(ctx, req.project, req.body, clientGone(reply));
         const report = orderReport(ctx, req.project, req.body, nowFor(req.project));
         return reply
           .header('content-type', 'text/csv; charset=utf-8')

@@ -25,6 +25,8 @@ const en = {
   code_wrong: 'That code is not right. Try the current one.',
   verify: 'Verify',
   form_expired: 'This form has expired or was not sent from this page. Reload the page and try again.',
+  form_sent_twice:
+    'That form was sent twice: it was done once. A new key or secret was shown only the first time; if you did not copy it, make another.',
   refused_title: 'Request refused',
   not_found_title: 'Not found',
   not_found_text: 'There is no such page, or it belongs to another merchant.',
@@ -222,6 +224,8 @@ const nl: PortalStrings = {
   code_wrong: 'Die code klopt niet. Probeer de huidige.',
   verify: 'Controleren',
   form_expired: 'Dit formulier is verlopen of niet vanaf deze pagina verstuurd. Laad de pagina opnieuw en probeer het nog eens.',
+  form_sent_twice:
+    'Dat formulier is twee keer verstuurd: het is één keer uitgevoerd. Een nieuwe sleutel of nieuw geheim werd alleen de eerste keer getoond; maak een nieuwe als u die niet hebt gekopieerd.',
   refused_title: 'Verzoek geweigerd',
   not_found_title: 'Niet gevonden',
   not_found_text: 'Deze pagina bestaat niet, of hoort bij een andere merchant.',

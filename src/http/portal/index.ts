@@ -141,7 +141,14 @@ ${csrfField(req.portal.csrf)}
     const s = req.portal.session;
     if (!s) return kit.redirect(reply, '/sign-in');
     if (!kit.originAllowed(req) || !kit.checkCsrf(s.id, field(req.body, 'csrf'))) return refused(req, reply);
-    if (!(await verifySessionCode(kit.ctx, s, field(req.body, 'code')))) return codePage(req, reply, 401, req.portal.t.code_wrong);
+    try {
+      if (!(await verifySessionCode(kit.ctx, s, field(req.body, 'code'), req.ip)))
+        return codePage(req, reply, 401, req.portal.t.code_wrong);
+    } catch (err) {
+      if (!(err instanceof ThrottledError)) throw err;
+      reply.header('retry-after', String(err.retryAfter));
+      return codePage(req, reply, 429, req.portal.t.throttled(err.retryAfter));
+    }
     await audit(ctx, { user: s.user, address: req.ip }, 'sign_in', null, { second_factor: true });
     return kit.redirect(reply, '/');
   });

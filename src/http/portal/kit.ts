@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Ctx } from '../../services/platform/context.ts';
 import { merchantName, projectOf, projectsOf, type Actor, type ProjectRow } from '../../services/portal/actions.ts';
 import type { ActiveSession } from '../../services/portal/users.ts';
+import { runOnce } from '../../services/portal/once.ts';
 import { LOCALES, fromAcceptLanguage, type Locale } from '../pay/i18n.ts';
 import { PORTAL_STRINGS, type PortalStrings } from './i18n.ts';
 import { layout, PORTAL_CSP, type NavItem } from './view.ts';
@@ -30,11 +31,20 @@ declare module 'fastify' {
 
 export const COOKIE = { session: 'tender_portal', pre: 'tender_portal_pre', lang: 'tender_lang' } as const;
 
+/**
+ * The request's cookies. One that is not valid percent-encoding (another application's
+ * `analytics=50%off` on the same host) is skipped, never an error: ours are all plain base64url.
+ */
 export function cookiesOf(req: FastifyRequest): Record<string, string> {
   const out: Record<string, string> = {};
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const i = part.indexOf('=');
-    if (i > 0) out[part.slice(0, i).trim()] = decodeURIComponent(part.slice(i + 1).trim());
+    if (i <= 0) continue;
+    try {
+      out[part.slice(0, i).trim()] = decodeURIComponent(part.slice(i + 1).trim());
+    } catch {
+      // not ours: ignored
+    }
   }
   return out;
 }
@@ -150,6 +160,22 @@ export class Kit {
       .code(o.status ?? 200)
       .type('text/html; charset=utf-8')
       .send(html);
+  }
+
+  /**
+   * The one-time token of a page's creating forms (services/portal/once.ts): a hidden field,
+   * fresh on every render, so a double submit of the form makes one thing.
+   */
+  onceField() {
+    return `<input type="hidden" name="once" value="${randomBytes(18).toString('base64url')}">`;
+  }
+
+  /**
+   * Runs a creating form's work once per its `once` token and purpose. `done`: this request did
+   * the work; `again`: a resent form, answered with where the first one led (`shown`).
+   */
+  once<T>(req: FastifyRequest, purpose: string, work: () => Promise<{ value: T; shown: string }>) {
+    return runOnce(this.ctx, req.portal.session!.user.id, purpose, field(req.body, 'once'), work);
   }
 
   redirect(reply: FastifyReply, path: string) {

@@ -48,7 +48,7 @@ export const linkRoutes = (kit: Kit) => async (app: FastifyInstance) => {
     // payment links ask for money: support and owners make them (domain/roles.ts)
     const newLinkForm = () => `<section class="panel" aria-labelledby="new-link"><h2 id="new-link">${esc(t.new_link)}</h2>
 <form method="post" action="${kit.base}/projects/${project.id}/links/" class="filters">
-${csrfField(req.portal.csrf)}
+${csrfField(req.portal.csrf)}${kit.onceField()}
 <div class="field"><label for="link-ref">${esc(t.reference)}</label><input type="text" id="link-ref" name="merchant_order_id" maxlength="255" required value="${esc(k.merchant_order_id)}"></div>
 <div class="field"><label for="link-amount">${esc(t.amount)}</label><input type="text" inputmode="decimal" id="link-amount" name="amount" required value="${esc(k.amount)}"></div>
 <div class="field"><label for="link-currency">${esc(t.currency)}</label><select id="link-currency" name="currency">${currenciesOf(project)
@@ -78,15 +78,19 @@ ${rows.length ? table(t.links_title, [t.reference, t.description, t.amount, t.st
     const amount = parseMajorAmount(keep.amount, keep.currency);
     if (amount === undefined) return listPage(req, reply, { status: 400, error: t.amount_invalid, keep });
     try {
-      const link = await createLink(ctx, project, {
-        merchant_order_id: ref,
-        amount,
-        currency: keep.currency,
-        ...(keep.description.trim() ? { description: keep.description.trim() } : {}),
-        expiration_period: EXPIRIES.includes(keep.expiration_period) ? keep.expiration_period : 'P30D',
+      const made = await kit.once(req, 'create-link', async () => {
+        const link = await createLink(ctx, project, {
+          merchant_order_id: ref,
+          amount,
+          currency: keep.currency,
+          ...(keep.description.trim() ? { description: keep.description.trim() } : {}),
+          expiration_period: EXPIRIES.includes(keep.expiration_period) ? keep.expiration_period : 'P30D',
+        });
+        await audit(ctx, kit.actor(req), 'link_created', project.id, { link_id: link.id, amount, currency: keep.currency });
+        return { value: link, shown: `/projects/${project.id}/links/${link.id}/?created=1` };
       });
-      await audit(ctx, kit.actor(req), 'link_created', project.id, { link_id: link.id, amount, currency: keep.currency });
-      return kit.redirect(reply, `/projects/${project.id}/links/${link.id}/?created=1`);
+      // a resent form: the link the first one made
+      return kit.redirect(reply, 'again' in made ? made.again : `/projects/${project.id}/links/${made.done.id}/?created=1`);
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500) throw err;
       return listPage(req, reply, { status: err.status, error: `${err.type}: ${err.message}`, keep });

@@ -17,6 +17,7 @@ import {
 import { moneyActions } from '../../domain/money-state.ts';
 import { moneyByOrder, type PaymentMoney } from '../../services/portal/money.ts';
 import { cardText, moneyCsv, type OrderView, type TxnView, moneyFacts, moneyWords, stateBadge } from './money-view.ts';
+import { clientGone } from '../gone.ts';
 import { field, type Kit } from './kit.ts';
 import { alert, badge, csrfField, esc, money, notice, table, when } from './view.ts';
 
@@ -98,7 +99,12 @@ export const orderRoutes = (kit: Kit) => async (app: FastifyInstance) => {
     let error: string | undefined;
     let result: Awaited<ReturnType<typeof searchOrders>> | undefined;
     try {
-      result = await searchOrders(ctx, project, { query: composeQuery(f), size: PAGE_SIZE, search_after: after || '-1' });
+      result = await searchOrders(
+        ctx,
+        project,
+        { query: composeQuery(f), size: PAGE_SIZE, search_after: after || '-1' },
+        clientGone(reply),
+      );
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500) throw err;
       error = `${err.type}: ${err.message}`;

@@ -39,6 +39,8 @@ export const settingsRoutes = (kit: Kit) => async (app: FastifyInstance) => {
     const s = settingsOf(project.settings);
     const keys = await keysOf(ctx, project);
     const dev = kit.can(req, 'developer'); // keys and webhooks: developers and owners (domain/roles.ts)
+    // the creating forms (a key, a secret) carry the page's one-time token: a double submit makes one
+    const once = kit.onceField();
     const form = (action: string, button: string, cls = '', extra = '') =>
       `<form method="post" action="${action}" class="inline">${csrfField(csrf)}${extra}<button type="submit"${cls ? ` class="${cls}"` : ''}>${button}</button></form>`;
     const keyRows = keys.map((k) => [
@@ -82,7 +84,7 @@ ${o.error ? alert(o.error) : ''}${o.message ? notice(o.message) : ''}
 <p>${esc(t.api_key_intro)}</p>
 ${o.newKey ? `<div class="notice" role="status"><p>${esc(t.new_key_shown_once)}</p>${copyable('new-api-key', o.newKey, t, t.api_key)}</div>` : ''}
 ${table(t.api_key, [t.key, t.created, t.last_used, t.status, t.actions], keyRows)}
-${dev ? `<p>${form(path(project, 'keys'), esc(t.create_key))}</p>` : ''}</section>
+${dev ? `<p>${form(path(project, 'keys'), esc(t.create_key), '', once)}</p>` : ''}</section>
 <section class="panel" aria-labelledby="webhooks"><h2 id="webhooks">${esc(t.webhook_url)}</h2>
 ${
   dev
@@ -94,7 +96,7 @@ ${
 }
 <h3>${esc(t.webhook_secret)}</h3><p>${esc(t.webhook_secret_intro)}</p>
 ${o.newSecret ? `<div class="notice" role="status"><p>${esc(t.new_secret_shown_once)}</p>${copyable('new-webhook-secret', o.newSecret, t, t.webhook_secret)}</div>` : ''}
-${dev ? `<p>${form(path(project, 'webhook-secret'), esc(t.rotate_secret), 'secondary')}</p>` : ''}</section>
+${dev ? `<p>${form(path(project, 'webhook-secret'), esc(t.rotate_secret), 'secondary', once)}</p>` : ''}</section>
 <section class="panel" aria-labelledby="methods"><h2 id="methods">${esc(t.methods_title)}</h2>${table(t.methods_title, [t.method, t.currencies], methodRows)}</section>
 ${o.methodsError ? alert(o.methodsError) : ''}${methodsSettings(project, { locale, csrf, action: path(project, 'methods'), currencies: t.currencies })}
 <section class="panel" aria-labelledby="fees"><h2 id="fees">${esc(t.fees_title)}</h2>${table(t.fees_title, [t.method, t.fee], feeRows)}</section>
@@ -111,22 +113,29 @@ ${auditRows.length ? table(t.audit_title, [t.time, t.user, t.event, t.project, t
       methodsError: q('methods_error') || undefined,
       message: q('revoked')
         ? t.key_revoked
-        : q('saved')
-          ? t.saved
-          : q('totp') === 'on'
-            ? t.totp_enabled
-            : q('totp') === 'off'
-              ? t.totp_disabled
-              : q('totp') === 'required'
-                ? TEAM_STRINGS[req.portal.locale].totp_required_notice
+        : q('sent')
+          ? t.form_sent_twice
+          : q('saved')
+            ? t.saved
+            : q('totp') === 'on'
+              ? t.totp_enabled
+              : q('totp') === 'off'
+                ? t.totp_disabled
+                : q('totp') === 'required'
+                  ? TEAM_STRINGS[req.portal.locale].totp_required_notice
                 : undefined,
     });
   });
 
   app.post('/projects/:project_id/settings/keys', async (req, reply) => {
     const project = await kit.project(req);
-    const made = await createKey(ctx, kit.actor(req), project);
-    return settingsPage(req, reply, { newKey: made.api_key });
+    const made = await kit.once(req, 'create-key', async () => ({
+      value: await createKey(ctx, kit.actor(req), project),
+      shown: `/projects/${project.id}/settings/?sent=1`,
+    }));
+    // a resent form made no second key: the one the first made is in the list, shown once then
+    if ('again' in made) return kit.redirect(reply, made.again);
+    return settingsPage(req, reply, { newKey: made.done.api_key });
   });
 
   app.post('/projects/:project_id/settings/keys/:key_id/revoke', async (req, reply) => {
@@ -148,8 +157,12 @@ ${auditRows.length ? table(t.audit_title, [t.time, t.user, t.event, t.project, t
 
   app.post('/projects/:project_id/settings/webhook-secret', async (req, reply) => {
     const project = await kit.project(req);
-    const rotated = await rotateSecret(ctx, kit.actor(req), project);
-    return settingsPage(req, reply, { newSecret: rotated.webhook_secret });
+    const rotated = await kit.once(req, 'rotate-secret', async () => ({
+      value: await rotateSecret(ctx, kit.actor(req), project),
+      shown: `/projects/${project.id}/settings/?sent=1`,
+    }));
+    if ('again' in rotated) return kit.redirect(reply, rotated.again);
+    return settingsPage(req, reply, { newSecret: rotated.done.webhook_secret });
   });
 
   app.post('/projects/:project_id/settings/totp/setup', async (req, reply) => {
@@ -161,7 +174,7 @@ ${auditRows.length ? table(t.audit_title, [t.time, t.user, t.event, t.project, t
   app.post('/projects/:project_id/settings/totp/confirm', async (req, reply) => {
     const project = await kit.project(req);
     const user = req.portal.session!.user;
-    if (!(await confirmTotp(kit.ctx, user, field(req.body, 'code'))))
+    if (!(await confirmTotp(kit.ctx, user, field(req.body, 'code'), req.ip)))
       return settingsPage(req, reply, { status: 400, totpError: req.portal.t.code_wrong });
     await audit(ctx, kit.actor(req), 'totp_enabled', null);
     return kit.redirect(reply, `/projects/${project.id}/settings/?totp=on`);
@@ -170,7 +183,7 @@ ${auditRows.length ? table(t.audit_title, [t.time, t.user, t.event, t.project, t
   app.post('/projects/:project_id/settings/totp/disable', async (req, reply) => {
     const project = await kit.project(req);
     const user = req.portal.session!.user;
-    if (!(await disableTotp(kit.ctx, user, field(req.body, 'code'))))
+    if (!(await disableTotp(kit.ctx, user, field(req.body, 'code'), req.ip)))
       return settingsPage(req, reply, { status: 400, totpError: req.portal.t.code_wrong });
     await audit(ctx, kit.actor(req), 'totp_disabled', null);
     return kit.redirect(reply, `/projects/${project.id}/settings/?totp=off`);

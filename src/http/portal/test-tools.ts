@@ -32,7 +32,7 @@ ${o.error ? alert(o.error) : ''}${o.message ? notice(o.message) : ''}
 <p data-clock>${esc(t.clock_now(when(nowFor(project))))}</p>
 ${
   kit.can(req, 'developer')
-    ? `<form method="post" action="${kit.base}/projects/${project.id}/test/clock">${csrfField(csrf)}
+    ? `<form method="post" action="${kit.base}/projects/${project.id}/test/clock">${csrfField(csrf)}${kit.onceField()}
 <div class="field"><label for="advance">${esc(t.advance)} <span class="hint" id="advance-hint">${esc(t.advance_hint)}</span></label>
 <input type="text" id="advance" name="advance" maxlength="40" value="${esc(o.advance ?? '')}" aria-describedby="advance-hint"></div>
 <button type="submit">${esc(t.run_jobs)}</button></form>`
@@ -60,8 +60,12 @@ ${table(t.test_cards, [t.card_number, t.brand, t.three_ds, t.result, t.liability
     if (project.mode !== 'test') throw notFound('page');
     const advance = field(req.body, 'advance').trim();
     try {
-      const r = await runTestClock(ctx, kit.actor(req), project, advance || undefined);
-      return kit.redirect(reply, `/projects/${project.id}/test/?jobs=${r.jobs}`);
+      // advancing the clock twice for one double click would run a day's jobs twice: once per token
+      const r = await kit.once(req, 'test-clock', async () => {
+        const ran = await runTestClock(ctx, kit.actor(req), project, advance || undefined);
+        return { value: ran, shown: `/projects/${project.id}/test/?jobs=${ran.jobs}` };
+      });
+      return kit.redirect(reply, 'again' in r ? r.again : `/projects/${project.id}/test/?jobs=${r.done.jobs}`);
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500) throw err;
       return testPage(req, reply, { status: err.status, error: `${err.type}: ${err.message}`, advance });

@@ -32,10 +32,9 @@ export async function urlProblem(config: Config, url: string): Promise<string | 
   } catch {
     return undefined;
   }
-  for (const a of addresses) {
-    const c = addressClass(a.address);
-    if (c) return `${host} resolves to ${a.address}, a ${c} address`;
-  }
+  // one message whatever the address and its class: the form must not tell a merchant what an
+  // internal name resolves to (that would map the network Tender runs in)
+  if (addresses.some((a) => addressClass(a.address))) return `${host} does not resolve to public addresses only`;
   return undefined;
 }
 

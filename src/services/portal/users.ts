@@ -5,7 +5,8 @@ import { open, seal } from '../platform/crypto-envelope.ts';
 import * as store from '../../store/portal/merchants.ts';
 import { merchantExists } from '../../store/platform/projects.ts';
 import { ApiError, invalid } from '../../domain/errors.ts';
-import { afterFailure, isEmail, lockedFor, normaliseEmail, sessionExpired, type ThrottleRule } from '../../domain/portal.ts';
+import { isEmail, normaliseEmail, sessionExpired } from '../../domain/portal.ts';
+import { SignInGuard, refuseIfLocked } from './sign-in-guard.ts';
 import { base32Encode, otpauthUri, verifyTotp } from '../../domain/totp.ts';
 import { isUuid } from '../../domain/ids.ts';
 
@@ -79,21 +80,7 @@ export async function createFirstUser(ctx: Ctx, merchantId: string): Promise<Cre
 
 // ---- sign-in -------------------------------------------------------------------------------
 
-/** 429 with the seconds to wait (Retry-After). */
-export class ThrottledError extends ApiError {
-  constructor(readonly retryAfter: number) {
-    super('RateLimitExceeded', `too many failed sign-ins: try again in ${retryAfter} seconds`);
-  }
-}
-
-const rules = (ctx: Ctx): { account: ThrottleRule; address: ThrottleRule } => {
-  const p = ctx.config.portal;
-  const windowMs = 15 * 60 * 1000;
-  return {
-    account: { maxFailures: p.maxFailures, windowMs, lockMs: p.lockSeconds * 1000 },
-    address: { maxFailures: p.addressMaxFailures, windowMs, lockMs: p.lockSeconds * 1000 },
-  };
-};
+export { ThrottledError } from './sign-in-guard.ts';
 
 export interface SignedIn {
   /** the cookie value; only its hash is stored */
@@ -106,34 +93,34 @@ export interface SignedIn {
 const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
 /**
- * Checks email and password. Both the account and the address are refused while locked (429);
- * every failure counts against both, and the one that reaches the limit locks them.
+ * Checks email and password (throttling: sign-in-guard.ts). The address is refused while locked
+ * (429). A locked account is refused too, unless its user has a second factor: then a right
+ * password still leads to the code page, so an attacker cannot keep the owner out by failing
+ * on purpose. Every failure counts against both the account and the address.
  */
 export async function signIn(ctx: Ctx, input: { email: string; password: string; address: string }): Promise<SignedIn> {
-  const now = new Date();
+  const p = ctx.config.portal;
   const email = normaliseEmail(String(input.email ?? '')).slice(0, 320);
-  const scopes = { account: `account:${email}`, address: `address:${input.address}` };
-  const counts = await store.failuresOf(ctx.db, [scopes.account, scopes.address]);
-  const wait = Math.max(lockedFor(counts.get(scopes.account), now), lockedFor(counts.get(scopes.address), now));
-  if (wait > 0) throw new ThrottledError(wait);
-
   const user = email ? await store.userByEmail(ctx.db, email) : undefined;
+  const guard = new SignInGuard(ctx, { user, address: input.address });
+  const now = guard.now;
+  const address = await guard.attempt(`address:${input.address}`, p.addressMaxFailures);
+  refuseIfLocked(address.wait);
+  const account = await guard.attempt(`account:${email}`, p.maxFailures);
+  const viaSecondFactor = account.wait > 0 && Boolean(user?.totp_secret_ct);
+  if (!viaSecondFactor) refuseIfLocked(account.wait);
+
   const password = String(input.password ?? '').slice(0, MAX_PASSWORD);
   const ok = user
     ? await verifyPassword(password, user.password_hash)
     : (await verifyPassword(password, await (decoyHash ??= hashPassword(randomUUID()))), false);
   if (!ok || !user) {
-    const r = rules(ctx);
-    const account = afterFailure(counts.get(scopes.account), now, r.account);
-    const address = afterFailure(counts.get(scopes.address), now, r.address);
-    await store.saveFailures(ctx.db, scopes.account, account);
-    await store.saveFailures(ctx.db, scopes.address, address);
-    const locked = Math.max(lockedFor(account, now), lockedFor(address, now));
-    if (locked > 0) throw new ThrottledError(locked);
+    await guard.audit('sign_in_failed', { factor: 'password' });
+    refuseIfLocked(await guard.failed(address), await guard.failed(account));
     throw new ApiError('Unauthorized', 'the email or password is not right');
   }
-  await store.clearFailures(ctx.db, scopes.account);
-  const p = ctx.config.portal;
+  await guard.succeeded(address);
+  if (!viaSecondFactor) await guard.cleared(account);
   await store.deleteStaleSessions(ctx.db, new Date(now.getTime() - p.sessionIdleMs), new Date(now.getTime() - p.sessionMaxMs));
   const token = randomBytes(32).toString('base64url');
   const needsCode = Boolean(user.totp_secret_ct);
@@ -175,8 +162,30 @@ const totpKey = (ctx: Ctx) => Buffer.from(hkdfSync('sha256', ctx.masterKey, Buff
 const sealSecret = (ctx: Ctx, userId: string, secret: Buffer) => seal(totpKey(ctx), secret, `portal-totp\n${userId}`);
 const openSecret = (ctx: Ctx, userId: string, sealed: string) => open(totpKey(ctx), sealed, `portal-totp\n${userId}`);
 
-/** Checks a code against the user's secret (pending or active) and uses it up. */
-async function useCode(ctx: Ctx, userId: string, code: string, which: 'pending' | 'active'): Promise<boolean> {
+/**
+ * Checks a code against the user's secret (pending or active) and uses it up. Counted per user
+ * and per address before it is checked, like passwords: a locked scope throws ThrottledError.
+ */
+async function useCode(ctx: Ctx, userId: string, code: string, which: 'pending' | 'active', address: string): Promise<boolean> {
+  const p = ctx.config.portal;
+  const user = await store.userById(ctx.db, userId);
+  const guard = new SignInGuard(ctx, { user, address });
+  const byAddress = await guard.attempt(`address:${address}`, p.addressMaxFailures);
+  refuseIfLocked(byAddress.wait);
+  const byUser = await guard.attempt(`code:${userId}`, p.maxFailures);
+  refuseIfLocked(byUser.wait);
+  const ok = await checkCode(ctx, userId, code, which);
+  if (!ok) {
+    await guard.audit('sign_in_failed', { factor: 'code' });
+    refuseIfLocked(await guard.failed(byAddress), await guard.failed(byUser));
+    return false;
+  }
+  await guard.succeeded(byAddress);
+  await guard.cleared(byUser);
+  return true;
+}
+
+async function checkCode(ctx: Ctx, userId: string, code: string, which: 'pending' | 'active'): Promise<boolean> {
   return ctx.db.tx(async (q) => {
     const user = await store.userById(q, userId, true);
     const sealed = which === 'active' ? user?.totp_secret_ct : user?.totp_pending_ct;
@@ -193,8 +202,8 @@ async function useCode(ctx: Ctx, userId: string, code: string, which: 'pending' 
 }
 
 /** The second step of sign-in: a right code makes the session whole. */
-export async function verifySessionCode(ctx: Ctx, session: ActiveSession, code: string): Promise<boolean> {
-  if (!(await useCode(ctx, session.user.id, code, 'active'))) return false;
+export async function verifySessionCode(ctx: Ctx, session: ActiveSession, code: string, address: string): Promise<boolean> {
+  if (!(await useCode(ctx, session.user.id, code, 'active', address))) return false;
   await store.touchSession(ctx.db, session.id, new Date(), true);
   return true;
 }
@@ -219,11 +228,11 @@ export function pendingTotp(ctx: Ctx, user: PortalUser): TotpSetup | undefined {
   return { secret: base32Encode(secret), uri: otpauthUri('Tender', user.email, secret) };
 }
 
-export const confirmTotp = (ctx: Ctx, user: PortalUser, code: string) => useCode(ctx, user.id, code, 'pending');
+export const confirmTotp = (ctx: Ctx, user: PortalUser, code: string, address: string) => useCode(ctx, user.id, code, 'pending', address);
 
 /** Turning the second factor off takes a current code. */
-export async function disableTotp(ctx: Ctx, user: PortalUser, code: string): Promise<boolean> {
-  if (!(await useCode(ctx, user.id, code, 'active'))) return false;
+export async function disableTotp(ctx: Ctx, user: PortalUser, code: string, address: string): Promise<boolean> {
+  if (!(await useCode(ctx, user.id, code, 'active', address))) return false;
   await store.setTotp(ctx.db, user.id, { secret: null, pending: null });
   return true;
 }

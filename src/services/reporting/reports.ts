@@ -8,6 +8,8 @@ import type { ReportRow } from '../../store/reporting/search.ts';
 import { planSearch, type SearchInput, type SearchPlan } from './search.ts';
 import type { SearchAfter } from '../../domain/sort.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
+import { takeShare } from '../platform/fair-share.ts';
+import { guardedReport } from './report-guard.ts';
 
 /**
  * The CSV transaction report (POST /v1/search/orders/?format=csv): one row per transaction,
@@ -85,9 +87,15 @@ export const COLUMN_NAMES: readonly string[] = [
 /** The CSV record of a report row (an order with one of its transactions, or alone). */
 export function csvRecord(r: ReportRow): string[] {
   const record = new Array<string>(COLUMN_NAMES.length);
-  for (let i = 0; i < COLUMN_NAMES.length; i++) record[i] = r[COLUMN_NAMES[i]] ?? '';
+  for (let i = 0; i < COLUMN_NAMES.length; i++) {
+    const cell = r[COLUMN_NAMES[i]] ?? '';
+    record[i] = TYPED[i] ? store.neutralised(cell) : cell;
+  }
   return record;
 }
+
+/** Which columns hold typed text, neutralised against formula injection (store isTypedCell). */
+const TYPED = COLUMN_NAMES.map(store.isTypedCell);
 
 interface Batch {
   rows: ReportRow[];
@@ -179,12 +187,30 @@ export function orderReport(
   now: Date,
   opts: { copy?: boolean; partOrders?: number } = {},
 ): Report {
-  const plan = planSearch(project.id, input, { unlimited: true });
+  const plan = planSearch(project.id, input, { unlimited: true, maxCost: ctx.config.limits.maxQueryCost });
   const filename = `orders-${now.toISOString().slice(0, 10)}.csv`;
   const source = ctx.replica;
-  if (opts.copy !== false && source.copyCsv)
-    return { plan, filename, stream: copiedReport(ctx, source, plan, opts.partOrders ?? PART_ORDERS) };
-  return { plan, filename, stream: streamedReport(ctx, plan) };
+  // the project's share of reports (429 beyond it), held until the download ends however it ends
+  const release = takeShare(ctx, 'report', project.id);
+  let stream: Readable;
+  try {
+    stream =
+      opts.copy !== false && source.copyCsv ? copiedReport(ctx, source, plan, opts.partOrders ?? PART_ORDERS) : streamedReport(ctx, plan);
+  } catch (err) {
+    release();
+    throw err;
+  }
+  const { reportReadTimeoutMs, reportMaxMs } = ctx.config.limits;
+  return {
+    plan,
+    filename,
+    stream: guardedReport(stream, {
+      readTimeoutMs: reportReadTimeoutMs,
+      maxMs: reportMaxMs,
+      onEnd: release,
+      onCut: (why) => ctx.log.warn({ project_id: project.id, why }, 'CSV report cut off'),
+    }),
+  };
 }
 
 /** The header line, as csv-stringify writes it for the batch path. */

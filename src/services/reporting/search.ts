@@ -19,6 +19,7 @@ import {
 import { renderOrder } from '../payments/order-view.ts';
 import type { EventRow, OrderRow, ProjectRow } from '../../domain/entities.ts';
 import { openHolderNames } from '../vault/holder-names.ts';
+import { takeShare } from '../platform/fair-share.ts';
 
 /** The body of POST /v1/search/orders/ (after schema validation). */
 export interface SearchInput {
@@ -55,9 +56,9 @@ const DEEP_PAGING = 'to page further use search_after: send "-1" first, then the
  * Checks a search request and compiles it: the query, the sort and the paging rules of the spec.
  * For a CSV report (`unlimited`) a missing size means every matching order.
  */
-export function planSearch(projectId: string, input: SearchInput, opts: { unlimited?: boolean } = {}): SearchPlan {
+export function planSearch(projectId: string, input: SearchInput, opts: { unlimited?: boolean; maxCost?: number } = {}): SearchPlan {
   try {
-    const { where, params } = compileQuery(input.query, 2);
+    const { where, params } = compileQuery(input.query, 2, opts.maxCost);
     const sort = parseSort(input.sort);
     let after: SearchAfter | null = null;
     if (input.search_after !== undefined) {
@@ -98,20 +99,28 @@ export interface SearchResult {
  * POST /v1/search/orders/ as JSON: one page of full order views (as GET /v1/orders/{id}/ shows them).
  * Read from ctx.replica: with DATABASE_REPLICA_URL set, a change may show a moment late (docs/scale-out.md).
  */
-export async function searchOrders(ctx: Ctx, project: ProjectRow, input: SearchInput): Promise<SearchResult> {
-  const plan = planSearch(project.id, input);
+export async function searchOrders(ctx: Ctx, project: ProjectRow, input: SearchInput, signal?: AbortSignal): Promise<SearchResult> {
+  const plan = planSearch(project.id, input, { maxCost: ctx.config.limits.maxQueryCost });
   const size = plan.size ?? DEFAULT_SIZE;
-  const [rows, counted] = await Promise.all([
-    store.findOrders(ctx.replica, plan.filter, { sort: plan.sort, after: plan.after, limit: size, offset: plan.start }),
-    store.countOrders(ctx.replica, plan.filter, TOTAL_CAP + 1),
-  ]);
-  const last = rows.at(-1);
-  return {
-    total: Math.min(counted, TOTAL_CAP),
-    total_relation: counted > TOTAL_CAP ? 'gte' : 'eq',
-    orders: await renderOrders(ctx, ctx.replica, project.id, rows),
-    search_after: last ? encodeSearchAfter(last.sort_value, last.id, plan.sort) : null,
-  };
+  // the project's share of searches (429 beyond it); a client that goes away cancels its statements
+  const release = takeShare(ctx, 'search', project.id);
+  try {
+    const db = ctx.replica;
+    const cancellable = <T>(fn: (q: Queryable) => Promise<T>) => (signal && db.withCancel ? db.withCancel(signal, fn) : fn(db));
+    const [rows, counted] = await Promise.all([
+      cancellable((q) => store.findOrders(q, plan.filter, { sort: plan.sort, after: plan.after, limit: size, offset: plan.start })),
+      cancellable((q) => store.countOrders(q, plan.filter, TOTAL_CAP + 1)),
+    ]);
+    const last = rows.at(-1);
+    return {
+      total: Math.min(counted, TOTAL_CAP),
+      total_relation: counted > TOTAL_CAP ? 'gte' : 'eq',
+      orders: await renderOrders(ctx, ctx.replica, project.id, rows),
+      search_after: last ? encodeSearchAfter(last.sort_value, last.id, plan.sort) : null,
+    };
+  } finally {
+    release();
+  }
 }
 
 /** Order views of many orders with four queries in all, not four per order. */

@@ -13,6 +13,7 @@ import { addressClass, isIpLiteral, isLocalName } from '../../domain/ssrf.ts';
 import { signingSecrets } from './endpoints.ts';
 import { webhooks as webhookMetrics } from '../../telemetry/metrics.ts';
 import { traced } from '../../telemetry/tracing.ts';
+import { breakersFor, slotsFor } from './fairness.ts';
 import type { JobRow, ProjectRow } from '../../domain/entities.ts';
 
 /** The start of a receiver's answer kept in the log: printable text, at most this many bytes. */
@@ -44,12 +45,11 @@ export interface SendResult {
 export function publicOnlyLookup(hostname: string, options: any, callback: (...args: any[]) => void) {
   dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
     if (err) return callback(err);
-    const bad = addresses.find((a) => addressClass(a.address));
-    if (bad) {
-      const refused = Object.assign(
-        new Error(`${hostname} resolves to ${bad.address}, a ${addressClass(bad.address)} address: refused for a live project`),
-        { code: 'ESSRF' },
-      );
+    // the message is the merchant's to read (delivery log): it names no address or class
+    if (addresses.some((a) => addressClass(a.address))) {
+      const refused = Object.assign(new Error(`${hostname} does not resolve to public addresses only: refused for a live project`), {
+        code: 'ESSRF',
+      });
       return callback(refused);
     }
     if (options?.all) return callback(null, addresses);
@@ -149,31 +149,8 @@ export async function send(config: Config, live: boolean, url: string, headers: 
   }
 }
 
-// ---- bounded concurrency -------------------------------------------------------------------
-
-class Slots {
-  private waiting: Array<() => void> = [];
-  private used = 0;
-  constructor(private readonly size: number) {}
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.used >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    else this.used++;
-    try {
-      return await fn();
-    } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.used--;
-    }
-  }
-}
-
-const slots = new WeakMap<Config['webhook'], Slots>();
-const slotsFor = (config: Config) => {
-  let s = slots.get(config.webhook);
-  if (!s) slots.set(config.webhook, (s = new Slots(Math.max(1, config.webhook.concurrency))));
-  return s;
-};
+/** How long a delivery of a project at its share of slots waits for one, then is put back for (ms). */
+const SHARE_WAIT_MS = 1000;
 
 // ---- the delivery job ----------------------------------------------------------------------
 
@@ -236,22 +213,43 @@ function batchFor(ctx: Ctx, jobs: JobRow[]): Batch {
  */
 async function attempt(ctx: Ctx, batch: Batch, project: ProjectRow, d: DeliveryRow, secrets: string[]): Promise<number | null | undefined> {
   const cfg = ctx.config.webhook;
+  const slots = slotsFor(ctx.config);
+  // the project's POSTs in flight are at its share and none ends soon: put back a moment, holding no worker slot
+  if (!(await slots.reserve(project.id, SHARE_WAIT_MS))) return nowFor(project).getTime() + SHARE_WAIT_MS;
   const now = nowFor(project);
-  const n = await batch.claim({ d, now, holdUntil: new Date(now.getTime() + cfg.timeoutMs + HOLD_MARGIN_MS) });
-  if (n === undefined) return undefined; // another runner took it
+  let n: number | undefined;
+  try {
+    n = await batch.claim({ d, now, holdUntil: new Date(now.getTime() + cfg.timeoutMs + HOLD_MARGIN_MS) });
+  } catch (err) {
+    slots.unreserve(project.id);
+    throw err;
+  }
+  if (n === undefined) {
+    slots.unreserve(project.id);
+    return undefined; // another runner took it
+  }
   const body = payloadOf(d);
+  const breakers = breakersFor(ctx.config);
+  const openUntil = breakers.openUntil(d.url);
   // The timestamp is wall-clock time: receivers check it against their own clock.
-  const r = await slotsFor(ctx.config).run(() =>
-    traced('webhook delivery', { 'tender.attempt': n }, () =>
-      send(ctx.config, project.mode === 'live', d.url, { ...signedHeaders(secrets, d.id, new Date(), body) }, body),
-    ),
-  );
+  if (openUntil !== undefined) slots.unreserve(project.id);
+  const r: SendResult =
+    openUntil !== undefined
+      ? { error: `circuit breaker open: the endpoint failed ${ctx.config.limits.breakerFailures} times in a row; not sent`, durationMs: 0 }
+      : await slots.run(project.id, () =>
+          traced('webhook delivery', { 'tender.attempt': n }, () =>
+            send(ctx.config, project.mode === 'live', d.url, { ...signedHeaders(secrets, d.id, new Date(), body) }, body),
+          ),
+        );
   const ok = r.status !== undefined && r.status >= 200 && r.status < 300;
+  if (openUntil === undefined) breakers.record(d.url, ok);
   const after = nowFor(project);
   const done = ok || n >= cfg.maxAttempts;
   webhookMetrics.attempts.inc({ outcome: ok ? 'succeeded' : done ? 'failed' : 'retry' });
   webhookMetrics.duration.observe(r.durationMs / 1000);
-  const nextRetry = done ? null : new Date(after.getTime() + cfg.retryIntervalMs);
+  // while the breaker is open, the next attempt waits for it to close (a retry interval at least)
+  const wait = Math.max(cfg.retryIntervalMs, openUntil !== undefined ? openUntil - Date.now() : 0);
+  const nextRetry = done ? null : new Date(after.getTime() + wait);
   const written = await batch.record({
     d,
     a: {

@@ -90,6 +90,12 @@ export interface Db extends Queryable {
    * held in memory up to `aheadBytes`, then its COPY waits; so memory stays bounded by the
    * connections times that, whatever the report's size.
    */
+  /**
+   * PostgreSQL only: runs fn on a connection of its own, and cancels its statement in the
+   * server (pg_cancel_backend) when `signal` aborts, as when the client that asked has gone.
+   * A connection whose statement was cancelled is closed rather than reused.
+   */
+  withCancel?<T>(signal: AbortSignal, fn: (q: Queryable) => Promise<T>): Promise<T>;
   copyCsvParts?(partsOf: (q: Queryable) => Promise<Array<{ sql: string; params: unknown[] }>>, aheadBytes?: number): Promise<Readable>;
   /** PostgreSQL only: the query pool's connections now (the metrics tender_db_pool_*) */
   pool?(): { inUse: number; idle: number; waiting: number; max: number };
@@ -145,6 +151,12 @@ export const UNAVAILABLE_RETRY_AFTER = 1;
 
 /** A lost connection becomes a 503 (Retry-After, error body); any other error passes unchanged. */
 export function unavailableOr(err: unknown): unknown {
+  if ((err as { code?: unknown } | null)?.code === '57014' && !(err instanceof ApiError)) {
+    // statement_timeout (DATABASE_STATEMENT_TIMEOUT_MS), or a cancel: the work stopped, nothing half-done stays
+    const api = new ApiError('ServiceUnavailable', 'the request took longer than the database allows; narrow it or retry later');
+    (api as { cause?: unknown }).cause = err;
+    return api;
+  }
   if (!connectionLost(err) || err instanceof ApiError) return err;
   const api = new ApiError('ServiceUnavailable', 'the database is temporarily unavailable; retry later');
   (api as { cause?: unknown }).cause = err;

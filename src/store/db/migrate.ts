@@ -11,6 +11,8 @@ export async function migrate(db: Db): Promise<string[]> {
   return db.tx(async (q) => {
     // One migrator at a time when several nodes start together.
     if (db.kind === 'postgres') await q.query('SELECT pg_advisory_xact_lock(7217001)');
+    // a migration may take long on a big store: the sessions' statement_timeout does not apply
+    if (db.kind === 'postgres') await q.query('SET LOCAL statement_timeout = 0');
     const done = new Set((await q.query<{ name: string }>('SELECT name FROM schema_migrations')).map((r) => r.name));
     const applied: string[] = [];
     for (const name of readdirSync(DIR)

@@ -7,7 +7,13 @@ import { type Db } from './db.ts';
 import { migrate } from './migrate.ts';
 
 /** The pgDb options every connection of the configured store shares. */
-const shared = (config: Config) => ({ prepared: config.databasePreparedStatements, listenUrl: config.databaseListenUrl });
+const shared = (config: Config) => ({
+  prepared: config.databasePreparedStatements,
+  listenUrl: config.databaseListenUrl,
+  statementTimeoutMs: config.limits.statementTimeoutMs,
+  // a report's COPY may run as long as a download is let run (REPORT_MAX_SECONDS)
+  reportTimeoutMs: config.limits.reportMaxMs,
+});
 
 /**
  * The migrated PGlite cluster the build leaves beside the compiled code (dist/pglite-template,
@@ -44,5 +50,7 @@ export function openReplica(config: Config, opts: { schema?: string } = {}): Db 
     reportMax: config.databasePool.reportSize,
     name: 'tender-replica',
     prepared: config.databasePreparedStatements,
+    statementTimeoutMs: config.limits.statementTimeoutMs,
+    reportTimeoutMs: config.limits.reportMaxMs,
   });
 }

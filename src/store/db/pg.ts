@@ -16,6 +16,7 @@ import {
   type QueryOptions,
   type Queryable,
 } from './db.ts';
+import { ApiError } from '../../domain/errors.ts';
 
 // The PostgreSQL store (node-postgres): a pool for queries, one for CSV reports, LISTEN connections.
 
@@ -104,6 +105,9 @@ export interface PgOptions {
   prepared?: boolean;
   /** every transaction of its sessions read-only (default_transaction_read_only): a write fails */
   readOnly?: boolean;
+  /** statement_timeout of its sessions (ms; 0 or unset: the server's); report connections get reportTimeoutMs */
+  statementTimeoutMs?: number;
+  reportTimeoutMs?: number;
 }
 
 export function pgDb({
@@ -115,17 +119,32 @@ export function pgDb({
   listenUrl,
   prepared = true,
   readOnly = false,
+  statementTimeoutMs = 0,
+  reportTimeoutMs = 0,
 }: PgOptions): Db {
   const seen = observers();
-  const settings = [schema ? `-c search_path=${schema}` : '', readOnly ? '-c default_transaction_read_only=on' : ''].filter(Boolean);
-  const options = settings.length ? settings.join(' ') : undefined;
+  const optionsWith = (timeoutMs: number) => {
+    const settings = [
+      schema ? `-c search_path=${schema}` : '',
+      readOnly ? '-c default_transaction_read_only=on' : '',
+      timeoutMs > 0 ? `-c statement_timeout=${Math.round(timeoutMs)}` : '',
+    ].filter(Boolean);
+    return settings.length ? settings.join(' ') : undefined;
+  };
+  const options = optionsWith(statementTimeoutMs);
   // named for pg_stat_activity: tender / tender-report / tender-listen, with the schema when there is one
   const nameOf = (suffix: string) => (schema ? `${name}${suffix} ${schema}` : `${name}${suffix}`);
   // several hosts (target_session_attrs=read-write): each connection to the one that takes writes now
   const hosts = parseHosts(url);
   const Client = hosts ? multiHostClient(hosts) : pg.Client;
   const newPool = (size: number, suffix: string) => {
-    const p = new pg.Pool({ connectionString: url, max: size, options, application_name: nameOf(suffix), Client });
+    const p = new pg.Pool({
+      connectionString: url,
+      max: size,
+      options: suffix === '-report' ? optionsWith(reportTimeoutMs) : options,
+      application_name: nameOf(suffix),
+      Client,
+    });
     p.on('error', () => {}); // an idle client's error must not kill the process; the pool drops it
     return p;
   };
@@ -259,6 +278,27 @@ export function pgDb({
       // abandoned mid-COPY: the protocol cannot stop a COPY TO, so the connection is discarded
       stream.on('close', () => release(stream.readableEnded ? undefined : new Error('COPY abandoned')));
       return stream;
+    },
+    async withCancel(signal, fn) {
+      if (signal.aborted) throw new ApiError('ServiceUnavailable', 'the request was abandoned');
+      const client = await mapped(pool.connect());
+      const pid = (client as unknown as { processID: number }).processID;
+      let cancelled = false;
+      const onAbort = () => {
+        cancelled = true;
+        void pool.query('SELECT pg_cancel_backend($1)', [pid]).catch(ignore);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      try {
+        return await fn({
+          query: (sql, params, opts) => mapped(run(client, sql, params, opts)) as never,
+          exec: async (sql) => void (await mapped(client.query(sql))),
+        });
+      } finally {
+        signal.removeEventListener('abort', onAbort);
+        // a cancel may land after the statement ended: that connection is not handed to anyone else
+        client.release(cancelled ? new Error('statement cancelled') : undefined);
+      }
     },
     copyCsvParts(partsOf, aheadBytes = 4 * 1024 * 1024) {
       return copyParts((reportPool ??= newPool(reportMax, '-report')), reportMax, partsOf, aheadBytes);

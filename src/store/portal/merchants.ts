@@ -1,10 +1,9 @@
 import type { Queryable } from '../db/db.ts';
 import { PROJECTS_CHANNEL } from '../platform/projects.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
-import type { FailureCount } from '../../domain/portal.ts';
 import type { Role } from '../../domain/roles.ts';
 
-/** Every statement of the merchant portal: users, sessions, throttling, actions, audit, and its reads. */
+/** Every statement of the merchant portal: users, sessions, actions, audit, and its reads. */
 
 export interface PortalUserRow {
   id: string;
@@ -94,27 +93,6 @@ export async function deleteSession(q: Queryable, tokenHash: string) {
 /** Drops sessions past their lifetime (run now and then at sign-in). */
 export async function deleteStaleSessions(q: Queryable, idleBefore: Date, createdBefore: Date) {
   await q.query('DELETE FROM portal_sessions WHERE last_seen < $1 OR created < $2', [idleBefore, createdBefore]);
-}
-
-// ---- sign-in throttling --------------------------------------------------------------------
-
-export async function failuresOf(q: Queryable, scopes: string[]): Promise<Map<string, FailureCount>> {
-  const rows = await q.query<FailureCount & { scope: string }>('SELECT * FROM portal_sign_in_failures WHERE scope = ANY($1::text[])', [
-    scopes,
-  ]);
-  return new Map(rows.map((r) => [r.scope, r]));
-}
-
-export async function saveFailures(q: Queryable, scope: string, f: FailureCount) {
-  await q.query(
-    `INSERT INTO portal_sign_in_failures (scope, failures, first_failure, locked_until) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (scope) DO UPDATE SET failures = $2, first_failure = $3, locked_until = $4`,
-    [scope, f.failures, f.first_failure, f.locked_until],
-  );
-}
-
-export async function clearFailures(q: Queryable, scope: string) {
-  await q.query('DELETE FROM portal_sign_in_failures WHERE scope = $1', [scope]);
 }
 
 // ---- one-time action tokens ----------------------------------------------------------------

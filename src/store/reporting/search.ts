@@ -183,6 +183,22 @@ const NEVER_EMPTY = new Set([
   ),
 ]);
 
+/**
+ * Cells that hold text someone typed (the merchant, or a payer on a hosted page) are neutralised
+ * as OWASP recommends against formula injection: one beginning with =, +, -, @, a tab or a
+ * carriage return gets a leading single quote, so a spreadsheet shows it as text instead of
+ * running it. The database-formatted cells (NEVER_EMPTY: ids, timestamps, numbers) are left
+ * alone, so a negative amount stays a number.
+ */
+export const isTypedCell = (column: string) => !NEVER_EMPTY.has(column);
+
+/** The same rule in JS, for the streamed report's cells (services/reporting/reports.ts). */
+export const neutralised = (cell: string) => (/^[=+\-@\t\r]/.test(cell) ? `'${cell}` : cell);
+
+/** The rule as SQL over a text cell; '' becomes NULL (an empty cell in COPY's CSV). */
+const neutralisedSql = (cell: string) =>
+  `CASE WHEN ascii(${cell}) IN (9, 13, 43, 45, 61, 64) THEN '''' || ${cell} ELSE NULLIF(${cell}, '') END`;
+
 /** The next `limit` matching orders in sort order, with their transactions: one query. */
 export async function reportBatch(q: Queryable, f: Filter, w: Window): Promise<ReportRow[]> {
   const { sql, params } = reportSelect(f, w);
@@ -191,12 +207,12 @@ export async function reportBatch(q: Queryable, f: Filter, w: Window): Promise<R
 
 /**
  * The whole report as one statement whose columns are the given cells, in order, empty text
- * as NULL (so COPY writes an empty cell for both, as the streamed CSV does). limit null: every
- * matching order.
+ * as NULL (so COPY writes an empty cell for both, as the streamed CSV does), typed text
+ * neutralised (isTypedCell). limit null: every matching order.
  */
 export function reportCellsSql(f: Filter, w: Omit<Window, 'limit'> & { limit: number | null }, columns: readonly string[]) {
   const { sql, params } = reportSelect(f, { ...w, limit: w.limit as number });
-  const cells = columns.map((c) => (NEVER_EMPTY.has(c) ? `r."${c}"` : `NULLIF(r."${c.replaceAll('"', '""')}"::text, '')`)).join(', ');
+  const cells = columns.map((c) => (NEVER_EMPTY.has(c) ? `r."${c}"` : neutralisedSql(`r."${c.replaceAll('"', '""')}"::text`))).join(', ');
   return { sql: `SELECT ${cells} FROM (${sql}) r`, params };
 }
 

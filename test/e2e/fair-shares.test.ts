@@ -1,0 +1,139 @@
+// Fair shares (issue 28, findings 3 and 4): a stalled CSV download is cut off and frees what it
+// held, one project's reports and searches are limited to its share (429), a search's cost is
+// bounded before it runs, statements have a timeout, and a search whose client went away is
+// cancelled in PostgreSQL.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { startTestService, type TestService } from '../helpers/service.ts';
+import { csvDownload, runningCopies } from '../helpers/search.ts';
+import { seedOrders } from '../../src/services/platform/seed.ts';
+import { takeShare } from '../../src/services/platform/fair-share.ts';
+import { basic } from '../helpers/service.ts';
+
+let t: TestService;
+const SEEDED = 3000;
+before(async () => {
+  t = await startTestService({
+    env: { REPORT_READ_TIMEOUT_MS: '1500', REPORT_CONCURRENCY_PER_PROJECT: '1', DATABASE_STATEMENT_TIMEOUT_MS: '3000' },
+  });
+  await seedOrders(t.svc.ctx, { projectId: t.project.project_id, orders: SEEDED, batch: 10_000 });
+  // long descriptions: a report (over 12 MB) far larger than the socket buffers between server and
+  // client hold, so an unread download stalls in the server
+  await t.db.query("UPDATE orders SET description = repeat('x', 4000) WHERE project_id = $1", [t.project.project_id]);
+});
+after(async () => t?.close());
+
+/** A CSV download by a client that reads the answer's first bytes, then nothing more (its socket paused, kept open). */
+function stalledDownload(key: string): Promise<{ head: string; rest: () => Promise<string> }> {
+  const url = new URL(t.url);
+  const body = JSON.stringify({ query: '*', sort: 'created asc' });
+  return new Promise((resolve, reject) => {
+    const s = connect(Number(url.port), url.hostname, () => {
+      s.write(
+        `POST /v1/search/orders/?format=csv HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: ${basic(key)}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+    });
+    s.once('data', (chunk) => {
+      s.pause(); // reads no more: the kernel's buffers fill, then the server's writes wait
+      // what is left, read once the client goes on: up to where the server cut the connection
+      const rest = () =>
+        new Promise<string>((done) => {
+          const parts: Buffer[] = [];
+          s.on('data', (c: Buffer) => parts.push(c));
+          s.once('close', () => done(Buffer.concat(parts).toString('latin1')));
+          s.resume();
+        });
+      resolve({ head: chunk.toString('latin1').slice(0, 100), rest });
+    });
+    s.once('error', reject);
+  });
+}
+
+test("a stalled CSV download is cut off after REPORT_READ_TIMEOUT_MS and frees its report connection; meanwhile its project's next report is 429 and another merchant's runs", async () => {
+  const stalled = await stalledDownload(t.project.api_key);
+  assert.match(stalled.head, /^HTTP\/1\.1 200/);
+  // the stalled project's share is in use: another report of it is refused at once
+  const second = await csvDownload(t, t.project.api_key, { query: '*' });
+  assert.equal(second.status, 429);
+  assert.ok(Number(second.headers.get('retry-after')) >= 1);
+  assert.equal((await second.json()).error.type, 'RateLimitExceeded');
+  // another merchant's report is not held up
+  const other = await t.newProject('test');
+  const made = await t.api('POST', '/v1/orders/', { currency: 'EUR', amount: 100 }, { key: other.api_key });
+  assert.equal(made.status, 201);
+  const theirs = await csvDownload(t, other.api_key, { query: '*' });
+  assert.equal(theirs.status, 200);
+  assert.equal((await theirs.text()).trim().split('\n').length, 2, 'header and one row');
+  // the stalled client is cut off and everything it held is free again: the project may report again
+  let again: Response | undefined;
+  for (let i = 0; i < 100 && again?.status !== 200; i++) {
+    if (i) await new Promise((r) => setTimeout(r, 100));
+    again = await csvDownload(t, t.project.api_key, { query: 'merchant_order_id:none' });
+  }
+  assert.equal(again!.status, 200, 'the project may report again');
+  await again!.text();
+  // the client, reading again, gets what was on its way and then the closed connection: no end of the body
+  const rest = await stalled.rest();
+  assert.ok(!rest.endsWith('0\r\n\r\n'), 'the chunked body was never finished');
+  if (t.db.kind === 'postgres') {
+    let copying = -1;
+    for (let i = 0; i < 50 && copying !== 0; i++) {
+      if (i) await new Promise((r) => setTimeout(r, 100));
+      copying = await runningCopies(t.db);
+    }
+    assert.equal(copying, 0, 'no COPY left running for the cut-off download');
+  }
+});
+
+test('a search costing more than SEARCH_MAX_QUERY_COST is a ValidationError before it runs, for JSON and CSV', async () => {
+  const words = Array.from({ length: 1500 }, (_, i) => `w${i}`).join(' ');
+  const ors = Array.from({ length: 1000 }, (_, i) => `a${i}`).join(' OR ');
+  const fields = Array.from({ length: 370 }, (_, i) => `merchant_order_id:x${i}`).join(' OR ');
+  for (const query of [words, ors, fields])
+    for (const qs of ['', '?format=csv']) {
+      const res = await t.api('POST', `/v1/search/orders/${qs}`, { query });
+      assert.equal(res.status, 400, res.text.slice(0, 300));
+      assert.equal(res.body.error.type, 'ValidationError');
+      assert.equal(res.body.error.field, 'query');
+      assert.match(res.text, /too costly/);
+    }
+  // a query within the bound runs
+  const ok = await t.api('POST', '/v1/search/orders/', { query: 'status:completed OR status:new OR currency:EUR' });
+  assert.equal(ok.status, 200, ok.text);
+});
+
+test("searches and reports: one project's share is limited (429 RateLimitExceeded, Retry-After); another project's is its own", () => {
+  const ctx = t.svc.ctx;
+  const limit = ctx.config.limits.searchesPerProject;
+  const held = Array.from({ length: limit }, () => takeShare(ctx, 'search', 'p1'));
+  assert.throws(
+    () => takeShare(ctx, 'search', 'p1'),
+    (err: { type?: string; status?: number; retryAfter?: number }) =>
+      err.type === 'RateLimitExceeded' && err.status === 429 && err.retryAfter === 1,
+  );
+  const other = takeShare(ctx, 'search', 'p2');
+  held[0]();
+  held[0](); // releasing twice frees one slot only
+  const next = takeShare(ctx, 'search', 'p1');
+  assert.throws(() => takeShare(ctx, 'search', 'p1'));
+  for (const r of [...held, other, next]) r();
+});
+
+test('PostgreSQL: every statement has DATABASE_STATEMENT_TIMEOUT_MS (503 to the client), and a cancelled search stops in the server', async () => {
+  if (t.db.kind !== 'postgres') {
+    // PGlite runs in this process: no statement can be interrupted there; the cost bound above is its limit
+    assert.equal(t.db.withCancel, undefined);
+    return;
+  }
+  await assert.rejects(t.db.query('SELECT pg_sleep(10)'), (err: { type?: string; status?: number }) => err.status === 503);
+  const ac = new AbortController();
+  const started = t.db.withCancel!(ac.signal, (q) => q.query("SELECT pg_sleep(2.5), 'cancel-me' AS tag"));
+  setTimeout(() => ac.abort(), 300);
+  await assert.rejects(started, (err: { status?: number }) => err.status === 503);
+  const [{ n }] = await t.db.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%cancel-me%' AND state = 'active' AND pid <> pg_backend_pid()",
+  );
+  assert.equal(n, 0, 'the cancelled statement is not running any more');
+});
