@@ -123,7 +123,7 @@ ${auditRows.length ? table(t.audit_title, [t.time, t.user, t.event, t.project, t
                 ? t.totp_disabled
                 : q('totp') === 'required'
                   ? TEAM_STRINGS[req.portal.locale].totp_required_notice
-                : undefined,
+                  : undefined,
     });
   });
 
