@@ -24,7 +24,7 @@ import { lazyValidators } from './lazy-validation.ts';
 export const prefixOf = (url: string) => new URL(url).pathname.replace(/\/+$/, '');
 
 /** Drops `null` members (null means absent), except inside free-form merchant data. */
-export function stripNulls(value: unknown, key?: string): unknown {
+function stripNulls(value: unknown, key?: string): unknown {
   if (key === 'extra' || key === 'order_lines') return value;
   if (Array.isArray(value)) return value.map((v) => stripNulls(v));
   if (value && typeof value === 'object') {

@@ -47,7 +47,7 @@ footer{padding:2rem 1rem;color:#475467;font-size:.85rem}
 `.trim();
 
 const STYLE_HASH = `sha256-${createHash('sha256').update(CSS).digest('base64')}`;
-export const DOCS_CSP = `default-src 'none'; style-src '${STYLE_HASH}'; img-src 'self' data:; form-action 'none'; frame-ancestors 'none'; base-uri 'none'`;
+const DOCS_CSP = `default-src 'none'; style-src '${STYLE_HASH}'; img-src 'self' data:; form-action 'none'; frame-ancestors 'none'; base-uri 'none'`;
 
 const slug = (s: string) =>
   s
@@ -133,7 +133,7 @@ ${responses}
 }
 
 /** The whole reference page of an OpenAPI document. */
-export function renderReference(doc: Json): string {
+function renderReference(doc: Json): string {
   const base = String(doc.servers?.[0]?.url ?? '').replace(/\/+$/, '');
   const byTag = new Map<string, string[]>();
   for (const [path, ops] of Object.entries((doc.paths ?? {}) as Json)) {

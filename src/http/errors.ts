@@ -64,7 +64,7 @@ export function toApiError(err: FastifyError | Error): ApiError {
 }
 
 /** The realm of the Basic authentication challenge on every 401 (RFC 7617). */
-export const CHALLENGE = 'Basic realm="Tender"';
+const CHALLENGE = 'Basic realm="Tender"';
 
 function sendError(reply: FastifyReply, api: ApiError) {
   if (api.status === 401) reply.header('WWW-Authenticate', CHALLENGE);

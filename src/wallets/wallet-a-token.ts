@@ -91,7 +91,7 @@ export interface WalletAPayment {
   deviceManufacturerIdentifier?: string;
 }
 
-export const DEFAULT_MAX_AGE_MS = 5 * 60_000;
+const DEFAULT_MAX_AGE_MS = 5 * 60_000;
 const B64 = /^[A-Za-z0-9+/]+={0,2}$/;
 // whole bytes only: Buffer.from(hex) drops a trailing half byte, which the signature would then not cover
 const HEX = /^(?:[0-9a-fA-F]{2})*$/;
@@ -147,7 +147,7 @@ const signedContent = (pd: PaymentData) =>
 const within = (cert: X509Certificate, now: Date) => now >= new Date(cert.validFrom) && now <= new Date(cert.validTo);
 
 /** Step 2 and 3: the signature, its certificate chain and its time. */
-export function verifySignature(pd: PaymentData, opts: Pick<OpenOptions, 'roots' | 'now' | 'maxAgeMs'>) {
+function verifySignature(pd: PaymentData, opts: Pick<OpenOptions, 'roots' | 'now' | 'maxAgeMs'>) {
   let sig;
   try {
     sig = readDetachedSignature(Buffer.from(pd.signature, 'base64'));
@@ -201,7 +201,7 @@ export const publicKeyHash = (key: KeyObject | string) => sha256(asPublic(key).e
 const asPublic = (key: KeyObject | string) => (typeof key !== 'string' && key.type === 'public' ? key : createPublicKey(key));
 
 /** Steps 4 and 5: the payload's JSON text. */
-export function decrypt(pd: PaymentData, keys: ProcessingKey[], merchantIdentifier: string): string {
+function decrypt(pd: PaymentData, keys: ProcessingKey[], merchantIdentifier: string): string {
   const key =
     keys.find((k) => k.publicKeyHash === pd.header.publicKeyHash) ??
     fail('unknown_key', 'the token is encrypted to a key this project does not hold (publicKeyHash)');

@@ -29,11 +29,11 @@ export const RULES: Record<string, string[]> = {
  * Inside services/ and store/, a folder per capability, lowest first: a file of a group imports only
  * its own group and those beneath it, in either layer (store/db is the store's driver, beneath all).
  */
-export const GROUPS = ['db', 'platform', 'vault', 'payments', 'webhooks', 'wallets', 'links', 'reporting', 'portal'];
+const GROUPS = ['db', 'platform', 'vault', 'payments', 'webhooks', 'wallets', 'links', 'reporting', 'portal'];
 const GROUPED = new Set(['services', 'store']);
 
 /** The capability folder of a file in services/ or store/ (`services/vault/cards.ts` -> vault). */
-export function groupOf(root: string, file: string): string | undefined {
+function groupOf(root: string, file: string): string | undefined {
   const parts = relative(root, file).split(sep);
   return GROUPED.has(parts[0]) && parts.length > 2 ? parts[1] : undefined;
 }
@@ -63,7 +63,7 @@ export function specifiers(text: string): string[] {
   return found;
 }
 
-export function layerOf(root: string, file: string): string {
+function layerOf(root: string, file: string): string {
   const [first, ...rest] = relative(root, file).split(sep);
   return rest.length ? first : first.replace(/\.ts$/, '');
 }

@@ -81,7 +81,7 @@ export async function signInPage(page: Page, t: TestService, user: { email: stri
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /** Runs axe-core in the page (evaluated through the debugger, so the page's CSP stays as it is). */
-export async function axeViolations(page: Page): Promise<string[]> {
+async function axeViolations(page: Page): Promise<string[]> {
   await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
     const r = await (window as any).axe.run(document);

@@ -9,7 +9,7 @@ import { CHALLENGE_CODE, testCard } from './cards.ts';
  */
 
 /** ISO 8583 response codes of each outcome. */
-export const RESPONSES: Record<
+const RESPONSES: Record<
   'approved' | 'in_progress' | 'invalid_card' | Exclude<Reason, 'authentication_failed'>,
   { code: string; description: string }
 > = {
@@ -31,7 +31,7 @@ const answer = (status: Outcome['status'], key: keyof typeof RESPONSES, reason?:
   ...(reference ? { reference } : {}),
 });
 
-export function threeDs(brand: string, s: TransStatus): ThreeDsResult {
+function threeDs(brand: string, s: TransStatus): ThreeDsResult {
   if (s === 'C') return { trans_status: 'C', liability_shift: false };
   return { trans_status: s, eci: eciFor(brand, s), liability_shift: liabilityShift(s) };
 }

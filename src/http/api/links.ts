@@ -10,7 +10,7 @@ import { LINK_STATUSES } from '../../domain/link-status.ts';
 import { BasicAuth } from '../auth.ts';
 
 /** The writable fields of the spec's Payment link; anything else is refused by name. */
-export const LinkInput = Type.Object(
+const LinkInput = Type.Object(
   {
     merchant_order_id: Type.String({ minLength: 1, maxLength: 255 }),
     amount: Amount,
@@ -34,7 +34,7 @@ const _fits: (x: Static<typeof LinkInput>) => svc.LinkInput = (x) => x;
 void _fits;
 
 const Ids = Type.Array(Type.String({ format: 'uuid' }));
-export const LinkView = Type.Object(
+const LinkView = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
     project_id: Type.String({ format: 'uuid' }),

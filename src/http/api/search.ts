@@ -10,7 +10,7 @@ import { Enum, errorAnswers } from '../../domain/schemas/common.ts';
 import { searchInputExample, searchResultExample } from '../../domain/schemas/examples.ts';
 import { BasicAuth } from '../auth.ts';
 
-export const SearchInput = Type.Object(
+const SearchInput = Type.Object(
   {
     query: Type.String({
       minLength: 1,

@@ -7,14 +7,9 @@ import { PAYMENT_METHODS } from '../../domain/project.ts';
 import { nowFor } from '../../services/platform/context.ts';
 import { searchOrders } from '../../services/reporting/search.ts';
 import { orderReport } from '../../services/reporting/reports.ts';
-import {
-  deliveryLog,
-  isOrderAction,
-  orderAction,
-  orderWithRelated,
-  type OrderAction,
-  type ProjectRow,
-} from '../../services/portal/actions.ts';
+import { isOrderAction, orderAction, orderWithRelated, type OrderAction } from '../../services/portal/actions.ts';
+import { deliveryLog } from '../../services/webhooks/endpoints.ts';
+import type { ProjectRow } from '../../domain/entities.ts';
 import { field, type Kit } from './kit.ts';
 import { alert, badge, csrfField, esc, money, notice, table, when } from './view.ts';
 
@@ -43,7 +38,7 @@ const filterOf = (query: unknown): Filter => ({
 });
 
 /** The quick filters joined to the typed query, in the API's search language. */
-export function composeQuery(f: Filter): string {
+function composeQuery(f: Filter): string {
   const parts: string[] = [];
   if (f.q.trim() && f.q.trim() !== '*') parts.push(`(${f.q.trim()})`);
   if (STATUSES.includes(f.status)) parts.push(`status:${f.status}`);

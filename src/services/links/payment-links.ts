@@ -16,7 +16,7 @@ import { schedule } from '../../store/platform/jobs.ts';
 import { newId } from '../../domain/ids.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
 
-export const DEFAULT_LINK_EXPIRATION = 'P30D';
+const DEFAULT_LINK_EXPIRATION = 'P30D';
 
 /** What a merchant sends to create a link (the writable Payment link fields of the spec). */
 export interface LinkInput {
@@ -42,7 +42,7 @@ export async function linkState(q: Queryable, link: LinkRow, now: Date): Promise
 }
 
 /** The Payment link resource of the spec. */
-export function renderLink(config: Config, link: LinkRow, state: LinkState): any {
+function renderLink(config: Config, link: LinkRow, state: LinkState): any {
   // An expired link reads as expired from its expiry moment on, whether or not its job has run yet.
   const expired = state.status === 'expired';
   const view: Record<string, unknown> = {
@@ -111,7 +111,7 @@ export async function getLink(ctx: Ctx, project: ProjectRow, linkId: string) {
 }
 
 /** Methods the customer can choose on the link page: the link's own list, else every active one, in its currency. */
-export function linkMethods(project: ProjectRow, link: LinkRow): PaymentMethod[] {
+function linkMethods(project: ProjectRow, link: LinkRow): PaymentMethod[] {
   const settings = settingsOf(project.settings);
   const wanted = link.payment_methods?.filter(isPaymentMethod) ?? activeMethods(settings);
   return wanted.filter((m) => activeMethods(settings).includes(m) && methodAccepts(settings, m, link.currency));

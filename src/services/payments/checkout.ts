@@ -31,7 +31,7 @@ export interface Checkout {
 }
 
 /** The payment methods of the hosted page: the project's active ones, filtered by the order. */
-export function offeredMethods(settings: ProjectSettings, order: Pick<OrderRow, 'currency' | 'body'>): PaymentMethod[] {
+function offeredMethods(settings: ProjectSettings, order: Pick<OrderRow, 'currency' | 'body'>): PaymentMethod[] {
   const wanted: unknown = order.body?.payment_methods;
   const list = Array.isArray(wanted) && wanted.length ? (wanted as string[]) : undefined;
   return activeMethods(settings).filter((m) => (!list || list.includes(m)) && methodAccepts(settings, m, order.currency));

@@ -80,7 +80,7 @@ export function debitRule(project: ProjectRow, kind: 'refund' | 'chargeback' | '
   return (settingsOf(project.settings).fees as Record<string, FeeRule | undefined>)[kind];
 }
 
-export const figureColumns = (currency: string, f: { fee: number; settlement: number }) => ({
+const figureColumns = (currency: string, f: { fee: number; settlement: number }) => ({
   fee_currency: currency,
   fee_amount: f.fee,
   settlement_currency: currency,
@@ -117,7 +117,7 @@ const settlementJob = (project: ProjectRow, now: Date) => ({
 export const nextSettlementRun = (now: Date) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
 
 /** The original transaction, locked for the rest of the database transaction: every movement of its money queues here. */
-export async function lockPayment(
+async function lockPayment(
   q: Queryable,
   projectId: string,
   orderId: string,

@@ -7,7 +7,7 @@ import { customerMessage } from '../../domain/customer-message.ts';
 import { isFinalOrder } from '../../domain/status.ts';
 
 /** URLs of the hosted pages, built from configuration only. */
-export const urls = (config: Config) => ({
+const urls = (config: Config) => ({
   order: (orderId: string) => `${config.publicBaseUrl}/pay/${orderId}/`,
   transaction: (orderId: string, txnId: string) => `${config.publicBaseUrl}/pay/${orderId}/transactions/${txnId}/`,
 });
@@ -35,7 +35,7 @@ function compact<T extends Record<string, unknown>>(o: T): T {
   return o;
 }
 
-export function renderTransaction(config: Config, order: OrderRow, t: TransactionRow, events: EventRow[], opts: RenderOptions = {}) {
+function renderTransaction(config: Config, order: OrderRow, t: TransactionRow, events: EventRow[], opts: RenderOptions = {}) {
   const details: Record<string, unknown> = { ...t.details };
   delete details[SEALED];
   const name = opts.holderNames?.get(t.id);

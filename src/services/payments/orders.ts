@@ -103,7 +103,7 @@ function checkTransactionInformation(settings: ReturnType<typeof settingsOf>, t:
 }
 
 /** Builds the transaction row of a new payment transaction. */
-export function newTransactionRow(project: ProjectRow, order: OrderRow, t: TransactionInput, now: Date): TransactionRow {
+function newTransactionRow(project: ProjectRow, order: OrderRow, t: TransactionInput, now: Date): TransactionRow {
   const settings = settingsOf(project.settings);
   const expiration = t.expiration_period ?? settings.default_expiration_period;
   const details: Record<string, unknown> = {};
@@ -154,7 +154,7 @@ function newTransactionRows(project: ProjectRow, order: OrderRow, t: Transaction
 }
 
 /** Inserts a payment transaction with its `new` event and its expiry job, in the caller's transaction. */
-export async function addTransaction(
+async function addTransaction(
   q: Parameters<typeof orders.insertTransaction>[0],
   project: ProjectRow,
   order: OrderRow,

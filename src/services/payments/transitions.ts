@@ -54,7 +54,7 @@ export async function appendEvent(
 }
 
 /** Recomputes an order's status from its transactions; writes the outbox row when it changes. */
-export async function refreshOrderStatus(ctx: HooksCtx, q: Queryable, projectId: string, orderId: string, now: Date): Promise<OrderStatus> {
+async function refreshOrderStatus(ctx: HooksCtx, q: Queryable, projectId: string, orderId: string, now: Date): Promise<OrderStatus> {
   const order = await orders.findOrder(q, projectId, orderId, true);
   if (!order) throw new Error(`order ${orderId} vanished`);
   const txns = await orders.transactionsOf(q, projectId, [orderId]);

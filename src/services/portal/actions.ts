@@ -24,8 +24,6 @@ import { isUuid } from '../../domain/ids.ts';
  * the signed-in user's merchant: a project or order of another merchant is NotFound.
  */
 
-export type { ProjectRow };
-
 /** The merchant's projects, test ones after live ones. */
 export const projectsOf = (ctx: Ctx, user: PortalUser) => store.projectsOfMerchant(ctx.db, user.merchant_id);
 
@@ -184,9 +182,6 @@ export async function orderAction(
   }
 }
 
-export { getOrder };
-export { deliveryLog } from '../webhooks/endpoints.ts';
-
 /** The order and the orders made from it (captures, voids, refunds, chargebacks), as the API shows them. */
 export async function orderWithRelated(ctx: Ctx, project: ProjectRow, orderId: string) {
   if (!isUuid(orderId)) throw notFound('order');
@@ -215,8 +210,6 @@ export async function linkOf(ctx: Ctx, project: ProjectRow, linkId: string) {
   if (!isUuid(linkId)) throw notFound('payment link');
   return getLink(ctx, project, linkId.toLowerCase());
 }
-
-export { createLink } from '../links/payment-links.ts';
 
 // ---- home ----------------------------------------------------------------------------------
 

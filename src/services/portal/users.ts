@@ -21,13 +21,13 @@ const scryptAsync = promisify(scrypt) as (pw: string, salt: Buffer, len: number,
 const SCRYPT = { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
 const KEY_LEN = 32;
 
-export async function hashPassword(password: string): Promise<string> {
+async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
   const key = await scryptAsync(password, salt, KEY_LEN, SCRYPT);
   return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64url')}$${key.toString('base64url')}`;
 }
 
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+async function verifyPassword(password: string, stored: string): Promise<boolean> {
   const [kind, n, r, p, salt, key] = stored.split('$');
   if (kind !== 'scrypt' || !salt || !key) return false;
   const want = Buffer.from(key, 'base64url');
@@ -43,8 +43,8 @@ export async function verifyPassword(password: string, stored: string): Promise<
 /** Checked against when the email is unknown, so an unknown account takes as long as a wrong password. */
 let decoyHash: Promise<string> | undefined;
 
-export const MIN_PASSWORD = 12;
-export const MAX_PASSWORD = 256;
+const MIN_PASSWORD = 12;
+const MAX_PASSWORD = 256;
 
 export interface CreatedUser {
   user_id: string;

@@ -30,10 +30,10 @@ export interface SearchInput {
   search_after?: string | number;
 }
 
-export const DEFAULT_SIZE = 10;
+const DEFAULT_SIZE = 10;
 export const MAX_SIZE = 1000;
 /** `total` counts this far and no further (see docs/search.md "Decisions"). */
-export const TOTAL_CAP = MAX_RESULT_WINDOW;
+const TOTAL_CAP = MAX_RESULT_WINDOW;
 
 export interface SearchPlan {
   filter: Filter;
@@ -45,7 +45,7 @@ export interface SearchPlan {
 }
 
 /** A QueryError is the merchant's mistake: a ValidationError naming the request member (query, sort, search_after). */
-export function toValidationError(err: unknown): unknown {
+function toValidationError(err: unknown): unknown {
   return err instanceof QueryError ? new ApiError('ValidationError', err.message, err.param) : err;
 }
 
@@ -115,7 +115,7 @@ export async function searchOrders(ctx: Ctx, project: ProjectRow, input: SearchI
 }
 
 /** Order views of many orders with four queries in all, not four per order. */
-export async function renderOrders(ctx: Ctx, q: Queryable, projectId: string, rows: SearchRow[] | OrderRow[]) {
+async function renderOrders(ctx: Ctx, q: Queryable, projectId: string, rows: SearchRow[] | OrderRow[]) {
   if (!rows.length) return [];
   const ids = rows.map((r) => r.id);
   const [txns, children] = await Promise.all([orders.transactionsOf(q, projectId, ids), orders.childOrdersOf(q, projectId, ids)]);

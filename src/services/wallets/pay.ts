@@ -51,7 +51,7 @@ export interface WalletPayResult {
   reason: string;
 }
 
-export const AUTHENTICATION_REQUIRED = 'authentication_required';
+const AUTHENTICATION_REQUIRED = 'authentication_required';
 
 export type WalletMethod = 'wallet-a-pay' | 'wallet-b-pay';
 

@@ -90,7 +90,7 @@ function describe(err: unknown, timedOut: boolean, timeoutMs: number): string {
  * few KB of the body are read (within the same deadline) and the rest is cut off, so a slow or
  * endless receiver cannot hold a worker.
  */
-export async function send(config: Config, live: boolean, url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
+async function send(config: Config, live: boolean, url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
   const timeoutMs = config.webhook.timeoutMs;
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
@@ -161,7 +161,7 @@ const slotsFor = (config: Config) => {
 
 // ---- the delivery job ----------------------------------------------------------------------
 
-export const payloadOf = (d: Pick<DeliveryRow, 'event' | 'order_id' | 'project_id'>) =>
+const payloadOf = (d: Pick<DeliveryRow, 'event' | 'order_id' | 'project_id'>) =>
   JSON.stringify({ event: d.event, order_id: d.order_id, project_id: d.project_id });
 
 /**

@@ -138,9 +138,6 @@ export function connectionLost(err: unknown): boolean {
   return LOST_CODES.has(code) || code.startsWith('08') || (typeof e.message === 'string' && LOST_MESSAGES.test(e.message));
 }
 
-/** Seconds a client is told to wait after a lost connection: the pool reconnects on the next request. */
-export const UNAVAILABLE_RETRY_AFTER = 1;
-
 /** A lost connection becomes a 503 (Retry-After, error body); any other error passes unchanged. */
 export function unavailableOr(err: unknown): unknown {
   if (!connectionLost(err) || err instanceof ApiError) return err;

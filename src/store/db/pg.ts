@@ -26,7 +26,7 @@ pg.types.setTypeParser(20, (v) => Number(v));
  * becomes a quoted literal of unknown type (pg's escapeLiteral), as a bind parameter is text of
  * unknown type, so the server infers the same types. Scalars only: our statements bind no arrays.
  */
-export function inlineParams(sql: string, params: unknown[]): string {
+function inlineParams(sql: string, params: unknown[]): string {
   return sql.replace(/\$(\d+)/g, (_, n: string) => {
     const v = params[Number(n) - 1];
     if (v === null || v === undefined) return 'NULL';

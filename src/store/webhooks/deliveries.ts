@@ -46,7 +46,7 @@ export interface SecretRow {
   rotated: Date | null;
 }
 
-export const JOB_KIND = 'deliver_webhook';
+const JOB_KIND = 'deliver_webhook';
 
 export async function insertDelivery(
   q: Queryable,
@@ -76,7 +76,7 @@ export async function pendingHeads(q: Queryable, projectId: string, orderId: str
  * no other runner takes it meanwhile, and a runner that dies mid-attempt leaves it due again then.
  * Returns the attempt number, or undefined when another runner was first.
  */
-export async function claimAttempt(q: Queryable, d: DeliveryRow, now: Date, holdUntil: Date): Promise<number | undefined> {
+async function claimAttempt(q: Queryable, d: DeliveryRow, now: Date, holdUntil: Date): Promise<number | undefined> {
   const rows = await q.query<{ attempts: number }>(
     `UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = $4
      WHERE id = $1 AND status = 'pending' AND attempts = $2 AND next_attempt_at <= $3 RETURNING attempts`,
@@ -90,7 +90,7 @@ export async function claimAttempt(q: Queryable, d: DeliveryRow, now: Date, hold
  * Returns undefined when another runner took the delivery over meanwhile; else whether more
  * deliveries of the same order and URL wait behind this one.
  */
-export async function recordAttempt(
+async function recordAttempt(
   q: Queryable,
   d: DeliveryRow,
   a: Omit<AttemptRow, 'id' | 'project_id' | 'delivery_id' | 'url'>,
