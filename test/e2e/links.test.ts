@@ -292,7 +292,9 @@ test('status: new -> expired through run-due-jobs; an expired link takes no orde
   assert.equal(link.status, 'expired');
   assert.match(link.reason, /expired/);
   assert.ok(link.completed);
-  const stored = (await t.db.query('SELECT completed, expires_at FROM payment_links WHERE id = $1', [l.id]))[0];
+  const stored = (
+    await t.db.query<{ completed: Date; expires_at: Date }>('SELECT completed, expires_at FROM payment_links WHERE id = $1', [l.id])
+  )[0];
   assert.equal(new Date(stored.completed).getTime(), new Date(stored.expires_at).getTime(), 'the job recorded the expiry');
   const tried = await choose(l.payment_url);
   assert.match(tried.page, /has expired/);

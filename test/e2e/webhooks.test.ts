@@ -247,7 +247,7 @@ test('deliveries of one order go out in order: a later one waits while an earlie
   // the first failed and waits for its retry; the job sleeps until then; the others were not tried
   await waitFor('the first attempt', async () => (await log(p, id)).deliveries[0]?.attempts.length === 1);
   await waitFor('the job to sleep', async () => {
-    const [job] = await t.db.query("SELECT locked_until, run_at FROM jobs WHERE kind = 'deliver_webhook' AND ref_id = $1", [id]);
+    const [job] = await t.db.query<{ locked_until: Date | null; run_at: Date }>("SELECT locked_until, run_at FROM jobs WHERE kind = 'deliver_webhook' AND ref_id = $1", [id]);
     return job && job.locked_until === null && new Date(job.run_at).getTime() > nowFor(project).getTime();
   });
   let { deliveries } = await log(p, id);

@@ -232,3 +232,18 @@ export const OrderView = Type.Object(
   },
   { additionalProperties: true, $id: 'Order', examples: [orderExample] },
 );
+/**
+ * An order as the API answers it (services/payments/order-view.ts renderOrder): the schema's
+ * fields, the ones it leaves loose (additionalProperties) typed as renderOrder writes them, and
+ * any other.
+ */
+export type OrderView = Static<typeof OrderView> &
+  Record<string, unknown> & {
+    merchant_order_id?: string;
+    description?: string;
+    customer?: Static<typeof Customer>;
+    refunded_amount?: number;
+    related_order_id?: string;
+    related_orders?: string[];
+  };
+export type TransactionView = Static<typeof TransactionView> & Record<string, unknown>;

@@ -1,3 +1,4 @@
+import type { LinkView } from '../../domain/schemas/link.ts';
 import type { Ctx, OrderStatusHook } from '../platform/context.ts';
 import { nowFor } from '../platform/context.ts';
 import type { Config } from '../../config.ts';
@@ -42,7 +43,7 @@ export async function linkState(q: Queryable, link: LinkRow, now: Date): Promise
 }
 
 /** The Payment link resource of the spec. */
-function renderLink(config: Config, link: LinkRow, state: LinkState): any {
+function renderLink(config: Config, link: LinkRow, state: LinkState): LinkView {
   // An expired link reads as expired from its expiry moment on, whether or not its job has run yet.
   const expired = state.status === 'expired';
   const view: Record<string, unknown> = {
@@ -68,7 +69,8 @@ function renderLink(config: Config, link: LinkRow, state: LinkState): any {
     completed: iso(link.completed ?? (expired ? link.expires_at : null)),
   };
   for (const k of Object.keys(view)) if (view[k] === undefined || view[k] === null) delete view[k];
-  return view;
+  // with the nulls gone, what the schema leaves out
+  return view as LinkView;
 }
 
 export async function createLink(ctx: Ctx, project: ProjectRow, sent: LinkInput) {
@@ -158,13 +160,13 @@ export async function orderFromLink(ctx: Ctx, page: LinkPage, method: PaymentMet
   };
   try {
     const order = await createOrder(ctx, project, { ...base, transactions: [{ payment_method: method }] }, { paymentLinkId: link.id });
-    return { redirect: order.transactions[0].payment_url };
+    return { redirect: order.transactions[0].payment_url! }; // a payment's transaction has its page
   } catch (err) {
     // A wallet whose acquirer needs a billing address the link does not have: the hosted order
     // page, limited to that method, asks for what is missing.
     if (!(err instanceof ApiError) || err.type !== 'MissingInformationToCreateTransaction') throw err;
     const order = await createOrder(ctx, project, { ...base, payment_methods: [method] }, { paymentLinkId: link.id });
-    return { redirect: order.order_url };
+    return { redirect: order.order_url! }; // an order without a transaction keeps its page
   }
 }
 

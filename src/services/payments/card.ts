@@ -16,7 +16,7 @@ import {
   type CardAuthRow,
   type VaultCardRow,
 } from '../../store/vault/cards.ts';
-import { canPlanMove, moveTransaction, planMove, type OrderView } from './transitions.ts';
+import { canPlanMove, moveTransaction, planMove, type OrderContext } from './transitions.ts';
 import { startView, threeDsRows } from '../../store/payments/card-flow.ts';
 import { WriteSet } from '../../store/db/writes.ts';
 import { onAuthorized, planAuthorized } from './operations.ts';
@@ -321,7 +321,7 @@ function planOutcome(
   w: WriteSet,
   project: ProjectRow,
   txn: TransactionRow,
-  view: OrderView,
+  view: OrderContext,
   outcome: Outcome,
   now: Date,
   extra: { details: Record<string, unknown>; three_d_secure: Record<string, unknown> },

@@ -29,7 +29,7 @@ import { moveTransaction, newEventRow, setOrderStatus } from './transitions.ts';
 import { schedule } from '../../store/platform/jobs.ts';
 import { checkOrderUrls } from '../platform/public-urls.ts';
 import { newId } from '../../domain/ids.ts';
-import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
+import type { OrderBody, OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import { orderExpiresAt } from './expiry.ts';
 
 /** Rules of an order body that its schema cannot express. Throws the first one broken. */
@@ -250,9 +250,8 @@ export async function updateOrder(ctx: Ctx, project: ProjectRow, orderId: string
     const changed = READ_ONLY_FIELDS.find((f) => input[f] !== undefined && !unchanged(input[f], current[f]));
     if (changed) throw invalid(changed, `${changed} is read-only and can not be changed`);
     const { description, merchant_order_id, customer, return_url, failure_url, webhook_url, extra, order_lines } = input;
-    const body = { ...order.body };
-    for (const [k, v] of Object.entries({ customer, return_url, failure_url, webhook_url, extra, order_lines }))
-      if (v !== undefined) body[k] = v;
+    const sent = Object.entries({ customer, return_url, failure_url, webhook_url, extra, order_lines }).filter(([, v]) => v !== undefined);
+    const body: OrderBody = { ...order.body, ...Object.fromEntries(sent) };
     await orders.setOrderDetails(q, order.id, {
       description: description ?? order.description,
       merchant_order_id: merchant_order_id ?? order.merchant_order_id,

@@ -186,7 +186,7 @@ export async function orderAction(
 export async function orderWithRelated(ctx: Ctx, project: ProjectRow, orderId: string) {
   if (!isUuid(orderId)) throw notFound('order');
   const order = await getOrder(ctx, project, orderId.toLowerCase());
-  const related = await Promise.all(((order.related_orders ?? []) as string[]).map((id) => getOrder(ctx, project, id)));
+  const related = await Promise.all((order.related_orders ?? []).map((id) => getOrder(ctx, project, id)));
   const parent = order.related_order_id ? await getOrder(ctx, project, order.related_order_id).catch(() => undefined) : undefined;
   return { order, related, parent };
 }

@@ -17,6 +17,7 @@ import {
   type SortSpec,
 } from '../../domain/query.ts';
 import { renderOrder } from '../payments/order-view.ts';
+import type { OrderView } from '../../domain/schemas/order.ts';
 import type { EventRow, OrderRow, ProjectRow } from '../../domain/entities.ts';
 import { openHolderNames } from '../vault/holder-names.ts';
 
@@ -89,7 +90,7 @@ export interface SearchResult {
   total: number;
   /** "eq" when total is exact, "gte" when the count stopped at TOTAL_CAP */
   total_relation: 'eq' | 'gte';
-  orders: any[];
+  orders: OrderView[];
   /** cursor of the last order of the page; null when the page is empty */
   search_after: string | null;
 }

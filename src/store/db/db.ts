@@ -5,7 +5,7 @@ import { ApiError } from '../../domain/errors.ts';
 
 /** The one query layer: plain parameterised SQL over `pg` or PGlite. */
 export interface Queryable {
-  query<T = Record<string, any>>(sql: string, params?: unknown[], opts?: QueryOptions): Promise<T[]>;
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[], opts?: QueryOptions): Promise<T[]>;
   /** Runs a multi-statement script (migrations). */
   exec(sql: string): Promise<void>;
 }

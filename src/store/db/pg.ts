@@ -131,12 +131,13 @@ export function pgDb({
   const pool = newPool(max, '');
   let reportPool: pg.Pool | undefined;
   const configOf = (sql: string, params?: unknown[], opts?: QueryOptions): pg.QueryConfig => {
-    if (!prepared || !opts?.prepare) return { text: sql, values: params as any[] };
-    return { name: opts.prepare === true ? statementName(sql) : opts.prepare, text: sql, values: params as any[] };
+    if (!prepared || !opts?.prepare) return { text: sql, values: params };
+    return { name: opts.prepare === true ? statementName(sql) : opts.prepare, text: sql, values: params };
   };
-  const run = async (c: pg.Pool | pg.PoolClient, sql: string, params?: unknown[], opts?: QueryOptions) => {
+  // the driver's edge: a row is what the statement selects, as its caller names it (T)
+  const run = async <T>(c: pg.Pool | pg.PoolClient, sql: string, params?: unknown[], opts?: QueryOptions) => {
     seen.note(sql);
-    return (await c.query(configOf(sql, params, opts))).rows;
+    return (await c.query(configOf(sql, params, opts))).rows as T[];
   };
   /**
    * A transaction on a client of its own. Its BEGIN is not sent alone: it goes with the first
@@ -185,7 +186,7 @@ export function pgDb({
     };
     return {
       q: {
-        query: (sql, params, opts) => mapped(query(sql, params, opts)) as any,
+        query: <T>(sql: string, params?: unknown[], opts?: QueryOptions) => mapped(query(sql, params, opts)) as Promise<T[]>,
         exec: async (sql) => {
           if (closed) throw new Error('the transaction has ended');
           if (!begun) {
@@ -207,7 +208,7 @@ export function pgDb({
   };
   const self = {}; // this store's identity for within()
   const own = {
-    query: (sql: string, params?: unknown[], opts?: QueryOptions) => mapped(run(pool, sql, params, opts)) as any,
+    query: <T>(sql: string, params?: unknown[], opts?: QueryOptions) => mapped(run<T>(pool, sql, params, opts)),
     async tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
       const open = await begin();
       try {
@@ -298,7 +299,7 @@ async function copyParts(
     await first.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     const { rows } = await first.query<{ snapshot: string }>('SELECT pg_export_snapshot() AS snapshot');
     parts = await partsOf({
-      query: async (sql, params) => (await first.query(sql, params as any[])).rows as any,
+      query: async <T>(sql: string, params?: unknown[]) => (await first.query(sql, params)).rows as T[],
       exec: async (sql) => void (await first.query(sql)),
     });
     // only connections free now: a report never waits for another's to finish before it starts
