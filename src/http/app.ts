@@ -16,7 +16,7 @@ import { installRateLimit, limitAnonymous, payResourceOf } from './rate-limit.ts
 import { idempotency } from './idempotency.ts';
 import { requireTestProject } from './api/test-tools.ts';
 import type { Routes } from './registry.ts';
-import { docsRoutes } from './docs.ts';
+import { docsRoutes, type Json } from './docs.ts';
 import { shapeBody } from '../domain/schemas/shape.ts';
 import { lazyValidators } from './lazy-validation.ts';
 
@@ -110,7 +110,7 @@ export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstanc
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });
   // the reference page: rendered here from the document, no script, no CDN (src/http/docs.ts)
-  await app.register(docsRoutes(() => app.swagger() as Record<string, any>));
+  await app.register(docsRoutes(() => app.swagger() as Json));
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));

@@ -5,6 +5,7 @@ import { ApiError } from '../domain/errors.ts';
 const MAX_DEPTH = 32;
 
 /** PostgreSQL's text and jsonb refuse NUL; JSON text must be well-formed UTF-16 to become UTF-8. */
+// eslint-disable-next-line no-control-regex -- NUL is what this refuses (PostgreSQL text cannot hold it)
 const BAD_TEXT = /[\u0000\p{Cs}]/u; // in unicode mode a surrogate pair is one code point: only lone ones match
 const badText = (s: string) => BAD_TEXT.test(s);
 

@@ -48,9 +48,10 @@ export class WalletATokenError extends Error {
     super(message);
   }
 }
-const fail = (code: WalletATokenErrorCode, message: string): never => {
+// a declaration, not an arrow: a call to it narrows what it checked (TypeScript's control flow)
+function fail(code: WalletATokenErrorCode, message: string): never {
   throw new WalletATokenError(code, message);
-};
+}
 
 export interface PaymentData {
   version: string;
@@ -229,9 +230,18 @@ function decrypt(pd: PaymentData, keys: ProcessingKey[], merchantIdentifier: str
 
 /** Step 6: the payload the wallet encrypted. Only 3-D Secure payment data is taken (EMV is for other regions). */
 export function readPayload(text: string, tokenId: string): WalletAPayment {
-  let p: any;
+  // the decrypted payload's fields, each checked before it is used
+  let p: {
+    applicationPrimaryAccountNumber?: unknown;
+    applicationExpirationDate?: unknown;
+    currencyCode?: unknown;
+    transactionAmount?: unknown;
+    paymentDataType?: unknown;
+    paymentData?: { onlinePaymentCryptogram?: unknown; eciIndicator?: unknown } | null;
+    deviceManufacturerIdentifier?: unknown;
+  };
   try {
-    p = JSON.parse(text);
+    p = JSON.parse(text) ?? {}; // null: every field missing
   } catch {
     return fail('invalid_payload', 'the decrypted payload is not JSON');
   }
@@ -242,7 +252,7 @@ export function readPayload(text: string, tokenId: string): WalletAPayment {
     fail('invalid_payload', 'applicationExpirationDate is not YYMMDD');
   if (typeof p.currencyCode !== 'string' || !/^\d{3}$/.test(p.currencyCode))
     fail('invalid_payload', 'currencyCode is not an ISO 4217 numeric code');
-  if (!Number.isSafeInteger(p.transactionAmount) || p.transactionAmount < 0)
+  if (typeof p.transactionAmount !== 'number' || !Number.isSafeInteger(p.transactionAmount) || p.transactionAmount < 0)
     fail('invalid_payload', 'transactionAmount is not an amount in minor units');
   if (p.paymentDataType !== '3DSecure')
     fail('invalid_payload', `paymentDataType ${String(p.paymentDataType).slice(0, 20)} is not supported: only 3DSecure`);

@@ -237,8 +237,9 @@ export const OrderView = Type.Object(
  * fields, the ones it leaves loose (additionalProperties) typed as renderOrder writes them, and
  * any other.
  */
-export type OrderView = Static<typeof OrderView> &
+export type OrderView = Omit<Static<typeof OrderView>, 'transactions'> &
   Record<string, unknown> & {
+    transactions: TransactionView[];
     merchant_order_id?: string;
     description?: string;
     customer?: Static<typeof Customer>;
@@ -246,4 +247,10 @@ export type OrderView = Static<typeof OrderView> &
     related_order_id?: string;
     related_orders?: string[];
   };
-export type TransactionView = Static<typeof TransactionView> & Record<string, unknown>;
+/** A transaction as the API answers it (renderTransaction), typed the same way. */
+export type TransactionView = Omit<Static<typeof TransactionView>, 'events'> &
+  Record<string, unknown> & {
+    events: Array<{ event: string; id: string; occurred: string; noticed: string; source: string }>;
+    reason?: string;
+    outcomes?: { three_d_secure?: { trans_status?: string; eci?: string } } & Record<string, unknown>;
+  };

@@ -16,8 +16,6 @@ import {
 import { payOnPageWithWalletA, sandboxWalletAToken } from '../../services/wallets/wallet-a.ts';
 import { WALLET_FIELD } from '../../services/wallets/billing.ts';
 import { testCards, type TestCard } from '../../services/payments/sandbox.ts';
-import { missingBilling } from '../../domain/customer.ts';
-import { settingsOf } from '../../domain/project.ts';
 import countries from 'i18n-iso-countries';
 import enCountries from 'i18n-iso-countries/langs/en.json' with { type: 'json' };
 import nlCountries from 'i18n-iso-countries/langs/nl.json' with { type: 'json' };

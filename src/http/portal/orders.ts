@@ -10,6 +10,7 @@ import { orderReport } from '../../services/reporting/reports.ts';
 import { isOrderAction, orderAction, orderWithRelated, type OrderAction } from '../../services/portal/actions.ts';
 import { deliveryLog } from '../../services/webhooks/endpoints.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
+import type { OrderView, TransactionView } from '../../domain/schemas/order.ts';
 import { field, type Kit } from './kit.ts';
 import { alert, badge, csrfField, esc, money, notice, table, when } from './view.ts';
 
@@ -82,7 +83,7 @@ export const orderRoutes = (kit: Kit) => async (app: FastifyInstance) => {
 </form>`;
     let list = '';
     if (result) {
-      const rows = result.orders.map((o: any) => {
+      const rows = result.orders.map((o) => {
         const txn = o.transactions?.[0];
         return [
           esc(when(o.created)),
@@ -150,7 +151,7 @@ ${error ? alert(error) : ''}<section class="panel" aria-label="${esc(t.orders_ti
           ][])
         : []),
     ];
-    const txns = (order.transactions ?? []) as any[];
+    const txns = order.transactions;
     const yn = (v: unknown) => (v === undefined ? '' : v ? t.yes : t.no);
     const txnRows = txns.map((x) => [
       `<code>${esc(x.id.slice(0, 8))}</code>`,
@@ -179,21 +180,21 @@ ${error ? alert(error) : ''}<section class="panel" aria-label="${esc(t.orders_ti
         html: `${esc(kindOf(r))}: <a href="${orderPath(project, r.id)}">${m(r.amount)}</a> ${badge(r.status)}`,
       });
     events.sort((a, b) => new Date(a.at).getTime() - new Date(b.at).getTime());
-    const relatedRows = related.map((r: any) => [
+    const relatedRows = related.map((r) => [
       esc(kindOf(r)),
       `<a href="${orderPath(project, r.id)}">${esc(r.id.slice(0, 8))}</a>`,
       m(r.amount),
       badge(r.status),
       esc(when(r.created)),
     ]);
-    const deliveries = log.deliveries.map((d: any) => {
+    const deliveries = log.deliveries.map((d) => {
       const last = d.attempts.at(-1);
       return [
         esc(d.event),
         `<code>${esc(d.url)}</code>`,
         badge(d.status),
         String(d.attempts.length),
-        esc(last ? (last.response_status ?? last.error ?? '') : ''),
+        esc(last ? (('response_status' in last ? last.response_status : undefined) ?? last.error ?? '') : ''),
         esc(when(d.created)),
       ];
     });
@@ -210,7 +211,7 @@ ${confirmLink(req, project, order.id, 'resend')}</section>`;
     return kit.page(req, reply, { title: t.order_title(ref), body, nav: 'orders', project, status: o.status });
   }
 
-  const kindOf = (o: any): string =>
+  const kindOf = (o: OrderView): string =>
     o.capture_of_order_id
       ? 'capture'
       : o.void_of_order_id
@@ -240,7 +241,7 @@ ${o.description ? `<div class="field"><label for="${idp}-desc">${esc(t.refund_de
 <button type="submit"${action === 'cancel' || action === 'void' ? ' class="danger"' : ''}>${esc(t.action[action])}</button></form>`;
   }
 
-  function actionForms(req: FastifyRequest, project: ProjectRow, order: any, txns: any[]): string {
+  function actionForms(req: FastifyRequest, project: ProjectRow, order: OrderView, txns: TransactionView[]): string {
     const t = req.portal.t;
     if (order.related_order_id) return '';
     const out: string[] = [];

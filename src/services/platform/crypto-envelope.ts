@@ -178,7 +178,11 @@ export async function rewrapDataKeys(ctx: Ctx, newMaster: Buffer, opts: { prune?
         continue;
       }
       if (opts.prune) {
-        for (const k of Object.keys(wraps)) if (k !== newId) (delete wraps[k], result.pruned++);
+        for (const k of Object.keys(wraps)) {
+          if (k === newId) continue;
+          delete wraps[k];
+          result.pruned++;
+        }
       }
       await dataKeys.setWraps(q, row.id, wraps);
     }

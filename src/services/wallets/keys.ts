@@ -187,7 +187,10 @@ function readRootKeysFile(path: string | undefined): RootKey[] {
     if (hit && hit.mtimeMs === mtimeMs) return hit.keys;
     const parsed = JSON.parse(readFileSync(path, 'utf8'));
     if (!Array.isArray(parsed?.keys)) throw new Error('no keys array');
-    keys = parsed.keys.filter((k: any) => typeof k?.keyValue === 'string' && typeof k?.protocolVersion === 'string');
+    keys = parsed.keys.filter(
+      (k: { keyValue?: unknown; protocolVersion?: unknown } | null) =>
+        typeof k?.keyValue === 'string' && typeof k?.protocolVersion === 'string',
+    );
     fileCache.set(path, { mtimeMs, keys });
   } catch (err) {
     throw Object.assign(new ApiError('ServerError', 'the wallet-b-pay root signing keys file cannot be read'), { cause: err });
