@@ -86,7 +86,7 @@ test('a statement fails whole: a CHECK violation in one part leaves every other 
   const w = new WriteSet();
   w.insertMany('w_log', [{ item_id: id, note: 'before' }]);
   w.update('w_items', id, { amount: -1 });
-  await assert.rejects(w.run(store.db), (err: any) => err.code === '23514');
+  await assert.rejects(w.run(store.db), (err: { code?: string }) => err.code === '23514');
   assert.deepEqual(await notes(id), []);
   assert.equal((await read(id)).amount, 10);
 });

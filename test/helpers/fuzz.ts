@@ -1,7 +1,8 @@
 import fc from 'fast-check';
+import type { Json } from './json.ts';
 
 /** A JSON Schema as /openapi.json writes it (the parts the generators read). */
-export type Schema = Record<string, any>;
+export type Schema = Record<string, Json>;
 
 const NASTY = [
   '\u0000',

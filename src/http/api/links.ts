@@ -32,7 +32,6 @@ const LinkInput = Type.Object(
 const _fits: (x: Static<typeof LinkInput>) => svc.LinkInput = (x) => x;
 void _fits;
 
-
 const LinkParams = Type.Object({ payment_link_id: Uuid() });
 const errors = errorAnswers(400, 401, 403, 404);
 

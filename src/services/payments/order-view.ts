@@ -36,7 +36,13 @@ function compact<T extends Record<string, unknown>>(o: T): T {
   return o;
 }
 
-function renderTransaction(config: Config, order: OrderRow, t: TransactionRow, events: EventRow[], opts: RenderOptions = {}): TransactionView {
+function renderTransaction(
+  config: Config,
+  order: OrderRow,
+  t: TransactionRow,
+  events: EventRow[],
+  opts: RenderOptions = {},
+): TransactionView {
   const details: Record<string, unknown> = { ...t.details };
   delete details[SEALED];
   const name = opts.holderNames?.get(t.id);
