@@ -62,7 +62,7 @@ program
   .command('serve', { isDefault: true })
   .description('serve the API, vault, wallet-b token service and portal; creates a test project on first run')
   .action(async () => {
-    const svc = await startService();
+    const svc = await startService({ adminCommands: commands });
     const first = await ensureFirstProject(svc.ctx);
     const c = svc.ctx.config;
     const lines = [

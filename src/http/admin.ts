@@ -3,7 +3,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Ctx } from '../services/platform/context.ts';
 import { ApiError } from '../domain/errors.ts';
 
-/** An administrative command (the CLI's table, passed in by main.ts). */
+/** An administrative command (the CLI's table, handed to startService by the CLI). */
 export type AdminCommand = (ctx: Ctx, args: Record<string, unknown>) => Promise<unknown>;
 
 /**

@@ -21,8 +21,8 @@ export const RULES: Record<string, string[]> = {
   http: ['services', 'domain', 'config', 'log'],
   // an entry point like main: opens the store for one-off commands, builds the context through main
   cli: ['main', 'services', 'store', 'domain', 'config', 'log'],
-  // the wiring: everything
-  main: ['domain', 'config', 'log', 'store', 'acquirer', 'wallets', 'services', 'jobs', 'http', 'cli'],
+  // the wiring: everything beneath it (cli, the entry point above it, hands it the command table)
+  main: ['domain', 'config', 'log', 'store', 'acquirer', 'wallets', 'services', 'jobs', 'http'],
 };
 
 /**
