@@ -87,6 +87,9 @@ export interface TransactionRow {
   settled: Date | null;
   created: Date;
   modified: Date;
+  /** when the money was authorized, and until when it can be captured (null before, or when not a card's) */
+  authorized: Date | null;
+  capture_before: Date | null;
 }
 
 /** A line of a transaction's history. */

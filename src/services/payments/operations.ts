@@ -23,8 +23,8 @@ import type { EventRow, OrderKind, OrderRow, ProjectRow, TransactionRow } from '
  * void, refund, chargeback or reversal order, and the ledger journal of each.
  */
 
-/** A transaction row with the columns migration 020 adds. */
-export type MoneyTransaction = TransactionRow & { authorized: Date | null; capture_before: Date | null };
+/** A transaction whose money moves: TransactionRow, which now has authorized and capture_before (it lacked them). */
+export type MoneyTransaction = TransactionRow;
 
 /**
  * Books a successful authorization, in the caller's database transaction, right after the
@@ -277,6 +277,8 @@ function childRows(
     outcomes: spec.outcomes ?? null,
     ...figureColumns(original.currency, spec.figures),
     settled: null,
+    authorized: null,
+    capture_before: null,
     created: now,
     modified: now,
   };

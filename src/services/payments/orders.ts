@@ -136,6 +136,8 @@ function newTransactionRow(project: ProjectRow, order: OrderRow, t: TransactionI
     settlement_currency: null,
     settlement_amount: null,
     settled: null,
+    authorized: null,
+    capture_before: null,
     created: now,
     modified: now,
   };
