@@ -14,8 +14,6 @@ import { cancelOrder, getOrder } from '../payments/orders.ts';
 import { resendWebhooks, rotateWebhookSecret, setProjectWebhookUrl } from '../webhooks/endpoints.ts';
 import { chargeback, settleOrder } from '../payments/chargebacks.ts';
 import { getLink, linkState, linkUrl } from '../links/payment-links.ts';
-import { CHALLENGE_CODE, TEST_CARDS } from '../../acquirer/simulator/cards.ts';
-import { liabilityShift } from '../../domain/card.ts';
 import type { PortalUser } from './users.ts';
 import { isUuid } from '../../domain/ids.ts';
 
@@ -238,19 +236,6 @@ export async function homeStats(ctx: Ctx, project: ProjectRow) {
 }
 
 // ---- test tools ----------------------------------------------------------------------------
-
-export function testCards() {
-  return TEST_CARDS.map((c) => ({
-    pan: c.pan,
-    brand: c.brands[0],
-    three_ds: c.three_ds,
-    challenge_code: c.three_ds === 'C' ? CHALLENGE_CODE : undefined,
-    result: c.result,
-    reason: c.reason,
-    liability_shift: c.three_ds === 'C' ? true : liabilityShift(c.three_ds),
-    description: c.description,
-  }));
-}
 
 /** Advances a test project's clock (optional) and runs the jobs that became due. */
 export async function runTestClock(ctx: Ctx, actor: Actor, project: ProjectRow, advance: string | undefined) {
