@@ -32,6 +32,9 @@ import { newId } from '../../domain/ids.ts';
 import type { OrderBody, OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import { orderExpiresAt } from './expiry.ts';
 
+/** The wallet methods (wallet-a-pay, wallet-b-pay): the one spelling of "is a wallet" here. */
+const isWallet = (method: string) => method === 'wallet-a-pay' || method === 'wallet-b-pay';
+
 /** Rules of an order body that its schema cannot express. Throws the first one broken. */
 export function checkOrderInput(project: ProjectRow, input: OrderInput) {
   if (!isCurrency(input.currency)) throw invalid('currency', `currency ${input.currency} is not an ISO 4217 currency`);
@@ -49,7 +52,7 @@ export function checkOrderInput(project: ProjectRow, input: OrderInput) {
     checkDetails(t.payment_method_details, 'transactions[0].payment_method_details');
     if (t.expiration_period !== undefined && !isPositiveDuration(t.expiration_period))
       throw invalid('transactions[0].expiration_period', 'expiration_period must be a positive ISO 8601 duration');
-    if (t.capture_mode && t.payment_method !== 'credit-card' && !t.payment_method.startsWith('wallet-'))
+    if (t.capture_mode && t.payment_method !== 'credit-card' && !isWallet(t.payment_method))
       throw invalid('transactions[0].capture_mode', `capture_mode is not supported for ${t.payment_method}`);
     checkTransactionInformation(settings, t, input);
   }
@@ -91,7 +94,7 @@ function checkTransactionInformation(settings: ReturnType<typeof settingsOf>, t:
     if (!t.payment_method_details?.receiver_account_number_type)
       missing.push('transactions[0].payment_method_details.receiver_account_number_type');
     missing.push(...missingBilling(input.customer).map((f) => `customer.${f}`));
-  } else if (t.payment_method.startsWith('wallet-') && settings.wallet_billing_required) {
+  } else if (isWallet(t.payment_method) && settings.wallet_billing_required) {
     missing.push(...missingBilling(input.customer).map((f) => `customer.${f}`));
   }
   if (missing.length)
@@ -142,8 +145,6 @@ function newTransactionRow(project: ProjectRow, order: OrderRow, t: TransactionI
     modified: now,
   };
 }
-
-const isWallet = (m: string) => m === 'wallet-a-pay' || m === 'wallet-b-pay';
 
 /** A new payment transaction's rows: the transaction, its `new` event and its expiry job. */
 function newTransactionRows(project: ProjectRow, order: OrderRow, t: TransactionInput, now: Date) {
