@@ -19,6 +19,7 @@ import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { postgresCpuMs, processCpuMs } from './cpu.ts';
+import type { Json } from '../test/helpers/json.ts';
 
 const arg = (name: string, d: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -99,7 +100,7 @@ async function main() {
     const auth = { authorization: 'Basic ' + Buffer.from(`${svc.key}:`).toString('base64'), 'content-type': 'application/json' };
     const post = async (u: string, body: unknown) => {
       const res = await fetch(u, { method: 'POST', headers: auth, body: JSON.stringify(body) });
-      const json: any = await res.json();
+      const json: Json = await res.json();
       if (!res.ok) throw new Error(`${u}: ${res.status} ${JSON.stringify(json)}`);
       return json;
     };

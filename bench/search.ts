@@ -33,7 +33,6 @@ import cliProgress from 'cli-progress';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/log.ts';
 import { pgDb } from '../src/store/db/pg.ts';
-import { type Db } from '../src/store/db/db.ts';
 import { migrate } from '../src/store/db/migrate.ts';
 import { createProject } from '../src/services/platform/tenancy.ts';
 import { seedOrders } from '../src/services/platform/seed.ts';
@@ -207,10 +206,10 @@ async function timeQueries(url: string, key: string, list: QueryCase[]) {
       headers: { authorization: auth, 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
-    const json = (await res.json()) as any;
+    const json = (await res.json()) as { total: number; orders: unknown[] };
     const took = performance.now() - t0;
     if (res.status !== 200) throw new Error(`${JSON.stringify(body)}: ${res.status} ${JSON.stringify(json)}`);
-    return { took, total: json.total as number, hits: json.orders.length as number };
+    return { took, total: json.total, hits: json.orders.length };
   };
   const results = [];
   for (const c of list) {

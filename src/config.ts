@@ -121,7 +121,7 @@ export interface Config {
 }
 
 export type Surface = 'api' | 'vault' | 'wallet-b-token' | 'portal';
-export const ALL_SURFACES: Surface[] = ['api', 'vault', 'wallet-b-token', 'portal'];
+const ALL_SURFACES: Surface[] = ['api', 'vault', 'wallet-b-token', 'portal'];
 
 /**
  * Every environment setting and what it accepts, checked when the process starts: a bad value
@@ -135,7 +135,7 @@ const PORT = setting('[0-9]{1,5}', 'a port number, 0 to 65535');
 const URL_SETTING = setting('https?://\\S+', 'an http:// or https:// URL');
 const DURATION = setting('P\\S+', 'an ISO 8601 duration such as PT30M or P5D');
 const SURFACE_NAMES = 'api|vault|wallet-b-token|portal';
-export const SettingsSchema = Type.Object({
+const SettingsSchema = Type.Object({
   PORT,
   HOST: setting('\\S+', 'a host name or address'),
   PUBLIC_BASE_URL: URL_SETTING,

@@ -1,7 +1,7 @@
 import pino from 'pino';
 
 /** Paths that may carry secrets; their values never reach a log line. */
-export const REDACT = [
+const REDACT = [
   'pan',
   '*.pan',
   'cvc',

@@ -25,7 +25,7 @@ import { runIdempotencyCleanup } from './services/platform/idempotency.ts';
 import { settleDueJobs, startWorker, type JobTable } from './jobs/worker.ts';
 import { buildApp } from './http/app.ts';
 import type { Routes } from './http/registry.ts';
-import { adminRoutes } from './http/admin.ts';
+import { adminRoutes, type AdminCommand } from './http/admin.ts';
 import { gracefulClose } from './http/shutdown.ts';
 import { orderRoutes } from './http/api/orders.ts';
 import { projectRoutes } from './http/api/projects.ts';
@@ -51,7 +51,6 @@ import { walletBButton, walletSheetRoutes } from './http/pay/wallet-sheet.ts';
 import { vaultRoutes } from './http/vault/index.ts';
 import { walletBTokenRoutes } from './http/wallet-b-token/index.ts';
 import { portalRoutes } from './http/portal/index.ts';
-import { commands } from './cli/commands.ts';
 import { sealPendingHolderNames } from './services/vault/holder-names.ts';
 import type { LinkState } from './services/platform/health.ts';
 import { collectGauges, countOrderStatus } from './services/reporting/metrics.ts';
@@ -182,6 +181,12 @@ export interface Service {
 
 export interface StartOptions {
   config?: Config;
+  /**
+   * What `npx tender ...` may run through this process while it holds the embedded store: the
+   * CLI's command table, handed in by the CLI (cli/ is the entry point above main; main imports
+   * nothing of it). None: the admin endpoint knows no command.
+   */
+  adminCommands?: Record<string, AdminCommand>;
   db?: Db;
   /** read by search, reports and the portal's lists (with db: tests); else DATABASE_REPLICA_URL's, else db */
   replica?: Db;
@@ -230,7 +235,7 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     const sealed = await sealPendingHolderNames(ctx);
     if (sealed) log.info({ sealed }, 'sealed cardholder names stored before names were encrypted');
     const app = await buildApp(ctx, routes(opts.walletButtons ?? walletButtons));
-    await app.register(adminRoutes(ctx, adminToken, commands));
+    await app.register(adminRoutes(ctx, adminToken, opts.adminCommands ?? {}));
     const shutdown = gracefulClose(app.server, config.shutdownGraceMs);
     await app.listen({ port: config.port, host: config.host });
     const address = app.server.address();

@@ -18,7 +18,7 @@ function stat(pid: number): { ppid: number; cpu: number } | undefined {
 }
 
 /** CPU seconds so far of these processes and (deep) their children still alive. */
-export function cpuOf(roots: number[]): number {
+function cpuOf(roots: number[]): number {
   const all = readdirSync('/proc')
     .filter((d) => /^\d+$/.test(d))
     .map(Number);

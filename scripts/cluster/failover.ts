@@ -55,7 +55,7 @@ export class Formation {
     return proc;
   }
 
-  private async sql<T = any>(url: string, text: string): Promise<T[]> {
+  private async sql<T = Record<string, unknown>>(url: string, text: string): Promise<T[]> {
     const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
     c.on('error', () => {});
     await c.connect();

@@ -4,6 +4,7 @@
 // answered its creation: the checks afterwards look for every one of them in the database.
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import type { Json } from '../../test/helpers/json.ts';
 
 export interface Figures {
   sent: number;
@@ -19,7 +20,7 @@ export const newFigures = (): Figures => ({ sent: 0, ok: 0, failed: 0, failures:
 
 export interface Answer {
   status: number;
-  body: any;
+  body: Json;
   headers: Headers;
 }
 
@@ -56,7 +57,7 @@ export class Client {
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       const text = await res.text();
-      let parsed: any = text;
+      let parsed: Json = text;
       try {
         parsed = text ? JSON.parse(text) : undefined;
       } catch {

@@ -43,7 +43,7 @@ process.on('SIGINT', () => void bail('SIGINT'));
 process.on('SIGTERM', () => void bail('SIGTERM'));
 
 const primary = () => new pg.Client({ connectionString: topo.primaryUrl });
-async function sql<T = any>(text: string, params: unknown[] = []): Promise<T[]> {
+async function sql<T = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> {
   const c = primary();
   await c.connect();
   try {

@@ -13,12 +13,17 @@ import { isUuid } from '../domain/ids.ts';
 
 /**
  * Administrative commands. The CLI runs them on the store directly, or, when a server holds
- * the embedded store, through that server's admin endpoint (see store/lock.ts).
+ * the embedded store, through that server's admin endpoint (see store/lock.ts). Their args are
+ * what the CLI parsed (cli/index.ts) or the admin endpoint received as JSON: checked by the use case.
  */
-export type Command = (ctx: Ctx, args: Record<string, any>) => Promise<unknown>;
+export type Command = (ctx: Ctx, args: Record<string, unknown>) => Promise<unknown>;
+
+/** What the admin endpoint (http/admin.ts) answers a command: its result, or the error. */
+export type AdminAnswer<R> = { result: R; error?: { value?: string; type?: string } };
 
 const table: Record<string, Command> = {
-  'project create': (ctx, a) => createProject(ctx, { name: String(a.name), mode: a.mode, merchantId: a.merchant }),
+  'project create': (ctx, a) =>
+    createProject(ctx, { name: String(a.name), mode: a.mode as 'test' | 'live', merchantId: a.merchant as string | undefined }),
   'key rotate': (ctx, a) => rotateKey(ctx, String(a.project)),
   'webhook-secret rotate': (ctx, a) => rotateWebhookSecret(ctx, String(a.project)),
   'project methods': (ctx, a) =>
@@ -36,7 +41,13 @@ const table: Record<string, Command> = {
   'keys rewrap': async (ctx, a) => rewrapDataKeys(ctx, parseKey(String(a.new_master_key ?? '')), { prune: Boolean(a.prune) }),
   'ledger check': (ctx, a) => checkLedger(ctx.db, a.project ? String(a.project) : undefined),
   seed: (ctx, a) =>
-    seedOrders(ctx, { projectId: String(a.project), orders: Number(a.orders), days: a.days, prefix: a.prefix, first: a.first }),
+    seedOrders(ctx, {
+      projectId: String(a.project),
+      orders: Number(a.orders),
+      days: a.days as number | undefined,
+      prefix: a.prefix as string | undefined,
+      first: a.first as number | undefined,
+    }),
   'user create': (ctx, a) =>
     createUser(ctx, {
       merchantId: String(a.merchant),

@@ -3,16 +3,27 @@ import { loadConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
 import { openStore } from '../store/db/open.ts';
 import { readLock } from '../store/db/lock.ts';
-import { commands } from './commands.ts';
+import { commands, type AdminAnswer } from './commands.ts';
 import { buildContext, startService } from '../main.ts';
 import { ensureFirstProject } from './first-run.ts';
 import { ApiError } from '../domain/errors.ts';
 import { seedCli } from './seed.ts';
+import type { createProject, rotateKey } from '../services/platform/tenancy.ts';
+import type { rotateWebhookSecret, setProjectWebhookUrl } from '../services/webhooks/endpoints.ts';
+import type { rewrapDataKeys } from '../services/platform/crypto-envelope.ts';
+import type { checkLedger } from '../services/payments/ledger-check.ts';
+import type { createUser } from '../services/portal/users.ts';
 
 const program = new Program('tender').description('Tender payment service');
 
-/** Runs an admin command on the store, or through the server that holds the embedded store. */
-async function run(name: string, args: Record<string, unknown>, json: boolean, print: (r: any) => string) {
+/** What a command's use case answers (commands.ts). */
+type Answer<F extends (...args: never[]) => unknown> = Awaited<ReturnType<F>>;
+
+/**
+ * Runs an admin command on the store, or through the server that holds the embedded store; print
+ * shows its result (R, what the command answers: commands.ts) unless --json.
+ */
+async function run<R>(name: string, args: Record<string, unknown>, json: boolean, print: (r: R) => string) {
   const config = loadConfig();
   let result: unknown;
   const holder = config.databaseUrl ? undefined : readLock(config.dataDir);
@@ -26,7 +37,7 @@ async function run(name: string, args: Record<string, unknown>, json: boolean, p
         `the Tender server (pid ${holder.pid}) holds ${config.dataDir} but does not answer at ${holder.url}; stop it and retry`,
       );
     });
-    const body = (await res.json()) as any;
+    const body = (await res.json()) as AdminAnswer<R>;
     if (!res.ok)
       throw Object.assign(new Error(body?.error?.value ?? `server answered ${res.status}`), {
         status: res.status,
@@ -42,7 +53,7 @@ async function run(name: string, args: Record<string, unknown>, json: boolean, p
       await db.close();
     }
   }
-  process.stdout.write((json ? JSON.stringify(result) : print(result)) + '\n');
+  process.stdout.write((json ? JSON.stringify(result) : print(result as R)) + '\n');
 }
 
 /**
@@ -74,7 +85,7 @@ program
   .command('serve', { isDefault: true })
   .description('serve the API, vault, wallet-b token service and portal; creates a test project on first run')
   .action(async () => {
-    const svc = await startService();
+    const svc = await startService({ adminCommands: commands });
     const first = await ensureFirstProject(svc.ctx);
     const c = svc.ctx.config;
     const lines = [
@@ -148,7 +159,7 @@ user
   .option('--json', 'print JSON')
   .action(async (o) => {
     const password = o.passwordStdin ? await readStdin() : undefined;
-    await run('user create', { merchant: o.merchant, email: o.email, password }, o.json, (r) =>
+    await run<Answer<typeof createUser>>('user create', { merchant: o.merchant, email: o.email, password }, o.json, (r) =>
       [
         `user_id     ${r.user_id}`,
         `merchant_id ${r.merchant_id}`,
@@ -176,7 +187,7 @@ project
   .option('--merchant <id>', 'add the project to an existing merchant')
   .option('--json', 'print JSON')
   .action((o) =>
-    run(
+    run<Answer<typeof createProject>>(
       'project create',
       { name: o.name, mode: o.mode, merchant: o.merchant },
       o.json,
@@ -192,7 +203,7 @@ project
   .option('--url <url>', 'http(s) URL; omit it to clear')
   .option('--json', 'print JSON')
   .action((o) =>
-    run(
+    run<Answer<typeof setProjectWebhookUrl>>(
       'project set-webhook',
       { project: o.project, url: o.url },
       o.json,
@@ -210,14 +221,18 @@ project
       'project methods',
       { project: o.project, methods: o.methods },
       o.json,
-      (r) => `project_id      ${r.project_id}\npayment_methods ${r.payment_methods.join(', ')}`,
+      (r: { project_id: string; payment_methods: string[] }) => `project_id      ${r.project_id}\npayment_methods ${r.payment_methods.join(', ')}`,
     ),
   );
 project
   .command('list')
   .description('list every project with its id, mode and name')
   .option('--json', 'print JSON')
-  .action((o) => run('project list', {}, o.json, (r: any[]) => r.map((p) => `${p.project_id}  ${p.mode}  ${p.name}`).join('\n')));
+  .action((o) =>
+    run('project list', {}, o.json, (r: Array<{ project_id: string; mode: string; name: string }>) =>
+      r.map((p) => `${p.project_id}  ${p.mode}  ${p.name}`).join('\n'),
+    ),
+  );
 
 program
   .command('key')
@@ -227,7 +242,7 @@ program
   .requiredOption('--project <id>', 'project id')
   .option('--json', 'print JSON')
   .action((o) =>
-    run(
+    run<Answer<typeof rotateKey>>(
       'key rotate',
       { project: o.project },
       o.json,
@@ -244,7 +259,7 @@ program
   .option('--json', 'print JSON')
   .action((o) =>
     // printed here rather than by --json so the exit code is set either way
-    run('ledger check', { project: o.project }, false, (r) => {
+    run<Answer<typeof checkLedger>>('ledger check', { project: o.project }, false, (r) => {
       if (!r.ok) process.exitCode = 1;
       if (o.json) return JSON.stringify(r);
       return r.ok
@@ -265,7 +280,7 @@ program
   .action((o) => {
     const key = process.env.TENDER_NEW_MASTER_KEY;
     if (!key) return fail(new Error('set TENDER_NEW_MASTER_KEY to the new master key (64 hex characters or base64 of 32 bytes)'));
-    return run(
+    return run<Answer<typeof rewrapDataKeys>>(
       'keys rewrap',
       { new_master_key: key, prune: Boolean(o.prune) },
       o.json,
@@ -284,7 +299,7 @@ program
   .requiredOption('--project <id>', 'project id')
   .option('--json', 'print JSON')
   .action((o) =>
-    run(
+    run<Answer<typeof rotateWebhookSecret>>(
       'webhook-secret rotate',
       { project: o.project },
       o.json,

@@ -5,6 +5,7 @@ import { createLogger } from '../log.ts';
 import { openStore } from '../store/db/open.ts';
 import { readLock } from '../store/db/lock.ts';
 import { buildContext } from '../main.ts';
+import type { AdminAnswer } from './commands.ts';
 import { MAX_SEED_ORDERS, seedOrders, type SeedResult } from '../services/platform/seed.ts';
 
 export interface SeedCliOptions {
@@ -53,7 +54,7 @@ export async function seedCli(o: SeedCliOptions) {
           headers: { 'content-type': 'application/json', authorization: `Bearer ${holder.token}` },
           body: JSON.stringify({ command: 'seed', args: { project: o.project, orders, days, prefix, first: from } }),
         });
-        const body = (await res.json()) as any;
+        const body = (await res.json()) as AdminAnswer<SeedResult>;
         if (!res.ok) throw new Error(body?.error?.value ?? `server answered ${res.status}`);
         first ??= body.result;
         children += body.result.child_orders;

@@ -2,7 +2,7 @@
  * `customer_message` of a declined or failed transaction: one sentence a shop can show its
  * customer (webshop plugins do), in the order's language, beside the technical `reason`.
  */
-export const MESSAGE_LOCALES = ['en', 'nl', 'de', 'fr'] as const;
+const MESSAGE_LOCALES = ['en', 'nl', 'de', 'fr'] as const;
 type MessageLocale = (typeof MESSAGE_LOCALES)[number];
 type Kind = 'declined' | 'card' | 'authentication' | 'error';
 

@@ -82,7 +82,7 @@ export function customerProblem(c: Customer): { field: string; message: string }
   return undefined;
 }
 
-export const BILLING_FIELDS = ['first_name', 'last_name', 'address_type', 'address', 'postal_code', 'city', 'country'] as const;
+const BILLING_FIELDS = ['first_name', 'last_name', 'address_type', 'address', 'postal_code', 'city', 'country'] as const;
 
 /** The fields of a complete billing address that are missing (AFT and wallet orders). */
 export function missingBilling(c: Customer | undefined | null): string[] {

@@ -1,5 +1,6 @@
 import type { OrderStatus, TransactionStatus } from './status.ts';
 import type { ProjectSettings } from './project.ts';
+import type { OrderInput } from './schemas/order.ts';
 
 /**
  * The entities of Tender as every layer names them: a row of their table, field for field
@@ -37,11 +38,20 @@ export interface OrderRow {
   related_order_id: string | null;
   payment_link_id: string | null;
   refunded_amount: number;
-  body: Record<string, any>;
+  body: OrderBody;
   created: Date;
   modified: Date;
   completed: Date | null;
 }
+
+/**
+ * What an order keeps of its input beyond its columns (orders.body, JSON): the rest of a payment's
+ * OrderInput, and whether its payment page stays open (order_url); an order made from another
+ * (a capture, a refund) keeps what its own input said.
+ */
+export type OrderBody = Partial<Omit<OrderInput, 'currency' | 'amount' | 'merchant_order_id' | 'description' | 'transactions'>> & {
+  order_url?: boolean;
+};
 
 /** A transaction of an order: one attempt to move its money with a payment method. */
 export interface TransactionRow {
@@ -68,8 +78,8 @@ export interface TransactionRow {
   of_transaction_id: string | null;
   setup_token: string | null;
   setup_token_used: Date | null;
-  details: Record<string, any>;
-  outcomes: Record<string, any> | null;
+  details: Record<string, unknown>;
+  outcomes: Record<string, unknown> | null;
   fee_currency: string | null;
   fee_amount: number | null;
   settlement_currency: string | null;
@@ -77,6 +87,9 @@ export interface TransactionRow {
   settled: Date | null;
   created: Date;
   modified: Date;
+  /** when the money was authorized, and until when it can be captured (null before, or when not a card's) */
+  authorized: Date | null;
+  capture_before: Date | null;
 }
 
 /** A line of a transaction's history. */
@@ -95,7 +108,7 @@ export interface JobRow {
   project_id: string;
   kind: string;
   ref_id: string;
-  payload: Record<string, any>;
+  payload: Record<string, unknown>;
   run_at: Date;
   attempts: number;
 }

@@ -54,10 +54,10 @@ export function hotp(secret: Buffer, counter: number, digits = 6, algorithm: Tot
   return String(binary % 10 ** digits).padStart(digits, '0');
 }
 
-export const TOTP_STEP_SECONDS = 30;
+const TOTP_STEP_SECONDS = 30;
 
 /** The time step (RFC 6238 T) of a moment. */
-export const totpCounter = (unixSeconds: number, step = TOTP_STEP_SECONDS) => Math.floor(unixSeconds / step);
+const totpCounter = (unixSeconds: number, step = TOTP_STEP_SECONDS) => Math.floor(unixSeconds / step);
 
 /** RFC 6238 TOTP: the code at a moment (unix seconds). */
 export const totp = (secret: Buffer, unixSeconds: number, digits = 6, algorithm: TotpAlgorithm = 'sha1') =>

@@ -6,7 +6,7 @@ import { createHmac, randomBytes } from 'node:crypto';
  * secret `whsec_<base64>`. During a rotation several signatures are sent, space-separated,
  * and a receiver accepts the message when any one of them matches its secret.
  */
-export const SECRET_PREFIX = 'whsec_';
+const SECRET_PREFIX = 'whsec_';
 
 /** A new secret: 32 random bytes, base64, with the `whsec_` prefix receivers expect. */
 export const newSecret = () => SECRET_PREFIX + randomBytes(32).toString('base64');

@@ -3,8 +3,8 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Ctx } from '../services/platform/context.ts';
 import { ApiError } from '../domain/errors.ts';
 
-/** An administrative command (the CLI's table, passed in by main.ts). */
-export type AdminCommand = (ctx: Ctx, args: Record<string, any>) => Promise<unknown>;
+/** An administrative command (the CLI's table, handed to startService by the CLI). */
+export type AdminCommand = (ctx: Ctx, args: Record<string, unknown>) => Promise<unknown>;
 
 /**
  * Lets `npx tender ...` work while this process holds the embedded store. Bound to a random

@@ -18,7 +18,7 @@ import { installRateLimit, limitAnonymous, payResourceOf } from './rate-limit.ts
 import { idempotency } from './idempotency.ts';
 import { requireTestProject } from './api/test-tools.ts';
 import type { Routes } from './registry.ts';
-import { docsRoutes } from './docs.ts';
+import { docsRoutes, type Json } from './docs.ts';
 import { shapeBody } from '../domain/schemas/shape.ts';
 import { lazyValidators } from './lazy-validation.ts';
 
@@ -26,7 +26,7 @@ import { lazyValidators } from './lazy-validation.ts';
 export const prefixOf = (url: string) => new URL(url).pathname.replace(/\/+$/, '');
 
 /** Drops `null` members (null means absent), except inside free-form merchant data. */
-export function stripNulls(value: unknown, key?: string): unknown {
+function stripNulls(value: unknown, key?: string): unknown {
   if (key === 'extra' || key === 'order_lines') return value;
   if (Array.isArray(value)) return value.map((v) => stripNulls(v));
   if (value && typeof value === 'object') {
@@ -120,7 +120,7 @@ export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstanc
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });
   // the reference page: rendered here from the document, no script, no CDN (src/http/docs.ts)
-  await app.register(docsRoutes(() => app.swagger() as Record<string, any>));
+  await app.register(docsRoutes(() => app.swagger() as Json));
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));

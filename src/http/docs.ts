@@ -11,7 +11,12 @@ import { setPageHeaders } from './pay/security.ts';
  * response code with what it means and an example body.
  */
 
-type Json = Record<string, any>;
+/**
+ * A node of the OpenAPI document, walked as JSON: schemas, operations and examples of every shape
+ * the route schemas make; the page reads what a node has and shows nothing for what it lacks.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any node of a JSON document: typing each of OpenAPI's shapes would only restate the spec
+export type Json = Record<string, any>;
 
 const esc = (v: unknown) =>
   String(v ?? '').replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!);

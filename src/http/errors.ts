@@ -3,8 +3,16 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
 
+/** What Tender reads of an Ajv validation error (the params of the keywords it words itself). */
+interface AjvIssue {
+  keyword: string;
+  instancePath?: string;
+  message?: string;
+  params?: { missingProperty?: string; additionalProperty?: string; allowedValues?: unknown[]; format?: string };
+}
+
 /** Ajv's instancePath and params to the dotted field name: /customer/postal_code -> customer.postal_code. */
-export function fieldOf(v: { instancePath?: string; params?: Record<string, any> }, part?: string): string {
+export function fieldOf(v: Pick<AjvIssue, 'instancePath' | 'params'>, part?: string): string {
   const path = (v.instancePath ?? '')
     .split('/')
     .filter(Boolean)
@@ -16,7 +24,7 @@ export function fieldOf(v: { instancePath?: string; params?: Record<string, any>
   return field || part || 'body';
 }
 
-function validationMessage(v: { keyword: string; message?: string; params?: Record<string, any> }, field: string): string {
+function validationMessage(v: AjvIssue, field: string): string {
   switch (v.keyword) {
     case 'required':
       return `${field} is required`;
@@ -39,7 +47,7 @@ function validationMessage(v: { keyword: string; message?: string; params?: Reco
 /** Maps any error to the error body (docs/design.md "Errors"); 5xx never carries internals. */
 export function toApiError(err: FastifyError | Error): ApiError {
   if (err instanceof ApiError) return err;
-  const e = err as FastifyError & { validation?: any[]; validationContext?: string };
+  const e = err as Omit<FastifyError, 'validation'> & { validation?: AjvIssue[]; validationContext?: string };
   if (e.validation?.length) {
     const v = e.validation[0];
     const field = fieldOf(v, e.validationContext);
@@ -64,7 +72,7 @@ export function toApiError(err: FastifyError | Error): ApiError {
 }
 
 /** The realm of the Basic authentication challenge on every 401 (RFC 7617). */
-export const CHALLENGE = 'Basic realm="Tender"';
+const CHALLENGE = 'Basic realm="Tender"';
 
 function sendError(reply: FastifyReply, api: ApiError) {
   if (api.status === 401) reply.header('WWW-Authenticate', CHALLENGE);

@@ -2,9 +2,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
 
 /** Deepest nesting of objects and arrays a body may have; Tender's own schemas need 5. */
-export const MAX_DEPTH = 32;
+const MAX_DEPTH = 32;
 
 /** PostgreSQL's text and jsonb refuse NUL; JSON text must be well-formed UTF-16 to become UTF-8. */
+// eslint-disable-next-line no-control-regex -- NUL is what this refuses (PostgreSQL text cannot hold it)
 const BAD_TEXT = /[\u0000\p{Cs}]/u; // in unicode mode a surrogate pair is one code point: only lone ones match
 const badText = (s: string) => BAD_TEXT.test(s);
 
@@ -15,7 +16,7 @@ const join = (path: string, key: string | number) => (typeof key === 'number' ? 
  * a body nested 100,000 deep is refused, not a stack overflow: nesting beyond MAX_DEPTH, or a
  * string or object key with a NUL or an unpaired surrogate. Names the field as the errors do.
  */
-export function inputProblem(value: unknown, part: string): { field: string; message: string } | undefined {
+function inputProblem(value: unknown, part: string): { field: string; message: string } | undefined {
   const stack: Array<{ v: unknown; path: string; depth: number }> = [{ v: value, path: '', depth: 0 }];
   while (stack.length) {
     const { v, path, depth } = stack.pop()!;

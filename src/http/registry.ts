@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Ctx } from '../services/platform/context.ts';
 
 /** A capability's routes, given the context. */
-export type RoutePlugin = (ctx: Ctx) => FastifyPluginAsync<any>;
+export type RoutePlugin = (ctx: Ctx) => FastifyPluginAsync;
 
 /** Where each capability's routes are mounted; main.ts lists them (docs/architecture.md). */
 export interface Routes {

@@ -2,10 +2,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
 
 /** One year, the usual HSTS lifetime; subdomains are the operator's to decide, so not included. */
-export const HSTS = 'max-age=31536000';
+const HSTS = 'max-age=31536000';
 
 /** Whether the request reached Tender over TLS: its own socket, or X-Forwarded-Proto from a trusted proxy (TRUST_PROXY). */
-export const overTls = (req: FastifyRequest) => req.protocol === 'https';
+const overTls = (req: FastifyRequest) => req.protocol === 'https';
 
 /**
  * Rules of the transport, for every route: HTTP/1.1 requests name their Host (RFC 9112 3.2);

@@ -64,7 +64,7 @@ export interface SessionRequest {
 const DOMAIN = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 
 /** validationUrl as a URL when it is https on an allowed host; throws a ValidationError otherwise. */
-export function checkValidationUrl(text: string, hosts: readonly string[]): URL {
+function checkValidationUrl(text: string, hosts: readonly string[]): URL {
   let url: URL;
   try {
     url = new URL(text);
@@ -93,7 +93,7 @@ export function checkSessionRequest(projectId: string, input: SessionRequest, ho
 }
 
 /** What the provider is sent: the request's fields with the web initiative. */
-export const providerBody = (input: SessionRequest) => ({
+const providerBody = (input: SessionRequest) => ({
   merchantIdentifier: input.merchantIdentifier,
   displayName: input.displayName,
   initiative: 'web',

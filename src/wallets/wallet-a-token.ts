@@ -48,9 +48,10 @@ export class WalletATokenError extends Error {
     super(message);
   }
 }
-const fail = (code: WalletATokenErrorCode, message: string): never => {
+// a declaration, not an arrow: a call to it narrows what it checked (TypeScript's control flow)
+function fail(code: WalletATokenErrorCode, message: string): never {
   throw new WalletATokenError(code, message);
-};
+}
 
 export interface PaymentData {
   version: string;
@@ -91,7 +92,7 @@ export interface WalletAPayment {
   deviceManufacturerIdentifier?: string;
 }
 
-export const DEFAULT_MAX_AGE_MS = 5 * 60_000;
+const DEFAULT_MAX_AGE_MS = 5 * 60_000;
 const B64 = /^[A-Za-z0-9+/]+={0,2}$/;
 // whole bytes only: Buffer.from(hex) drops a trailing half byte, which the signature would then not cover
 const HEX = /^(?:[0-9a-fA-F]{2})*$/;
@@ -147,7 +148,7 @@ const signedContent = (pd: PaymentData) =>
 const within = (cert: X509Certificate, now: Date) => now >= new Date(cert.validFrom) && now <= new Date(cert.validTo);
 
 /** Step 2 and 3: the signature, its certificate chain and its time. */
-export function verifySignature(pd: PaymentData, opts: Pick<OpenOptions, 'roots' | 'now' | 'maxAgeMs'>) {
+function verifySignature(pd: PaymentData, opts: Pick<OpenOptions, 'roots' | 'now' | 'maxAgeMs'>) {
   let sig;
   try {
     sig = readDetachedSignature(Buffer.from(pd.signature, 'base64'));
@@ -201,7 +202,7 @@ export const publicKeyHash = (key: KeyObject | string) => sha256(asPublic(key).e
 const asPublic = (key: KeyObject | string) => (typeof key !== 'string' && key.type === 'public' ? key : createPublicKey(key));
 
 /** Steps 4 and 5: the payload's JSON text. */
-export function decrypt(pd: PaymentData, keys: ProcessingKey[], merchantIdentifier: string): string {
+function decrypt(pd: PaymentData, keys: ProcessingKey[], merchantIdentifier: string): string {
   const key =
     keys.find((k) => k.publicKeyHash === pd.header.publicKeyHash) ??
     fail('unknown_key', 'the token is encrypted to a key this project does not hold (publicKeyHash)');
@@ -229,9 +230,18 @@ export function decrypt(pd: PaymentData, keys: ProcessingKey[], merchantIdentifi
 
 /** Step 6: the payload the wallet encrypted. Only 3-D Secure payment data is taken (EMV is for other regions). */
 export function readPayload(text: string, tokenId: string): WalletAPayment {
-  let p: any;
+  // the decrypted payload's fields, each checked before it is used
+  let p: {
+    applicationPrimaryAccountNumber?: unknown;
+    applicationExpirationDate?: unknown;
+    currencyCode?: unknown;
+    transactionAmount?: unknown;
+    paymentDataType?: unknown;
+    paymentData?: { onlinePaymentCryptogram?: unknown; eciIndicator?: unknown } | null;
+    deviceManufacturerIdentifier?: unknown;
+  };
   try {
-    p = JSON.parse(text);
+    p = JSON.parse(text) ?? {}; // null: every field missing
   } catch {
     return fail('invalid_payload', 'the decrypted payload is not JSON');
   }
@@ -242,7 +252,7 @@ export function readPayload(text: string, tokenId: string): WalletAPayment {
     fail('invalid_payload', 'applicationExpirationDate is not YYMMDD');
   if (typeof p.currencyCode !== 'string' || !/^\d{3}$/.test(p.currencyCode))
     fail('invalid_payload', 'currencyCode is not an ISO 4217 numeric code');
-  if (!Number.isSafeInteger(p.transactionAmount) || p.transactionAmount < 0)
+  if (typeof p.transactionAmount !== 'number' || !Number.isSafeInteger(p.transactionAmount) || p.transactionAmount < 0)
     fail('invalid_payload', 'transactionAmount is not an amount in minor units');
   if (p.paymentDataType !== '3DSecure')
     fail('invalid_payload', `paymentDataType ${String(p.paymentDataType).slice(0, 20)} is not supported: only 3DSecure`);

@@ -7,9 +7,10 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { payOrder } from '../helpers/pay.ts';
+import type { Json } from '../helpers/json.ts';
 
 let t: TestService;
-let doc: any;
+let doc: Json;
 before(async () => {
   t = await startTestService();
   doc = (await t.api('GET', '/openapi.json', undefined, { key: null })).body;
@@ -17,10 +18,10 @@ before(async () => {
 after(async () => t?.close());
 
 const operations = () =>
-  Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, ops]) =>
+  Object.entries(doc.paths as Record<string, Record<string, Json>>).flatMap(([path, ops]) =>
     Object.entries(ops).map(([method, op]) => ({ path, method, op })),
   );
-const exampleOf = (media: any) => media?.example ?? (media?.examples ? (Object.values(media.examples)[0] as any).value : undefined);
+const exampleOf = (media: Json) => media?.example ?? (media?.examples ? (Object.values(media.examples)[0] as Json).value : undefined);
 
 test('every operation has a summary, every response a description and an example, every body an example', () => {
   const problems: string[] = [];
@@ -29,9 +30,9 @@ test('every operation has a summary, every response a description and an example
     if (!op.summary) problems.push(`${name}: no summary`);
     const body = op.requestBody?.content?.['application/json'];
     if (op.requestBody && exampleOf(body) === undefined) problems.push(`${name}: no request example`);
-    for (const [code, r] of Object.entries<any>(op.responses ?? {})) {
+    for (const [code, r] of Object.entries<Json>(op.responses ?? {})) {
       if (!r.description || r.description === 'Default Response') problems.push(`${name} ${code}: no description`);
-      for (const [type, media] of Object.entries<any>(r.content ?? {}))
+      for (const [type, media] of Object.entries<Json>(r.content ?? {}))
         if (exampleOf(media) === undefined) problems.push(`${name} ${code} ${type}: no example`);
     }
   }

@@ -6,13 +6,14 @@ import { startTestService, type TestService } from '../helpers/service.ts';
 import { payOrder } from '../helpers/pay.ts';
 import { base32Decode, totp } from '../../src/domain/totp.ts';
 import { assertAccessible, portalContext, portalUser, signInPage, VIEWPORTS } from '../helpers/portal.ts';
+import type { Json } from '../helpers/json.ts';
 
 /** axe-core on every portal page, on a phone and on a desktop; and the portal by keyboard alone. */
 
 let t: TestService;
 let browser: Browser;
 let user: { email: string; password: string };
-let paid: any;
+let paid: Json;
 let linkId: string;
 before(async () => {
   t = await startTestService();

@@ -1,9 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Page } from 'playwright-core';
 import { hostedSuite, viewports } from '../helpers/hosted-suite.ts';
 import { desktopPage, phonePage } from '../helpers/browser.ts';
-import { validOrder } from '../helpers/service.ts';
 
 /**
  * The card form a customer trusts (issue 19), in a real browser with axe-core: POST/redirect/GET

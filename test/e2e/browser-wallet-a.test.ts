@@ -14,6 +14,7 @@ import { makeSandboxChain } from '../../src/wallets/wallet-a-pki.ts';
 import { sealPaymentToken } from '../../src/wallets/wallet-a-token.ts';
 import { simulator } from '../../src/acquirer/simulator/index.ts';
 import { assertPaidByDevice, reported, walletAPayload } from '../helpers/wallets.ts';
+import type { Json } from '../helpers/json.ts';
 
 /** Live projects whose acquirer is the simulator, for as long as a test needs (the service asks through its liveConnector). */
 const simulatedLive = new Set<string>();
@@ -44,7 +45,7 @@ const providerSession = {
   signature: '3080',
   extra: { kept: true },
 };
-const seen: { body: any; path?: string; clientSubject: string }[] = [];
+const seen: { body: Json; path?: string; clientSubject: string }[] = [];
 
 const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
 const pem = (name: string) => readFileSync(join(dir, name), 'utf8');
@@ -151,7 +152,7 @@ const phone = () => phonePage(browser);
  * `events`) and waits for the device button; `alert` is where the page says what went wrong.
  */
 async function withDevice(page: Page, orderUrl: string, init: string) {
-  const events: [string, any][] = [];
+  const events: [string, Json][] = [];
   await page.exposeFunction('__walletA', (kind: string, value: unknown) => void events.push([kind, value]));
   await page.addInitScript(init);
   await page.goto(orderUrl);

@@ -6,6 +6,7 @@ import { validOrder, type TestService } from '../helpers/service.ts';
 import { prodRoot, startWalletBService, walletBClient } from '../helpers/wallet-b.ts';
 import { simulator } from '../../src/acquirer/simulator/index.ts';
 import { assertPaidByDevice, reported } from '../helpers/wallets.ts';
+import type { Json } from '../helpers/json.ts';
 
 /**
  * A customer in a real browser (Debian's headless Chromium) pays a live order without a
@@ -72,7 +73,7 @@ test(
       sortingCode: '',
     };
 
-    const events: [string, any][] = [];
+    const events: [string, Json][] = [];
     const { page, cspErrors, pageErrors } = await phonePage(browser);
     simulatedLive.add(live.project_id);
     try {

@@ -2,6 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, validOrder, request, type TestService } from '../helpers/service.ts';
 import { followBrowser, futureExpiry, startPayment, vault, createCardOrder, parseForm, submitForm } from '../helpers/cards.ts';
+import type { Json } from '../helpers/json.ts';
 
 // The late decline answers after LATE_DECLINE_MS of the project's clock. It is set far ahead so
 // the background worker never declines before the test looks, then reached by advancing the clock.
@@ -89,11 +90,11 @@ const withIds = (url: string, order: { id: string; project_id: string }) => {
 test('GET /v1/test/cards/ lists every card of the table, and this test covers each', async () => {
   const res = await t.api('GET', '/v1/test/cards/');
   assert.equal(res.status, 200, res.text);
-  const listed = res.body.cards.map((c: any) => c.pan).sort();
+  const listed = res.body.cards.map((c: Json) => c.pan).sort();
   assert.deepEqual(listed, [...new Set(CASES.map((c) => c.pan))].sort());
-  const cb = res.body.cards.find((c: any) => c.pan === '4000002500001001');
+  const cb = res.body.cards.find((c: Json) => c.pan === '4000002500001001');
   assert.deepEqual(cb.brands, ['cartes_bancaires', 'visa']);
-  const challenge = res.body.cards.find((c: any) => c.pan === '4000002760003184');
+  const challenge = res.body.cards.find((c: Json) => c.pan === '4000002760003184');
   assert.equal(challenge.three_ds, 'C');
   assert.equal(challenge.challenge_code, '1234');
   const live = await t.newProject('live');
@@ -132,7 +133,7 @@ for (const c of CASES) {
     if (c.order === 'completed') assert.ok(order.completed, 'completed timestamp set');
     assert.ok(
       txn.events
-        .map((e: any) => e.event)
+        .map((e: Json) => e.event)
         .join(',')
         .startsWith('new,pending,'),
       'events new, pending, ...',
@@ -241,7 +242,7 @@ test('late decline: processing, then declined by the late_decline job when the c
   assert.equal(txn.outcomes.processing.status, 'declined');
   assert.equal(txn.outcomes.processing.response_code, '05');
   assert.deepEqual(
-    txn.events.map((e: any) => e.event),
+    txn.events.map((e: Json) => e.event),
     ['new', 'pending', 'processing', 'declined'],
   );
   const outbox = await t.db.query<{ status: string }>('SELECT status FROM outbox WHERE order_id = $1 ORDER BY id', [p.order.id]);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { request, basic } from '../helpers/service.ts';
 import { BIN, embeddedEnv, runTender, type Run, freePort } from '../helpers/cli.ts';
 import { pgliteDb } from '../../src/store/db/lite.ts';
+import type { Json } from '../helpers/json.ts';
 
 let dir: string;
 let env: NodeJS.ProcessEnv;
@@ -147,8 +148,8 @@ test('while `serve` holds the directory, commands go through it; SIGTERM exits 0
   assert.ok(!existsSync(join(dir, 'tender.lock')), 'the lock is released on shutdown');
 
   const list = json(await tender(['project', 'list', '--json']));
-  assert.deepEqual(list.map((p: any) => p.name).sort(), ['Live shop', 'Second shop', 'While serving']);
-  assert.equal(new Set(list.map((p: any) => p.merchant_id)).size, 2);
+  assert.deepEqual(list.map((p: Json) => p.name).sort(), ['Live shop', 'Second shop', 'While serving']);
+  assert.equal(new Set(list.map((p: Json) => p.merchant_id)).size, 2);
 });
 
 test('API keys are stored only as hashes: no key text in any table', async () => {

@@ -348,7 +348,10 @@ test('payment method aliases: listed by GET currencies and turned into the metho
 
 test('payment method aliases: an alias of an inactive method is refused naming that method', async () => {
   const limited = await t.newProject('test');
-  const [row] = await t.db.query<{ settings: any }>('SELECT settings FROM projects WHERE id = $1', [limited.project_id]);
+  const [row] = await t.db.query<{ settings: { payment_methods: Record<string, unknown> } }>(
+    'SELECT settings FROM projects WHERE id = $1',
+    [limited.project_id],
+  );
   delete row.settings.payment_methods['wallet-a-pay'];
   await t.db.query('UPDATE projects SET settings = $2 WHERE id = $1', [limited.project_id, JSON.stringify(row.settings)]);
   const cur = await t.api('GET', '/v1/merchants/self/projects/self/currencies/', undefined, { key: limited.api_key });

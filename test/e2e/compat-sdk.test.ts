@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { startTestService, cardOrder, validOrder, type TestService, type ApiResponse } from '../helpers/service.ts';
 import { expectRejectedIn, limitedProject, type Expect } from '../helpers/rejects.ts';
 import { payOrder } from '../helpers/pay.ts';
+import type { Json } from '../helpers/json.ts';
 
 let t: TestService;
 before(async () => {
@@ -85,7 +86,7 @@ test('README update flow: GET the order, change description, PUT it all back (ca
 
 test("update flow through PHP's json_decode/json_encode: [] for the empty objects", async () => {
   const o = await created(cardOrder({ extra: {} }));
-  const order = phpRoundTrip(await get(o.id)) as Record<string, any>;
+  const order = phpRoundTrip(await get(o.id)) as Record<string, Json>;
   assert.deepEqual(order.extra, [], 'the PHP client really sends []');
   const res = await t.api('PUT', `/v1/orders/${o.id}/`, { ...order, merchant_order_id: 'shop-1001-b' });
   assert.equal(res.status, 200, res.text);
@@ -94,7 +95,7 @@ test("update flow through PHP's json_decode/json_encode: [] for the empty object
 
 test("plugin SDK update flow: the creation answer, members dropped, an additional address's country changed", async () => {
   const o = await created(); // the answer holds the one-time setup_token: sending it back is no change
-  const body = pluginSdkBody(o) as Record<string, any>;
+  const body = pluginSdkBody(o) as Record<string, Json>;
   body.customer.additional_addresses[1].country = 'QQ';
   const res = await t.api('PUT', `/v1/orders/${o.id}/`, body);
   assert.equal(res.status, 200, res.text);
@@ -137,7 +138,7 @@ test('PUT changes customer, order_lines, extra, the URLs and references, and kee
   assert.deepEqual({ ...row }, { customer_email: 'anne@example.nl', merchant_customer_id: 'c-77' });
 });
 
-const readOnlyChanges: Array<[name: string, change: (o: any) => Record<string, unknown>, field: string]> = [
+const readOnlyChanges: Array<[name: string, change: (o: Json) => Record<string, unknown>, field: string]> = [
   ['amount', (o) => ({ ...o, amount: o.amount + 1 }), 'amount'],
   ['currency', (o) => ({ ...o, currency: 'USD' }), 'currency'],
   ['client', (o) => ({ ...o, client: { ...o.client, plugin_version: '9' } }), 'client'],

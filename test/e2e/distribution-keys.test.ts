@@ -109,7 +109,11 @@ test("every per-project table's project_id is checked once: by a key to projects
   const checked = new Set(direct);
   for (let grew = true; grew;) {
     grew = false;
-    for (const t of perProject) if (!checked.has(t) && parents(t).some((p) => checked.has(p))) (checked.add(t), (grew = true));
+    for (const t of perProject)
+      if (!checked.has(t) && parents(t).some((p) => checked.has(p))) {
+        checked.add(t);
+        grew = true;
+      }
   }
   // the work list migration 085 fills from transactions and the service empties at its next start
   const unchecked = new Set(['holder_names_to_seal']);

@@ -10,12 +10,13 @@ import { basic, request, startTestService, type TestService } from '../helpers/s
 import { payOrder } from '../helpers/pay.ts';
 import { createCardOrder } from '../helpers/cards.ts';
 import { body, type Schema } from '../helpers/fuzz.ts';
+import type { Json } from '../helpers/json.ts';
 
 /** Cases per operation: bounded by count, not time, so a loaded machine slows the test but never skips a case. */
 const RUNS = 8;
 
 let t: TestService;
-let doc: any;
+let doc: Json;
 let countAll: string;
 /** Values for each path parameter: ids that exist in this project, ids of nothing, no ids. */
 const ids: Record<string, string[]> = {};
@@ -44,14 +45,14 @@ const resolve = (ref: string): Schema =>
   ref
     .replace(/^#\//, '')
     .split('/')
-    .reduce((node: any, part) => node[part], doc);
+    .reduce((node: Json, part) => node[part], doc);
 
 /** Operations whose upstream (a wallet provider's server) may fail: 502/504 are theirs, and documented. */
 const UPSTREAM = new Set([502, 504]);
 
 test('fuzzing every operation of /openapi.json: no 5xx, documented statuses, the error body on 4xx, nothing stored by a 4xx', async () => {
-  const operations = Object.entries<any>(doc.paths).flatMap(([path, ops]) =>
-    Object.entries<any>(ops).map(([method, op]) => ({ path, method: method.toUpperCase(), op })),
+  const operations = Object.entries<Json>(doc.paths).flatMap(([path, ops]) =>
+    Object.entries<Json>(ops).map(([method, op]) => ({ path, method: method.toUpperCase(), op })),
   );
   assert.ok(operations.length >= 30, `the document lists ${operations.length} operations`);
   const seen = new Map<string, Set<number>>();

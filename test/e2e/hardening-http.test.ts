@@ -6,13 +6,14 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { request, basic, validOrder, type TestService } from '../helpers/service.ts';
 import { expectRejectedIn, ordersService, type Expect } from '../helpers/rejects.ts';
+import type { Json } from '../helpers/json.ts';
 
 let t: TestService;
 before(async () => ({ t } = await ordersService()));
 after(async () => t?.close());
 
 /** Sends raw bytes on a new connection and reads the whole answer: status, headers and parsed body. */
-function raw(bytes: string): Promise<{ status: number; headers: string; body: any }> {
+function raw(bytes: string): Promise<{ status: number; headers: string; body: Json }> {
   const { hostname, port } = new URL(t.url);
   return new Promise((resolve, reject) => {
     // no half-close: Node would drop a connection whose client ended before the answer was ready
@@ -24,7 +25,7 @@ function raw(bytes: string): Promise<{ status: number; headers: string; body: an
     socket.on('close', () => {
       const [head, ...rest] = data.split('\r\n\r\n');
       const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1]);
-      let body: any = rest.join('\r\n\r\n');
+      let body: Json = rest.join('\r\n\r\n');
       try {
         body = JSON.parse(body);
       } catch {
@@ -35,7 +36,7 @@ function raw(bytes: string): Promise<{ status: number; headers: string; body: an
   });
 }
 
-const errorBody = (res: { status: number; headers: string; body: any }, status: number) => {
+const errorBody = (res: { status: number; headers: string; body: Json }, status: number) => {
   assert.equal(res.status, status, JSON.stringify(res));
   assert.match(res.headers, /content-type: application\/json/);
   assert.equal(res.body?.error?.status, status, JSON.stringify(res.body));

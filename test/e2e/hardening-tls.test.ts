@@ -2,6 +2,7 @@
 // made by openssl here: TLS 1.1 refused, 1.2 and 1.3 served with HSTS. Behind a terminator
 // (TRUST_PROXY), X-Forwarded-Proto decides; live projects refuse requests that came in clear.
 import { test, before, after } from 'node:test';
+import type { Json } from '../helpers/json.ts';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -73,7 +74,7 @@ function httpsGet(
   path: string,
   auth: string,
   version: SecureVersion = 'TLSv1.3',
-): Promise<{ status: number; headers: Record<string, unknown>; body: any }> {
+): Promise<{ status: number; headers: Record<string, unknown>; body: Json }> {
   return new Promise((resolve, reject) => {
     const req = httpsRequest(
       `${tls.url}${path}`,

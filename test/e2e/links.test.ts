@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestService, type TestService } from '../helpers/service.ts';
+import type { Json } from '../helpers/json.ts';
 
 let t: TestService;
 before(async () => {
@@ -183,7 +184,7 @@ test('choosing a method creates an order from the link and sends the customer to
   const found = await t.api('POST', '/v1/search/orders/', { query: `related_payment_link_id:${l.id}` });
   assert.equal(found.status, 200, found.text);
   assert.deepEqual(
-    found.body.orders.map((x: any) => x.id),
+    found.body.orders.map((x: Json) => x.id),
     [orderId],
   );
 });
@@ -292,7 +293,9 @@ test('status: new -> expired through run-due-jobs; an expired link takes no orde
   assert.equal(link.status, 'expired');
   assert.match(link.reason, /expired/);
   assert.ok(link.completed);
-  const stored = (await t.db.query('SELECT completed, expires_at FROM payment_links WHERE id = $1', [l.id]))[0];
+  const stored = (
+    await t.db.query<{ completed: Date; expires_at: Date }>('SELECT completed, expires_at FROM payment_links WHERE id = $1', [l.id])
+  )[0];
   assert.equal(new Date(stored.completed).getTime(), new Date(stored.expires_at).getTime(), 'the job recorded the expiry');
   const tried = await choose(l.payment_url);
   assert.match(tried.page, /has expired/);
@@ -327,7 +330,7 @@ test('a link limited to one method offers only that one', async () => {
 });
 
 test("the link's webhook_url receives the status changes of its orders", async () => {
-  const received: { path: string; body: any }[] = [];
+  const received: { path: string; body: Json }[] = [];
   const server = createServer((req, res) => {
     let data = '';
     req.on('data', (c) => (data += c));

@@ -15,6 +15,7 @@ import { findProject, updateProjectSettings } from '../../src/store/platform/pro
 import { canonicalJson } from '../../src/http/idempotency.ts';
 import { lockKey } from '../../src/store/platform/idempotency.ts';
 import { simulator } from '../../src/acquirer/simulator/index.ts';
+import type { Json } from '../helpers/json.ts';
 
 /** Live projects whose acquirer is the simulator, for as long as a test needs (the service asks through its liveConnector). */
 const simulatedLive = new Set<string>();
@@ -175,7 +176,7 @@ test('the database refuses a journal that does not balance', async () => {
         [t.project.project_id, randomUUID(), s.id, s.transactions[0].id],
       );
     }),
-    (err: any) => err.code === '23514',
+    (err: { code?: string }) => err.code === '23514',
   );
 });
 
@@ -442,7 +443,7 @@ async function cliStore(): Promise<CliStore> {
   await db.tx(async (q) => {
     const [txn] = await q.query('SELECT * FROM transactions WHERE id = $1', [txnId]);
     const [project] = await q.query('SELECT * FROM projects WHERE id = $1', [projectId]);
-    await onAuthorized(q, project as any, txn as any, new Date());
+    await onAuthorized(q, project as Json, txn as Json, new Date());
   });
   if (!url) await db.close(); // PGlite: one process per data directory; the CLI opens it next
   const reopen = async (): Promise<Db> => (url ? db : pgliteDb(join(dir, 'data')));

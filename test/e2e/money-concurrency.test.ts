@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { payOrder } from '../helpers/pay.ts';
 import { checkLedger } from '../../src/services/payments/ledger-check.ts';
+import type { Json } from '../helpers/json.ts';
 
 let t: TestService;
 before(async () => {
@@ -15,11 +16,12 @@ before(async () => {
 after(async () => t?.close());
 
 const N = 50;
-const txnPath = (o: any) => `/v1/orders/${o.id}/transactions/${o.transactions[0].id}`;
+const txnPath = (o: Json) => `/v1/orders/${o.id}/transactions/${o.transactions[0].id}`;
 const get = async (id: string) => (await t.api('GET', `/v1/orders/${id}/`)).body;
+type Amounts = Record<'authorized_amount' | 'captured_amount' | 'voided_amount' | 'refunded_amount' | 'charged_back_amount', number>;
 const counters = async (txnId: string) =>
   (
-    await t.db.query(
+    await t.db.query<Amounts>(
       'SELECT authorized_amount, captured_amount, voided_amount, refunded_amount, charged_back_amount FROM transactions WHERE id = $1',
       [txnId],
     )

@@ -7,6 +7,7 @@ import { Writable } from 'node:stream';
 import { startTestService, validOrder, basic, cardOrder, type TestService } from '../helpers/service.ts';
 import { createLogger } from '../../src/log.ts';
 import { prefixOf } from '../../src/http/app.ts';
+import type { Json } from '../helpers/json.ts';
 
 const lines: string[] = [];
 const logStream = new Writable({
@@ -49,7 +50,7 @@ function routesOf(tree: string): Map<string, Set<string>> {
   const routes = new Map<string, Set<string>>();
   const parents: string[] = [];
   for (const line of tree.split('\n')) {
-    const m = /^((?:[│ ]   )*)[├└]── (.+?)(?: \(([A-Z, ]+)\))?$/.exec(line);
+    const m = /^((?:[│ ] {3})*)[├└]── (.+?)(?: \(([A-Z, ]+)\))?$/.exec(line);
     if (!m) continue;
     const depth = m[1].length / 4;
     const path = (depth ? parents[depth - 1] : '') + m[2];
@@ -96,11 +97,11 @@ test('/openapi.json documents every API route of the running service, with its m
 
 test('/openapi.json: every operation declares its path parameters and its request body schema', async () => {
   const doc = (await t.api('GET', '/openapi.json', undefined, { key: null })).body;
-  for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+  for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, Json>>)) {
     for (const [method, op] of Object.entries(ops)) {
       const names = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
       for (const name of names) {
-        const p = (op.parameters ?? []).find((x: any) => x.in === 'path' && x.name === name);
+        const p = (op.parameters ?? []).find((x: Json) => x.in === 'path' && x.name === name);
         assert.ok(p, `${method} ${path} declares ${name}`);
         assert.equal(p.required, true);
       }
@@ -112,7 +113,7 @@ test('/openapi.json: every operation declares its path parameters and its reques
 
 test('/openapi.json: the orders operations carry the same schemas as validation', async () => {
   const doc = (await t.api('GET', '/openapi.json', undefined, { key: null })).body;
-  const resolve = (s: any): any => (s?.$ref ? doc.components.schemas[s.$ref.split('/').pop()] : s);
+  const resolve = (s: Json): Json => (s?.$ref ? doc.components.schemas[s.$ref.split('/').pop()] : s);
   const create = doc.paths['/v1/orders/'].post;
   assert.deepEqual(create.security, [{ basicAuth: [] }]);
   const body = resolve(create.requestBody.content['application/json'].schema);
@@ -228,7 +229,7 @@ test('graceful shutdown: a request in flight completes, then new connections are
     method: 'POST',
     headers: { authorization: basic(t.project.api_key), 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
   });
-  const response = new Promise<{ status: number; connection?: string; body: any }>((resolve, reject) => {
+  const response = new Promise<{ status: number; connection?: string; body: Json }>((resolve, reject) => {
     req.on('response', (res) => {
       let text = '';
       res.on('data', (d) => (text += d));

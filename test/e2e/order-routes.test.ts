@@ -8,6 +8,7 @@ import { rotateKey } from '../../src/services/platform/tenancy.ts';
 import { moveTransaction } from '../../src/services/payments/transitions.ts';
 import * as orders from '../../src/store/payments/orders.ts';
 import { expectRejectedIn, limitedProject, ordersService, type Expect } from '../helpers/rejects.ts';
+import type { Json } from '../helpers/json.ts';
 
 let t: TestService;
 /** A test project whose settings deactivate wallet-a-pay and limit credit-card to EUR. */
@@ -228,7 +229,7 @@ test('DELETE cancels an order whose transaction is pending', async () => {
   assert.equal(res.status, 200, res.text);
   assert.equal(res.body.status, 'cancelled');
   assert.deepEqual(
-    res.body.transactions[0].events.map((e: any) => e.event),
+    res.body.transactions[0].events.map((e: Json) => e.event),
     ['new', 'pending', 'cancelled'],
   );
 });

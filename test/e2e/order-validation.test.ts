@@ -5,6 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { validOrder, cardOrder, basic, request, type TestService, type ApiResponse } from '../helpers/service.ts';
 import { expectRejectedIn, limitedProject, ordersService, stored, type Expect } from '../helpers/rejects.ts';
+import type { Json } from '../helpers/json.ts';
 
 let t: TestService;
 /** A test project whose settings deactivate wallet-a-pay and limit credit-card to EUR. */
@@ -19,13 +20,13 @@ const rejectsOrder = async (body: unknown, e: Expect, key?: string) => {
 
 /** validOrder with one customer field replaced (undefined removes it). */
 function withCustomer(over: Record<string, unknown>) {
-  const o = validOrder() as any;
+  const o = validOrder() as Json;
   o.customer = { ...o.customer, ...over };
   for (const k of Object.keys(over)) if (over[k] === undefined) delete o.customer[k];
   return o;
 }
 function without(field: string) {
-  const o = validOrder() as any;
+  const o = validOrder() as Json;
   delete o[field];
   return o;
 }
@@ -350,7 +351,7 @@ test('SDK extension fields are accepted and returned', async () => {
       plugin_version: '1.4.0',
     },
     extra: { cart_id: 'c-9', nested: { deep: [1, 2, null] }, nothing: null },
-  }) as any;
+  }) as Json;
   Object.assign(body.customer, {
     gender: 'female',
     birthdate: '1815-12-10',
@@ -383,7 +384,7 @@ test('null optional fields are treated as absent', async () => {
     transactions: null,
     client: null,
     order_lines: null,
-  }) as any;
+  }) as Json;
   Object.assign(body.customer, { state: null, phone_numbers: null, ip_address: null, gender: null });
   const res = await t.api('POST', '/v1/orders/', body);
   assert.equal(res.status, 201, res.text);

@@ -1,6 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, cardOrder, validOrder, type TestService } from '../helpers/service.ts';
+import type { Json } from '../helpers/json.ts';
 
 let t: TestService;
 before(async () => {
@@ -39,7 +40,7 @@ test('creates a card transaction with setup_token and payment_url', async () => 
   assert.match(txn.payment_method_details.setup_token, /^[0-9a-f-]{36}$/);
   assert.equal(txn.payment_url, `${t.url}/pay/${res.body.id}/transactions/${txn.id}/`);
   assert.deepEqual(
-    txn.events.map((e: any) => e.event),
+    txn.events.map((e: Json) => e.event),
     ['new'],
   );
 });

@@ -4,6 +4,7 @@ import { startTestService, type TestService } from '../helpers/service.ts';
 import { payOrder } from '../helpers/pay.ts';
 import { PortalClient, portalUser } from '../helpers/portal.ts';
 import { createProject } from '../../src/services/platform/tenancy.ts';
+import type { Json } from '../helpers/json.ts';
 
 /** Portal pages over HTTP: project switch, home figures, settings, test tools, session expiry. */
 
@@ -120,7 +121,7 @@ test('resend webhooks from an order; cancel an open order', async () => {
   await c.get(o);
   const resent = await c.post(`${o}actions`, { action: 'resend', token: 'r'.repeat(24) });
   assert.equal(resent.status, 303);
-  assert.ok((await t.api('GET', `/v1/orders/${created.body.id}/webhooks/`)).body.deliveries.some((d: any) => d.resend));
+  assert.ok((await t.api('GET', `/v1/orders/${created.body.id}/webhooks/`)).body.deliveries.some((d: Json) => d.resend));
   const cancelled = await c.post(`${o}actions`, { action: 'cancel', token: 'x'.repeat(24) });
   assert.equal(cancelled.status, 303);
   assert.equal((await t.api('GET', `/v1/orders/${created.body.id}/`)).body.status, 'cancelled');

@@ -95,7 +95,8 @@ test("CSRF: a form post without the token, or with another session's, is refused
   await c.signIn(user.email, user.password);
   const settings = `/projects/${t.project.project_id}/settings/`;
   await c.get(settings);
-  const keys = async () => (await t.db.query('SELECT count(*)::int AS n FROM api_keys WHERE project_id = $1', [t.project.project_id]))[0].n;
+  const keys = async () =>
+    (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys WHERE project_id = $1', [t.project.project_id]))[0].n;
   const before = await keys();
 
   const noToken = await c.req('POST', `${settings}keys`, {});

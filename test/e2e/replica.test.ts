@@ -15,6 +15,7 @@ import { openReplica } from '../../src/store/db/open.ts';
 import { linksOf } from '../../src/services/portal/actions.ts';
 import { insightBetween } from '../../src/services/portal/money.ts';
 import { findProject } from '../../src/store/platform/projects.ts';
+import type { Json } from '../helpers/json.ts';
 
 /** Every statement the replica ran, in order. */
 const seen: string[] = [];
@@ -81,7 +82,7 @@ test('search reads the replica, and finds what the primary wrote', async () => {
   const res = await t.api('POST', '/v1/search/orders/', { query: 'R-*', sort: 'created asc' });
   assert.equal(res.status, 200, res.text);
   assert.deepEqual(
-    res.body.orders.map((o: any) => o.merchant_order_id),
+    res.body.orders.map((o: Json) => o.merchant_order_id),
     ['R-1', 'R-2'],
   );
   const ran = seen.slice(before);

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { startTestService, request, type TestService } from '../helpers/service.ts';
 import { createCardOrder, futureExpiry, vault } from '../helpers/cards.ts';
 import { moneyClient } from '../helpers/money.ts';
+import type { Json } from '../helpers/json.ts';
 
 /**
  * Round trips to the database per request of the card flow and the money operations
@@ -133,7 +134,7 @@ test('concurrent authenticate requests of one transaction: one starts it, the ot
   assert.equal(n, 1);
   const view = (await t.api('GET', `/v1/orders/${order.id}/`)).body;
   assert.deepEqual(
-    view.transactions[0].events.map((e: any) => e.event),
+    view.transactions[0].events.map((e: Json) => e.event),
     ['new', 'pending'],
   );
 });
@@ -150,7 +151,7 @@ test('concurrent visits of the 3-D Secure page authorize once and book once', as
   const view = (await t.api('GET', `/v1/orders/${order.id}/`)).body;
   assert.equal(view.status, 'completed');
   assert.deepEqual(
-    view.transactions[0].events.map((e: any) => e.event),
+    view.transactions[0].events.map((e: Json) => e.event),
     ['new', 'pending', 'processing', 'accepted'],
   );
   const [{ n }] = await t.db.query<{ n: number }>(

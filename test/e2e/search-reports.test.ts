@@ -10,6 +10,7 @@ import { checkLedger } from '../../src/services/payments/ledger-check.ts';
 import { COLUMN_NAMES, orderReport } from '../../src/services/reporting/reports.ts';
 import { findProject } from '../../src/store/platform/projects.ts';
 import type { SearchInput } from '../../src/services/reporting/search.ts';
+import type { Json } from '../helpers/json.ts';
 
 let t: TestService;
 let o: SearchFixture['o'];
@@ -68,7 +69,7 @@ const decimals = (amount: number, currency: string) => {
 const cell = (v: unknown) => (v === undefined || v === null ? '' : Array.isArray(v) ? v.join(',') : String(v));
 
 /** The CSV row an order and one of its transactions must give, from the JSON API. */
-function expectedRow(x: any, txn: any): Record<string, string> {
+function expectedRow(x: Json, txn: Json): Record<string, string> {
   const c = x.customer ?? {};
   const d = txn?.payment_method_details ?? {};
   const row: Record<string, unknown> = {
@@ -191,8 +192,8 @@ test('the CSV report parses back into the same values as the JSON API', async ()
   ])
     assert.ok(header.includes(extra), extra);
   const json = (await search({ query: '*', sort: 'created asc', size: 100 })).body.orders;
-  const want = json.flatMap((x: any) =>
-    x.transactions.length ? x.transactions.map((txn: any) => expectedRow(x, txn)) : [expectedRow(x, undefined)],
+  const want = json.flatMap((x: Json) =>
+    x.transactions.length ? x.transactions.map((txn: Json) => expectedRow(x, txn)) : [expectedRow(x, undefined)],
   );
   assert.equal(rows.length, want.length);
   assert.deepEqual(rows, want);
@@ -232,13 +233,13 @@ test('CSV follows the query, sort, size and search_after; errors are JSON', asyn
   const json = (await search({ query: 'currency:EUR', sort: 'amount desc', size: 3 })).body;
   assert.deepEqual(
     rows.map((r) => r.id),
-    json.orders.map((x: any) => x.id),
+    json.orders.map((x: Json) => x.id),
   );
   const next = await csv({ query: 'currency:EUR', sort: 'amount desc', search_after: json.search_after });
   const rest = (await search({ query: 'currency:EUR', sort: 'amount desc', search_after: json.search_after, size: 100 })).body;
   assert.deepEqual(
     next.rows.map((r) => r.id),
-    rest.orders.map((x: any) => x.id),
+    rest.orders.map((x: Json) => x.id),
   );
   const none = await csv({ query: 'currency:XXX' });
   assert.equal(none.rows.length, 0);

@@ -5,6 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestService } from '../helpers/service.ts';
 import { ALL_A, expectError, searchOn, startSearchService, type SearchFixture } from '../helpers/search.ts';
+import type { Json } from '../helpers/json.ts';
 
 let t: TestService;
 let o: SearchFixture['o'];
@@ -23,7 +24,7 @@ async function found(query: string): Promise<string[]> {
       .map(([k, v]) => [v.id, k]),
   );
   assert.equal(res.body.total, res.body.orders.length, query);
-  return res.body.orders.map((x: any) => names.get(x.id) ?? `?${x.id}`).sort();
+  return res.body.orders.map((x: Json) => names.get(x.id) ?? `?${x.id}`).sort();
 }
 const sorted = (xs: string[]) => [...xs].sort();
 
@@ -223,13 +224,13 @@ test('start + size is capped at 10,000: beyond, a ValidationError that points to
 
 test('start and size page through the sort order; totals count up to 10,000', async () => {
   const all = await search({ query: '*', size: 100, sort: 'amount asc' });
-  const want = all.body.orders.map((x: any) => x.id);
+  const want = all.body.orders.map((x: Json) => x.id);
   const got: string[] = [];
   for (let start = 0; start < ALL_A.length; start += 4) {
     const page = await search({ query: '*', size: 4, start, sort: 'amount asc' });
     assert.equal(page.body.total, ALL_A.length);
     assert.equal(page.body.total_relation, 'eq');
-    got.push(...page.body.orders.map((x: any) => x.id));
+    got.push(...page.body.orders.map((x: Json) => x.id));
   }
   assert.deepEqual(got, want);
   const many = await search({ query: '*', size: 1 }, B.api_key);
@@ -240,10 +241,10 @@ test('start and size page through the sort order; totals count up to 10,000', as
 });
 
 test('every sort orders by its field, then id, in the same direction', async () => {
-  const byName = (x: any) => x.id;
-  const cmp = (a: any, b: any) => (a < b ? -1 : a > b ? 1 : 0);
+  const byName = (x: Json) => x.id;
+  const cmp = (a: Json, b: Json) => (a < b ? -1 : a > b ? 1 : 0);
   const orders = (await search({ query: '*', size: 100 })).body.orders;
-  const key: Record<string, (x: any) => any> = {
+  const key: Record<string, (x: Json) => Json> = {
     created: (x) => x.created,
     modified: (x) => x.modified,
     completed: (x) => x.completed ?? '',
@@ -283,13 +284,13 @@ test('orders with the same sort value are paged by id: none skipped, none repeat
       assert.equal(res.body.search_after, null);
       break;
     }
-    got.push(...res.body.orders.map((x: any) => x.id));
+    got.push(...res.body.orders.map((x: Json) => x.id));
     after = res.body.search_after;
   }
   assert.deepEqual(got, want);
   const paged: string[] = [];
   for (let start = 0; start < 50; start += 7)
-    paged.push(...(await search({ query: `created:"${instant}"`, size: 7, start }, B.api_key)).body.orders.map((x: any) => x.id));
+    paged.push(...(await search({ query: `created:"${instant}"`, size: 7, start }, B.api_key)).body.orders.map((x: Json) => x.id));
   assert.deepEqual(paged, want);
 });
 
@@ -301,7 +302,7 @@ async function walk(sort: string, size: number): Promise<string[]> {
     const res = await search({ query: '*', size, sort, search_after: after }, B.api_key);
     assert.equal(res.status, 200, res.text);
     if (!res.body.orders.length) return ids;
-    ids.push(...res.body.orders.map((x: any) => x.id));
+    ids.push(...res.body.orders.map((x: Json) => x.id));
     after = res.body.search_after;
   }
   throw new Error('walk did not end');

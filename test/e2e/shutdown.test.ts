@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { once } from 'node:events';
 import { startTestService, validOrder, basic } from '../helpers/service.ts';
+import type { Json } from '../helpers/json.ts';
 
 async function rawSocket(url: string): Promise<{ socket: Socket; received: () => string; closed: Promise<unknown> }> {
   const { hostname, port } = new URL(url);
@@ -81,7 +82,7 @@ test('a stop turns /readyz red first and keeps serving for SHUTDOWN_DRAIN_MS, th
   const closing = t.close();
   const ready = await fetch(`${t.url}/readyz`);
   assert.equal(ready.status, 503, 'red as soon as the stop begins');
-  assert.equal(((await ready.json()) as any).error.value, 'shutting down');
+  assert.equal(((await ready.json()) as Json).error.value, 'shutting down');
   const created = await t.api('POST', '/v1/orders/', validOrder({ merchant_order_id: 'while-draining' }));
   assert.equal(created.status, 201, 'requests are still served while load balancers notice');
   await closing;

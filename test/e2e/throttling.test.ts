@@ -9,6 +9,7 @@ import { basic, request, startTestService, type ApiResponse, type TestService } 
 import { futureExpiry } from '../helpers/cards.ts';
 import { loadConfig } from '../../src/config.ts';
 import { Agent, fetch as undiciFetch } from 'undici';
+import type { Json } from '../helpers/json.ts';
 
 const services: TestService[] = [];
 after(async () => {
@@ -128,7 +129,7 @@ type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
 /** A second customer, from another loopback address (127.0.0.2). */
 const elsewhere = new Agent({ localAddress: '127.0.0.2' });
 after(() => elsewhere.close());
-const otherClient: Fetch = (url, init) => undiciFetch(url, { ...(init as any), dispatcher: elsewhere }) as unknown as Promise<Response>;
+const otherClient: Fetch = (url, init) => undiciFetch(url, { ...(init as Json), dispatcher: elsewhere }) as unknown as Promise<Response>;
 
 async function linkAttempt(
   t: TestService,

@@ -8,6 +8,7 @@ import { commands } from '../../src/cli/commands.ts';
 import { dataKeyFor } from '../../src/services/platform/crypto-envelope.ts';
 import { openCard } from '../../src/services/vault/cards.ts';
 import { findVaultCard } from '../../src/store/vault/cards.ts';
+import type { Json } from '../helpers/json.ts';
 
 // Every log line of the service, at level info, to prove no PAN reaches them.
 const logs: string[] = [];
@@ -221,10 +222,10 @@ test('tender keys rewrap: data keys re-wrapped under a new master key, old wraps
   const oldKey = ctx.masterKey;
   const newKey = randomBytes(32);
   const rewrap = commands['keys rewrap'];
-  const r1: any = await rewrap(ctx, { new_master_key: newKey.toString('hex') });
+  const r1: Json = await rewrap(ctx, { new_master_key: newKey.toString('hex') });
   assert.ok(r1.data_keys >= 1);
   assert.equal(r1.rewrapped, r1.data_keys);
-  const r2: any = await rewrap(ctx, { new_master_key: newKey.toString('base64') });
+  const r2: Json = await rewrap(ctx, { new_master_key: newKey.toString('base64') });
   assert.equal(r2.rewrapped, 0, 'idempotent');
   assert.equal(r2.already_wrapped, r1.data_keys);
 
@@ -237,7 +238,7 @@ test('tender keys rewrap: data keys re-wrapped under a new master key, old wraps
   assert.equal(await read(oldKey), '4111111111111111', 'still readable with the old key until pruned (no downtime)');
   await assert.rejects(read(randomBytes(32)), /not wrapped by the configured master key/);
 
-  const r3: any = await rewrap({ ...ctx, masterKey: Buffer.from(newKey) }, { new_master_key: newKey.toString('hex'), prune: true });
+  const r3: Json = await rewrap({ ...ctx, masterKey: Buffer.from(newKey) }, { new_master_key: newKey.toString('hex'), prune: true });
   assert.equal(r3.pruned, r1.data_keys);
   assert.equal(await read(newKey), '4111111111111111');
   await assert.rejects(read(oldKey), /not wrapped by the configured master key/);

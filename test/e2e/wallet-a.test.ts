@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { WALLET_A_VALIDATION_HOSTS } from '../../src/wallets/wallet-a-session.ts';
+import type { Json } from '../helpers/json.ts';
 
 /**
  * wallet-a-pay merchant validation: the request rules, the allow-list, the sandbox session,
@@ -49,7 +50,7 @@ function issue(name: string, subject: string, ext: string, self = false) {
 }
 
 interface Seen {
-  body: any;
+  body: Json;
   contentType?: string;
   clientSubject?: string;
   path?: string;

@@ -13,6 +13,7 @@ import { type Queryable } from '../../src/store/db/db.ts';
 
 import { runTender, freePort } from '../helpers/cli.ts';
 import { childStore, exited, pgUrl, waitFor, withPg } from '../helpers/child-service.ts';
+import type { Json } from '../helpers/json.ts';
 const store = childStore('crash');
 const { dir, schema } = store;
 let receiverServer: Server | undefined;
@@ -61,7 +62,7 @@ test(
     }
     await waitFor('failed attempts', async () => {
       const log = await api('GET', `/v1/orders/${orders.at(-1)}/webhooks/`);
-      return log.body.deliveries[0]?.attempts.some((a: any) => a.error === 'connection refused');
+      return log.body.deliveries[0]?.attempts.some((a: Json) => a.error === 'connection refused');
     });
 
     // more status changes under way, and the process is killed in the middle of them
@@ -102,7 +103,7 @@ test(
       if (o.body.status !== 'cancelled') continue;
       await waitFor(`deliveries of ${id}`, async () => {
         const log = await api('GET', `/v1/orders/${id}/webhooks/`);
-        return log.body.deliveries.length > 0 && log.body.deliveries.every((d: any) => d.status === 'succeeded');
+        return log.body.deliveries.length > 0 && log.body.deliveries.every((d: Json) => d.status === 'succeeded');
       });
     }
     server.kill('SIGTERM');
@@ -133,7 +134,7 @@ test(
     if (pgUrl) {
       await withPg(async (c) => {
         await c.query(`SET search_path = ${schema}`);
-        await check({ query: async (sql, params) => (await c.query(sql, params as any[])).rows as any, exec: async () => {} });
+        await check({ query: async (sql, params) => (await c.query(sql, params as Json[])).rows as Json, exec: async () => {} });
       });
     } else {
       const db = await pgliteDb(dir);

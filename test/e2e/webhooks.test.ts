@@ -14,6 +14,7 @@ import { createOrder } from '../../src/services/payments/orders.ts';
 import { nowFor } from '../../src/services/platform/context.ts';
 import { publicOnlyLookup } from '../../src/services/webhooks/delivery.ts';
 import type { CreatedProject } from '../../src/services/platform/tenancy.ts';
+import type { Json } from '../helpers/json.ts';
 
 type Project = CreatedProject; // with the webhook_secret shown at creation
 interface Call {
@@ -78,7 +79,7 @@ const as = (p: Project) => ({ key: p.api_key });
 const log = async (p: Project, orderId: string) => {
   const res = await t.api('GET', `/v1/orders/${orderId}/webhooks/`, undefined, as(p));
   assert.equal(res.status, 200, res.text);
-  return res.body as { order_id: string; deliveries: any[] };
+  return res.body as { order_id: string; deliveries: Json[] };
 };
 const runDue = async (p: Project, advance?: string) => {
   const res = await t.api('POST', '/v1/test/clock/run-due-jobs/', advance ? { advance } : {}, as(p));
@@ -143,7 +144,7 @@ test('a 500 is retried a retry interval later in the project clock, then succeed
   await runDue(p, 'PT1M');
   const done = await waitFor('success', async () => (await log(p, id)).deliveries.find((x) => x.status === 'succeeded'));
   assert.deepEqual(
-    done.attempts.map((a: any) => a.response_status),
+    done.attempts.map((a: Json) => a.response_status),
     [500, 204],
   );
   assert.equal(r.calls.length, 2);
@@ -198,10 +199,10 @@ test('ten failures end as failed, and nothing is sent after', async () => {
   assert.ok(d.completed);
   assert.equal(d.attempts.length, 10);
   assert.deepEqual(
-    d.attempts.map((a: any) => a.attempt),
+    d.attempts.map((a: Json) => a.attempt),
     [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
   );
-  assert.ok(d.attempts.slice(0, 9).every((a: any) => a.next_retry && a.response_status === 500));
+  assert.ok(d.attempts.slice(0, 9).every((a: Json) => a.next_retry && a.response_status === 500));
   assert.equal(d.attempts[9].next_retry, undefined);
   await idle(id);
   await runDue(p, 'PT10M');
@@ -250,7 +251,10 @@ test('deliveries of one order go out in order: a later one waits while an earlie
   // the first failed and waits for its retry; the job sleeps until then; the others were not tried
   await waitFor('the first attempt', async () => (await log(p, id)).deliveries[0]?.attempts.length === 1);
   await waitFor('the job to sleep', async () => {
-    const [job] = await t.db.query("SELECT locked_until, run_at FROM jobs WHERE kind = 'deliver_webhook' AND ref_id = $1", [id]);
+    const [job] = await t.db.query<{ locked_until: Date | null; run_at: Date }>(
+      "SELECT locked_until, run_at FROM jobs WHERE kind = 'deliver_webhook' AND ref_id = $1",
+      [id],
+    );
     return job && job.locked_until === null && new Date(job.run_at).getTime() > nowFor(project).getTime();
   });
   let { deliveries } = await log(p, id);
@@ -281,7 +285,7 @@ test('the project URL is the fallback; an order URL overrides it; a payment link
   const projectHook = await receiver();
   const orderHook = await receiver();
   const linkHook = await receiver();
-  const set = (await commands['project set-webhook'](t.svc.ctx, { project: p.project_id, url: projectHook.url })) as any;
+  const set = (await commands['project set-webhook'](t.svc.ctx, { project: p.project_id, url: projectHook.url })) as Json;
   assert.equal(set.webhook_url, projectHook.url);
   const viaProject = await cancelledOrder(p);
   const viaOrder = await cancelledOrder(p, { webhook_url: orderHook.url });
@@ -299,7 +303,7 @@ test('the project URL is the fallback; an order URL overrides it; a payment link
   );
   assert.equal(link.status, 201, link.text);
   const project = (await findProject(t.db, p.project_id))!;
-  const fromLink = await createOrder(t.svc.ctx, project, validOrder({ webhook_url: orderHook.url }) as any, {
+  const fromLink = await createOrder(t.svc.ctx, project, validOrder({ webhook_url: orderHook.url }) as Json, {
     paymentLinkId: link.body.id,
   });
   assert.equal((await t.api('DELETE', `/v1/orders/${fromLink.id}/`, undefined, as(p))).status, 200);
@@ -343,7 +347,7 @@ test('delivery log and resend', async () => {
   await t.db.query('UPDATE webhook_deliveries SET attempts = 2 WHERE id = $1', [deliveries[0].id]);
   const cut = (await log(p, id)).deliveries[0];
   assert.deepEqual(
-    cut.attempts.map((a: any) => [a.attempt, a.interrupted ?? false]),
+    cut.attempts.map((a: Json) => [a.attempt, a.interrupted ?? false]),
     [
       [1, false],
       [2, true],
@@ -367,7 +371,7 @@ test('signatures verify with the standardwebhooks package, with both secrets dur
   const p = await newProject();
   assert.match(p.webhook_secret!, /^whsec_/);
   const r = await receiver();
-  const rotated = (await commands['webhook-secret rotate'](t.svc.ctx, { project: p.project_id })) as any;
+  const rotated = (await commands['webhook-secret rotate'](t.svc.ctx, { project: p.project_id })) as Json;
   assert.match(rotated.webhook_secret, /^whsec_/);
   assert.notEqual(rotated.webhook_secret, p.webhook_secret);
   assert.ok(rotated.previous_secret_expires);
@@ -429,5 +433,5 @@ test('live projects refuse webhook and return URLs into private networks, at cre
     'localhost does not resolve to public addresses only: refused for a live project',
     'no address named',
   );
-  assert.equal((refusal as any).code, 'ESSRF');
+  assert.equal((refusal as Json).code, 'ESSRF');
 });

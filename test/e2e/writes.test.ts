@@ -24,7 +24,14 @@ const item = async (status = 'new', amount = 10) => {
   await store.db.query('INSERT INTO w_items (id, status, amount) VALUES ($1, $2, $3)', [id, status, amount]);
   return id;
 };
-const read = async (id: string) => (await store.db.query('SELECT * FROM w_items WHERE id = $1', [id]))[0];
+interface Item {
+  status: string;
+  amount: number;
+  tags: string[] | null;
+  body: unknown;
+  at: Date;
+}
+const read = async (id: string) => (await store.db.query<Item>('SELECT * FROM w_items WHERE id = $1', [id]))[0];
 const notes = async (id: string) =>
   (await store.db.query<{ note: string }>('SELECT note FROM w_log WHERE item_id = $1 ORDER BY id', [id])).map((r) => r.note);
 
@@ -79,7 +86,7 @@ test('a statement fails whole: a CHECK violation in one part leaves every other 
   const w = new WriteSet();
   w.insertMany('w_log', [{ item_id: id, note: 'before' }]);
   w.update('w_items', id, { amount: -1 });
-  await assert.rejects(w.run(store.db), (err: any) => err.code === '23514');
+  await assert.rejects(w.run(store.db), (err: { code?: string }) => err.code === '23514');
   assert.deepEqual(await notes(id), []);
   assert.equal((await read(id)).amount, 10);
 });

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startTestService } from './service.ts';
+import type { Json } from './json.ts';
 
 /** A phone-sized page that records every Content Security Policy complaint and script error. */
 export async function phonePage(browser: Browser): Promise<{ page: Page; cspErrors: string[]; pageErrors: string[] }> {
@@ -97,7 +98,7 @@ export async function axeViolations(page: Page): Promise<string[]> {
   const { default: axe } = await import('axe-core');
   await page.evaluate(axe.source);
   const result = await page.evaluate(() =>
-    (window as unknown as { axe: { run(ctx: Document, o: object): Promise<any> } }).axe.run(document, { resultTypes: ['violations'] }),
+    (window as unknown as { axe: { run(ctx: Document, o: object): Promise<Json> } }).axe.run(document, { resultTypes: ['violations'] }),
   );
   return (result.violations as { id: string; impact: string; nodes: { target: string[] }[] }[]).map(
     (v) =>

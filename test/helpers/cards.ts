@@ -21,10 +21,6 @@ export function randomPan(prefix = '4', length = 16): string {
   throw new Error('unreachable');
 }
 
-export interface Who {
-  key: string;
-}
-
 export function vault(t: TestService, body: Record<string, unknown>, key = t.project.api_key): Promise<ApiResponse> {
   return request(`${t.config.vaultUrl}/v1/cards/`, 'POST', body, { authorization: basic(key) });
 }

@@ -29,7 +29,10 @@ export function runTender(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60
   });
 }
 
-/** Environment for a CLI on an embedded (PGlite) store in dir, whatever DATABASE_URL the suite runs with (plain HTTP: live projects allowed without TLS, as in the service helper). */
+/**
+ * Environment for a CLI on an embedded (PGlite) store in dir, whatever DATABASE_URL the suite runs
+ * with (plain HTTP: live projects allowed without TLS, as in the service helper).
+ */
 export function embeddedEnv(dir: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     ...process.env,

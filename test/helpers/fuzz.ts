@@ -1,7 +1,8 @@
 import fc from 'fast-check';
+import type { Json } from './json.ts';
 
 /** A JSON Schema as /openapi.json writes it (the parts the generators read). */
-export type Schema = Record<string, any>;
+export type Schema = Record<string, Json>;
 
 const NASTY = [
   '\u0000',
@@ -26,7 +27,7 @@ const anyText = fc.oneof(
 );
 
 /** Any JSON value, including deeply nested ones. */
-export const anyJson = fc.oneof(
+const anyJson = fc.oneof(
   fc.jsonValue({ maxDepth: 4 }),
   fc.integer({ min: 20, max: 2000 }).map((n) => JSON.parse('['.repeat(n) + ']'.repeat(n)) as unknown),
   anyText,
@@ -34,7 +35,7 @@ export const anyJson = fc.oneof(
 );
 
 /** Values that fit a schema, as far as a schema can say (formats and patterns included). */
-export function valid(schema: Schema, resolve: (ref: string) => Schema, depth = 0): fc.Arbitrary<unknown> {
+function valid(schema: Schema, resolve: (ref: string) => Schema, depth = 0): fc.Arbitrary<unknown> {
   if (schema.$ref) return valid(resolve(schema.$ref), resolve, depth);
   if (schema.enum) return fc.constantFrom(...schema.enum);
   if (schema.const !== undefined) return fc.constant(schema.const);
@@ -90,7 +91,7 @@ function validString(schema: Schema): fc.Arbitrary<string> {
 }
 
 /** A valid value broken in one place: a member dropped, retyped, made nasty text, or an unknown one added. */
-export function broken(schema: Schema, resolve: (ref: string) => Schema): fc.Arbitrary<unknown> {
+function broken(schema: Schema, resolve: (ref: string) => Schema): fc.Arbitrary<unknown> {
   return fc
     .tuple(valid(schema, resolve), fc.nat(), fc.constantFrom('drop', 'retype', 'text', 'unknown', 'deep'), anyJson, anyText)
     .map(([value, pick, how, json, text]) => {

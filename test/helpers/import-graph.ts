@@ -23,19 +23,19 @@ export const RULES: Record<string, string[]> = {
   http: ['services', 'domain', 'config', 'log', 'telemetry'],
   // an entry point like main: opens the store for one-off commands, builds the context through main
   cli: ['main', 'services', 'store', 'domain', 'config', 'log'],
-  // the wiring: everything
-  main: ['domain', 'config', 'log', 'telemetry', 'store', 'acquirer', 'wallets', 'services', 'jobs', 'http', 'cli'],
+  // the wiring: everything beneath it (cli, the entry point above it, hands it the command table)
+  main: ['domain', 'config', 'log', 'telemetry', 'store', 'acquirer', 'wallets', 'services', 'jobs', 'http'],
 };
 
 /**
  * Inside services/ and store/, a folder per capability, lowest first: a file of a group imports only
  * its own group and those beneath it, in either layer (store/db is the store's driver, beneath all).
  */
-export const GROUPS = ['db', 'platform', 'vault', 'payments', 'webhooks', 'wallets', 'links', 'reporting', 'portal'];
+const GROUPS = ['db', 'platform', 'vault', 'payments', 'webhooks', 'wallets', 'links', 'reporting', 'portal'];
 const GROUPED = new Set(['services', 'store']);
 
 /** The capability folder of a file in services/ or store/ (`services/vault/cards.ts` -> vault). */
-export function groupOf(root: string, file: string): string | undefined {
+function groupOf(root: string, file: string): string | undefined {
   const parts = relative(root, file).split(sep);
   return GROUPED.has(parts[0]) && parts.length > 2 ? parts[1] : undefined;
 }
@@ -65,7 +65,7 @@ export function specifiers(text: string): string[] {
   return found;
 }
 
-export function layerOf(root: string, file: string): string {
+function layerOf(root: string, file: string): string {
   const [first, ...rest] = relative(root, file).split(sep);
   return rest.length ? first : first.replace(/\.ts$/, '');
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import type { TestService } from './service.ts';
 import { payOrder } from './pay.ts';
 import { checkLedger } from '../../src/services/payments/ledger-check.ts';
+import type { Json } from './json.ts';
 
 type Key = { key?: string };
 
@@ -10,14 +11,14 @@ type Key = { key?: string };
  * call time, so a test file can declare them before its `before` starts the service).
  */
 export function moneyClient(svc: () => TestService) {
-  const txnPath = (o: any) => `/v1/orders/${o.id}/transactions/${o.transactions[0].id}`;
+  const txnPath = (o: Json) => `/v1/orders/${o.id}/transactions/${o.transactions[0].id}`;
   return {
     txnPath,
-    capture: (o: any, k: Key = {}) => svc().api('POST', `${txnPath(o)}/captures/`, undefined, k),
-    voidAll: (o: any, k: Key = {}) => svc().api('POST', `${txnPath(o)}/voids/`, undefined, k),
-    voidPart: (o: any, amount: number, k: Key = {}) =>
+    capture: (o: Json, k: Key = {}) => svc().api('POST', `${txnPath(o)}/captures/`, undefined, k),
+    voidAll: (o: Json, k: Key = {}) => svc().api('POST', `${txnPath(o)}/voids/`, undefined, k),
+    voidPart: (o: Json, amount: number, k: Key = {}) =>
       svc().api('POST', `${txnPath(o)}/voids/amount/`, { amount, description: 'one mug less' }, k),
-    refund: (o: any, amount: number, k: Key = {}) =>
+    refund: (o: Json, amount: number, k: Key = {}) =>
       svc().api('POST', `/v1/orders/${o.id}/refunds/`, { amount, description: 'returned' }, k),
     get: async (id: string, k: Key = {}) => (await svc().api('GET', `/v1/orders/${id}/`, undefined, k)).body,
     runJobs: (advance: string, key: string) => svc().api('POST', '/v1/test/clock/run-due-jobs/', { advance }, { key }),
@@ -46,7 +47,7 @@ export async function eventually(fn: () => Promise<void>, ms = 8000) {
   }
 }
 
-export function expectError(res: { status: number; body: any; text: string }, status: number, type: string) {
+export function expectError(res: { status: number; body: Json; text: string }, status: number, type: string) {
   assert.equal(res.status, status, res.text);
   assert.equal(res.body.error.type, type, res.text);
   assert.equal(res.body.error.status, status);

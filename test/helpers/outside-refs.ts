@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 
 /** A path in a file that points outside the repository: where it is and what it resolves to. */
@@ -14,6 +15,19 @@ export interface OutsideRef {
 const RELATIVE = /(?<![\w./~-])(?:\.\.\/)+[^\s'"`)\]>*,;]*/g;
 const ABSOLUTE = /(?<![\w.:/~-])\/(?:[\w.@+-]+\/)*[\w.@+-]+/g;
 
+/**
+ * The temporary directories: what a path there names is scratch a program writes (a test's mkdtemp
+ * folder, a screenshot), never a neighbour of the repository, even when the repository itself was
+ * cloned there (then every such path is "beside" it). Relative references still catch a sibling's.
+ */
+const SCRATCH = [...new Set([tmpdir(), '/tmp', '/var/tmp'])];
+const isScratch = (p: string) => SCRATCH.some((d) => p === d || p.startsWith(d + '/'));
+
+// made in the repository by npm install (node_modules, and dist by its build): a path into them is
+// there even in a checkout where they were not made yet
+const GENERATED = ['dist', 'node_modules'];
+const there = (root: string, p: string) => existsSync(p) || GENERATED.some((g) => p === join(root, g) || p.startsWith(join(root, g) + sep));
+
 const escapes = (root: string, p: string) => {
   const r = relative(root, p);
   return r === '..' || r.startsWith('..' + sep);
@@ -22,7 +36,8 @@ const escapes = (root: string, p: string) => {
 /**
  * References in one file's text that leave the repository root: a relative path that resolves outside it
  * (from the file's folder; or, when nothing exists there, from the root, as docs and scripts often mean),
- * or an absolute path into the folder that holds the repository (such as a sibling checkout beside it).
+ * or an absolute path into the folder that holds the repository (such as a sibling checkout beside it),
+ * outside the temporary directories (SCRATCH).
  */
 export function outsideRefs(root: string, file: string, text: string): OutsideRef[] {
   const found: OutsideRef[] = [];
@@ -32,11 +47,11 @@ export function outsideRefs(root: string, file: string, text: string): OutsideRe
       const path = ref.replace(/[#?].*$/, ''); // a link's anchor or query is not part of the path
       const fromFile = resolve(dirname(file), path);
       const fromRoot = resolve(root, path);
-      const resolved = escapes(root, fromFile) ? fromFile : !existsSync(fromFile) && escapes(root, fromRoot) ? fromRoot : null;
+      const resolved = escapes(root, fromFile) ? fromFile : !there(root, fromFile) && escapes(root, fromRoot) ? fromRoot : null;
       if (resolved) found.push({ file, line: i + 1, ref, resolved });
     }
     for (const [ref] of lineText.matchAll(ABSOLUTE)) {
-      if (ref.startsWith(parent + '/') && escapes(root, ref)) found.push({ file, line: i + 1, ref, resolved: ref });
+      if (ref.startsWith(parent + '/') && escapes(root, ref) && !isScratch(ref)) found.push({ file, line: i + 1, ref, resolved: ref });
     }
   });
   return found;

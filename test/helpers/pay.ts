@@ -1,4 +1,5 @@
 import { basic, cardOrder, request, type TestService } from './service.ts';
+import type { Json } from './json.ts';
 
 export interface PayOptions {
   /** default 4111111111111111 (visa, frictionless, approved) */
@@ -20,7 +21,7 @@ const expiry = () => `12${new Date().getUTCFullYear() + 3}`;
  *
  * `order`: an order body override (merged into a valid card order), or a created order.
  */
-export async function payOrder(t: TestService, order: Record<string, any> = {}, opts: PayOptions = {}): Promise<any> {
+export async function payOrder(t: TestService, order: Record<string, Json> = {}, opts: PayOptions = {}): Promise<Json> {
   const key = opts.key ?? t.project.api_key;
   let created = order;
   if (!order.id) {

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
 import { createUser } from '../../src/services/portal/users.ts';
 import type { TestService } from './service.ts';
+import type { Json } from './json.ts';
 
 /** Portal helpers: users, a cookie-keeping HTTP client, browser sign-in and axe-core checks. */
 
@@ -85,11 +86,11 @@ export async function signInPage(page: Page, t: TestService, user: { email: stri
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /** Runs axe-core in the page (evaluated through the debugger, so the page's CSP stays as it is). */
-export async function axeViolations(page: Page): Promise<string[]> {
+async function axeViolations(page: Page): Promise<string[]> {
   await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
-    const r = await (window as any).axe.run(document);
-    return r.violations.map((v: any) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
+    const r = await (window as Json).axe.run(document);
+    return r.violations.map((v: Json) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n: Json) => n.target.join(' ')).join(', ')}`);
   });
   return violations as string[];
 }

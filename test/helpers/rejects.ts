@@ -39,7 +39,10 @@ export async function expectRejectedIn(db: Db, call: () => Promise<ApiResponse>,
 /** A test project whose settings deactivate wallet-a-pay and limit credit-card to EUR. */
 export async function limitedProject(t: TestService) {
   const limited = await t.newProject('test');
-  const [row] = await t.db.query<{ settings: any }>('SELECT settings FROM projects WHERE id = $1', [limited.project_id]);
+  const [row] = await t.db.query<{ settings: { payment_methods: Record<string, unknown> } }>(
+    'SELECT settings FROM projects WHERE id = $1',
+    [limited.project_id],
+  );
   const settings = row.settings;
   delete settings.payment_methods['wallet-a-pay'];
   settings.payment_methods['credit-card'] = { currencies: ['EUR'] };

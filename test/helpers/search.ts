@@ -4,12 +4,13 @@ import { basic, startTestService, validOrder, type TestService } from './service
 import type { Db } from '../../src/store/db/db.ts';
 import { payOrder } from './pay.ts';
 import { seedOrders, type SeedResult } from '../../src/services/platform/seed.ts';
+import type { Json } from './json.ts';
 
 /** The example orders the search e2e files query, on a service of their own. */
 export interface SearchFixture {
   t: TestService;
   /** project A (the service's own): a dozen orders made through the API, by name (a1, r1, ...); o.link a payment link id */
-  o: Record<string, any>;
+  o: Record<string, Json>;
   /** project B: 25,000+ seeded orders */
   B: { project_id: string; api_key: string };
   seeded: SeedResult;
@@ -34,8 +35,8 @@ export async function startSearchService(): Promise<SearchFixture> {
 }
 
 async function exampleOrders(t: TestService) {
-  const o: Record<string, any> = {};
-  const txnPath = (x: any) => `/v1/orders/${x.id}/transactions/${x.transactions[0].id}`;
+  const o: Record<string, Json> = {};
+  const txnPath = (x: Json) => `/v1/orders/${x.id}/transactions/${x.transactions[0].id}`;
   const ok = (res: { status: number; text: string }, status = 201) => assert.equal(res.status, status, res.text);
   o.a1 = await payOrder(t, {
     merchant_order_id: 'ORD-A-1',
@@ -141,7 +142,7 @@ export function searchOn(svc: () => TestService) {
   return (body: Record<string, unknown>, key?: string, qs = '') => svc().api('POST', `/v1/search/orders/${qs}`, body, { key });
 }
 
-export function expectError(res: { status: number; body: any; text: string }, field: string, value: RegExp) {
+export function expectError(res: { status: number; body: Json; text: string }, field: string, value: RegExp) {
   assert.equal(res.status, 400, res.text);
   assert.equal(res.body.error.type, 'ValidationError', res.text);
   assert.equal(res.body.error.status, 400);

@@ -14,6 +14,7 @@ import { startService, type Service, type StartOptions } from '../../src/main.ts
 import { createProject } from '../../src/services/platform/tenancy.ts';
 import type pino from 'pino';
 import { customerExample } from '../../src/domain/schemas/examples.ts';
+import type { Json } from './json.ts';
 
 /** A fresh, empty store of its own: a PostgreSQL schema when DATABASE_URL is set, else in-memory PGlite. */
 export async function freshStore(
@@ -90,7 +91,7 @@ async function databasePerFile(
   };
 }
 
-export interface ApiResponse<T = any> {
+export interface ApiResponse<T = Json> {
   status: number;
   headers: Headers;
   body: T;
@@ -104,7 +105,7 @@ export interface TestService {
   db: Db;
   project: { merchant_id: string; project_id: string; api_key: string };
   /** Calls the API as a client would: Basic auth with the key (the project's unless given). */
-  api<T = any>(
+  api<T = Json>(
     method: string,
     path: string,
     body?: unknown,
@@ -116,7 +117,7 @@ export interface TestService {
 
 export const basic = (key: string) => 'Basic ' + Buffer.from(`${key}:`).toString('base64');
 
-export async function request<T = any>(
+export async function request<T = Json>(
   url: string,
   method: string,
   body?: unknown,
@@ -133,7 +134,7 @@ export async function request<T = any>(
   }
   const res = await fetch(url, init);
   const text = await res.text();
-  let parsed: any = text;
+  let parsed: Json = text;
   try {
     parsed = text ? JSON.parse(text) : undefined;
   } catch {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 /** Runs `fn`, which must throw an error of `type` with `code`; returns that error. */
 export function thrownWithCode<E extends Error & { code: string }>(
   fn: () => unknown,
-  type: abstract new (...args: any[]) => E,
+  type: abstract new (...args: never[]) => E,
   code: string,
 ): E {
   let caught: unknown;

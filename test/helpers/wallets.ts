@@ -38,7 +38,7 @@ export const deviceConfig = (html: string, method: 'wallet-a-pay' | 'wallet-b-pa
   JSON.parse(unescape(new RegExp(`data-wallet="${method}" data-config="([^"]+)"`).exec(html)?.[1] ?? 'null'));
 
 /** The billing address the stand-in device wallets hand over, as the order then stores it. */
-export const DEVICE_BILLING = {
+const DEVICE_BILLING = {
   first_name: 'Ada',
   last_name: 'Lovelace',
   address: 'Damrak 1',

@@ -10,7 +10,7 @@ test('database pools: 10 connections for queries and 2 apart for CSV reports, ea
 test('a bad setting stops loading with a message naming it and what it accepts', () => {
   assert.throws(
     () => loadConfig({ WEBHOOK_MAX_ATTEMPTS: 'abc' }),
-    (err: any) => err instanceof ConfigError && /WEBHOOK_MAX_ATTEMPTS="abc": expected a whole number, 1 or more/.test(err.message),
+    (err: Error) => err instanceof ConfigError && /WEBHOOK_MAX_ATTEMPTS="abc": expected a whole number, 1 or more/.test(err.message),
   );
 });
 

@@ -13,6 +13,7 @@ import { loadConfig } from '../../src/config.ts';
 import { buildContext } from '../../src/main.ts';
 import { createLogger } from '../../src/log.ts';
 import type { Db } from '../../src/store/db/db.ts';
+import type { Json } from '../helpers/json.ts';
 
 test('ApiError carries the status of its type and renders the error body', () => {
   const e = new ApiError('TransactionAlreadyStarted', 'already started');
@@ -62,7 +63,7 @@ test('toApiError: an ApiError passes unchanged', () => {
 });
 
 test('toApiError: Ajv validation errors name the dotted field', () => {
-  const cases: Array<[any, string]> = [
+  const cases: Array<[Json, string]> = [
     [{ keyword: 'required', instancePath: '', params: { missingProperty: 'currency' } }, 'currency'],
     [{ keyword: 'pattern', instancePath: '/customer/postal_code', params: {} }, 'customer.postal_code'],
     [
@@ -77,7 +78,7 @@ test('toApiError: Ajv validation errors name the dotted field', () => {
     [{ keyword: 'type', instancePath: '/customer/phone_numbers/1', params: { type: 'string' } }, 'customer.phone_numbers[1]'],
   ];
   for (const [v, field] of cases) {
-    const api = toApiError(Object.assign(new Error('x'), { validation: [v], validationContext: 'body' }) as any);
+    const api = toApiError(Object.assign(new Error('x'), { validation: [v], validationContext: 'body' }) as Json);
     assert.equal(api.status, 400);
     assert.equal(api.type, 'ValidationError');
     assert.equal(api.field, field);
@@ -85,21 +86,21 @@ test('toApiError: Ajv validation errors name the dotted field', () => {
   }
   assert.equal(fieldOf({ instancePath: '/order_id' }, 'params'), 'order_id');
   assert.equal(fieldOf({ instancePath: '' }, 'body'), 'body');
-  const en = toApiError(Object.assign(new Error('x'), { validation: [cases[2][0]], validationContext: 'body' }) as any);
+  const en = toApiError(Object.assign(new Error('x'), { validation: [cases[2][0]], validationContext: 'body' }) as Json);
   assert.match(en.message, /manual, delayed/);
 });
 
 test('toApiError: body parser errors are ValidationErrors', () => {
   for (const code of ['FST_ERR_CTP_INVALID_JSON_BODY', 'FST_ERR_CTP_EMPTY_JSON_BODY']) {
-    const api = toApiError(Object.assign(new Error('parser said'), { code, statusCode: 400 }) as any);
+    const api = toApiError(Object.assign(new Error('parser said'), { code, statusCode: 400 }) as Json);
     assert.equal(api.type, 'ValidationError', code);
     assert.equal(api.status, 400, code);
   }
-  const media = toApiError(Object.assign(new Error('parser said'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 }) as any);
+  const media = toApiError(Object.assign(new Error('parser said'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 }) as Json);
   assert.equal(media.type, 'ValidationError');
   assert.equal(media.status, 415);
   assert.equal(media.field, 'Content-Type');
-  const large = toApiError(Object.assign(new Error('too large'), { code: 'FST_ERR_CTP_BODY_TOO_LARGE', statusCode: 413 }) as any);
+  const large = toApiError(Object.assign(new Error('too large'), { code: 'FST_ERR_CTP_BODY_TOO_LARGE', statusCode: 413 }) as Json);
   assert.equal(large.status, 413);
   assert.equal(large.type, 'ValidationError');
 });

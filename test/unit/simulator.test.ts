@@ -1,7 +1,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { detectBrands, eciFor, expiryEnd, isExpired, liabilityShift, luhnValid, truncatePan } from '../../src/domain/card.ts';
+import {
+  detectBrands,
+  eciFor,
+  expiryEnd,
+  isExpired,
+  liabilityShift,
+  luhnValid,
+  truncatePan,
+  type TransStatus,
+} from '../../src/domain/card.ts';
+import type { OrderStatus } from '../../src/domain/status.ts';
 import { decideAuthentication, decideAuthorization, decideChallenge, decideInquiry } from '../../src/acquirer/simulator/index.ts';
 import { TEST_CARDS, testCard } from '../../src/acquirer/simulator/cards.ts';
 import { authenticationFailed } from '../../src/services/payments/connectors.ts';
@@ -54,18 +64,18 @@ test('ECI by scheme and liability shift by transStatus', () => {
   const visaLike = ['visa', 'amex', 'cartes_bancaires', 'jcb'];
   for (const b of visaLike)
     assert.deepEqual(
-      ['Y', 'A', 'N', 'U', 'R'].map((s) => eciFor(b, s as any)),
+      ['Y', 'A', 'N', 'U', 'R'].map((s) => eciFor(b, s as TransStatus)),
       ['05', '06', '07', '07', '07'],
       b,
     );
   for (const b of ['mastercard', 'maestro'])
     assert.deepEqual(
-      ['Y', 'A', 'N', 'U', 'R'].map((s) => eciFor(b, s as any)),
+      ['Y', 'A', 'N', 'U', 'R'].map((s) => eciFor(b, s as TransStatus)),
       ['02', '01', '00', '00', '00'],
       b,
     );
   assert.deepEqual(
-    ['Y', 'A', 'N', 'U', 'R', 'C'].map((s) => liabilityShift(s as any)),
+    ['Y', 'A', 'N', 'U', 'R', 'C'].map((s) => liabilityShift(s as TransStatus)),
     [true, true, false, false, false, false],
   );
 });
@@ -162,7 +172,7 @@ test('sealed fields open only with their key and associated data', () => {
 
 test('return redirect: failure_url for cancelled, expired and error; ids appended to the own query', () => {
   const config = loadConfig({}, { publicBaseUrl: 'https://pay.example' });
-  const o = (status: string, body: Record<string, unknown>) => ({ id: 'o1', project_id: 'p1', status: status as any, body });
+  const o = (status: string, body: Record<string, unknown>) => ({ id: 'o1', project_id: 'p1', status: status as OrderStatus, body });
   const both = { return_url: 'https://s.example/ok?x=1', failure_url: 'https://s.example/fail' };
   assert.equal(returnUrlFor(config, o('completed', both)), 'https://s.example/ok?x=1&order_id=o1&project_id=p1');
   assert.equal(returnUrlFor(config, o('processing', both)), 'https://s.example/ok?x=1&order_id=o1&project_id=p1');

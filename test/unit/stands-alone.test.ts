@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { outsideRefs, readText, repoTextFiles } from '../helpers/outside-refs.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
@@ -31,9 +31,14 @@ test('the check finds references that leave the repository', () => {
   ]);
   // relative to the root, as docs mean it: nothing by that name beside the file, one level up from the root
   assert.deepEqual(refs(`see \`${up}shared/DESIGN.md\``), [`${up}shared/DESIGN.md`]);
-  // an absolute path into the folder that holds the repository
-  const sibling = join(dirname(root), 'shared', 'DESIGN.md');
-  assert.deepEqual(refs(`const design = '${sibling}';`), [sibling]);
+  // an absolute path into the folder that holds the repository (a checkout's root chosen here, so
+  // the case holds wherever this one was cloned)
+  const elsewhere = '/srv/checkouts/tender';
+  const sibling = '/srv/checkouts/shared/DESIGN.md';
+  assert.deepEqual(
+    outsideRefs(elsewhere, join(elsewhere, 'test', 'unit', 'example.test.ts'), `const design = '${sibling}';`).map((r) => r.ref),
+    [sibling],
+  );
 });
 
 test('the check leaves references inside the repository alone', () => {
@@ -44,6 +49,11 @@ test('the check leaves references inside the repository alone', () => {
   assert.deepEqual(refs(`POST .${up}captures/ and /v1/orders/{id}/${up}x`), []); // prose and URL paths
   assert.deepEqual(refs(`const dir = '${join(root, 'docs')}';`), []);
   assert.deepEqual(refs(`mkdtempSync('/tmp/tender-test-')`), []);
+  // cloned straight under /tmp, the tests' scratch paths there are still not neighbours
+  const inTmp = '/tmp/tender';
+  const scratch = (text: string) => outsideRefs(inTmp, join(inTmp, 'test', 'unit', 'example.test.ts'), text);
+  assert.deepEqual(scratch(`mkdtempSync('/tmp/tender-test-')`), []);
+  assert.deepEqual(scratch(`page.screenshot({ path: '/tmp/checkout.png' })`), []);
   const doc = join(root, 'docs', 'design.md');
   assert.deepEqual(outsideRefs(root, doc, `[the picture](${up}README.md#architecture)`), []); // an anchor is not a path
 });

@@ -35,7 +35,7 @@ const answer = (status: Outcome['status'], key: keyof typeof RESPONSES, reason?:
   ...(reference ? { reference } : {}),
 });
 
-export function threeDs(brand: string, s: TransStatus): ThreeDsResult {
+function threeDs(brand: string, s: TransStatus): ThreeDsResult {
   if (s === 'C') return { trans_status: 'C', liability_shift: false };
   return { trans_status: s, eci: eciFor(brand, s), liability_shift: liabilityShift(s) };
 }

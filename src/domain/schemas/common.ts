@@ -12,9 +12,8 @@ export const Amount = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGE
 export const Duration = Type.String({ minLength: 2, maxLength: 64, description: 'ISO 8601 duration, positive' });
 /** Absolute http(s) URI: other schemes (javascript:, data:) are never followed. */
 export const Url = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 });
-export const Timestamp = Type.String({ format: 'date-time' });
 
-export const ErrorBody = Type.Object(
+const ErrorBody = Type.Object(
   {
     error: Type.Object({
       status: Type.Integer(),

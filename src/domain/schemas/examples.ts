@@ -11,8 +11,6 @@ const TRANSACTION = '01a210f4-1cdf-740c-915f-f6e0416ae9e8';
 const BASE = 'https://pay.example.com';
 const AT = '2026-11-25T10:15:00+00:00';
 
-export const ids = { MERCHANT, PROJECT, ORDER, TRANSACTION };
-
 export const customerExample = {
   merchant_customer_id: 'c-42',
   email_address: 'ada@example.com',
@@ -188,7 +186,6 @@ export const vaultCardExample = {
 export const authenticateExample = { vault_token: '7c9e6679-7425-40de-944b-e07fc1f90ae7', cvc: '123' };
 export const redirectExample = { redirect_url: `${BASE}/pay/3ds/${TRANSACTION}/` };
 
-export const captureExample = { amount: 1995, description: 'Shipped: two mugs' };
 export const partialVoidExample = { amount: 500, description: 'One mug out of stock' };
 export const refundExample = { amount: 995, description: 'One mug returned' };
 export const clockExample = { advance: 'PT31M' };

@@ -23,14 +23,14 @@ import { ADDRESS_PATTERN, ADDRESS_TYPES, NAME_PATTERN, POSTAL_CODE_PATTERN } fro
 const Text = (max: number, opts: Record<string, unknown> = {}) => Type.String({ maxLength: max, ...opts });
 const strict = { additionalProperties: false } as const;
 
-export const RECEIVER_TYPES = ['card-account', 'iban', 'email', 'phone-number', 'other'] as const;
+const RECEIVER_TYPES = ['card-account', 'iban', 'email', 'phone-number', 'other'] as const;
 
 const Name = () => Type.String({ minLength: 1, maxLength: 120, pattern: NAME_PATTERN });
 const AddressLine = () => Type.String({ minLength: 1, maxLength: 120, pattern: ADDRESS_PATTERN });
 const PostalCode = () => Type.String({ minLength: 1, maxLength: 10, pattern: POSTAL_CODE_PATTERN });
 
 /** An entry of `customer.additional_addresses` (an SDK extension: the plugin SDK's Address entity). */
-export const AdditionalAddress = Type.Object(
+const AdditionalAddress = Type.Object(
   {
     address_type: Type.Optional(Enum(ADDRESS_TYPES)),
     address: Type.Optional(AddressLine()),
@@ -45,7 +45,7 @@ export const AdditionalAddress = Type.Object(
   strict,
 );
 
-export const Customer = Type.Object(
+const Customer = Type.Object(
   {
     merchant_customer_id: Type.Optional(Text(255)),
     email_address: Type.Optional(Type.String({ format: 'email', maxLength: 254 })),
@@ -78,7 +78,7 @@ export const Customer = Type.Object(
   { ...strict, $id: 'Customer', examples: [customerExample] },
 );
 
-export const Client = Type.Object(
+const Client = Type.Object(
   {
     user_agent: Type.Optional(Text(1024)),
     platform_name: Type.Optional(Text(255)),
@@ -154,7 +154,6 @@ export const OrderInput = Type.Object(
 );
 export type OrderInput = Static<typeof OrderInput>;
 export type TransactionInput = Static<typeof TransactionInput>;
-export type CustomerInput = Static<typeof Customer>;
 
 /** Fields of the order's representation that a PUT may repeat unchanged but never change. */
 export const READ_ONLY_FIELDS = [
@@ -212,7 +211,7 @@ export type OrderUpdate = Static<typeof OrderUpdate>;
 
 /** Response shapes, loose on purpose: documented for OpenAPI, not used to strip output. */
 const Any = Type.Record(Type.String(), Type.Unknown());
-export const TransactionView = Type.Object(
+const TransactionView = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
     order_id: Type.String({ format: 'uuid' }),
@@ -248,3 +247,25 @@ export const OrderView = Type.Object(
   },
   { additionalProperties: true, $id: 'Order', examples: [orderExample] },
 );
+/**
+ * An order as the API answers it (services/payments/order-view.ts renderOrder): the schema's
+ * fields, the ones it leaves loose (additionalProperties) typed as renderOrder writes them, and
+ * any other.
+ */
+export type OrderView = Omit<Static<typeof OrderView>, 'transactions'> &
+  Record<string, unknown> & {
+    transactions: TransactionView[];
+    merchant_order_id?: string;
+    description?: string;
+    customer?: Static<typeof Customer>;
+    refunded_amount?: number;
+    related_order_id?: string;
+    related_orders?: string[];
+  };
+/** A transaction as the API answers it (renderTransaction), typed the same way. */
+export type TransactionView = Omit<Static<typeof TransactionView>, 'events'> &
+  Record<string, unknown> & {
+    events: Array<{ event: string; id: string; occurred: string; noticed: string; source: string }>;
+    reason?: string;
+    outcomes?: { three_d_secure?: { trans_status?: string; eci?: string } } & Record<string, unknown>;
+  };

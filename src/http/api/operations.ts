@@ -132,14 +132,12 @@ export const operationRoutes =
         },
       },
       async (req, reply) =>
-        reply
-          .code(201)
-          .send(
-            await voidTransaction(ctx, req.project, req.params.order_id, req.params.transaction_id, {
-              amount: req.body.amount,
-              description: req.body.description,
-            }),
-          ),
+        reply.code(201).send(
+          await voidTransaction(ctx, req.project, req.params.order_id, req.params.transaction_id, {
+            amount: req.body.amount,
+            description: req.body.description,
+          }),
+        ),
     );
 
     app.post(

@@ -6,7 +6,7 @@ import { answer, errorAnswers, TransactionParams, Uuid } from '../../domain/sche
 import { authenticateExample, redirectExample } from '../../domain/schemas/examples.ts';
 import { BasicAuth } from '../auth.ts';
 
-export const AuthenticateInput = Type.Object(
+const AuthenticateInput = Type.Object(
   {
     vault_token: Uuid({ description: 'from the vault, for a card stored with this transaction' }),
     cvc: Type.String({

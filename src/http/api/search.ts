@@ -11,7 +11,7 @@ import { searchInputExample, searchResultExample } from '../../domain/schemas/ex
 import { BasicAuth } from '../auth.ts';
 import { clientGone } from '../gone.ts';
 
-export const SearchInput = Type.Object(
+const SearchInput = Type.Object(
   {
     query: Type.String({
       minLength: 1,

@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/platform/context.ts';
-import { challengeCode, testCards } from '../../services/payments/sandbox.ts';
-import { liabilityShift } from '../../domain/card.ts';
+import { testCardViews } from '../../services/payments/sandbox.ts';
 import { answer, Enum, errorAnswers } from '../../domain/schemas/common.ts';
 import { testCardsExample } from '../../domain/schemas/examples.ts';
 import { BasicAuth } from '../auth.ts';
@@ -46,18 +45,7 @@ export const testCardRoutes =
         },
       },
       async () => ({
-        cards: testCards().map((c) => ({
-          pan: c.pan,
-          brand: c.brands[0],
-          brands: c.brands,
-          three_ds: c.three_ds,
-          ...(c.three_ds === 'C' ? { challenge_code: challengeCode() } : {}),
-          result: c.result,
-          ...(c.reason ? { reason: c.reason } : {}),
-          ...(c.fault ? { fault: c.fault } : {}),
-          liability_shift: c.three_ds === 'C' ? true : liabilityShift(c.three_ds),
-          description: c.description,
-        })),
+        cards: testCardViews(),
         default_behaviour:
           'any other Luhn-valid card number of a known brand is approved with frictionless 3-D Secure (Y); an expiry date in the past declines with expired_card',
       }),

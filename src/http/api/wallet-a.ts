@@ -13,7 +13,7 @@ import {
 } from '../../domain/schemas/examples.ts';
 import { BasicAuth } from '../auth.ts';
 
-export const SessionBody = Type.Object(
+const SessionBody = Type.Object(
   {
     validationUrl: Type.String({
       format: 'uri',

@@ -188,7 +188,7 @@ const nl: Strings = {
 export const STRINGS: Record<Locale, Strings> = { en, nl };
 
 /** `nl-NL`, `nl_BE`, `NL` -> nl; anything we do not speak -> undefined. */
-export function localeOf(tag: string | undefined | null): Locale | undefined {
+function localeOf(tag: string | undefined | null): Locale | undefined {
   const lang = tag?.trim().split(/[-_]/)[0]?.toLowerCase();
   return (LOCALES as readonly string[]).includes(lang ?? '') ? (lang as Locale) : undefined;
 }

@@ -11,7 +11,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
  */
 
 /** How long a rendered form can be submitted. Longer than any transaction's default expiry. */
-export const CSRF_TTL_SECONDS = 2 * 60 * 60;
+const CSRF_TTL_SECONDS = 2 * 60 * 60;
 
 export interface CsrfScope {
   action: string;

@@ -27,7 +27,7 @@ import { BrowserInfo, payable, WalletPayAnswer } from './wallet-pay.ts';
  * No API key: the pay step is bound to the ids and the setupToken, the page routes to a CSRF token.
  */
 
-export const WalletAPayBody = Type.Object(
+const WalletAPayBody = Type.Object(
   {
     paymentToken: Type.Object(
       {},

@@ -36,7 +36,7 @@ export const BrowserInfo = {
   browser_info_java_enabled: Type.Optional(Type.Boolean()),
 };
 
-export const WalletPayBody = Type.Object(
+const WalletPayBody = Type.Object(
   {
     vaultToken: Uuid({ description: 'from the token service, or from the vault in the decrypted payload flow' }),
     cryptogram: Type.Optional(Type.String({ maxLength: 256, pattern: '^[A-Za-z0-9+/=_-]*$', description: 'empty for PAN_ONLY' })),

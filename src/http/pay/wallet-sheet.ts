@@ -16,8 +16,6 @@ import {
 import { payOnPageWithWalletA, sandboxWalletAToken } from '../../services/wallets/wallet-a.ts';
 import { WALLET_FIELD } from '../../services/wallets/billing.ts';
 import { testCards, type TestCard } from '../../services/payments/sandbox.ts';
-import { missingBilling } from '../../domain/customer.ts';
-import { settingsOf } from '../../domain/project.ts';
 import countries from 'i18n-iso-countries';
 import enCountries from 'i18n-iso-countries/langs/en.json' with { type: 'json' };
 import nlCountries from 'i18n-iso-countries/langs/nl.json' with { type: 'json' };
@@ -90,7 +88,7 @@ const SHEET_WALLETS: SheetWallet[] = [
 ];
 
 /** The sandbox sheet's button on an order page (a form that starts the transaction) or a wallet transaction's payment_url. */
-export function sandboxButton({ checkout: c, transaction: txn, locale, csrf }: WalletSlot, method: WalletMethod, label: string): string {
+function sandboxButton({ checkout: c, transaction: txn, locale, csrf }: WalletSlot, method: WalletMethod, label: string): string {
   const button = txn
     ? `<a class="button wallet" href="${esc(paths.sheet(c.order.id, method, txn.id))}" data-wallet-sandbox="${method}">${esc(label)}</a>`
     : `<form method="post" action="${esc(paths.start(c.order.id, method))}"><input type="hidden" name="csrf" value="${esc(csrf(START(method)))}"><button type="submit" class="wallet" data-wallet-sandbox="${method}">${esc(label)}</button></form>`;

@@ -1,7 +1,8 @@
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Ctx } from '../../services/platform/context.ts';
-import { merchantName, projectOf, projectsOf, type Actor, type ProjectRow } from '../../services/portal/actions.ts';
+import { merchantName, projectOf, projectsOf, type Actor } from '../../services/portal/actions.ts';
+import type { ProjectRow } from '../../domain/entities.ts';
 import type { ActiveSession } from '../../services/portal/users.ts';
 import { runOnce } from '../../services/portal/once.ts';
 import { LOCALES, fromAcceptLanguage, type Locale } from '../pay/i18n.ts';

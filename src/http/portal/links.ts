@@ -4,7 +4,9 @@ import { addDuration } from '../../domain/duration.ts';
 import { nowFor } from '../../services/platform/context.ts';
 import { parseMajorAmount } from '../../domain/portal.ts';
 import { settingsOf } from '../../domain/project.ts';
-import { audit, createLink, linkOf, linksOf, type ProjectRow } from '../../services/portal/actions.ts';
+import { audit, linkOf, linksOf } from '../../services/portal/actions.ts';
+import { createLink } from '../../services/links/payment-links.ts';
+import type { ProjectRow } from '../../domain/entities.ts';
 import { field, type Kit } from './kit.ts';
 import { alert, badge, copyable, csrfField, esc, money, notice, table, when } from './view.ts';
 

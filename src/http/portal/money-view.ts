@@ -112,6 +112,11 @@ export interface OrderView {
   merchant_order_id?: string;
   description?: string;
   related_order_id?: string;
+  capture_of_order_id?: string;
+  void_of_order_id?: string;
+  refund_of_order_id?: string;
+  chargeback_of_order_id?: string;
+  reversal_of_order_id?: string;
   transactions?: TxnView[];
 }
 export interface TxnView {

@@ -6,14 +6,9 @@ import { formatMinor } from '../../domain/currency.ts';
 import { PAYMENT_METHODS } from '../../domain/project.ts';
 import { nowFor } from '../../services/platform/context.ts';
 import { searchOrders } from '../../services/reporting/search.ts';
-import {
-  deliveryLog,
-  isOrderAction,
-  orderAction,
-  orderWithRelated,
-  type OrderAction,
-  type ProjectRow,
-} from '../../services/portal/actions.ts';
+import { isOrderAction, orderAction, orderWithRelated, type OrderAction } from '../../services/portal/actions.ts';
+import { deliveryLog } from '../../services/webhooks/endpoints.ts';
+import type { ProjectRow } from '../../domain/entities.ts';
 import { moneyActions } from '../../domain/money-state.ts';
 import { moneyByOrder, type PaymentMoney } from '../../services/portal/money.ts';
 import { cardText, moneyCsv, type OrderView, type TxnView, moneyFacts, moneyWords, stateBadge } from './money-view.ts';
@@ -233,7 +228,7 @@ ${error ? alert(error) : ''}<section class="panel" aria-label="${esc(t.orders_ti
           ][])
         : []),
     ];
-    const txns = (order.transactions ?? []) as any[];
+    const txns = order.transactions;
     const yn = (v: unknown) => (v === undefined ? '' : v ? t.yes : t.no);
     const txnRows = txns.map((x) => [
       `<code>${esc(x.id.slice(0, 8))}</code>`,
@@ -262,21 +257,21 @@ ${error ? alert(error) : ''}<section class="panel" aria-label="${esc(t.orders_ti
         html: `${esc(kindOf(r))}: <a href="${orderPath(project, r.id)}">${m(r.amount)}</a> ${badge(r.status)}`,
       });
     events.sort((a, b) => new Date(a.at).getTime() - new Date(b.at).getTime());
-    const relatedRows = related.map((r: any) => [
+    const relatedRows = related.map((r) => [
       esc(kindOf(r)),
       `<a href="${orderPath(project, r.id)}">${esc(r.id.slice(0, 8))}</a>`,
       m(r.amount),
       badge(r.status),
       esc(when(r.created)),
     ]);
-    const deliveries = log.deliveries.map((d: any) => {
+    const deliveries = log.deliveries.map((d) => {
       const last = d.attempts.at(-1);
       return [
         esc(d.event),
         `<code>${esc(d.url)}</code>`,
         badge(d.status),
         String(d.attempts.length),
-        esc(last ? (last.response_status ?? last.error ?? '') : ''),
+        esc(last ? (('response_status' in last ? last.response_status : undefined) ?? last.error ?? '') : ''),
         esc(when(d.created)),
       ];
     });
@@ -293,7 +288,7 @@ ${kit.can(req, 'developer') ? confirmLink(req, project, order.id, 'resend') : ''
     return kit.page(req, reply, { title: t.order_title(ref), body, nav: 'orders', project, status: o.status });
   }
 
-  const kindOf = (o: any): string =>
+  const kindOf = (o: OrderView): string =>
     o.capture_of_order_id
       ? 'capture'
       : o.void_of_order_id

@@ -2,16 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../domain/errors.ts';
 import { activeMethods, settingsOf } from '../../domain/project.ts';
 import { methodsSettings } from './methods.ts';
-import {
-  audit,
-  auditLog,
-  createKey,
-  keysOf,
-  revokeKey,
-  rotateSecret,
-  saveWebhookUrl,
-  type ProjectRow,
-} from '../../services/portal/actions.ts';
+import { audit, auditLog, createKey, keysOf, revokeKey, rotateSecret, saveWebhookUrl } from '../../services/portal/actions.ts';
+import type { ProjectRow } from '../../domain/entities.ts';
 import { confirmTotp, disableTotp, pendingTotp, startTotpSetup } from '../../services/portal/users.ts';
 import { field, type Kit } from './kit.ts';
 import { TEAM_STRINGS } from './i18n-team.ts';

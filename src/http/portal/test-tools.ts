@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, notFound } from '../../domain/errors.ts';
 import { nowFor } from '../../services/platform/context.ts';
-import { runTestClock, testCards } from '../../services/portal/actions.ts';
+import { runTestClock } from '../../services/portal/actions.ts';
+import { testCardViews } from '../../services/payments/sandbox.ts';
 import { field, type Kit } from './kit.ts';
 import { transferMessage, transferTool } from './methods.ts';
 import { alert, csrfField, esc, notice, table, when } from './view.ts';
@@ -18,7 +19,7 @@ export const testToolRoutes = (kit: Kit) => async (app: FastifyInstance) => {
     const project = await kit.project(req);
     if (project.mode !== 'test') throw notFound('page');
     const { t, csrf } = req.portal;
-    const rows = testCards().map((c) => [
+    const rows = testCardViews().map((c) => [
       `<code>${esc(c.pan)}</code>`,
       esc(c.brand),
       esc(c.three_ds + (c.challenge_code ? ` (${c.challenge_code})` : '')),

@@ -3,7 +3,7 @@ import qrcode from 'qrcode-generator';
 import { esc } from '../pay/render.ts';
 import { formatAmount, type Locale } from '../pay/i18n.ts';
 import type { PortalStrings } from './i18n.ts';
-import type { ProjectRow } from '../../services/portal/actions.ts';
+import type { ProjectRow } from '../../domain/entities.ts';
 import type { Role } from '../../domain/roles.ts';
 import { TEAM_STRINGS } from './i18n-team.ts';
 

@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/platform/context.ts';
 import { storeCard } from '../../services/vault/cards.ts';
 import { answer, errorAnswers } from '../../domain/schemas/common.ts';

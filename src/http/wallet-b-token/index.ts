@@ -12,7 +12,7 @@ import { throttleOf } from '../../services/platform/throttle.ts';
  * (spec "Authentication" 6): a request is bound to the transaction's one-use setupToken.
  */
 
-export const TokenizeBody = Type.Object(
+const TokenizeBody = Type.Object(
   {
     walletBPayMessage: Type.String({ minLength: 1, maxLength: 65_536, description: 'the payment token from the wallet, as a string' }),
     setupToken: Uuid({ description: "the transaction's setup_token: one use, valid 300 s after order creation" }),

@@ -1,3 +1,4 @@
+import type { LinkView } from '../../domain/schemas/link.ts';
 import type { Ctx, OrderStatusHook } from '../platform/context.ts';
 import { nowFor } from '../platform/context.ts';
 import type { Config } from '../../config.ts';
@@ -16,7 +17,7 @@ import { schedule } from '../../store/platform/jobs.ts';
 import { newId } from '../../domain/ids.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
 
-export const DEFAULT_LINK_EXPIRATION = 'P30D';
+const DEFAULT_LINK_EXPIRATION = 'P30D';
 
 /** What a merchant sends to create a link (the writable Payment link fields of the spec). */
 export interface LinkInput {
@@ -42,7 +43,7 @@ export async function linkState(q: Queryable, link: LinkRow, now: Date): Promise
 }
 
 /** The Payment link resource of the spec. */
-export function renderLink(config: Config, link: LinkRow, state: LinkState): any {
+function renderLink(config: Config, link: LinkRow, state: LinkState): LinkView {
   // An expired link reads as expired from its expiry moment on, whether or not its job has run yet.
   const expired = state.status === 'expired';
   const view: Record<string, unknown> = {
@@ -68,7 +69,8 @@ export function renderLink(config: Config, link: LinkRow, state: LinkState): any
     completed: iso(link.completed ?? (expired ? link.expires_at : null)),
   };
   for (const k of Object.keys(view)) if (view[k] === undefined || view[k] === null) delete view[k];
-  return view;
+  // with the nulls gone, what the schema leaves out
+  return view as LinkView;
 }
 
 export async function createLink(ctx: Ctx, project: ProjectRow, sent: LinkInput) {
@@ -111,7 +113,7 @@ export async function getLink(ctx: Ctx, project: ProjectRow, linkId: string) {
 }
 
 /** Methods the customer can choose on the link page: the link's own list, else every active one, in its currency. */
-export function linkMethods(project: ProjectRow, link: LinkRow): PaymentMethod[] {
+function linkMethods(project: ProjectRow, link: LinkRow): PaymentMethod[] {
   const settings = settingsOf(project.settings);
   const wanted = link.payment_methods?.filter(isPaymentMethod) ?? activeMethods(settings);
   return wanted.filter((m) => activeMethods(settings).includes(m) && methodAccepts(settings, m, link.currency));
@@ -158,13 +160,13 @@ export async function orderFromLink(ctx: Ctx, page: LinkPage, method: PaymentMet
   };
   try {
     const order = await createOrder(ctx, project, { ...base, transactions: [{ payment_method: method }] }, { paymentLinkId: link.id });
-    return { redirect: order.transactions[0].payment_url };
+    return { redirect: order.transactions[0].payment_url! }; // a payment's transaction has its page
   } catch (err) {
     // A wallet whose acquirer needs a billing address the link does not have: the hosted order
     // page, limited to that method, asks for what is missing.
     if (!(err instanceof ApiError) || err.type !== 'MissingInformationToCreateTransaction') throw err;
     const order = await createOrder(ctx, project, { ...base, payment_methods: [method] }, { paymentLinkId: link.id });
-    return { redirect: order.order_url };
+    return { redirect: order.order_url! }; // an order without a transaction keeps its page
   }
 }
 

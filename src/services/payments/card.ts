@@ -115,7 +115,7 @@ function checkCard(
 
 /** The simulated 3-D Secure page of a transaction, on the API host. */
 export const threeDsUrl = (config: Config, transactionId: string) => `${config.publicBaseUrl}/pay/3ds/${transactionId}/`;
-export const resultUrl = (config: Config, orderId: string) => `${config.publicBaseUrl}/pay/${orderId}/result/`;
+const resultUrl = (config: Config, orderId: string) => `${config.publicBaseUrl}/pay/${orderId}/result/`;
 
 const FAILED = new Set(['cancelled', 'expired', 'error']);
 

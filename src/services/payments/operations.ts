@@ -22,8 +22,8 @@ import type { EventRow, OrderKind, OrderRow, ProjectRow, TransactionRow } from '
  * void, refund, chargeback or reversal order, and the ledger journal of each.
  */
 
-/** A transaction row with the columns migration 020 adds. */
-export type MoneyTransaction = TransactionRow & { authorized: Date | null; capture_before: Date | null };
+/** A transaction whose money moves: TransactionRow, which now has authorized and capture_before (it lacked them). */
+export type MoneyTransaction = TransactionRow;
 
 /**
  * Books a successful authorization, in the caller's database transaction, right after the
@@ -79,7 +79,7 @@ export function debitRule(project: ProjectRow, kind: 'refund' | 'chargeback' | '
   return (settingsOf(project.settings).fees as Record<string, FeeRule | undefined>)[kind];
 }
 
-export const figureColumns = (currency: string, f: { fee: number; settlement: number }) => ({
+const figureColumns = (currency: string, f: { fee: number; settlement: number }) => ({
   fee_currency: currency,
   fee_amount: f.fee,
   settlement_currency: currency,
@@ -116,7 +116,7 @@ const settlementJob = (project: ProjectRow, now: Date) => ({
 export const nextSettlementRun = (now: Date) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
 
 /** The original transaction, locked for the rest of the database transaction: every movement of its money queues here. */
-export async function lockPayment(
+async function lockPayment(
   q: Queryable,
   projectId: string,
   orderId: string,
@@ -236,6 +236,8 @@ function childRows(
     outcomes: spec.outcomes ?? null,
     ...figureColumns(original.currency, spec.figures),
     settled: null,
+    authorized: null,
+    capture_before: null,
     created: now,
     modified: now,
   };

@@ -2,12 +2,13 @@ import type { Queryable } from '../../store/db/db.ts';
 import * as orders from '../../store/payments/orders.ts';
 import type { Config } from '../../config.ts';
 import type { EventRow, OrderRow, TransactionRow } from '../../domain/entities.ts';
+import type { OrderView, TransactionView } from '../../domain/schemas/order.ts';
 import { SEALED, openHolderNames } from '../vault/holder-names.ts';
 import { customerMessage } from '../../domain/customer-message.ts';
 import { isFinalOrder } from '../../domain/status.ts';
 
 /** URLs of the hosted pages, built from configuration only. */
-export const urls = (config: Config) => ({
+const urls = (config: Config) => ({
   order: (orderId: string) => `${config.publicBaseUrl}/pay/${orderId}/`,
   transaction: (orderId: string, txnId: string) => `${config.publicBaseUrl}/pay/${orderId}/transactions/${txnId}/`,
 });
@@ -35,7 +36,13 @@ function compact<T extends Record<string, unknown>>(o: T): T {
   return o;
 }
 
-export function renderTransaction(config: Config, order: OrderRow, t: TransactionRow, events: EventRow[], opts: RenderOptions = {}) {
+function renderTransaction(
+  config: Config,
+  order: OrderRow,
+  t: TransactionRow,
+  events: EventRow[],
+  opts: RenderOptions = {},
+): TransactionView {
   const details: Record<string, unknown> = { ...t.details };
   delete details[SEALED];
   const name = opts.holderNames?.get(t.id);
@@ -71,7 +78,8 @@ export function renderTransaction(config: Config, order: OrderRow, t: Transactio
     settlement_amount: t.settlement_amount,
   };
   if (t.of_transaction_id && OF_FIELD[order.kind]) view[OF_FIELD[order.kind]] = t.of_transaction_id;
-  return compact(view);
+  // compact drops the nulls the schema's optional fields leave out
+  return compact(view) as TransactionView;
 }
 
 export interface RenderOptions {
@@ -90,7 +98,7 @@ export async function loadOrderView(
   projectId: string,
   orderId: string,
   opts: RenderOptions = {},
-): Promise<any> {
+): Promise<OrderView | undefined> {
   const { config } = ctx;
   const order = await orders.findOrder(q, projectId, orderId);
   if (!order) return undefined;
@@ -112,7 +120,7 @@ export function renderOrder(
   events: EventRow[],
   children: Pick<OrderRow, 'id' | 'kind'>[],
   opts: RenderOptions = {},
-): any {
+): OrderView {
   const b = order.body ?? {};
   const view: Record<string, unknown> = {
     id: order.id,
@@ -162,5 +170,5 @@ export function renderOrder(
       if (ids.length) view[field] = ids;
     }
   }
-  return compact(view);
+  return compact(view) as OrderView;
 }

@@ -32,8 +32,11 @@ import { canTryAgain } from './methods/attempts.ts';
 import { schedule } from '../../store/platform/jobs.ts';
 import { checkOrderUrls } from '../platform/public-urls.ts';
 import { newId } from '../../domain/ids.ts';
-import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
+import type { OrderBody, OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import { orderExpiresAt } from './expiry.ts';
+
+/** The wallet methods (wallet-a-pay, wallet-b-pay): the one spelling of "is a wallet" here. */
+const isWallet = (method: string) => method === 'wallet-a-pay' || method === 'wallet-b-pay';
 
 /** Rules of an order body that its schema cannot express. Throws the first one broken. */
 export function checkOrderInput(project: ProjectRow, input: OrderInput) {
@@ -53,12 +56,7 @@ export function checkOrderInput(project: ProjectRow, input: OrderInput) {
     checkMethodRules(t, input, 'transactions[0].payment_method');
     if (t.expiration_period !== undefined && !isPositiveDuration(t.expiration_period))
       throw invalid('transactions[0].expiration_period', 'expiration_period must be a positive ISO 8601 duration');
-    if (
-      t.capture_mode &&
-      t.payment_method !== 'credit-card' &&
-      !t.payment_method.startsWith('wallet-') &&
-      !isSandboxMethod(t.payment_method)
-    )
+    if (t.capture_mode && t.payment_method !== 'credit-card' && !isWallet(t.payment_method) && !isSandboxMethod(t.payment_method))
       throw invalid('transactions[0].capture_mode', `capture_mode is not supported for ${t.payment_method}`);
     checkTransactionInformation(settings, t, input);
   }
@@ -100,7 +98,7 @@ function checkTransactionInformation(settings: ReturnType<typeof settingsOf>, t:
     if (!t.payment_method_details?.receiver_account_number_type)
       missing.push('transactions[0].payment_method_details.receiver_account_number_type');
     missing.push(...missingBilling(input.customer).map((f) => `customer.${f}`));
-  } else if (t.payment_method.startsWith('wallet-') && settings.wallet_billing_required) {
+  } else if (isWallet(t.payment_method) && settings.wallet_billing_required) {
     missing.push(...missingBilling(input.customer).map((f) => `customer.${f}`));
   }
   if (missing.length)
@@ -112,7 +110,7 @@ function checkTransactionInformation(settings: ReturnType<typeof settingsOf>, t:
 }
 
 /** Builds the transaction row of a new payment transaction. */
-export function newTransactionRow(project: ProjectRow, order: OrderRow, t: TransactionInput, now: Date): TransactionRow {
+function newTransactionRow(project: ProjectRow, order: OrderRow, t: TransactionInput, now: Date): TransactionRow {
   const settings = settingsOf(project.settings);
   const id = newId();
   // the methods of domain/payment-methods.ts: their starting status, details and capture mode
@@ -148,12 +146,12 @@ export function newTransactionRow(project: ProjectRow, order: OrderRow, t: Trans
     settlement_currency: null,
     settlement_amount: null,
     settled: null,
+    authorized: null,
+    capture_before: null,
     created: now,
     modified: now,
   };
 }
-
-const isWallet = (m: string) => m === 'wallet-a-pay' || m === 'wallet-b-pay';
 
 /** A new payment transaction's rows: the transaction, its `new` event and its expiry job. */
 function newTransactionRows(project: ProjectRow, order: OrderRow, t: TransactionInput, now: Date) {
@@ -166,7 +164,7 @@ function newTransactionRows(project: ProjectRow, order: OrderRow, t: Transaction
 }
 
 /** Inserts a payment transaction with its `new` event and its expiry job, in the caller's transaction. */
-export async function addTransaction(
+async function addTransaction(
   q: Parameters<typeof orders.insertTransaction>[0],
   project: ProjectRow,
   order: OrderRow,
@@ -268,9 +266,8 @@ export async function updateOrder(ctx: Ctx, project: ProjectRow, orderId: string
     const changed = READ_ONLY_FIELDS.find((f) => input[f] !== undefined && !SERVER_KEPT.has(f) && !unchanged(input[f], current[f]));
     if (changed) throw invalid(changed, `${changed} is read-only and can not be changed`);
     const { description, merchant_order_id, customer, return_url, failure_url, webhook_url, extra, order_lines } = input;
-    const body = { ...order.body };
-    for (const [k, v] of Object.entries({ customer, return_url, failure_url, webhook_url, extra, order_lines }))
-      if (v !== undefined) body[k] = v;
+    const sent = Object.entries({ customer, return_url, failure_url, webhook_url, extra, order_lines }).filter(([, v]) => v !== undefined);
+    const body: OrderBody = { ...order.body, ...Object.fromEntries(sent) };
     await orders.setOrderDetails(q, order.id, {
       description: description ?? order.description,
       merchant_order_id: merchant_order_id ?? order.merchant_order_id,

@@ -78,7 +78,7 @@ export async function setOrderStatus(ctx: HooksCtx, q: Queryable, order: OrderRo
 }
 
 /** What a planned move needs to know of the transaction's order, read with the transaction. */
-export interface OrderView {
+export interface OrderContext {
   order: OrderRow;
   /** the statuses of the order's transactions, this one's included, as read */
   statuses: TransactionStatus[];
@@ -96,7 +96,7 @@ export function planMove(
   ctx: HooksCtx,
   w: WriteSet,
   txn: TransactionRow,
-  view: OrderView,
+  view: OrderContext,
   to: TransactionStatus,
   now: Date,
   change: StatusChange = {},
@@ -125,7 +125,7 @@ export function planMove(
 }
 
 /** Whether planMove would plan this move (its hooks can say their writes), without changing anything. */
-export function canPlanMove(ctx: HooksCtx, txn: TransactionRow, view: OrderView, to: TransactionStatus, now: Date): boolean {
+export function canPlanMove(ctx: HooksCtx, txn: TransactionRow, view: OrderContext, to: TransactionStatus, now: Date): boolean {
   return (
     planMove(ctx, new WriteSet(), { ...txn }, { ...view, order: { ...view.order }, statuses: [...view.statuses] }, to, now) === 'planned'
   );

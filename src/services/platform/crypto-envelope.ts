@@ -29,7 +29,7 @@ const TAG = 16;
 const derive = (key: Buffer, info: string) => Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), info, 32));
 
 /** A short public id of a master key (an HMAC, so it reveals nothing of the key). */
-export const masterKeyId = (master: Buffer) => createHmac('sha256', master).update('tender/master-key-id/v1').digest('hex').slice(0, 16);
+const masterKeyId = (master: Buffer) => createHmac('sha256', master).update('tender/master-key-id/v1').digest('hex').slice(0, 16);
 
 export function seal(key: Buffer, plaintext: Buffer, aad: string): string {
   const iv = randomBytes(IV);
@@ -178,7 +178,11 @@ export async function rewrapDataKeys(ctx: Ctx, newMaster: Buffer, opts: { prune?
         continue;
       }
       if (opts.prune) {
-        for (const k of Object.keys(wraps)) if (k !== newId) (delete wraps[k], result.pruned++);
+        for (const k of Object.keys(wraps)) {
+          if (k === newId) continue;
+          delete wraps[k];
+          result.pruned++;
+        }
       }
       await dataKeys.setWraps(q, row.id, wraps);
     }

@@ -10,7 +10,7 @@ import type { ProjectRow } from '../../domain/entities.ts';
 const DNS_TIMEOUT_MS = 2000;
 
 /** Why a URL may not be called for a live project, or undefined. Unresolvable names pass: delivery checks again. */
-export async function urlProblem(config: Config, url: string): Promise<string | undefined> {
+async function urlProblem(config: Config, url: string): Promise<string | undefined> {
   if (url.startsWith(config.publicBaseUrl + '/')) return undefined; // our own pages
   let host: string;
   try {

@@ -4,7 +4,7 @@ import * as projects from '../../store/platform/projects.ts';
 import { defaultSettings } from '../../domain/project.ts';
 import { ApiError } from '../../domain/errors.ts';
 
-export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
+const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
 
 export function newKey(mode: 'test' | 'live') {
   const key = `${mode}_${randomBytes(32).toString('base64url')}`;
@@ -63,7 +63,7 @@ export async function rotateKey(ctx: Ctx, projectId: string): Promise<{ project_
  * scheme, canonical padded base64 and nothing after it, valid UTF-8, the key as user id and an
  * empty password (or the bare key). Anything else is no credentials at all.
  */
-export function keyFromAuthorization(header: string | undefined): string | undefined {
+function keyFromAuthorization(header: string | undefined): string | undefined {
   if (!header) return undefined;
   const m = /^Basic ([A-Za-z0-9+/]+={0,2})$/i.exec(header);
   if (!m || m[1].length % 4 !== 0) return undefined;

@@ -80,7 +80,7 @@ export function throttleOf(ctx: Ctx): Throttle {
 }
 
 /** A client's address as stored: hashed, never in clear. */
-export const clientId = (address: string) => digest(`client\n${address}`);
+const clientId = (address: string) => digest(`client\n${address}`);
 
 /**
  * Card-testing protection: refuses (429) a new card attempt from the hosted pages while this

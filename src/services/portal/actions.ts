@@ -14,8 +14,6 @@ import { cancelOrder, getOrder } from '../payments/orders.ts';
 import { resendWebhooks, rotateWebhookSecret, setProjectWebhookUrl } from '../webhooks/endpoints.ts';
 import { chargeback, settleOrder } from '../payments/chargebacks.ts';
 import { getLink, linkState, linkUrl } from '../links/payment-links.ts';
-import { CHALLENGE_CODE, TEST_CARDS } from '../../acquirer/simulator/cards.ts';
-import { liabilityShift } from '../../domain/card.ts';
 import type { PortalUser } from './users.ts';
 import { isUuid } from '../../domain/ids.ts';
 
@@ -23,8 +21,6 @@ import { isUuid } from '../../domain/ids.ts';
  * The merchant portal's use cases, on the services the API uses. Everything here is scoped to
  * the signed-in user's merchant: a project or order of another merchant is NotFound.
  */
-
-export type { ProjectRow };
 
 /** The merchant's projects, test ones after live ones. */
 export const projectsOf = (ctx: Ctx, user: PortalUser) => store.projectsOfMerchant(ctx.db, user.merchant_id);
@@ -184,14 +180,11 @@ export async function orderAction(
   }
 }
 
-export { getOrder };
-export { deliveryLog } from '../webhooks/endpoints.ts';
-
 /** The order and the orders made from it (captures, voids, refunds, chargebacks), as the API shows them. */
 export async function orderWithRelated(ctx: Ctx, project: ProjectRow, orderId: string) {
   if (!isUuid(orderId)) throw notFound('order');
   const order = await getOrder(ctx, project, orderId.toLowerCase());
-  const related = await Promise.all(((order.related_orders ?? []) as string[]).map((id) => getOrder(ctx, project, id)));
+  const related = await Promise.all((order.related_orders ?? []).map((id) => getOrder(ctx, project, id)));
   const parent = order.related_order_id ? await getOrder(ctx, project, order.related_order_id).catch(() => undefined) : undefined;
   return { order, related, parent };
 }
@@ -216,22 +209,8 @@ export async function linkOf(ctx: Ctx, project: ProjectRow, linkId: string) {
   return getLink(ctx, project, linkId.toLowerCase());
 }
 
-export { createLink } from '../links/payment-links.ts';
 
 // ---- test tools ----------------------------------------------------------------------------
-
-export function testCards() {
-  return TEST_CARDS.map((c) => ({
-    pan: c.pan,
-    brand: c.brands[0],
-    three_ds: c.three_ds,
-    challenge_code: c.three_ds === 'C' ? CHALLENGE_CODE : undefined,
-    result: c.result,
-    reason: c.reason,
-    liability_shift: c.three_ds === 'C' ? true : liabilityShift(c.three_ds),
-    description: c.description,
-  }));
-}
 
 /** Advances a test project's clock (optional) and runs the jobs that became due. */
 export async function runTestClock(ctx: Ctx, actor: Actor, project: ProjectRow, advance: string | undefined) {

@@ -22,7 +22,7 @@ import { guardedReport } from './report-guard.ts';
  * in keyset batches (BATCH orders in sort order, then the next BATCH after the last one), each
  * only when the CSV stream asks for more.
  */
-export const BATCH = 2000;
+const BATCH = 2000;
 
 const CUSTOMER = [
   'email_address',
@@ -85,7 +85,7 @@ export const COLUMN_NAMES: readonly string[] = [
 ];
 
 /** The CSV record of a report row (an order with one of its transactions, or alone). */
-export function csvRecord(r: ReportRow): string[] {
+function csvRecord(r: ReportRow): string[] {
   const record = new Array<string>(COLUMN_NAMES.length);
   for (let i = 0; i < COLUMN_NAMES.length; i++) {
     const cell = r[COLUMN_NAMES[i]] ?? '';
@@ -221,7 +221,7 @@ const HEADER = `${COLUMN_NAMES.join(',')}\n`;
  * report's statement over the next PART_ORDERS orders, the parts copied side by side on the
  * report connections and written in order.
  */
-export const PART_ORDERS = 5000;
+const PART_ORDERS = 5000;
 
 function copiedReport(ctx: Ctx, source: Ctx['db'], plan: SearchPlan, partOrders: number): Readable {
   const out = new PassThrough();

@@ -17,6 +17,7 @@ import {
   type SortSpec,
 } from '../../domain/query.ts';
 import { renderOrder } from '../payments/order-view.ts';
+import type { OrderView } from '../../domain/schemas/order.ts';
 import type { EventRow, OrderRow, ProjectRow } from '../../domain/entities.ts';
 import { openHolderNames } from '../vault/holder-names.ts';
 import { takeShare } from '../platform/fair-share.ts';
@@ -31,10 +32,10 @@ export interface SearchInput {
   search_after?: string | number;
 }
 
-export const DEFAULT_SIZE = 10;
+const DEFAULT_SIZE = 10;
 export const MAX_SIZE = 1000;
 /** `total` counts this far and no further (see docs/search.md "Decisions"). */
-export const TOTAL_CAP = MAX_RESULT_WINDOW;
+const TOTAL_CAP = MAX_RESULT_WINDOW;
 
 export interface SearchPlan {
   filter: Filter;
@@ -46,7 +47,7 @@ export interface SearchPlan {
 }
 
 /** A QueryError is the merchant's mistake: a ValidationError naming the request member (query, sort, search_after). */
-export function toValidationError(err: unknown): unknown {
+function toValidationError(err: unknown): unknown {
   return err instanceof QueryError ? new ApiError('ValidationError', err.message, err.param) : err;
 }
 
@@ -90,7 +91,7 @@ export interface SearchResult {
   total: number;
   /** "eq" when total is exact, "gte" when the count stopped at TOTAL_CAP */
   total_relation: 'eq' | 'gte';
-  orders: any[];
+  orders: OrderView[];
   /** cursor of the last order of the page; null when the page is empty */
   search_after: string | null;
 }
@@ -124,7 +125,7 @@ export async function searchOrders(ctx: Ctx, project: ProjectRow, input: SearchI
 }
 
 /** Order views of many orders with four queries in all, not four per order. */
-export async function renderOrders(ctx: Ctx, q: Queryable, projectId: string, rows: SearchRow[] | OrderRow[]) {
+async function renderOrders(ctx: Ctx, q: Queryable, projectId: string, rows: SearchRow[] | OrderRow[]) {
   if (!rows.length) return [];
   const ids = rows.map((r) => r.id);
   const [txns, children] = await Promise.all([orders.transactionsOf(q, projectId, ids), orders.childOrdersOf(q, projectId, ids)]);

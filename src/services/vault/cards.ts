@@ -22,7 +22,7 @@ const PAN = new RegExp(PAN_PATTERN);
 const EXPIRY = new RegExp(EXPIRY_PATTERN);
 
 /** Every rule of a card; the HTTP schema checks the shape first, the hosted page relies on this. */
-export function checkCardInput(input: CardInput) {
+function checkCardInput(input: CardInput) {
   if (typeof input.pan !== 'string' || !PAN.test(input.pan)) throw invalid('pan', 'pan must be 12 to 19 digits');
   if (!luhnValid(input.pan)) throw invalid('pan', 'pan is not a valid card number (check digit)');
   const brands = detectBrands(input.pan);

@@ -17,7 +17,7 @@ import { BILLING_INPUT, billingNeeded, checkBilling, type Billing, type BillingF
  */
 
 /** The member of the device pay route's body that carries the wallet's billing address. */
-export const CONTACT_MEMBER: Record<WalletMethod, string> = { 'wallet-a-pay': 'billingContact', 'wallet-b-pay': 'billingAddress' };
+const CONTACT_MEMBER: Record<WalletMethod, string> = { 'wallet-a-pay': 'billingContact', 'wallet-b-pay': 'billingAddress' };
 
 /** Each billing field by the wallet's own name for it, as a refusal names it. */
 export const WALLET_FIELD: Record<WalletMethod, Record<BillingField, string>> = {
@@ -42,7 +42,7 @@ export const WALLET_FIELD: Record<WalletMethod, Record<BillingField, string>> = 
 };
 
 /** A wallet's billing address refused: `code` as the sandbox sheet's (billing_required, billing_format, state_required, state_unknown). */
-export class BillingRefused extends ApiError {
+class BillingRefused extends ApiError {
   constructor(
     readonly code: string,
     message: string,

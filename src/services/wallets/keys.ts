@@ -30,9 +30,9 @@ import type { ProjectRow } from '../../domain/entities.ts';
 // ---- wallet-b-pay keys ---------------------------------------------------------------
 
 /** A project's recipient id unless it set its own: `merchant:` and the project id without hyphens. */
-export const defaultRecipientId = (projectId: string) => `merchant:${merchantIdentifierOf(projectId)}`;
+const defaultRecipientId = (projectId: string) => `merchant:${merchantIdentifierOf(projectId)}`;
 /** merchant:<id> (DIRECT) and gateway:<id> are the provider's forms; any id the tokens are signed for is taken. */
-export const RECIPIENT_ID = /^[A-Za-z0-9:._-]{1,100}$/;
+const RECIPIENT_ID = /^[A-Za-z0-9:._-]{1,100}$/;
 
 /** Sandbox root keys never lapse on their own (2100-01-01); a project can only retire them. */
 const SANDBOX_ROOT_EXPIRATION = '4102444800000';
@@ -64,7 +64,7 @@ async function insertKey(
  * project the sandbox root key its wallet sheet signs with. Run at project creation and
  * again lazily (projects made before wallets existed, or a node that raced). Idempotent.
  */
-export async function ensureWalletKeys(ctx: Ctx, projectId: string) {
+async function ensureWalletKeys(ctx: Ctx, projectId: string) {
   const project = await findProject(ctx.db, projectId);
   if (!project) return;
   const now = nowFor(project);
@@ -178,7 +178,7 @@ export async function configureRecipient(ctx: Ctx, project: ProjectRow, input: {
 const fileCache = new Map<string, { mtimeMs: number; keys: RootKey[] }>();
 
 /** Root keys from a keys file of the provider's shape `{keys: [{keyValue, protocolVersion, keyExpiration}]}`. */
-export function readRootKeysFile(path: string | undefined): RootKey[] {
+function readRootKeysFile(path: string | undefined): RootKey[] {
   if (!path) return [];
   let keys: RootKey[];
   try {
@@ -187,7 +187,10 @@ export function readRootKeysFile(path: string | undefined): RootKey[] {
     if (hit && hit.mtimeMs === mtimeMs) return hit.keys;
     const parsed = JSON.parse(readFileSync(path, 'utf8'));
     if (!Array.isArray(parsed?.keys)) throw new Error('no keys array');
-    keys = parsed.keys.filter((k: any) => typeof k?.keyValue === 'string' && typeof k?.protocolVersion === 'string');
+    keys = parsed.keys.filter(
+      (k: { keyValue?: unknown; protocolVersion?: unknown } | null) =>
+        typeof k?.keyValue === 'string' && typeof k?.protocolVersion === 'string',
+    );
     fileCache.set(path, { mtimeMs, keys });
   } catch (err) {
     throw Object.assign(new ApiError('ServerError', 'the wallet-b-pay root signing keys file cannot be read'), { cause: err });
@@ -198,7 +201,7 @@ export function readRootKeysFile(path: string | undefined): RootKey[] {
 export type RootKeySet = 'production' | 'test';
 
 /** The production set is the keys file; the test set is the test keys file plus the project's sandbox root key. */
-export async function rootKeysFor(ctx: Ctx, project: ProjectRow, set: RootKeySet): Promise<RootKey[]> {
+async function rootKeysFor(ctx: Ctx, project: ProjectRow, set: RootKeySet): Promise<RootKey[]> {
   if (set === 'production') return readRootKeysFile(ctx.config.walletBRootKeysFile);
   const { publicKey } = await sandboxRootKey(ctx, project);
   const sandbox = VERSIONS.map((protocolVersion) => ({ keyValue: publicKey, protocolVersion, keyExpiration: SANDBOX_ROOT_EXPIRATION }));

@@ -51,7 +51,7 @@ export interface WalletPayResult {
   reason: string;
 }
 
-export const AUTHENTICATION_REQUIRED = 'authentication_required';
+const AUTHENTICATION_REQUIRED = 'authentication_required';
 
 export type WalletMethod = 'wallet-a-pay' | 'wallet-b-pay';
 
@@ -179,7 +179,7 @@ async function addBilling(ctx: Ctx, c: Checkout, billing: Billing) {
     if (!order) throw notFound('order');
     if ((await orders.transactionsOf(q, c.project.id, [order.id])).length)
       throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
-    const customer = { ...(order.body?.customer ?? {}), ...billing, address_type: 'billing' };
+    const customer = { ...(order.body?.customer ?? {}), ...billing, address_type: 'billing' as const };
     const body = { ...order.body, customer };
     await orders.setOrderCustomer(q, order.id, { body, modified: nowFor(c.project) });
     c.order.body = body;

@@ -119,7 +119,7 @@ async function sandboxChain(ctx: Ctx, project: ProjectRow) {
 const caCache = new Map<string, { mtimeMs: number; certs: X509Certificate[] }>();
 
 /** The certificates of a PEM bundle, re-read when the file changes. */
-export function readCaFile(path: string | undefined): X509Certificate[] {
+function readCaFile(path: string | undefined): X509Certificate[] {
   if (!path) return [];
   try {
     const { mtimeMs } = statSync(path);
@@ -134,7 +134,7 @@ export function readCaFile(path: string | undefined): X509Certificate[] {
 }
 
 /** Live projects trust the provider's roots; test projects also the test roots and their own sandbox root. */
-export async function trustedRoots(ctx: Ctx, project: ProjectRow): Promise<X509Certificate[]> {
+async function trustedRoots(ctx: Ctx, project: ProjectRow): Promise<X509Certificate[]> {
   const roots = readCaFile(ctx.config.walletA.rootCaFile);
   if (project.mode !== 'test') return roots;
   const { root } = await sandboxChain(ctx, project);

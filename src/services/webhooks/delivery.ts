@@ -1,4 +1,5 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import type { LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
 import type { Ctx } from '../platform/context.ts';
@@ -7,7 +8,7 @@ import type { Config } from '../../config.ts';
 import { findProjects } from '../../store/platform/projects.ts';
 import { batcher } from '../../store/db/coalesce.ts';
 import * as store from '../../store/webhooks/deliveries.ts';
-import type { DeliveryRow, SecretRow } from '../../store/webhooks/deliveries.ts';
+import type { DeliveryRow } from '../../store/webhooks/deliveries.ts';
 import { signedHeaders } from '../../domain/webhook-signing.ts';
 import { addressClass, isIpLiteral, isLocalName } from '../../domain/ssrf.ts';
 import { signingSecrets } from './endpoints.ts';
@@ -42,20 +43,20 @@ export interface SendResult {
 }
 
 /** Resolves like dns.lookup, but fails when any address is not public: the connection uses what was checked (no DNS rebinding). */
-export function publicOnlyLookup(hostname: string, options: any, callback: (...args: any[]) => void) {
+export const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
   dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
-    if (err) return callback(err);
+    if (err) return callback(err, ''); // net reads no address with an error
     // the message is the merchant's to read (delivery log): it names no address or class
     if (addresses.some((a) => addressClass(a.address))) {
       const refused = Object.assign(new Error(`${hostname} does not resolve to public addresses only: refused for a live project`), {
         code: 'ESSRF',
       });
-      return callback(refused);
+      return callback(refused, '');
     }
     if (options?.all) return callback(null, addresses);
     callback(null, addresses[0].address, addresses[0].family);
   });
-}
+};
 
 const agents = new Map<string, Agent>();
 
@@ -65,7 +66,7 @@ function agentFor(live: boolean, timeoutMs: number): Agent {
   let agent = agents.get(key);
   if (!agent) {
     agent = new Agent({
-      connect: { timeout: timeoutMs, ...(live ? { lookup: publicOnlyLookup as any } : {}) },
+      connect: { timeout: timeoutMs, ...(live ? { lookup: publicOnlyLookup } : {}) },
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
       keepAliveTimeout: 4_000,
@@ -154,7 +155,7 @@ const SHARE_WAIT_MS = 1000;
 
 // ---- the delivery job ----------------------------------------------------------------------
 
-export const payloadOf = (d: Pick<DeliveryRow, 'event' | 'order_id' | 'project_id'>) =>
+const payloadOf = (d: Pick<DeliveryRow, 'event' | 'order_id' | 'project_id'>) =>
   JSON.stringify({ event: d.event, order_id: d.order_id, project_id: d.project_id });
 
 /**

@@ -28,7 +28,7 @@ const CURRENT = 'webhook_secret';
 const PREVIOUS = 'webhook_previous_secret';
 
 /** Makes the project's first secret. Returns it when made here, undefined when one existed. */
-export async function createWebhookSecret(ctx: Ctx, projectId: string): Promise<string | undefined> {
+async function createWebhookSecret(ctx: Ctx, projectId: string): Promise<string | undefined> {
   const dk = await dataKeyFor(ctx, projectId);
   const secret = newSecret();
   const made = await store.insertSecret(ctx.db, {
@@ -98,7 +98,7 @@ export const makeWebhookSecret: ProjectCreatedHook = async (ctx, projectId) => {
 // ---- outbox -> deliveries ------------------------------------------------------------------
 
 /** The receivers of an order: its own webhook_url, else the project's; plus its payment link's. */
-export async function targetsFor(q: Queryable, order: OrderRow): Promise<WebhookTarget[]> {
+async function targetsFor(q: Queryable, order: OrderRow): Promise<WebhookTarget[]> {
   const own = ownUrl(order);
   const projectUrl = own ? null : await store.projectWebhookUrl(q, order.project_id);
   const linkUrl = order.payment_link_id ? await store.linkWebhookUrl(q, order.project_id, order.payment_link_id) : null;

@@ -5,7 +5,7 @@ import { ApiError } from '../../domain/errors.ts';
 
 /** The one query layer: plain parameterised SQL over `pg` or PGlite. */
 export interface Queryable {
-  query<T = Record<string, any>>(sql: string, params?: unknown[], opts?: QueryOptions): Promise<T[]>;
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[], opts?: QueryOptions): Promise<T[]>;
   /** Runs a multi-statement script (migrations). */
   exec(sql: string): Promise<void>;
 }
@@ -145,9 +145,6 @@ export function connectionLost(err: unknown): boolean {
   const code = typeof e.code === 'string' ? e.code : '';
   return LOST_CODES.has(code) || code.startsWith('08') || (typeof e.message === 'string' && LOST_MESSAGES.test(e.message));
 }
-
-/** Seconds a client is told to wait after a lost connection: the pool reconnects on the next request. */
-export const UNAVAILABLE_RETRY_AFTER = 1;
 
 /** A lost connection becomes a 503 (Retry-After, error body); any other error passes unchanged. */
 export function unavailableOr(err: unknown): unknown {

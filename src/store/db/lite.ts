@@ -1,9 +1,9 @@
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { privateDir } from './lock.ts';
 import { observeQuery } from '../../telemetry/query.ts';
-import { mapped, observers, scoped, type Db, type OpenTx, type Queryable } from './db.ts';
+import { mapped, observers, scoped, type Db, type OpenTx, type Queryable, type QueryOptions } from './db.ts';
 
 // The embedded store: PGlite (PostgreSQL in WASM), one connection, in this process.
 
@@ -40,25 +40,25 @@ export async function pgliteDb(dataDir: string, opts: { template?: string } = {}
   // counts match pgDb's: a transaction's BEGIN goes with its first statement, a statement with
   // QueryOptions.commit takes the COMMIT, and a transaction that sent nothing notes nothing.
   const seen = observers();
-  const run = async (q: { query: PGlite['query'] }, sql: string, params?: unknown[]) => {
+  const run = async <T>(q: Pick<Transaction, 'query'>, sql: string, params?: unknown[]) => {
     seen.note(sql);
-    return (await observeQuery('pglite', sql, () => q.query(sql, params as any[], { parsers: parse }))).rows;
+    return (await observeQuery('pglite', sql, () => q.query<T>(sql, params, { parsers: parse }))).rows;
   };
   /** A transaction's statements, noted as pgDb sends them. */
-  const noted = (t: { query: PGlite['query']; exec: PGlite['exec'] }) => {
+  const noted = (t: Pick<Transaction, 'query' | 'exec'>) => {
     const state = { begun: false, committed: false };
     const q: Queryable = {
-      async query(sql, params, opts) {
+      async query<T>(sql: string, params?: unknown[], opts?: QueryOptions) {
         if (state.committed) throw new Error('the transaction has ended: a statement after its COMMIT would run on its own');
         seen.note([!state.begun && 'BEGIN', sql, opts?.commit && 'COMMIT'].filter(Boolean).join('; '));
         state.begun = true;
-        const { rows } = await observeQuery('pglite', sql, () => t.query(sql, params as any[], { parsers: parse }));
+        const { rows } = await observeQuery('pglite', sql, () => t.query<T>(sql, params, { parsers: parse }));
         if (opts?.commit) {
           // committed here, as on PostgreSQL (lite.transaction's own COMMIT then finds none open)
           await t.exec('COMMIT');
           state.committed = true;
         }
-        return rows as any;
+        return rows;
       },
       async exec(sql) {
         if (state.committed) throw new Error('the transaction has ended');
@@ -73,7 +73,7 @@ export async function pgliteDb(dataDir: string, opts: { template?: string } = {}
   /** lite.transaction over noted() statements, noting its COMMIT or ROLLBACK. */
   const transaction = <T>(fn: (q: Queryable) => Promise<T>): Promise<T> =>
     lite.transaction(async (t) => {
-      const { q, state } = noted(t as any);
+      const { q, state } = noted(t);
       try {
         const result = await fn(q);
         if (state.begun && !state.committed) seen.note('COMMIT');
@@ -115,7 +115,7 @@ export async function pgliteDb(dataDir: string, opts: { template?: string } = {}
   };
   const self = {}; // this store's identity for within()
   const own = {
-    query: (sql: string, params?: unknown[]) => run(lite, sql, params) as any,
+    query: <T>(sql: string, params?: unknown[]) => run<T>(lite, sql, params),
     tx: transaction,
   };
   const db: Db = {

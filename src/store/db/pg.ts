@@ -28,7 +28,7 @@ pg.types.setTypeParser(20, (v) => Number(v));
  * becomes a quoted literal of unknown type (pg's escapeLiteral), as a bind parameter is text of
  * unknown type, so the server infers the same types. Scalars only: our statements bind no arrays.
  */
-export function inlineParams(sql: string, params: unknown[]): string {
+function inlineParams(sql: string, params: unknown[]): string {
   return sql.replace(/\$(\d+)/g, (_, n: string) => {
     const v = params[Number(n) - 1];
     if (v === null || v === undefined) return 'NULL';
@@ -151,12 +151,13 @@ export function pgDb({
   const pool = newPool(max, '');
   let reportPool: pg.Pool | undefined;
   const configOf = (sql: string, params?: unknown[], opts?: QueryOptions): pg.QueryConfig => {
-    if (!prepared || !opts?.prepare) return { text: sql, values: params as any[] };
-    return { name: opts.prepare === true ? statementName(sql) : opts.prepare, text: sql, values: params as any[] };
+    if (!prepared || !opts?.prepare) return { text: sql, values: params };
+    return { name: opts.prepare === true ? statementName(sql) : opts.prepare, text: sql, values: params };
   };
-  const run = async (c: pg.Pool | pg.PoolClient, sql: string, params?: unknown[], opts?: QueryOptions) => {
+  // the driver's edge: a row is what the statement selects, as its caller names it (T)
+  const run = async <T>(c: pg.Pool | pg.PoolClient, sql: string, params?: unknown[], opts?: QueryOptions) => {
     seen.note(sql);
-    return (await c.query(configOf(sql, params, opts))).rows;
+    return (await c.query(configOf(sql, params, opts))).rows as T[];
   };
   /**
    * A transaction on a client of its own. Its BEGIN is not sent alone: it goes with the first
@@ -205,7 +206,8 @@ export function pgDb({
     };
     return {
       q: {
-        query: (sql, params, opts) => observeQuery('postgres', sql, () => mapped(query(sql, params, opts))) as any,
+        query: <T>(sql: string, params?: unknown[], opts?: QueryOptions) =>
+          observeQuery('postgres', sql, () => mapped(query(sql, params, opts)) as Promise<T[]>),
         exec: async (sql) => {
           if (closed) throw new Error('the transaction has ended');
           if (!begun) {
@@ -227,8 +229,8 @@ export function pgDb({
   };
   const self = {}; // this store's identity for within()
   const own = {
-    query: (sql: string, params?: unknown[], opts?: QueryOptions) =>
-      observeQuery('postgres', sql, () => mapped(run(pool, sql, params, opts))) as any,
+    query: <T>(sql: string, params?: unknown[], opts?: QueryOptions) =>
+      observeQuery('postgres', sql, () => mapped(run<T>(pool, sql, params, opts))),
     async tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
       const open = await begin();
       try {
@@ -341,7 +343,7 @@ async function copyParts(
     await first.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     const { rows } = await first.query<{ snapshot: string }>('SELECT pg_export_snapshot() AS snapshot');
     parts = await partsOf({
-      query: async (sql, params) => (await first.query(sql, params as any[])).rows as any,
+      query: async <T>(sql: string, params?: unknown[]) => (await first.query(sql, params)).rows as T[],
       exec: async (sql) => void (await first.query(sql)),
     });
     // only connections free now: a report never waits for another's to finish before it starts

@@ -62,7 +62,7 @@ function sendBare(connection: PgConnection, text: 'BEGIN' | 'COMMIT') {
 }
 
 /** Runs `sql` on a checked-out client with BEGIN before it and/or COMMIT after it, in one round trip. */
-export function pipelined(client: pg.ClientBase, config: pg.QueryConfig, around: { begin: boolean; commit: boolean }): Promise<any[]> {
+export function pipelined(client: pg.ClientBase, config: pg.QueryConfig, around: { begin: boolean; commit: boolean }): Promise<unknown[]> {
   return new Promise((resolve, reject) => {
     const q = new PipelinedQuery(config, around.begin, around.commit);
     q.on('error', reject);
@@ -83,7 +83,8 @@ interface PgConnection {
 interface PgQueryInternals {
   name?: string;
   portal: string;
-  on(event: 'error' | 'end', listener: (arg: any) => void): void;
+  on(event: 'error', listener: (err: Error) => void): void;
+  on(event: 'end', listener: (result: pg.QueryResult | pg.QueryResult[]) => void): void;
   hasBeenParsed(connection: PgConnection): boolean;
   prepare(connection: PgConnection): void;
   handleCommandComplete(msg: unknown, connection: PgConnection): void;

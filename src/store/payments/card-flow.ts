@@ -23,8 +23,9 @@ const TIMESTAMPS = new Set([
   'noticed',
 ]);
 
-export function revive<T>(row: Record<string, unknown> | null | undefined): T | undefined {
-  if (!row) return undefined;
+export function revive<T>(json: object | null | undefined): T | undefined {
+  if (!json) return undefined;
+  const row = json as Record<string, unknown>;
   for (const k of Object.keys(row)) if (TIMESTAMPS.has(k) && typeof row[k] === 'string') row[k] = new Date(row[k] as string);
   return row as T;
 }
@@ -86,16 +87,16 @@ export async function threeDsRows(q: Queryable, transactionId: string, lock: boo
     [transactionId],
     { prepare: lock ? 'three_ds_rows_locked' : 'three_ds_rows' },
   );
-  return row && { ...viewOf(row), auth: revive<CardAuthRow>(row.auth as any) };
+  return row && { ...viewOf(row), auth: revive<CardAuthRow>(row.auth) };
 }
 
 /** The rows a step's read answers as JSON, revived (dates, numbers) into their entity types. */
 function viewOf(row: { txn: object; order: object; project: object; statuses: TransactionStatus[]; card: object | null }) {
   return {
-    txn: revive<TransactionRow>(row.txn as any)!,
-    order: revive<OrderRow>(row.order as any)!,
-    project: revive<ProjectRow>(row.project as any)!,
+    txn: revive<TransactionRow>(row.txn)!,
+    order: revive<OrderRow>(row.order)!,
+    project: revive<ProjectRow>(row.project)!,
     statuses: row.statuses,
-    card: revive<VaultCardRow>(row.card as any),
+    card: revive<VaultCardRow>(row.card),
   };
 }

@@ -54,13 +54,6 @@ export function journalRows(head: JournalHead, legs: Leg[]): Array<Omit<EntryRow
   return legs.map((l) => ({ ...head, journal_id: journalId, account: l.account, amount: l.amount, kind: l.kind }));
 }
 
-export async function entriesOf(q: Queryable, projectId: string, paymentTransactionId: string): Promise<EntryRow[]> {
-  return q.query<EntryRow>('SELECT * FROM ledger_entries WHERE project_id = $1 AND payment_transaction_id = $2 ORDER BY id', [
-    projectId,
-    paymentTransactionId,
-  ]);
-}
-
 // ---- What `tender ledger check` reads. Each query finds only the rows that break a rule. ----
 
 const scope = (alias: string, n: number) => `($${n}::uuid IS NULL OR ${alias}.project_id = $${n}::uuid)`;

@@ -113,7 +113,7 @@ const INSERT_NEW_ORDERS = (() => {
 })();
 
 /** Inserts new orders, all or none. */
-export async function insertNewOrders(q: Queryable, batch: NewOrder[]) {
+async function insertNewOrders(q: Queryable, batch: NewOrder[]) {
   const rows = (pick: (n: NewOrder) => object | undefined) => JSON.stringify(batch.flatMap((n) => pick(n) ?? []));
   const params = [rows((n) => n.order), rows((n) => n.transaction), rows((n) => n.event), rows((n) => n.job)];
   // Planning this statement costs more than running it: prepared once per connection.
@@ -179,19 +179,6 @@ export const setProcessingOutcome = (
   id: string,
   o: Pick<TransactionRow, 'outcomes' | 'modified'> & Partial<Pick<TransactionRow, 'details'>>,
 ) => updateRow(q, 'transactions', id, o);
-
-/** The money counters and figures of a successful authorization. */
-export const setAuthorization = (
-  q: Queryable,
-  id: string,
-  a: Pick<
-    TransactionRow,
-    'authorized_amount' | 'captured_amount' | 'is_capturable' | 'fee_currency' | 'fee_amount' | 'settlement_currency' | 'settlement_amount'
-  > & {
-    authorized: Date;
-    capture_before: Date | null;
-  },
-) => updateRow(q, 'transactions', id, a);
 
 export const setVoidedAmount = (q: Queryable, id: string, voided: number, now: Date) =>
   updateRow(q, 'transactions', id, { voided_amount: voided, modified: now });
@@ -272,18 +259,6 @@ export async function insertOutbox(q: Queryable, projectId: string, orderId: str
     [projectId, orderId, status, created],
   );
   return rows[0].id;
-}
-
-/** The transaction a vault setup_token belongs to. */
-export async function transactionBySetupToken(q: Queryable, token: string): Promise<Pick<TransactionRow, 'id' | 'project_id'> | undefined> {
-  return (
-    await q.query<Pick<TransactionRow, 'id' | 'project_id'>>('SELECT id, project_id FROM transactions WHERE setup_token = $1', [token])
-  )[0];
-}
-
-/** The setup_token stored its card: it is used up. */
-export async function markSetupTokenUsed(q: Queryable, transactionId: string, now: Date) {
-  await q.query('UPDATE transactions SET setup_token_used = $2 WHERE id = $1', [transactionId, now]);
 }
 
 /** Locks every transaction of an order, in id order (so concurrent cancels cannot deadlock). */

@@ -29,9 +29,9 @@ type Raw = { txn: object; order: object; project: object; statuses: TransactionS
 
 const rowsOf = (row: Raw | undefined): PaymentRows | undefined =>
   row && {
-    txn: revive<PaymentRows['txn']>(row.txn as any)!,
-    order: revive<OrderRow>(row.order as any)!,
-    project: revive<ProjectRow>(row.project as any)!,
+    txn: revive<PaymentRows['txn']>(row.txn)!,
+    order: revive<OrderRow>(row.order)!,
+    project: revive<ProjectRow>(row.project)!,
     statuses: row.statuses,
     reference: row.reference,
     reserved: Object.fromEntries(Object.entries(row.reserved ?? {}).map(([k, v]) => [k, Number(v)])),

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Queryable } from '../db/db.ts';
 
 /** Keys live this long (in the project's clock), then the key may be used afresh. */
-export const KEY_TTL_MS = 24 * 3600 * 1000;
+const KEY_TTL_MS = 24 * 3600 * 1000;
 
 export interface IdempotencyRow {
   project_id: string;

@@ -57,11 +57,6 @@ export async function merchantName(q: Queryable, merchantId: string): Promise<st
   return (await q.query<{ name: string }>('SELECT name FROM merchants WHERE id = $1', [merchantId]))[0]?.name;
 }
 
-/** The first merchant (first run). */
-export async function firstMerchant(q: Queryable): Promise<string | undefined> {
-  return (await q.query<{ id: string }>('SELECT id FROM merchants ORDER BY created, id LIMIT 1'))[0]?.id;
-}
-
 // ---- sessions ------------------------------------------------------------------------------
 
 export async function insertSession(q: Queryable, s: SessionRow) {

@@ -32,27 +32,6 @@ export interface CardAuthRow {
 
 // ---- vault_cards ---------------------------------------------------------------------------
 
-export async function insertVaultCard(q: Queryable, row: Omit<VaultCardRow, 'cvc_ct'>) {
-  await q.query(
-    `INSERT INTO vault_cards (id, project_id, transaction_id, data_key_id, pan_ct, name_ct, fingerprint, expiry, truncated_pan, brand, brands, created)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-    [
-      row.id,
-      row.project_id,
-      row.transaction_id,
-      row.data_key_id,
-      row.pan_ct,
-      row.name_ct,
-      row.fingerprint,
-      row.expiry,
-      row.truncated_pan,
-      row.brand,
-      row.brands,
-      row.created,
-    ],
-  );
-}
-
 /**
  * Stores a card for the transaction whose setup_token it names, in one statement, only while
  * that token is unused, of `projectId`, its transaction new and created at or after `cutoff`:

@@ -48,7 +48,7 @@ export interface SecretRow {
   rotated: Date | null;
 }
 
-export const JOB_KIND = 'deliver_webhook';
+const JOB_KIND = 'deliver_webhook';
 
 export async function insertDelivery(
   q: Queryable,
@@ -73,58 +73,6 @@ export async function pendingHeads(q: Queryable, projectId: string, orderId: str
   );
 }
 
-/**
- * Takes a due delivery for one attempt: counts it and moves next_attempt_at to `holdUntil`, so
- * no other runner takes it meanwhile, and a runner that dies mid-attempt leaves it due again then.
- * Returns the attempt number, or undefined when another runner was first.
- */
-export async function claimAttempt(q: Queryable, d: DeliveryRow, now: Date, holdUntil: Date): Promise<number | undefined> {
-  const rows = await q.query<{ attempts: number }>(
-    `UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = $4
-     WHERE id = $1 AND status = 'pending' AND attempts = $2 AND next_attempt_at <= $3 RETURNING attempts`,
-    [d.id, d.attempts, now, holdUntil],
-  );
-  return rows[0]?.attempts;
-}
-
-/**
- * Writes an attempt's outcome: the log row and the delivery's new state, in one statement.
- * Returns undefined when another runner took the delivery over meanwhile; else whether more
- * deliveries of the same order and URL wait behind this one.
- */
-export async function recordAttempt(
-  q: Queryable,
-  d: DeliveryRow,
-  a: Omit<AttemptRow, 'id' | 'project_id' | 'delivery_id' | 'url'>,
-  next: { status: DeliveryStatus; next_attempt_at: Date | null; completed: Date | null },
-): Promise<{ more: boolean } | undefined> {
-  const rows = await q.query<{ more: boolean }>(
-    `WITH logged AS (
-       INSERT INTO webhook_attempts (project_id, delivery_id, attempt, attempted, url, response_status, error, duration_ms, next_retry, response_excerpt)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $14))
-     UPDATE webhook_deliveries d SET status = $10, next_attempt_at = $11, completed = $12, last_response_status = $6, last_error = $7
-     WHERE d.id = $2 AND d.status = 'pending' AND d.attempts = $3
-     RETURNING EXISTS (SELECT 1 FROM webhook_deliveries o WHERE o.order_id = $13 AND o.url = $5 AND o.status = 'pending' AND o.id <> $2) AS more`,
-    [
-      d.project_id,
-      d.id,
-      a.attempt,
-      a.attempted,
-      d.url,
-      a.response_status,
-      a.error,
-      a.duration_ms,
-      a.next_retry,
-      next.status,
-      next.next_attempt_at,
-      next.completed,
-      d.order_id,
-      a.response_excerpt,
-    ],
-  );
-  return rows[0];
-}
-
 const isoOrNull = (d: Date | null) => (d ? d.toISOString() : null);
 
 /** pendingHeads of many orders in one statement. */
@@ -144,7 +92,12 @@ export async function findSecrets(q: Queryable, projectIds: string[]): Promise<S
   return q.query<SecretRow>('SELECT * FROM webhook_secrets WHERE project_id = ANY($1::uuid[])', [projectIds]);
 }
 
-/** claimAttempt for several deliveries in one statement; one answer per item, in order. */
+/**
+ * Takes due deliveries for one attempt each, in one statement: counts it and moves next_attempt_at
+ * to the item's holdUntil, so no other runner takes it meanwhile, and a runner that dies
+ * mid-attempt leaves it due again then. One answer per item, in order: the attempt number, or
+ * undefined when another runner was first.
+ */
 export async function claimAttempts(
   q: Queryable,
   items: Array<{ d: DeliveryRow; now: Date; holdUntil: Date }>,
@@ -170,7 +123,11 @@ export interface AttemptRecord {
   next: { status: DeliveryStatus; next_attempt_at: Date | null; completed: Date | null };
 }
 
-/** recordAttempt for several attempts in one statement; one answer per item, in order. */
+/**
+ * Writes attempts' outcomes in one statement: each its log row and its delivery's new state. One
+ * answer per item, in order: undefined when another runner took the delivery over meanwhile; else
+ * whether more deliveries of the same order and URL wait behind this one.
+ */
 export async function recordAttempts(q: Queryable, items: AttemptRecord[]): Promise<Array<{ more: boolean } | undefined>> {
   const col = <V>(f: (r: AttemptRecord) => V) => items.map(f);
   const rows = await q.query<{ id: string; more: boolean }>(

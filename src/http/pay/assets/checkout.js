@@ -118,7 +118,7 @@
       expiry: function () {
         var v = expiry.value.trim();
         if (!v) return 'expiry_required';
-        var m = /^(\d{1,2})\s*[\/.\- ]\s*(\d{2}|\d{4})$/.exec(v) || /^(\d{2})(\d{2}|\d{4})$/.exec(v);
+        var m = /^(\d{1,2})\s*[/.\- ]\s*(\d{2}|\d{4})$/.exec(v) || /^(\d{2})(\d{2}|\d{4})$/.exec(v);
         if (!m || Number(m[1]) < 1 || Number(m[1]) > 12) return 'expiry_format';
         // a card past its month is refused here, before the payment is tried (the issuer would decline it)
         var year = m[2].length === 2 ? 2000 + Number(m[2]) : Number(m[2]);
