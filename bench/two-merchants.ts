@@ -21,6 +21,7 @@ import { connect, type Socket } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import type { Json } from '../test/helpers/json.ts';
 
 const arg = (name: string, d: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -112,7 +113,7 @@ async function main() {
     });
     const post = async (u: string, key: string, body: unknown) => {
       const res = await fetch(u, { method: 'POST', headers: auth(key), body: JSON.stringify(body) });
-      const json: any = await res.json();
+      const json: Json = await res.json();
       if (!res.ok) throw new Error(`${u}: ${res.status} ${JSON.stringify(json)}`);
       return json;
     };
@@ -234,7 +235,7 @@ async function main() {
           headers: auth(svc.noisy),
           body: JSON.stringify({ currency: 'EUR', amount: 100, merchant_order_id: 'noisy', webhook_url: dead.url }),
         });
-        const order: any = await o.json();
+        const order: Json = await o.json();
         count('orders', o.status);
         if (o.ok) await (await fetch(`${svc.url}/v1/orders/${order.id}/`, { method: 'DELETE', headers: auth(svc.noisy) })).arrayBuffer();
         await new Promise((r) => setTimeout(r, 50));

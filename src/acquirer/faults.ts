@@ -51,7 +51,7 @@ export type FaultyConnector = Connector & {
 };
 
 /** Thrown for a fault: what a dropped connection or a timeout looks like to the caller. */
-export class InjectedFault extends Error {}
+class InjectedFault extends Error {}
 
 /** A small seeded generator (mulberry32): the same seed, the same faults. */
 function random(seed: number) {

@@ -221,7 +221,8 @@ project
       'project methods',
       { project: o.project, methods: o.methods },
       o.json,
-      (r: { project_id: string; payment_methods: string[] }) => `project_id      ${r.project_id}\npayment_methods ${r.payment_methods.join(', ')}`,
+      (r: { project_id: string; payment_methods: string[] }) =>
+        `project_id      ${r.project_id}\npayment_methods ${r.payment_methods.join(', ')}`,
     ),
   );
 project

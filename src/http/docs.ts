@@ -56,7 +56,7 @@ footer{padding:2rem 1rem;color:#475467;font-size:.85rem}
 `.trim();
 
 const STYLE_HASH = `sha256-${createHash('sha256').update(CSS).digest('base64')}`;
-export const DOCS_CSP = `default-src 'none'; style-src '${STYLE_HASH}'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
+const DOCS_CSP = `default-src 'none'; style-src '${STYLE_HASH}'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
 
 const slug = (s: string) =>
   s
@@ -161,7 +161,7 @@ const textOf = (html: string) =>
  * The whole reference page of an OpenAPI document; with `q`, only the operations whose text
  * (path, summary, fields at every depth, examples) contains it: a search that needs no script.
  */
-export function renderReference(doc: Json, q = ''): string {
+function renderReference(doc: Json, q = ''): string {
   const want = q.trim().toLowerCase();
   let matches = 0;
   const base = String(doc.servers?.[0]?.url ?? '').replace(/\/+$/, '');

@@ -19,7 +19,7 @@ const clock = (t: unknown) => {
 const value = (v: unknown) => (typeof v === 'string' ? (/\s/.test(v) ? JSON.stringify(v) : v) : JSON.stringify(v));
 
 /** One JSON log line in its short form; undefined when it is not printed (a static asset served). */
-export function readableLine(json: string): string | undefined {
+function readableLine(json: string): string | undefined {
   let o: Record<string, unknown>;
   try {
     o = JSON.parse(json) as Record<string, unknown>;

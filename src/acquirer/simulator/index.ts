@@ -12,7 +12,7 @@ import { CHALLENGE_CODE, testCard } from './cards.ts';
  */
 
 /** ISO 8583 response codes of each outcome. */
-export const RESPONSES: Record<
+const RESPONSES: Record<
   'approved' | 'in_progress' | 'invalid_card' | 'not_found' | Exclude<Reason, 'authentication_failed'>,
   { code: string; description: string }
 > = {
@@ -95,7 +95,7 @@ export interface SimulatedOperation {
 }
 
 /** No answer: the simulated network lost it (the lost-answer test card). */
-export class LostAnswer extends Error {
+class LostAnswer extends Error {
   constructor() {
     super('the acquirer did not answer');
   }

@@ -61,7 +61,7 @@ const quoted = (v: string) => `"${v.replace(/["\\]/g, '\\$&')}"`;
  * the orders that move a payment's money (captures, voids, refunds, chargebacks) are shown
  * beneath their payment, so that the list counts money once.
  */
-export function composeQuery(f: Filter, currency = 'EUR'): string {
+function composeQuery(f: Filter, currency = 'EUR'): string {
   const parts: string[] = ['kind:payment'];
   if (/^\d{4}$/.test(f.last4)) parts.push(`transactions.payment_method_details.last4:${f.last4}`);
   if (/^[a-z0-9_-]{2,40}$/i.test(f.brand)) parts.push(`transactions.payment_method_brand:${f.brand.toLowerCase()}`);

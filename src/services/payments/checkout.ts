@@ -34,7 +34,7 @@ export interface Checkout {
 }
 
 /** The payment methods of the hosted page: the project's active ones, filtered by the order. */
-export function offeredMethods(settings: ProjectSettings, order: Pick<OrderRow, 'currency' | 'amount' | 'body'>): PaymentMethod[] {
+function offeredMethods(settings: ProjectSettings, order: Pick<OrderRow, 'currency' | 'amount' | 'body'>): PaymentMethod[] {
   const wanted: unknown = order.body?.payment_methods;
   const list = Array.isArray(wanted) && wanted.length ? (wanted as string[]) : undefined;
   // a method of payment-methods.ts only where the order meets its rules (amount, BNPL's order lines and address)

@@ -49,7 +49,7 @@ import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities
 
 export type FollowUpOp = 'capture' | 'void' | 'refund';
 
-export const ERROR_OF: Record<FollowUpOp, ErrorType> = {
+const ERROR_OF: Record<FollowUpOp, ErrorType> = {
   capture: 'CanNotCaptureTransaction',
   void: 'CanNotVoidTransaction',
   refund: 'RefundError',
@@ -201,7 +201,7 @@ function specOf(rows: PaymentRows, a: AttemptRow, status: ChildSpec['status'] | 
   };
 }
 
-export const AUTHORIZATION_JOBS = ['delayed_capture', 'authorization_expiry'];
+const AUTHORIZATION_JOBS = ['delayed_capture', 'authorization_expiry'];
 
 /** The original's change when the operation succeeded. */
 function originalChange(txn: MoneyTransaction, a: AttemptRow, now: Date) {

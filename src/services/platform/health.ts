@@ -4,7 +4,7 @@ import { ping } from '../../store/db/db.ts';
 import { pendingMigrations } from '../../store/db/migrate.ts';
 
 /** Whether the database answers (the database part of /readyz); never throws. */
-export async function databaseReady(ctx: Ctx): Promise<boolean> {
+async function databaseReady(ctx: Ctx): Promise<boolean> {
   try {
     await ping(ctx.db);
     return true;

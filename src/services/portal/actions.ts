@@ -209,7 +209,6 @@ export async function linkOf(ctx: Ctx, project: ProjectRow, linkId: string) {
   return getLink(ctx, project, linkId.toLowerCase());
 }
 
-
 // ---- test tools ----------------------------------------------------------------------------
 
 /** Advances a test project's clock (optional) and runs the jobs that became due. */

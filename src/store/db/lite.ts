@@ -3,7 +3,7 @@ import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { privateDir } from './lock.ts';
 import { observeQuery } from '../../telemetry/query.ts';
-import { mapped, observers, scoped, type Db, type OpenTx, type Queryable, type QueryOptions } from './db.ts';
+import { observers, scoped, type Db, type OpenTx, type Queryable, type QueryOptions } from './db.ts';
 
 // The embedded store: PGlite (PostgreSQL in WASM), one connection, in this process.
 

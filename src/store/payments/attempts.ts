@@ -33,7 +33,7 @@ export interface AttemptRow {
 }
 
 /** In flight: the acquirer may still move (or have moved) its money. */
-export const IN_FLIGHT: readonly AttemptStatus[] = ['processing', 'unknown'];
+const IN_FLIGHT: readonly AttemptStatus[] = ['processing', 'unknown'];
 export const inFlight = (a: Pick<AttemptRow, 'status'>) => IN_FLIGHT.includes(a.status);
 
 /** What settling an attempt changes. */
@@ -110,15 +110,6 @@ export async function attemptsOf(q: Queryable, projectId: string, transactionId:
   const rows = await q.query<AttemptRow>(
     'SELECT * FROM acquirer_attempts WHERE project_id = $1 AND transaction_id = $2 ORDER BY created, id',
     [projectId, transactionId],
-  );
-  return rows.map((r) => ({ ...r, amount: Number(r.amount) }));
-}
-
-/** Attempts still in flight, oldest first (recovery of a whole node's leftovers, the chaos test's check). */
-export async function inFlightAttempts(q: Queryable, limit = 1000): Promise<AttemptRow[]> {
-  const rows = await q.query<AttemptRow>(
-    `SELECT * FROM acquirer_attempts WHERE status IN ('processing', 'unknown') ORDER BY created, id LIMIT $1`,
-    [limit],
   );
   return rows.map((r) => ({ ...r, amount: Number(r.amount) }));
 }

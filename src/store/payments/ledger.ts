@@ -191,15 +191,6 @@ export const ensureJobPart = (job: { project_id: string; kind: string; ref_id: s
   params: [job.project_id, job.kind, job.ref_id, job.run_at],
 });
 
-/** The acquirer's reference of a card authorization, when it gave one. */
-export async function acquirerReference(q: Queryable, transactionId: string): Promise<string | undefined> {
-  const [row] = await q.query<{ acquirer_reference: string | null }>(
-    'SELECT acquirer_reference FROM card_authentications WHERE transaction_id = $1',
-    [transactionId],
-  );
-  return row?.acquirer_reference ?? undefined;
-}
-
 /**
  * Money transactions awaiting settlement: sales, captures, refunds, chargebacks and reversals
  * (holds and voids move no money). Locked, skipping rows another settlement holds.

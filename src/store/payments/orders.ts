@@ -173,13 +173,6 @@ export type StatusColumns = Partial<
 export const setTransactionStatus = (q: Queryable, id: string, s: Pick<TransactionRow, 'status' | 'modified'> & StatusColumns) =>
   updateRow(q, 'transactions', id, s);
 
-/** An authorization still in progress asked again: its latest outcome, no move. */
-export const setProcessingOutcome = (
-  q: Queryable,
-  id: string,
-  o: Pick<TransactionRow, 'outcomes' | 'modified'> & Partial<Pick<TransactionRow, 'details'>>,
-) => updateRow(q, 'transactions', id, o);
-
 export const setVoidedAmount = (q: Queryable, id: string, voided: number, now: Date) =>
   updateRow(q, 'transactions', id, { voided_amount: voided, modified: now });
 export const setRefundedAmount = (q: Queryable, id: string, refunded: number, now: Date) =>
