@@ -27,7 +27,7 @@ const VIEWS = {
 } as const;
 
 before(async () => {
-  t = await startTestService({ env: { WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_MAX_ATTEMPTS: '1' } });
+  t = await startTestService({ env: { WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_MAX_ATTEMPTS: '1', WEBHOOK_BREAKER_FAILURES: '0' } });
   browser = await launchBrowser();
   owner = await portalUser(t);
   const server = createServer((req, res) => {

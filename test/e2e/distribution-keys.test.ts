@@ -13,6 +13,7 @@ const REFERENCE_TABLES: Record<string, string> = {
   projects: 'the tenants themselves (projects.id is the key every other table is distributed by)',
   api_keys: 'authentication finds the project from the key, before the project is known',
   portal_users: 'a portal user signs in by e-mail to a merchant, across its projects',
+  portal_invites: 'an invitation to join a merchant team, before the invited user exists; across its projects',
   portal_sessions: 'a session belongs to a portal user, not to a project',
   portal_sign_in_failures: 'sign-in throttling per account and client address, before any project',
   portal_actions: "one-time tokens of a portal user's confirmed actions, across projects",

@@ -91,7 +91,7 @@ test('first run prints the portal sign-in URL and credentials, which sign in; `u
       ['user', 'create', '--merchant', '3b0c4f6e-2f57-4f3f-9a55-6a5d3c1c9e11', '--email', 'y@shop.example'],
       env,
     );
-    assert.equal(noMerchant.code, 1);
+    assert.equal(noMerchant.code, 2, 'an unknown id: exit status 2');
     assert.match(noMerchant.stderr, /merchant .* not found/);
     assert.doesNotMatch(out + err, /a long enough password/, 'no password in the server log');
 
