@@ -44,7 +44,7 @@ test('seed refuses a bad count or an unknown project', async () => {
   assert.equal(bad.code, 1);
   assert.match(bad.stderr, /--orders must be an integer/);
   const unknown = await tender(['seed', '--project', '3b0c4f6e-2f57-4f3f-9a55-6a5d3c1c9e11', '--orders', '5']);
-  assert.equal(unknown.code, 1);
+  assert.equal(unknown.code, 2, 'an unknown id: exit status 2');
   assert.match(unknown.stderr, /project 3b0c4f6e-2f57-4f3f-9a55-6a5d3c1c9e11 not found/);
 });
 

@@ -6,7 +6,6 @@ import { ApiError } from '../../domain/errors.ts';
 import type { Ctx } from '../../services/platform/context.ts';
 import { captureTransaction, voidTransaction } from '../../services/payments/captures.ts';
 import { refundOrder } from '../../services/payments/refunds.ts';
-import { checkRefundable } from '../../services/payments/methods/sandbox.ts';
 import { chargeback, reverseChargeback, settleOrder } from '../../services/payments/chargebacks.ts';
 import { answer, errorAnswers, OrderIdParams, TransactionParams } from '../../domain/schemas/common.ts';
 import { orderExample, paidOrderExample, partialVoidExample, refundExample } from '../../domain/schemas/examples.ts';
@@ -161,7 +160,6 @@ export const operationRoutes =
         },
       },
       async (req, reply) => {
-        await checkRefundable(ctx, req.project, req.params.order_id); // viacash has no refunds (docs/payment-methods.md)
         return reply.code(201).send(await refundOrder(ctx, req.project, req.params.order_id, req.body));
       },
     );

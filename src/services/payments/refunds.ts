@@ -4,6 +4,7 @@ import { refundable } from '../../domain/ledger.ts';
 import { guarded, lockOrderPayment } from './operations.ts';
 import { lockOrderPaymentRows } from '../../store/payments/payment-rows.ts';
 import { followUp } from './follow-ups.ts';
+import { refusesRefund } from './methods/rules.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
 
 export interface RefundInput {
@@ -29,6 +30,9 @@ export async function refundOrder(ctx: Ctx, project: ProjectRow, orderId: string
       lock: async (q) =>
         (await lockOrderPaymentRows(q, project.id, orderId)) ?? (await lockOrderPayment(q, project.id, orderId, 'RefundError'), undefined),
       decide: ({ txn, reserved }) => {
+        // viacash has no refunds (docs/payment-methods.md): refused from the row already read
+        const problem = refusesRefund(txn.payment_method);
+        if (problem) throw new ApiError('RefundError', problem, 'payment_method');
         if (txn.captured_amount === 0) throw new ApiError('RefundError', 'nothing has been captured on this order');
         const left = refundable(txn) - (reserved.refund ?? 0);
         if (input.amount > left)

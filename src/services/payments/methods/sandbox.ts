@@ -9,7 +9,7 @@ import { isPaymentMethod } from '../../../domain/project.ts';
 import { moveTransaction } from '../transitions.ts';
 import { onAuthorized } from '../operations.ts';
 import { loadOrderView } from '../order-view.ts';
-import { methodStart, refusesRefund } from './rules.ts';
+import { methodStart } from './rules.ts';
 import type { Queryable } from '../../../store/db/db.ts';
 import type { ProjectRow, TransactionRow } from '../../../domain/entities.ts';
 
@@ -132,10 +132,3 @@ export async function chooseForPayNow(ctx: Ctx, txn: TransactionRow, method: str
   });
 }
 
-/** Before a refund: a method that has no refunds in reality (viacash) is refused by name. */
-export async function checkRefundable(ctx: Ctx, project: ProjectRow, orderId: string) {
-  const txns = await orders.transactionsOf(ctx.db, project.id, [orderId]);
-  const paid = txns.find((t) => t.authorized_amount > 0);
-  const problem = paid && refusesRefund(paid.payment_method);
-  if (problem) throw new ApiError('RefundError', problem, 'payment_method');
-}
