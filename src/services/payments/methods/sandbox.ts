@@ -131,4 +131,3 @@ export async function chooseForPayNow(ctx: Ctx, txn: TransactionRow, method: str
     return locked;
   });
 }
-
