@@ -35,6 +35,7 @@ test(
       WEBHOOK_TIMEOUT_MS: '1000',
       WEBHOOK_RETRY_INTERVAL_MS: '300', // real time: the project's clock is not advanced here
       WEBHOOK_MAX_ATTEMPTS: '1000',
+      WEBHOOK_BREAKER_FAILURES: '0', // every attempt goes out: this test is about the crash, not the breaker
     });
 
     let server = await store.serve(env, url);
