@@ -124,7 +124,9 @@ export function pgDb({
 }: PgOptions): Db {
   const seen = observers();
   const optionsWith = (timeoutMs: number) => {
+    // explicit options replace libpq's PGOPTIONS in node-pg: keep the operator's (or a test's) first
     const settings = [
+      process.env.PGOPTIONS ?? '',
       schema ? `-c search_path=${schema}` : '',
       readOnly ? '-c default_transaction_read_only=on' : '',
       timeoutMs > 0 ? `-c statement_timeout=${Math.round(timeoutMs)}` : '',
