@@ -1,3 +1,4 @@
+import type { MerchantId, OrderId, ProjectId, TransactionId } from './ids.ts';
 import type { OrderStatus, TransactionStatus } from './status.ts';
 import type { ProjectSettings } from './project.ts';
 import type { OrderInput } from './schemas/order.ts';
@@ -9,8 +10,8 @@ import type { OrderInput } from './schemas/order.ts';
 
 /** A merchant's project: its API key, settings and (test projects) clock. */
 export interface ProjectRow {
-  id: string;
-  merchant_id: string;
+  id: ProjectId;
+  merchant_id: MerchantId;
   name: string;
   mode: 'test' | 'live';
   webhook_url: string | null;
@@ -23,9 +24,9 @@ export type OrderKind = 'payment' | 'capture' | 'void' | 'refund' | 'chargeback'
 
 /** An order: a payment, or an operation on one (capture, void, refund, chargeback, reversal). */
 export interface OrderRow {
-  id: string;
-  project_id: string;
-  merchant_id: string;
+  id: OrderId;
+  project_id: ProjectId;
+  merchant_id: MerchantId;
   kind: OrderKind;
   status: OrderStatus;
   merchant_order_id: string | null;
@@ -55,9 +56,9 @@ export type OrderBody = Partial<Omit<OrderInput, 'currency' | 'amount' | 'mercha
 
 /** A transaction of an order: one attempt to move its money with a payment method. */
 export interface TransactionRow {
-  id: string;
-  project_id: string;
-  order_id: string;
+  id: TransactionId;
+  project_id: ProjectId;
+  order_id: OrderId;
   status: TransactionStatus;
   payment_method: string | null;
   payment_method_brand: string | null;

@@ -17,3 +17,16 @@ export function newId(now = Date.now()): string {
 /** A UUID as PostgreSQL's uuid type takes it, written plainly (no braces, no `urn:uuid:`), any case. */
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (text: unknown): text is string => typeof text === 'string' && UUID_PATTERN.test(text);
+
+/**
+ * Ids of the four entities every request names, branded so that one kind cannot be passed where
+ * another is meant (an order id as a project id fails to compile). The brand is optional: a plain
+ * string (a route parameter, a row from the driver) is still accepted where an id is asked for,
+ * since every id is checked against its table by the statement that uses it; what the brand
+ * refuses is mixing two kinds of id that the code already holds (docs/decisions.md).
+ */
+type Brand<K extends string> = string & { readonly __id?: K };
+export type OrderId = Brand<'order'>;
+export type TransactionId = Brand<'transaction'>;
+export type ProjectId = Brand<'project'>;
+export type MerchantId = Brand<'merchant'>;

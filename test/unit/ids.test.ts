@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { newId } from '../../src/domain/ids.ts';
+import { newId, type OrderId, type ProjectId } from '../../src/domain/ids.ts';
 
 const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const msOf = (id: string) => Number.parseInt(id.replaceAll('-', '').slice(0, 12), 16);
@@ -27,4 +27,13 @@ test('ids made later sort later; ids of one millisecond differ in their 74 rando
 test('the time field holds up to the year 10889 in 48 bits', () => {
   assert.match(newId(0), /^00000000-0000-7/);
   assert.match(newId(2 ** 48 - 1), /^ffffffff-ffff-7/);
+});
+
+test('branded ids: one kind of id is refused where another is meant (checked by the typecheck)', () => {
+  const takesProject = (projectId: ProjectId) => projectId;
+  const order: OrderId = newId();
+  const project: ProjectId = newId();
+  // @ts-expect-error -- an order id is not a project id: if the brand stopped working, this line would compile and the typecheck would fail here
+  takesProject(order);
+  assert.equal(takesProject(project), project, 'a project id (or a plain string from a route) passes');
 });

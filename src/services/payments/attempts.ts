@@ -1,6 +1,6 @@
 import type { Ctx } from '../platform/context.ts';
 import { idempotencyKeyOf, type OperationKind, type Outcome } from '../../acquirer/connector.ts';
-import { newId } from '../../domain/ids.ts';
+import { newId, type OrderId } from '../../domain/ids.ts';
 import { ApiError, type ErrorType } from '../../domain/errors.ts';
 import { WriteSet } from '../../store/db/writes.ts';
 import { cancelJobsPart, dueNow, schedulePart } from '../../store/platform/jobs.ts';
@@ -155,7 +155,7 @@ export async function awaitAttempt(ctx: Ctx, id: string): Promise<AttemptRow | u
 }
 
 /** The answer of a settled-or-not attempt to the request that asked for it: its order, or its refusal. */
-export function resultOf(a: AttemptRow, errorType: ErrorType): { orderId: string } {
+export function resultOf(a: AttemptRow, errorType: ErrorType): { orderId: OrderId } {
   if (a.result_order_id) return { orderId: a.result_order_id };
   if (a.status === 'failed')
     throw new ApiError(errorType, `the acquirer refused the ${a.kind}: ${a.response_description ?? a.error ?? ''}`);

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../store/db/db.ts';
-import { isUuid } from '../../domain/ids.ts';
+import { isUuid, type TransactionId } from '../../domain/ids.ts';
 import * as orders from '../../store/payments/orders.ts';
 import { nowFor, type Ctx } from '../platform/context.ts';
 import { existingDataKey } from '../platform/crypto-envelope.ts';
@@ -56,7 +56,7 @@ const threeOf = (auth: CardAuthRow): ThreeDsResult => ({
  * repeated visit or a double submit sees it in flight and shows the order as it is.
  * Undefined for an unknown transaction or one without 3-D Secure.
  */
-export async function authorizeStep(ctx: Ctx, transactionId: string, step: Step): Promise<ThreeDsVisit | undefined> {
+export async function authorizeStep(ctx: Ctx, transactionId: TransactionId, step: Step): Promise<ThreeDsVisit | undefined> {
   if (!isUuid(transactionId)) return undefined;
   const rec = await ctx.db.tx(async (q) => {
     const rows = await threeDsRows(q, transactionId, true);

@@ -11,6 +11,7 @@ import { moveTransaction } from './transitions.ts';
 import { book, guarded, type MoneyTransaction } from './operations.ts';
 import { followUp, type Decision } from './follow-ups.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
+import type { OrderId } from '../../domain/ids.ts';
 
 /**
  * POST .../captures/: captures all that remains of a pre-authorization, once. Answers the capture
@@ -18,7 +19,7 @@ import type { ProjectRow } from '../../domain/entities.ts';
  * settles). Recorded, committed, asked with no lock held, applied (follow-ups.ts). A capture
  * asked while one is in flight answers with that one's result.
  */
-export async function captureTransaction(ctx: Ctx, project: ProjectRow, orderId: string, txnId: string) {
+export async function captureTransaction(ctx: Ctx, project: ProjectRow, orderId: OrderId, txnId: string) {
   return guarded('CanNotCaptureTransaction', () =>
     followUp(ctx, project, {
       op: 'capture',
@@ -49,7 +50,7 @@ function captureDecision({ order, txn, reserved }: PaymentRows, now: Date): Deci
 export async function voidTransaction(
   ctx: Ctx,
   project: ProjectRow,
-  orderId: string,
+  orderId: OrderId,
   txnId: string,
   part?: { amount: number; description: string },
 ) {

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../store/db/db.ts';
-import { isUuid } from '../../domain/ids.ts';
+import { isUuid, type OrderId, type TransactionId } from '../../domain/ids.ts';
 import * as orders from '../../store/payments/orders.ts';
 import { findProject } from '../../store/platform/projects.ts';
 import { nowFor, type Ctx, type OrderStatusHook } from '../platform/context.ts';
@@ -64,8 +64,8 @@ export async function startAuthentication(
   ctx: Ctx,
   q: Queryable,
   project: ProjectRow,
-  orderId: string,
-  transactionId: string,
+  orderId: OrderId,
+  transactionId: TransactionId,
   start: AuthenticationStart,
 ): Promise<ThreeDsResult> {
   const txn = await orders.findTransaction(q, project.id, orderId, transactionId, true);
@@ -114,8 +114,8 @@ function checkCard(
 }
 
 /** The simulated 3-D Secure page of a transaction, on the API host. */
-export const threeDsUrl = (config: Config, transactionId: string) => `${config.publicBaseUrl}/pay/3ds/${transactionId}/`;
-const resultUrl = (config: Config, orderId: string) => `${config.publicBaseUrl}/pay/${orderId}/result/`;
+export const threeDsUrl = (config: Config, transactionId: TransactionId) => `${config.publicBaseUrl}/pay/3ds/${transactionId}/`;
+const resultUrl = (config: Config, orderId: OrderId) => `${config.publicBaseUrl}/pay/${orderId}/result/`;
 
 const FAILED = new Set(['cancelled', 'expired', 'error']);
 
@@ -138,12 +138,12 @@ export function returnUrlFor(config: Config, order: Pick<OrderRow, 'id' | 'proje
 const CVC = /^[0-9]{3,4}$/;
 
 /** POST /v1/orders/{order_id}/transactions/{transaction_id}/authenticate/ */
-export function authenticate(ctx: Ctx, project: ProjectRow, orderId: string, transactionId: string, input: StartInput) {
+export function authenticate(ctx: Ctx, project: ProjectRow, orderId: OrderId, transactionId: TransactionId, input: StartInput) {
   return start(ctx, project, orderId, transactionId, input);
 }
 
 /** For the hosted card form: the same start, bound to the transaction instead of an API key. */
-export async function startCardPayment(ctx: Ctx, transactionId: string, input: StartInput) {
+export async function startCardPayment(ctx: Ctx, transactionId: TransactionId, input: StartInput) {
   const txn = isUuid(transactionId) ? await orders.transactionById(ctx.db, transactionId) : undefined;
   const project = txn && (await findProject(ctx.db, txn.project_id));
   if (!txn || !project) throw notFound('transaction');
@@ -153,8 +153,8 @@ export async function startCardPayment(ctx: Ctx, transactionId: string, input: S
 async function start(
   ctx: Ctx,
   project: ProjectRow,
-  orderId: string,
-  transactionId: string,
+  orderId: OrderId,
+  transactionId: TransactionId,
   input: StartInput,
 ): Promise<{ redirect_url: string }> {
   if (typeof input.vault_token !== 'string' || !isUuid(input.vault_token)) throw invalid('vault_token', 'vault_token must be a uuid');
@@ -224,7 +224,7 @@ async function start(
 const refOf = (txn: TransactionRow, now: Date) => operationRef(txn, now);
 
 /** What the 3-D Secure page needs to know about a transaction (no lock). */
-export async function loadThreeDs(ctx: Ctx, transactionId: string): Promise<ThreeDsView | undefined> {
+export async function loadThreeDs(ctx: Ctx, transactionId: TransactionId): Promise<ThreeDsView | undefined> {
   if (!isUuid(transactionId)) return undefined;
   const txn = await orders.transactionById(ctx.db, transactionId);
   if (!txn) return undefined;
@@ -238,7 +238,7 @@ export async function loadThreeDs(ctx: Ctx, transactionId: string): Promise<Thre
 }
 
 /** GET of the 3-D Secure page: what it shows, and for a frictionless transaction still pending, the authorization (authorization.ts). */
-export const visitThreeDs = (ctx: Ctx, transactionId: string) => authorizeStep(ctx, transactionId, { kind: 'frictionless' });
+export const visitThreeDs = (ctx: Ctx, transactionId: TransactionId) => authorizeStep(ctx, transactionId, { kind: 'frictionless' });
 
 /** Finishes 3-D Secure (a challenge's answer, a cancel) and authorizes, once. Returns the order as it is afterwards. */
 export async function completeAuthentication(ctx: Ctx, target: string | ThreeDsView, step: Step): Promise<OrderRow | undefined> {

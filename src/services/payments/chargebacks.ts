@@ -12,13 +12,14 @@ import { attemptsOf, inFlight } from '../../store/payments/attempts.ts';
 import { book, createChildOrder, debitRule, ensureSettlement, guarded, lockOrderPayment, nextSettlementRun } from './operations.ts';
 import { schedule } from '../../store/platform/jobs.ts';
 import type { ProjectRow, TransactionRow } from '../../domain/entities.ts';
+import type { OrderId, ProjectId } from '../../domain/ids.ts';
 
 /**
  * A chargeback (test projects simulate the issuer with it): the cardholder's bank takes back
  * captured money the merchant still holds. amount defaults to all of it. Answers the
  * chargeback order (flag is-chargeback, a debit transaction).
  */
-export async function chargeback(ctx: Ctx, project: ProjectRow, orderId: string, amount?: number) {
+export async function chargeback(ctx: Ctx, project: ProjectRow, orderId: OrderId, amount?: number) {
   if (amount !== undefined && amount <= 0) throw invalid('amount', 'amount must be greater than 0');
   return guarded('RefundError', () =>
     ctx.db.tx(async (q) => {
@@ -64,7 +65,7 @@ export async function chargeback(ctx: Ctx, project: ProjectRow, orderId: string,
  * defaults to all of it. charged_back_amount counts what remains charged back, so the
  * reversed money can be refunded again. Answers the reversal order (flag is-reversal, a credit).
  */
-export async function reverseChargeback(ctx: Ctx, project: ProjectRow, orderId: string, amount?: number) {
+export async function reverseChargeback(ctx: Ctx, project: ProjectRow, orderId: OrderId, amount?: number) {
   if (amount !== undefined && amount <= 0) throw invalid('amount', 'amount must be greater than 0');
   return guarded('RefundError', () =>
     ctx.db.tx(async (q) => {
@@ -114,7 +115,7 @@ async function settleRows(ctx: Ctx, q: Queryable, rows: TransactionRow[], now: D
 }
 
 /** POST /v1/test/orders/{id}/settle/: settles the order's money and that of the orders created from it. Answers the order. */
-export async function settleOrder(ctx: Ctx, project: ProjectRow, orderId: string) {
+export async function settleOrder(ctx: Ctx, project: ProjectRow, orderId: OrderId) {
   return ctx.db.tx(async (q) => {
     const order = await orders.findOrder(q, project.id, orderId);
     if (!order) throw notFound('order');
@@ -128,7 +129,7 @@ export async function settleOrder(ctx: Ctx, project: ProjectRow, orderId: string
  * Job `settlement` (live projects, daily): settles every money transaction created before the
  * run, in batches; schedules the next day's run while later ones wait.
  */
-export async function runSettlement(ctx: Ctx, projectId: string, cutoff: Date, batch = 500) {
+export async function runSettlement(ctx: Ctx, projectId: ProjectId, cutoff: Date, batch = 500) {
   let settled = 0;
   for (;;) {
     const n = await ctx.db.tx(async (q) => {

@@ -1,5 +1,5 @@
 import type { Ctx } from '../platform/context.ts';
-import { isUuid } from '../../domain/ids.ts';
+import { isUuid, type OrderId } from '../../domain/ids.ts';
 import { nowFor } from '../platform/context.ts';
 import * as orders from '../../store/payments/orders.ts';
 import { findProject } from '../../store/platform/projects.ts';
@@ -50,7 +50,7 @@ function offeredMethods(settings: ProjectSettings, order: Pick<OrderRow, 'curren
 }
 
 /** Everything a hosted page of the order shows; undefined for an unknown id or a non-payment order. */
-export async function loadCheckout(ctx: Ctx, orderId: string): Promise<Checkout | undefined> {
+export async function loadCheckout(ctx: Ctx, orderId: OrderId): Promise<Checkout | undefined> {
   if (!isUuid(orderId)) return undefined;
   const order = await orders.orderById(ctx.db, orderId);
   if (!order || order.kind !== 'payment') return undefined;

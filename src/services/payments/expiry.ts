@@ -6,9 +6,10 @@ import type { OrderRow } from '../../domain/entities.ts';
 import { moveTransaction, setOrderStatus } from './transitions.ts';
 import { addDuration, isPositiveDuration } from '../../domain/duration.ts';
 import { settingsOf, type ProjectSettings } from '../../domain/project.ts';
+import type { OrderId, TransactionId } from '../../domain/ids.ts';
 
 /** A transaction not authorized within its expiration_period expires, and its order with it. */
-export async function expireTransaction(ctx: Ctx, transactionId: string) {
+export async function expireTransaction(ctx: Ctx, transactionId: TransactionId) {
   await ctx.db.tx(async (q) => {
     const txn = await orders.transactionById(q, transactionId, true);
     if (!txn || (txn.status !== 'new' && txn.status !== 'pending')) return;
@@ -33,7 +34,7 @@ export function orderExpiresAt(
 }
 
 /** Job expire_order: an order still without a transaction at its expiry becomes expired (with its webhook). */
-export async function expireOrder(ctx: Ctx, orderId: string) {
+export async function expireOrder(ctx: Ctx, orderId: OrderId) {
   await ctx.db.tx(async (q) => {
     const order = await orders.orderById(q, orderId);
     if (!order || order.status !== 'new') return;

@@ -39,6 +39,7 @@ import {
   type MoneyTransaction,
 } from './operations.ts';
 import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
+import type { OrderId } from '../../domain/ids.ts';
 
 /*
  * Capture, void and refund: an operation on an authorized payment, recorded, committed, sent to
@@ -123,7 +124,7 @@ export async function followUp(ctx: Ctx, project: ProjectRow, req: FollowUpReque
   return viewOf(ctx, project, resultOf(applied.attempt, errorType).orderId);
 }
 
-const viewOf = async (ctx: Ctx, project: ProjectRow, orderId: string) => (await loadOrderView(ctx.db, ctx, project.id, orderId))!;
+const viewOf = async (ctx: Ctx, project: ProjectRow, orderId: OrderId) => (await loadOrderView(ctx.db, ctx, project.id, orderId))!;
 
 /**
  * Applies an answer (or its absence) to a capture, void or refund attempt still in flight, in one

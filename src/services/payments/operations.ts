@@ -13,7 +13,7 @@ import { dueNow, schedulePart } from '../../store/platform/jobs.ts';
 import { WriteSet } from '../../store/db/writes.ts';
 import { SEALED, openHolderNames } from '../vault/holder-names.ts';
 import { renderOrder } from './order-view.ts';
-import { newId } from '../../domain/ids.ts';
+import { newId, type OrderId, type ProjectId } from '../../domain/ids.ts';
 import type { EventRow, OrderKind, OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
 
 /*
@@ -118,8 +118,8 @@ export const nextSettlementRun = (now: Date) => new Date(Date.UTC(now.getUTCFull
 /** The original transaction, locked for the rest of the database transaction: every movement of its money queues here. */
 async function lockPayment(
   q: Queryable,
-  projectId: string,
-  orderId: string,
+  projectId: ProjectId,
+  orderId: OrderId,
   txnId: string,
 ): Promise<{ order: OrderRow; txn: MoneyTransaction }> {
   const txn = (await orders.findTransaction(q, projectId, orderId, txnId, true)) as MoneyTransaction | undefined;
@@ -131,8 +131,8 @@ async function lockPayment(
 /** The authorized transaction of a payment order, locked. A capture order stands for its original. */
 export async function lockOrderPayment(
   q: Queryable,
-  projectId: string,
-  orderId: string,
+  projectId: ProjectId,
+  orderId: OrderId,
   errorType: ErrorType,
 ): Promise<{ order: OrderRow; txn: MoneyTransaction }> {
   let order = await orders.findOrder(q, projectId, orderId);

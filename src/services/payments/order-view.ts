@@ -6,11 +6,12 @@ import type { OrderView, TransactionView } from '../../domain/schemas/order.ts';
 import { SEALED, openHolderNames } from '../vault/holder-names.ts';
 import { customerMessage } from '../../domain/customer-message.ts';
 import { isFinalOrder } from '../../domain/status.ts';
+import type { OrderId, ProjectId } from '../../domain/ids.ts';
 
 /** URLs of the hosted pages, built from configuration only. */
 const urls = (config: Config) => ({
-  order: (orderId: string) => `${config.publicBaseUrl}/pay/${orderId}/`,
-  transaction: (orderId: string, txnId: string) => `${config.publicBaseUrl}/pay/${orderId}/transactions/${txnId}/`,
+  order: (orderId: OrderId) => `${config.publicBaseUrl}/pay/${orderId}/`,
+  transaction: (orderId: OrderId, txnId: string) => `${config.publicBaseUrl}/pay/${orderId}/transactions/${txnId}/`,
 });
 
 const iso = (d: Date | string | null | undefined) => (d ? new Date(d).toISOString().replace('Z', '+00:00') : undefined);
@@ -95,8 +96,8 @@ export type ViewCtx = { config: Config; masterKey?: Buffer };
 export async function loadOrderView(
   q: Queryable,
   ctx: ViewCtx,
-  projectId: string,
-  orderId: string,
+  projectId: ProjectId,
+  orderId: OrderId,
   opts: RenderOptions = {},
 ): Promise<OrderView | undefined> {
   const { config } = ctx;

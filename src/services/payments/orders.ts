@@ -31,7 +31,7 @@ import { moveTransaction, newEventRow, refreshOrderStatus, setOrderStatus } from
 import { canTryAgain } from './methods/attempts.ts';
 import { schedule } from '../../store/platform/jobs.ts';
 import { checkOrderUrls } from '../platform/public-urls.ts';
-import { newId } from '../../domain/ids.ts';
+import { newId, type OrderId } from '../../domain/ids.ts';
 import type { OrderBody, OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import { orderExpiresAt } from './expiry.ts';
 
@@ -239,7 +239,7 @@ export async function createOrder(ctx: Ctx, project: ProjectRow, sent: OrderInpu
   return renderOrder(ctx.config, order, transaction ? [transaction] : [], event ? [event] : [], [], { withSetupToken: true });
 }
 
-export async function getOrder(ctx: Ctx, project: ProjectRow, orderId: string) {
+export async function getOrder(ctx: Ctx, project: ProjectRow, orderId: OrderId) {
   const view = await loadOrderView(ctx.db, ctx, project.id, orderId);
   if (!view) throw notFound('order');
   return view;
@@ -250,7 +250,7 @@ export async function getOrder(ctx: Ctx, project: ProjectRow, orderId: string) {
  * theirs (validated as on creation); read-only fields are accepted when unchanged and refused by
  * name when changed; fields it leaves out keep their value. Only while the order is not final.
  */
-export async function updateOrder(ctx: Ctx, project: ProjectRow, orderId: string, input: OrderUpdate) {
+export async function updateOrder(ctx: Ctx, project: ProjectRow, orderId: OrderId, input: OrderUpdate) {
   if (input.customer) {
     const p = customerProblem(input.customer);
     if (p) throw invalid(p.field, p.message);
@@ -283,7 +283,7 @@ export async function updateOrder(ctx: Ctx, project: ProjectRow, orderId: string
 const SERVER_KEPT = new Set<string>(['modified', 'status', 'transactions', 'flags', 'refunded_amount', 'completed']);
 
 /** DELETE: cancels an order whose transaction has not reached the acquirer. */
-export async function cancelOrder(ctx: Ctx, project: ProjectRow, orderId: string) {
+export async function cancelOrder(ctx: Ctx, project: ProjectRow, orderId: OrderId) {
   return ctx.db.tx(async (q) => {
     // Transactions before their order: the lock order of authorization and expiry, so no deadlock.
     await orders.lockTransactionsOfOrder(q, project.id, orderId);
@@ -303,7 +303,7 @@ export async function cancelOrder(ctx: Ctx, project: ProjectRow, orderId: string
 export async function startTransaction(
   ctx: Ctx,
   project: ProjectRow,
-  orderId: string,
+  orderId: OrderId,
   sent: TransactionInput,
   opts: { retry?: boolean } = {},
 ) {

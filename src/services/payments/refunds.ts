@@ -6,6 +6,7 @@ import { lockOrderPaymentRows } from '../../store/payments/payment-rows.ts';
 import { followUp } from './follow-ups.ts';
 import { refusesRefund } from './methods/rules.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
+import type { OrderId } from '../../domain/ids.ts';
 
 export interface RefundInput {
   amount: number;
@@ -20,7 +21,7 @@ export interface RefundInput {
  * Round trips as for a capture (captures.ts); an order without an authorized payment is refused
  * with the reason.
  */
-export async function refundOrder(ctx: Ctx, project: ProjectRow, orderId: string, input: RefundInput) {
+export async function refundOrder(ctx: Ctx, project: ProjectRow, orderId: OrderId, input: RefundInput) {
   if (input.amount <= 0) throw invalid('amount', 'amount must be greater than 0');
   return guarded('RefundError', () =>
     followUp(ctx, project, {

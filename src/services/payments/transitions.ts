@@ -1,7 +1,7 @@
 import type { Queryable } from '../../store/db/db.ts';
 import * as orders from '../../store/payments/orders.ts';
 import { canMove, deriveOrderStatus, isFinalOrder, type OrderStatus, type TransactionStatus } from '../../domain/status.ts';
-import { newId } from '../../domain/ids.ts';
+import { newId, type OrderId, type ProjectId } from '../../domain/ids.ts';
 import type { Ctx } from '../platform/context.ts';
 import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import { WriteSet } from '../../store/db/writes.ts';
@@ -54,7 +54,13 @@ export async function appendEvent(
 }
 
 /** Recomputes an order's status from its transactions; writes the outbox row when it changes. */
-export async function refreshOrderStatus(ctx: HooksCtx, q: Queryable, projectId: string, orderId: string, now: Date): Promise<OrderStatus> {
+export async function refreshOrderStatus(
+  ctx: HooksCtx,
+  q: Queryable,
+  projectId: ProjectId,
+  orderId: OrderId,
+  now: Date,
+): Promise<OrderStatus> {
   const order = await orders.findOrder(q, projectId, orderId, true);
   if (!order) throw new Error(`order ${orderId} vanished`);
   const txns = await orders.transactionsOf(q, projectId, [orderId]);

@@ -6,6 +6,7 @@ import type { OrderStatus } from '../../domain/status.ts';
 import type { Connector } from '../../acquirer/connector.ts';
 import type { KeyCache } from './key-cache.ts';
 import type { OrderRow, ProjectRow } from '../../domain/entities.ts';
+import type { ProjectId } from '../../domain/ids.ts';
 
 /** Runs inside the database transaction of an order's status change (outbox, links, sealed CVCs). */
 export interface OrderStatusHook {
@@ -20,7 +21,7 @@ export interface OrderStatusHook {
 }
 
 /** Adds to a new project (webhook secret, wallet keys); what it returns is shown once to whoever created it. */
-export type ProjectCreatedHook = (ctx: Ctx, projectId: string) => Promise<void | Record<string, unknown>>;
+export type ProjectCreatedHook = (ctx: Ctx, projectId: ProjectId) => Promise<void | Record<string, unknown>>;
 
 /** The acquirers: the simulator serves test projects; live projects need one of their own. */
 export interface Connectors {
@@ -32,7 +33,7 @@ export interface Connectors {
 /** Due work as services and routes see it; the job worker (jobs/) implements it, main.ts wires it. */
 export interface DueWork {
   /** Runs every job due on the project's clock now, waiting for those another runner holds; returns how many ran here. */
-  settle(projectId: string): Promise<number>;
+  settle(projectId: ProjectId): Promise<number>;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { Ctx } from './context.ts';
 import * as dataKeys from '../../store/platform/keys.ts';
 import type { Queryable } from '../../store/db/db.ts';
 import type { DataKeyRow } from '../../store/platform/keys.ts';
+import type { ProjectId } from '../../domain/ids.ts';
 
 /**
  * Envelope encryption of card data (docs/design.md "Secrets and the vault").
@@ -18,7 +19,7 @@ import type { DataKeyRow } from '../../store/platform/keys.ts';
 
 export interface DataKey {
   id: string;
-  projectId: string;
+  projectId: ProjectId;
   sealKey: Buffer;
   macKey: Buffer;
 }
@@ -48,9 +49,9 @@ export function open(key: Buffer, sealed: string, aad: string): Buffer {
   return Buffer.concat([d.update(raw.subarray(IV + TAG)), d.final()]);
 }
 
-const wrapAad = (projectId: string, id: string) => `tender/data-key/v1\n${projectId}\n${id}`;
+const wrapAad = (projectId: ProjectId, id: string) => `tender/data-key/v1\n${projectId}\n${id}`;
 
-function toDataKey(id: string, projectId: string, raw: Buffer): DataKey {
+function toDataKey(id: string, projectId: ProjectId, raw: Buffer): DataKey {
   return { id, projectId, sealKey: derive(raw, 'tender/vault/seal/v1'), macKey: derive(raw, 'tender/vault/fingerprint/v1') };
 }
 
@@ -70,7 +71,7 @@ function unwrap(master: Buffer, row: DataKeyRow): Buffer {
  * Call it before opening a database transaction: it uses its own statements on ctx.db, so a
  * rolled-back caller can never leave a cached key that the store does not have.
  */
-export async function dataKeyFor(ctx: Ctx, projectId: string): Promise<DataKey> {
+export async function dataKeyFor(ctx: Ctx, projectId: ProjectId): Promise<DataKey> {
   const q = ctx.db;
   const keys = cacheOf(ctx.masterKey);
   const hit = keys.get(projectId);
@@ -98,7 +99,7 @@ function cacheOf(master: Buffer) {
 }
 
 /** The project's data key if it has one, read with `q` (so also inside a database transaction); never creates one. */
-export async function existingDataKey(q: Queryable, master: Buffer, projectId: string): Promise<DataKey | undefined> {
+export async function existingDataKey(q: Queryable, master: Buffer, projectId: ProjectId): Promise<DataKey | undefined> {
   const keys = cacheOf(master);
   const hit = keys.get(projectId);
   if (hit) return hit;
@@ -125,7 +126,7 @@ export const openField = (dk: DataKey, recordId: string, field: string, sealed: 
 
 /** Keyed fingerprint of a PAN for de-duplication within a project. */
 /** A new record's id with a secret sealed to it under the project's data key: the columns of a sealed key row. */
-export async function sealedRecord(ctx: Ctx, projectId: string, field: string, secret: string) {
+export async function sealedRecord(ctx: Ctx, projectId: ProjectId, field: string, secret: string) {
   const dk = await dataKeyFor(ctx, projectId);
   const id = randomUUID();
   return { id, project_id: projectId, data_key_id: dk.id, private_key_ct: sealField(dk, id, field, secret) };

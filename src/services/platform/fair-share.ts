@@ -1,5 +1,6 @@
 import type { Ctx } from './context.ts';
 import { rateLimited } from '../../domain/errors.ts';
+import type { ProjectId } from '../../domain/ids.ts';
 
 /**
  * Fair shares of what all merchants share (docs/security.md "Fair shares"): at most `limit`
@@ -12,7 +13,7 @@ type ShareKind = 'search' | 'report';
 const inUse = new WeakMap<object, Map<string, number>>();
 
 /** Takes one of the project's slots of this kind; answers its release (idempotent). Throws 429 when none is free. */
-export function takeShare(ctx: Ctx, kind: ShareKind, projectId: string): () => void {
+export function takeShare(ctx: Ctx, kind: ShareKind, projectId: ProjectId): () => void {
   const limit = kind === 'search' ? ctx.config.limits.searchesPerProject : ctx.config.limits.reportsPerProject;
   if (limit <= 0) return () => {};
   let counts = inUse.get(ctx.db);

@@ -5,6 +5,7 @@ import { claimKey, cleanupKeys, lockKey, storeResponse, type Claim, type Idempot
 import { findProject } from '../../store/platform/projects.ts';
 import { schedule } from '../../store/platform/jobs.ts';
 import { nowFor } from './context.ts';
+import type { ProjectId } from '../../domain/ids.ts';
 
 /**
  * An Idempotency-Key request runs in one database transaction with its key: the claim, all the
@@ -50,7 +51,7 @@ export interface StoredResponse {
  * a retry finds the stored answer); without one (5xx, 429, a stream), rolls the work back and
  * the key is free again.
  */
-export async function finishRequest(open: OpenTx, projectId: string, key: string, response?: StoredResponse): Promise<void> {
+export async function finishRequest(open: OpenTx, projectId: ProjectId, key: string, response?: StoredResponse): Promise<void> {
   if (!response) return open.rollback();
   try {
     await storeResponse(open.q, projectId, key, response.status, response.headers, response.body);
@@ -65,7 +66,7 @@ export async function finishRequest(open: OpenTx, projectId: string, key: string
 export const abandonRequest = (open: OpenTx) => open.rollback();
 
 /** Job `idempotency_cleanup` (one per project): forgets keys older than 24 h, and comes back when the next one expires. */
-export async function runIdempotencyCleanup(ctx: Ctx, projectId: string) {
+export async function runIdempotencyCleanup(ctx: Ctx, projectId: ProjectId) {
   await ctx.db.tx(async (q) => {
     const project = await findProject(q, projectId);
     if (!project) return;

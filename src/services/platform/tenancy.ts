@@ -3,6 +3,7 @@ import type { Ctx } from './context.ts';
 import * as projects from '../../store/platform/projects.ts';
 import { defaultSettings } from '../../domain/project.ts';
 import { ApiError } from '../../domain/errors.ts';
+import type { ProjectId } from '../../domain/ids.ts';
 
 const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
 
@@ -44,7 +45,7 @@ export async function createProject(
 }
 
 /** Issues a new key and revokes every older one of the project. */
-export async function rotateKey(ctx: Ctx, projectId: string): Promise<{ project_id: string; api_key: string }> {
+export async function rotateKey(ctx: Ctx, projectId: ProjectId): Promise<{ project_id: string; api_key: string }> {
   const rotated = await ctx.db.tx(async (q) => {
     const p = await projects.findProject(q, projectId);
     if (!p) throw new ApiError('NotFound', `project ${projectId} not found`);
@@ -96,7 +97,7 @@ export async function authenticate(ctx: Ctx, header: string | undefined) {
 }
 
 /** Moves a test project's clock forward by `ms`; returns its new offset. Cached projects are dropped at once. */
-export async function advanceTestClock(ctx: Ctx, projectId: string, ms: number): Promise<number> {
+export async function advanceTestClock(ctx: Ctx, projectId: ProjectId, ms: number): Promise<number> {
   const offset = await projects.advanceClock(ctx.db, projectId, ms);
   ctx.keyCache?.clear();
   return offset;

@@ -5,6 +5,7 @@ import type { ProjectRow } from '../../domain/entities.ts';
 import * as store from '../../store/platform/throttle.ts';
 import { windowCounter, type WindowCounter } from '../../store/platform/window-counter.ts';
 import { rateLimited } from '../../domain/errors.ts';
+import type { TransactionId } from '../../domain/ids.ts';
 
 /**
  * Limits on what anonymous clients can do (docs/security.md "Throttling"), counted in the
@@ -108,7 +109,7 @@ export async function checkCardTesting(ctx: Ctx, project: ProjectRow, by: { addr
 export async function recordCardAttempt(
   ctx: Ctx,
   project: ProjectRow,
-  a: { transactionId: string; linkId?: string | null; address: string },
+  a: { transactionId: TransactionId; linkId?: string | null; address: string },
 ) {
   await store.recordCardAttempt(ctx.db, {
     transaction_id: a.transactionId,

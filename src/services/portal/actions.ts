@@ -15,7 +15,7 @@ import { resendWebhooks, rotateWebhookSecret, setProjectWebhookUrl } from '../we
 import { chargeback, settleOrder } from '../payments/chargebacks.ts';
 import { getLink, linkState, linkUrl } from '../links/payment-links.ts';
 import type { PortalUser } from './users.ts';
-import { isUuid } from '../../domain/ids.ts';
+import { isUuid, type OrderId, type ProjectId } from '../../domain/ids.ts';
 
 /**
  * The merchant portal's use cases, on the services the API uses. Everything here is scoped to
@@ -25,7 +25,7 @@ import { isUuid } from '../../domain/ids.ts';
 /** The merchant's projects, test ones after live ones. */
 export const projectsOf = (ctx: Ctx, user: PortalUser) => store.projectsOfMerchant(ctx.db, user.merchant_id);
 
-export async function projectOf(ctx: Ctx, user: PortalUser, projectId: string): Promise<ProjectRow> {
+export async function projectOf(ctx: Ctx, user: PortalUser, projectId: ProjectId): Promise<ProjectRow> {
   const p = (await projectsOf(ctx, user)).find((x) => x.id === projectId.toLowerCase());
   if (!p) throw notFound('project');
   return p;
@@ -41,7 +41,7 @@ export interface Actor {
   address: string;
 }
 
-export async function audit(ctx: Ctx, actor: Actor, action: string, projectId: string | null, detail: Record<string, unknown> = {}) {
+export async function audit(ctx: Ctx, actor: Actor, action: string, projectId: ProjectId | null, detail: Record<string, unknown> = {}) {
   await store.insertAudit(ctx.db, {
     id: randomUUID(),
     merchant_id: actor.user.merchant_id,
@@ -99,7 +99,7 @@ export async function orderAction(
   ctx: Ctx,
   actor: Actor,
   project: ProjectRow,
-  orderId: string,
+  orderId: OrderId,
   action: OrderAction,
   input: ActionInput,
   token: string,
@@ -181,7 +181,7 @@ export async function orderAction(
 }
 
 /** The order and the orders made from it (captures, voids, refunds, chargebacks), as the API shows them. */
-export async function orderWithRelated(ctx: Ctx, project: ProjectRow, orderId: string) {
+export async function orderWithRelated(ctx: Ctx, project: ProjectRow, orderId: OrderId) {
   if (!isUuid(orderId)) throw notFound('order');
   const order = await getOrder(ctx, project, orderId.toLowerCase());
   const related = await Promise.all((order.related_orders ?? []).map((id) => getOrder(ctx, project, id)));

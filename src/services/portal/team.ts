@@ -6,7 +6,7 @@ import { insertAudit } from '../../store/portal/merchants.ts';
 import { ApiError, invalid, notFound } from '../../domain/errors.ts';
 import { isEmail, normaliseEmail } from '../../domain/portal.ts';
 import { isRole, type Role } from '../../domain/roles.ts';
-import { isUuid } from '../../domain/ids.ts';
+import { isUuid, type MerchantId } from '../../domain/ids.ts';
 import { hashPassword, MAX_PASSWORD, MIN_PASSWORD } from './users.ts';
 import type { Actor } from './actions.ts';
 
@@ -32,9 +32,9 @@ async function auditIn(q: Queryable, actor: Actor, action: string, detail: Recor
   });
 }
 
-export const membersOf = (ctx: Ctx, merchantId: string) => team.membersOf(ctx.db, merchantId);
-export const pendingInvites = (ctx: Ctx, merchantId: string) => team.pendingInvites(ctx.db, merchantId, new Date());
-export const requiresTotp = (ctx: Ctx, merchantId: string) => team.requiresTotp(ctx.db, merchantId);
+export const membersOf = (ctx: Ctx, merchantId: MerchantId) => team.membersOf(ctx.db, merchantId);
+export const pendingInvites = (ctx: Ctx, merchantId: MerchantId) => team.pendingInvites(ctx.db, merchantId, new Date());
+export const requiresTotp = (ctx: Ctx, merchantId: MerchantId) => team.requiresTotp(ctx.db, merchantId);
 
 /** An invitation: the token of the link, shown once (only its hash is kept). */
 export async function inviteUser(ctx: Ctx, actor: Actor, input: { email: string; role: string }) {

@@ -8,7 +8,7 @@ import { ApiError, invalid } from '../../domain/errors.ts';
 import { isEmail, normaliseEmail, sessionExpired } from '../../domain/portal.ts';
 import { SignInGuard, refuseIfLocked } from './sign-in-guard.ts';
 import { base32Encode, otpauthUri, verifyTotp } from '../../domain/totp.ts';
-import { isUuid } from '../../domain/ids.ts';
+import { isUuid, type MerchantId } from '../../domain/ids.ts';
 
 /**
  * Portal users: passwords (scrypt), sessions (in the database, behind a random cookie), sign-in
@@ -56,7 +56,7 @@ export interface CreatedUser {
 }
 
 /** Creates a portal user of a merchant; without a password, generates one (returned once). */
-export async function createUser(ctx: Ctx, input: { merchantId: string; email: string; password?: string }): Promise<CreatedUser> {
+export async function createUser(ctx: Ctx, input: { merchantId: MerchantId; email: string; password?: string }): Promise<CreatedUser> {
   const email = normaliseEmail(input.email ?? '');
   if (!isEmail(email)) throw invalid('email', 'email must be an email address');
   const generated = input.password === undefined ? randomBytes(15).toString('base64url') : undefined;
@@ -72,7 +72,7 @@ export async function createUser(ctx: Ctx, input: { merchantId: string; email: s
 }
 
 /** The first run's user, for the first merchant: admin@<portal host>. */
-export async function createFirstUser(ctx: Ctx, merchantId: string): Promise<CreatedUser> {
+export async function createFirstUser(ctx: Ctx, merchantId: MerchantId): Promise<CreatedUser> {
   const host = new URL(ctx.config.portalUrl).hostname;
   const domain = host.includes('.') && !/^[\d.]+$/.test(host) ? host : 'example.com';
   return createUser(ctx, { merchantId, email: `admin@${domain}` });

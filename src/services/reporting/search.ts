@@ -21,6 +21,7 @@ import type { OrderView } from '../../domain/schemas/order.ts';
 import type { EventRow, OrderRow, ProjectRow } from '../../domain/entities.ts';
 import { openHolderNames } from '../vault/holder-names.ts';
 import { takeShare } from '../platform/fair-share.ts';
+import type { ProjectId } from '../../domain/ids.ts';
 
 /** The body of POST /v1/search/orders/ (after schema validation). */
 export interface SearchInput {
@@ -57,7 +58,7 @@ const DEEP_PAGING = 'to page further use search_after: send "-1" first, then the
  * Checks a search request and compiles it: the query, the sort and the paging rules of the spec.
  * For a CSV report (`unlimited`) a missing size means every matching order.
  */
-export function planSearch(projectId: string, input: SearchInput, opts: { unlimited?: boolean; maxCost?: number } = {}): SearchPlan {
+export function planSearch(projectId: ProjectId, input: SearchInput, opts: { unlimited?: boolean; maxCost?: number } = {}): SearchPlan {
   try {
     const { where, params } = compileQuery(input.query, 2, opts.maxCost);
     const sort = parseSort(input.sort);
@@ -125,7 +126,7 @@ export async function searchOrders(ctx: Ctx, project: ProjectRow, input: SearchI
 }
 
 /** Order views of many orders with four queries in all, not four per order. */
-async function renderOrders(ctx: Ctx, q: Queryable, projectId: string, rows: SearchRow[] | OrderRow[]) {
+async function renderOrders(ctx: Ctx, q: Queryable, projectId: ProjectId, rows: SearchRow[] | OrderRow[]) {
   if (!rows.length) return [];
   const ids = rows.map((r) => r.id);
   const [txns, children] = await Promise.all([orders.transactionsOf(q, projectId, ids), orders.childOrdersOf(q, projectId, ids)]);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { isUuid } from '../../domain/ids.ts';
+import { isUuid, type ProjectId, type TransactionId } from '../../domain/ids.ts';
 import { EXPIRY_PATTERN, PAN_PATTERN, type CardInput, type VaultCard } from '../../domain/schemas/card.ts';
 import type { Queryable } from '../../store/db/db.ts';
 import * as vault from '../../store/vault/cards.ts';
@@ -101,7 +101,7 @@ async function storeOnce(ctx: Ctx, input: CardInput, project: ProjectRow, brand:
 const sealedCard = (
   dk: DataKey,
   id: string,
-  projectId: string,
+  projectId: ProjectId,
   input: CardInput,
   brand: string,
   brands: string[],
@@ -129,7 +129,8 @@ function checkToken(ctx: Ctx, txn: VaultTarget['txn'], now: Date) {
 }
 
 /** For the hosted card form: the setup_token must be the one of this transaction. No API key. */
-export const storeCardForTransaction = (ctx: Ctx, transactionId: string, input: CardInput) => storeCard(ctx, input, { transactionId });
+export const storeCardForTransaction = (ctx: Ctx, transactionId: TransactionId, input: CardInput) =>
+  storeCard(ctx, input, { transactionId });
 
 /** The card in clear, for the connector only. Never logged, never returned. */
 export function openCard(dk: DataKey, row: VaultCardRow): CardData & { name?: string } {
@@ -147,7 +148,7 @@ export async function storeCvc(q: Queryable, dk: DataKey, row: VaultCardRow, cvc
 
 export const cvcSealed = (dk: DataKey, row: Pick<VaultCardRow, 'id'>, cvc: string) => sealField(dk, row.id, 'cvc', cvc);
 
-export async function deleteCvc(q: Queryable, projectId: string, transactionIds: string[]) {
+export async function deleteCvc(q: Queryable, projectId: ProjectId, transactionIds: string[]) {
   if (!transactionIds.length) return;
   await vault.deleteCvcOfTransactions(q, projectId, transactionIds);
 }

@@ -2,6 +2,7 @@ import { ApiError } from '../../domain/errors.ts';
 import { normaliseSpace, STATES } from '../../domain/customer.ts';
 import type { Checkout } from '../payments/checkout.ts';
 import { BILLING_INPUT, billingNeeded, checkBilling, type Billing, type BillingField, type WalletMethod } from './pay.ts';
+import type { TransactionId } from '../../domain/ids.ts';
 
 /**
  * The billing address a device wallet hands over with its payment, for a live order that lacks
@@ -128,7 +129,12 @@ function splitName(name: string | typeof WRONG): Pick<Record<BillingField, strin
  * Refused (nothing stored, nothing paid) when the order needs one and the wallet's is absent,
  * incomplete or not valid by the order's rules.
  */
-export function deviceBilling(c: Checkout, method: WalletMethod, transactionId: string | undefined, contact: unknown): Billing | undefined {
+export function deviceBilling(
+  c: Checkout,
+  method: WalletMethod,
+  transactionId: TransactionId | undefined,
+  contact: unknown,
+): Billing | undefined {
   if (transactionId || !billingNeeded(c).length) return undefined;
   const member = CONTACT_MEMBER[method];
   if (!isObject(contact)) {

@@ -19,6 +19,7 @@ import {
   type SessionRequest,
 } from '../../wallets/wallet-a-session.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
+import type { ProjectId, TransactionId } from '../../domain/ids.ts';
 
 /**
  * A project's wallet keys and what is built on them: the wallet-b-pay recipient and root keys,
@@ -30,7 +31,7 @@ import type { ProjectRow } from '../../domain/entities.ts';
 // ---- wallet-b-pay keys ---------------------------------------------------------------
 
 /** A project's recipient id unless it set its own: `merchant:` and the project id without hyphens. */
-const defaultRecipientId = (projectId: string) => `merchant:${merchantIdentifierOf(projectId)}`;
+const defaultRecipientId = (projectId: ProjectId) => `merchant:${merchantIdentifierOf(projectId)}`;
 /** merchant:<id> (DIRECT) and gateway:<id> are the provider's forms; any id the tokens are signed for is taken. */
 const RECIPIENT_ID = /^[A-Za-z0-9:._-]{1,100}$/;
 
@@ -64,7 +65,7 @@ async function insertKey(
  * project the sandbox root key its wallet sheet signs with. Run at project creation and
  * again lazily (projects made before wallets existed, or a node that raced). Idempotent.
  */
-async function ensureWalletKeys(ctx: Ctx, projectId: string) {
+async function ensureWalletKeys(ctx: Ctx, projectId: ProjectId) {
   const project = await findProject(ctx.db, projectId);
   if (!project) return;
   const now = nowFor(project);
@@ -237,7 +238,7 @@ export async function pinTokenClock(ctx: Ctx, project: ProjectRow, at: string | 
 export interface TokenizeInput {
   walletBPayMessage: string;
   setupToken: string;
-  transactionId: string;
+  transactionId: TransactionId;
 }
 
 export interface TokenizeResult {
@@ -339,7 +340,7 @@ export async function tokenize(ctx: Ctx, input: TokenizeInput, opts: { test: boo
 }
 
 /** Whether a cryptogram sent to the pay step is the one the token carried (when the token service vaulted the card). */
-export async function checkCryptogram(ctx: Ctx, projectId: string, vaultToken: string, cryptogram: string) {
+export async function checkCryptogram(ctx: Ctx, projectId: ProjectId, vaultToken: string, cryptogram: string) {
   const record = await store.findToken(ctx.db, projectId, vaultToken);
   if (!record || !cryptogram) return; // the merchant's own decryption (no record), or PAN_ONLY processing
   if (record.auth_method === 'PAN_ONLY') throw invalid('cryptogram', 'cryptogram must be empty: the token of this vaultToken was PAN_ONLY');

@@ -16,6 +16,7 @@ import { ApiError, invalid, notFound } from '../../domain/errors.ts';
 import type { ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import { ADDRESS_PATTERN, customerProblem, missingBilling, NAME_PATTERN, POSTAL_CODE_PATTERN, isCountry } from '../../domain/customer.ts';
 import { settingsOf } from '../../domain/project.ts';
+import type { OrderId, TransactionId } from '../../domain/ids.ts';
 
 /**
  * The pay step of a wallet transaction once its card is vaulted: for wallet-b-pay (POST
@@ -76,7 +77,7 @@ async function begin(ctx: Ctx, project: ProjectRow, txn: TransactionRow, input: 
 }
 
 /** The wallet transaction a pay step names, of the order named and paid with `method`. */
-export async function walletTransactionOf(ctx: Ctx, orderId: string, transactionId: string, method: WalletMethod) {
+export async function walletTransactionOf(ctx: Ctx, orderId: OrderId, transactionId: TransactionId, method: WalletMethod) {
   const txn = await orders.transactionById(ctx.db, transactionId);
   if (!txn || txn.order_id !== orderId) throw notFound('transaction');
   const project = await findProject(ctx.db, txn.project_id);
@@ -102,7 +103,12 @@ export async function payVaulted(ctx: Ctx, project: ProjectRow, txn: Transaction
 }
 
 /** Pays a wallet-b-pay transaction with a vaulted card. Bound to the order and transaction ids and the vault token. */
-export async function payWithWalletB(ctx: Ctx, orderId: string, transactionId: string, input: WalletPayInput): Promise<WalletPayResult> {
+export async function payWithWalletB(
+  ctx: Ctx,
+  orderId: OrderId,
+  transactionId: TransactionId,
+  input: WalletPayInput,
+): Promise<WalletPayResult> {
   const { txn, project } = await walletTransactionOf(ctx, orderId, transactionId, 'wallet-b-pay');
   return payVaulted(ctx, project, txn, input);
 }
@@ -190,7 +196,7 @@ async function addBilling(ctx: Ctx, c: Checkout, billing: Billing) {
 export async function walletTransaction(
   ctx: Ctx,
   c: Checkout,
-  transactionId: string | undefined,
+  transactionId: TransactionId | undefined,
   method: WalletMethod,
   billing?: Billing,
 ): Promise<TransactionRow> {
@@ -220,7 +226,7 @@ export async function walletTransaction(
 export async function payOnPage(
   ctx: Ctx,
   c: Checkout,
-  transactionId: string | undefined,
+  transactionId: TransactionId | undefined,
   walletBPayMessage: string,
   browser: BrowserInfo = {},
   billing?: Billing,

@@ -14,6 +14,7 @@ import { currencyNumeric } from '../../domain/currency.ts';
 import { eciFor } from '../../domain/card.ts';
 import { ApiError, invalid } from '../../domain/errors.ts';
 import type { ProjectRow, TransactionRow } from '../../domain/entities.ts';
+import type { OrderId, TransactionId } from '../../domain/ids.ts';
 
 /**
  * wallet-a-pay payments: the project's payment processing key (tokens are encrypted to it),
@@ -190,7 +191,12 @@ async function openFor(ctx: Ctx, project: ProjectRow, txn: TransactionRow, token
  * authorized with the token's cryptogram (3-D Secure done on the device: liability shift).
  * Nothing is stored unless every check passes.
  */
-export async function payWithWalletA(ctx: Ctx, orderId: string, transactionId: string, input: WalletAPayInput): Promise<WalletPayResult> {
+export async function payWithWalletA(
+  ctx: Ctx,
+  orderId: OrderId,
+  transactionId: TransactionId,
+  input: WalletAPayInput,
+): Promise<WalletPayResult> {
   const { txn, project } = await walletTransactionOf(ctx, orderId, transactionId, 'wallet-a-pay');
   return payToken(ctx, project, txn, input);
 }
@@ -230,7 +236,7 @@ async function payToken(ctx: Ctx, project: ProjectRow, txn: TransactionRow, inpu
 export async function payOnPageWithWalletA(
   ctx: Ctx,
   c: Checkout,
-  transactionId: string | undefined,
+  transactionId: TransactionId | undefined,
   paymentToken: unknown,
   browser: BrowserInfo = {},
   billing?: Billing,

@@ -9,7 +9,7 @@ import { ApiError, invalid, notFound } from '../../domain/errors.ts';
 import { newSecret } from '../../domain/webhook-signing.ts';
 import { checkPublicUrls } from '../platform/public-urls.ts';
 import { dataKeyFor, openField, sealField } from '../platform/crypto-envelope.ts';
-import { newId } from '../../domain/ids.ts';
+import { newId, type OrderId, type ProjectId } from '../../domain/ids.ts';
 import type { OrderRow, ProjectRow } from '../../domain/entities.ts';
 import { INTERRUPTED, interruptedAttempts } from '../../domain/webhook-log.ts';
 
@@ -28,7 +28,7 @@ const CURRENT = 'webhook_secret';
 const PREVIOUS = 'webhook_previous_secret';
 
 /** Makes the project's first secret. Returns it when made here, undefined when one existed. */
-async function createWebhookSecret(ctx: Ctx, projectId: string): Promise<string | undefined> {
+async function createWebhookSecret(ctx: Ctx, projectId: ProjectId): Promise<string | undefined> {
   const dk = await dataKeyFor(ctx, projectId);
   const secret = newSecret();
   const made = await store.insertSecret(ctx.db, {
@@ -43,7 +43,7 @@ async function createWebhookSecret(ctx: Ctx, projectId: string): Promise<string 
  * A new secret for the project, shown only here. The old one keeps signing beside it for 24 h
  * (project clock), so receivers can switch without losing a message.
  */
-export async function rotateWebhookSecret(ctx: Ctx, projectId: string) {
+export async function rotateWebhookSecret(ctx: Ctx, projectId: ProjectId) {
   const project = await findProject(ctx.db, projectId);
   if (!project) throw new ApiError('NotFound', `project ${projectId} not found`);
   const dk = await dataKeyFor(ctx, projectId);
@@ -191,7 +191,7 @@ queueWebhooks.inline = (w, order, _from, to, now, project) => {
 };
 
 /** Sets (or, with null, clears) the project's webhook URL: the fallback for orders without their own. */
-export async function setProjectWebhookUrl(ctx: Ctx, projectId: string, url: string | null) {
+export async function setProjectWebhookUrl(ctx: Ctx, projectId: ProjectId, url: string | null) {
   const project = await findProject(ctx.db, projectId);
   if (!project) throw new ApiError('NotFound', `project ${projectId} not found`);
   if (url !== null) {
@@ -247,7 +247,7 @@ export function deliveryView(d: DeliveryRow, attempts: AttemptRow[], now: Date) 
 }
 
 /** GET /v1/orders/{id}/webhooks/: every delivery of the order, oldest first, with its attempts. */
-export async function deliveryLog(ctx: Ctx, project: ProjectRow, orderId: string) {
+export async function deliveryLog(ctx: Ctx, project: ProjectRow, orderId: OrderId) {
   if (!(await findOrder(ctx.db, project.id, orderId))) throw notFound('order');
   const deliveries = await store.deliveriesOf(ctx.db, project.id, orderId);
   const attempts = await store.attemptsOf(
@@ -259,7 +259,7 @@ export async function deliveryLog(ctx: Ctx, project: ProjectRow, orderId: string
 }
 
 /** POST /v1/orders/{id}/webhooks/resend/: a new delivery to each current receiver, after any still pending. */
-export async function resendWebhooks(ctx: Ctx, project: ProjectRow, orderId: string) {
+export async function resendWebhooks(ctx: Ctx, project: ProjectRow, orderId: OrderId) {
   const ids = await ctx.db.tx(async (q) => {
     const order = await findOrder(q, project.id, orderId, true);
     if (!order) throw notFound('order');

@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/db.ts';
 import { insertRow, updateRow } from '../payments/orders.ts';
 import type { OrderStatus } from '../../domain/status.ts';
+import type { ProjectId } from '../../domain/ids.ts';
 
 export interface LinkRow {
   id: string;
@@ -35,7 +36,7 @@ export const insertLink = (q: Queryable, row: LinkRow) => insertRow(q, 'payment_
 export const touchLink = (q: Queryable, id: string, t: Pick<LinkRow, 'modified'> & Partial<Pick<LinkRow, 'completed'>>) =>
   updateRow(q, 'payment_links', id, t);
 
-export async function findLink(q: Queryable, projectId: string, id: string, lock = false): Promise<LinkRow | undefined> {
+export async function findLink(q: Queryable, projectId: ProjectId, id: string, lock = false): Promise<LinkRow | undefined> {
   return (
     await q.query<LinkRow>(`SELECT * FROM payment_links WHERE project_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [projectId, id])
   )[0];
@@ -46,7 +47,7 @@ export async function linkById(q: Queryable, id: string): Promise<LinkRow | unde
   return (await q.query<LinkRow>('SELECT * FROM payment_links WHERE id = $1', [id]))[0];
 }
 
-export async function ordersOfLink(q: Queryable, projectId: string, linkId: string): Promise<LinkOrderRow[]> {
+export async function ordersOfLink(q: Queryable, projectId: ProjectId, linkId: string): Promise<LinkOrderRow[]> {
   return q.query<LinkOrderRow>(
     `SELECT o.id, o.status, o.created, o.completed,
             (SELECT t.reason FROM transactions t WHERE t.project_id = o.project_id AND t.order_id = o.id ORDER BY t.created DESC, t.id DESC LIMIT 1) AS reason
@@ -55,7 +56,7 @@ export async function ordersOfLink(q: Queryable, projectId: string, linkId: stri
   );
 }
 
-export async function countCompletedOrders(q: Queryable, projectId: string, linkId: string): Promise<number> {
+export async function countCompletedOrders(q: Queryable, projectId: ProjectId, linkId: string): Promise<number> {
   const rows = await q.query<{ n: number }>(
     "SELECT count(*)::int AS n FROM orders WHERE project_id = $1 AND payment_link_id = $2 AND status = 'completed'",
     [projectId, linkId],

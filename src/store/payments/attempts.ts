@@ -2,6 +2,7 @@ import type { Queryable } from '../db/db.ts';
 import type { Part } from '../db/writes.ts';
 import type { OperationKind } from '../../domain/attempts.ts';
 import { revive } from './card-flow.ts';
+import type { ProjectId, TransactionId } from '../../domain/ids.ts';
 
 /**
  * Acquirer attempts (migration 200): one row per operation sent to an acquirer, written and
@@ -106,7 +107,7 @@ export async function findAttempt(q: Queryable, id: string): Promise<AttemptRow 
 }
 
 /** The attempts of a transaction, oldest first. */
-export async function attemptsOf(q: Queryable, projectId: string, transactionId: string): Promise<AttemptRow[]> {
+export async function attemptsOf(q: Queryable, projectId: ProjectId, transactionId: TransactionId): Promise<AttemptRow[]> {
   const rows = await q.query<AttemptRow>(
     'SELECT * FROM acquirer_attempts WHERE project_id = $1 AND transaction_id = $2 ORDER BY created, id',
     [projectId, transactionId],

@@ -2,6 +2,7 @@ import type { Queryable } from '../db/db.ts';
 import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import type { TransactionStatus } from '../../domain/status.ts';
 import type { CardAuthRow, VaultCardRow } from '../vault/cards.ts';
+import type { OrderId, ProjectId, TransactionId } from '../../domain/ids.ts';
 
 /**
  * The reads of the card flow's steps, one statement each (docs/performance-cards.md): every row
@@ -42,9 +43,9 @@ export interface StartView {
 /** What authenticating a transaction with a stored card needs: the transaction, its order and the card. */
 export async function startView(
   q: Queryable,
-  projectId: string,
-  orderId: string,
-  transactionId: string,
+  projectId: ProjectId,
+  orderId: OrderId,
+  transactionId: TransactionId,
   vaultToken: string,
 ): Promise<StartView | undefined> {
   const [row] = await q.query<{ txn: object; order: object; project: object; statuses: TransactionStatus[]; card: object | null }>(
@@ -68,7 +69,7 @@ export interface ThreeDsRows extends StartView {
  * What the 3-D Secure page needs of a transaction: it, its order and project, its 3-D Secure
  * row and stored card. `lock`: the transaction and its order are locked (FOR UPDATE).
  */
-export async function threeDsRows(q: Queryable, transactionId: string, lock: boolean): Promise<ThreeDsRows | undefined> {
+export async function threeDsRows(q: Queryable, transactionId: TransactionId, lock: boolean): Promise<ThreeDsRows | undefined> {
   const [row] = await q.query<{
     txn: object;
     order: object;

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/db.ts';
 import type { Part } from '../db/writes.ts';
 import type { Leg } from '../../domain/ledger.ts';
-import { newId } from '../../domain/ids.ts';
+import { newId, type OrderId, type ProjectId } from '../../domain/ids.ts';
 import type { TransactionRow } from '../../domain/entities.ts';
 
 export interface JournalHead {
@@ -168,7 +168,7 @@ export async function missingFigures(q: Queryable, projectId?: string) {
 // ---- Small writes on the original order and the job table that money movements need. ----
 
 /** Adds a flag (once) to an order and, optionally, to its refunded_amount. */
-export async function touchOrder(q: Queryable, orderId: string, now: Date, change: { flag?: string; refunded?: number }) {
+export async function touchOrder(q: Queryable, orderId: OrderId, now: Date, change: { flag?: string; refunded?: number }) {
   await q.query(
     `UPDATE orders SET
        flags = CASE WHEN $2::text IS NULL OR $2::text = ANY(flags) THEN flags ELSE array_append(flags, $2::text) END,
@@ -202,7 +202,7 @@ const UNSETTLED = `
     AND ((o.kind = 'payment' AND t.capture_mode IS NULL) OR o.kind IN ('capture', 'refund', 'chargeback', 'reversal'))`;
 
 /** The unsettled money of an order and of the orders made from it, locked. */
-export async function lockUnsettledOfOrder(q: Queryable, projectId: string, orderId: string): Promise<TransactionRow[]> {
+export async function lockUnsettledOfOrder(q: Queryable, projectId: ProjectId, orderId: OrderId): Promise<TransactionRow[]> {
   return q.query<TransactionRow>(
     `${UNSETTLED} AND (o.id = $2 OR o.related_order_id = $2) ORDER BY t.created, t.id FOR UPDATE OF t SKIP LOCKED`,
     [projectId, orderId],
@@ -210,7 +210,7 @@ export async function lockUnsettledOfOrder(q: Queryable, projectId: string, orde
 }
 
 /** Up to `limit` unsettled money transactions created up to `cutoff`, oldest first, locked. */
-export async function lockUnsettledBefore(q: Queryable, projectId: string, cutoff: Date, limit: number): Promise<TransactionRow[]> {
+export async function lockUnsettledBefore(q: Queryable, projectId: ProjectId, cutoff: Date, limit: number): Promise<TransactionRow[]> {
   return q.query<TransactionRow>(`${UNSETTLED} AND t.created <= $2 ORDER BY t.created, t.id LIMIT $3 FOR UPDATE OF t SKIP LOCKED`, [
     projectId,
     cutoff,
@@ -218,7 +218,7 @@ export async function lockUnsettledBefore(q: Queryable, projectId: string, cutof
   ]);
 }
 
-export async function hasUnsettled(q: Queryable, projectId: string): Promise<boolean> {
+export async function hasUnsettled(q: Queryable, projectId: ProjectId): Promise<boolean> {
   return (await q.query(`${UNSETTLED} LIMIT 1`, [projectId])).length > 0;
 }
 

@@ -1,6 +1,7 @@
 import type { Db, Queryable } from '../db/db.ts';
 import { coalescer } from '../db/coalesce.ts';
 import type { EventRow, OrderKind, OrderRow, TransactionRow } from '../../domain/entities.ts';
+import type { OrderId, ProjectId } from '../../domain/ids.ts';
 
 /** Kinds of order that act on another order and its transaction (related_order_id, of_transaction_id). */
 export const ACTING_KINDS: ReadonlyArray<Exclude<OrderKind, 'payment'>> = ['capture', 'void', 'refund', 'chargeback', 'reversal'];
@@ -181,13 +182,13 @@ export const setChargedBackAmount = (q: Queryable, id: string, chargedBack: numb
   updateRow(q, 'transactions', id, { charged_back_amount: chargedBack, modified: now });
 export const markSettled = (q: Queryable, id: string, now: Date) => updateRow(q, 'transactions', id, { settled: now, modified: now });
 
-export async function findOrder(q: Queryable, projectId: string, id: string, lock = false): Promise<OrderRow | undefined> {
+export async function findOrder(q: Queryable, projectId: ProjectId, id: string, lock = false): Promise<OrderRow | undefined> {
   return (
     await q.query<OrderRow>(`SELECT * FROM orders WHERE project_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [projectId, id])
   )[0];
 }
 
-export async function transactionsOf(q: Queryable, projectId: string, orderIds: string[]): Promise<TransactionRow[]> {
+export async function transactionsOf(q: Queryable, projectId: ProjectId, orderIds: string[]): Promise<TransactionRow[]> {
   if (!orderIds.length) return [];
   return q.query<TransactionRow>('SELECT * FROM transactions WHERE project_id = $1 AND order_id = ANY($2::uuid[]) ORDER BY created, id', [
     projectId,
@@ -197,8 +198,8 @@ export async function transactionsOf(q: Queryable, projectId: string, orderIds: 
 
 export async function findTransaction(
   q: Queryable,
-  projectId: string,
-  orderId: string,
+  projectId: ProjectId,
+  orderId: OrderId,
   id: string,
   lock = false,
 ): Promise<TransactionRow | undefined> {
@@ -219,7 +220,7 @@ export async function orderById(q: Queryable, id: string): Promise<OrderRow | un
   return (await q.query<OrderRow>('SELECT * FROM orders WHERE id = $1', [id]))[0];
 }
 
-export async function eventsOf(q: Queryable, projectId: string, transactionIds: string[]): Promise<EventRow[]> {
+export async function eventsOf(q: Queryable, projectId: ProjectId, transactionIds: string[]): Promise<EventRow[]> {
   if (!transactionIds.length) return [];
   return q.query<EventRow>('SELECT * FROM events WHERE project_id = $1 AND transaction_id = ANY($2::uuid[]) ORDER BY seq', [
     projectId,
@@ -229,7 +230,7 @@ export async function eventsOf(q: Queryable, projectId: string, transactionIds: 
 
 export async function childOrdersOf(
   q: Queryable,
-  projectId: string,
+  projectId: ProjectId,
   orderIds: string[],
 ): Promise<Pick<OrderRow, 'id' | 'kind' | 'related_order_id'>[]> {
   if (!orderIds.length) return [];
@@ -246,7 +247,7 @@ export async function insertEvent(q: Queryable, e: EventRow & { project_id: stri
   );
 }
 
-export async function insertOutbox(q: Queryable, projectId: string, orderId: string, status: string, created: Date): Promise<number> {
+export async function insertOutbox(q: Queryable, projectId: ProjectId, orderId: OrderId, status: string, created: Date): Promise<number> {
   const rows = await q.query<{ id: number }>(
     'INSERT INTO outbox (project_id, order_id, status, created) VALUES ($1, $2, $3, $4) RETURNING id',
     [projectId, orderId, status, created],
@@ -255,6 +256,6 @@ export async function insertOutbox(q: Queryable, projectId: string, orderId: str
 }
 
 /** Locks every transaction of an order, in id order (so concurrent cancels cannot deadlock). */
-export async function lockTransactionsOfOrder(q: Queryable, projectId: string, orderId: string) {
+export async function lockTransactionsOfOrder(q: Queryable, projectId: ProjectId, orderId: OrderId) {
   await q.query('SELECT id FROM transactions WHERE project_id = $1 AND order_id = $2 ORDER BY id FOR UPDATE', [projectId, orderId]);
 }

@@ -3,6 +3,7 @@ import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities
 import type { TransactionStatus } from '../../domain/status.ts';
 import { revive } from './card-flow.ts';
 import { RESERVED_COLUMN, reviveAttempt, type AttemptRow, type Reserved } from './attempts.ts';
+import type { OrderId, ProjectId, TransactionId } from '../../domain/ids.ts';
 
 /**
  * The one read of a capture, void or refund (docs/performance-cards.md): the original
@@ -40,9 +41,9 @@ const rowsOf = (row: Raw | undefined): PaymentRows | undefined =>
 /** A transaction of an order, locked with its order. */
 export async function lockPaymentRows(
   q: Queryable,
-  projectId: string,
-  orderId: string,
-  transactionId: string,
+  projectId: ProjectId,
+  orderId: OrderId,
+  transactionId: TransactionId,
 ): Promise<PaymentRows | undefined> {
   const [row] = await q.query<Raw>(
     `SELECT ${COLUMNS} FROM transactions t JOIN orders o ON o.id = t.order_id
@@ -57,7 +58,7 @@ export async function lockPaymentRows(
  * The authorized transaction of a payment order (a capture order stands for its original),
  * locked with its order; undefined when there is none (the caller says why).
  */
-export async function lockOrderPaymentRows(q: Queryable, projectId: string, orderId: string): Promise<PaymentRows | undefined> {
+export async function lockOrderPaymentRows(q: Queryable, projectId: ProjectId, orderId: OrderId): Promise<PaymentRows | undefined> {
   const [row] = await q.query<Raw>(
     `SELECT ${COLUMNS} FROM orders o0
        JOIN orders o ON o.id = CASE WHEN o0.kind = 'capture' AND o0.related_order_id IS NOT NULL THEN o0.related_order_id ELSE o0.id END

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../db/db.ts';
+import type { ProjectId } from '../../domain/ids.ts';
 
 /** Keys live this long (in the project's clock), then the key may be used afresh. */
 const KEY_TTL_MS = 24 * 3600 * 1000;
@@ -30,7 +31,7 @@ export interface Claim {
  * advisory lock, not a row: it never waits, and it ends with its transaction, so a request whose
  * process or connection died holds nothing (its transaction, claim included, is rolled back).
  */
-export async function lockKey(q: Queryable, projectId: string, key: string): Promise<boolean> {
+export async function lockKey(q: Queryable, projectId: ProjectId, key: string): Promise<boolean> {
   const id = createHash('sha256').update(`${projectId}\n${key}`).digest().readBigInt64BE(0);
   const [row] = await q.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1::bigint) AS ok', [id.toString()]);
   return Boolean(row?.ok);
@@ -66,7 +67,7 @@ export async function claimKey(q: Queryable, c: Claim): Promise<true | Idempoten
 
 export async function storeResponse(
   q: Queryable,
-  projectId: string,
+  projectId: ProjectId,
   key: string,
   status: number,
   headers: Record<string, string>,
@@ -79,7 +80,7 @@ export async function storeResponse(
 }
 
 /** Deletes the project's keys older than 24 h; returns when the oldest remaining one expires, if any. */
-export async function cleanupKeys(q: Queryable, projectId: string, now: Date): Promise<Date | undefined> {
+export async function cleanupKeys(q: Queryable, projectId: ProjectId, now: Date): Promise<Date | undefined> {
   await q.query('DELETE FROM idempotency_keys WHERE project_id = $1 AND created <= $2', [projectId, new Date(now.getTime() - KEY_TTL_MS)]);
   const [row] = await q.query<{ oldest: Date | null }>('SELECT min(created) AS oldest FROM idempotency_keys WHERE project_id = $1', [
     projectId,

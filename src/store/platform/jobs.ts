@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/db.ts';
 import type { Part } from '../db/writes.ts';
 import type { JobRow } from '../../domain/entities.ts';
+import type { ProjectId } from '../../domain/ids.ts';
 
 /**
  * Schedules (or reschedules) the one job of a kind for a reference. run_at is in the
@@ -70,7 +71,7 @@ export async function claimDue(q: Queryable, limit: number, leaseMs: number, pro
  * to claim, these are jobs another runner holds: leased, or being claimed right now (its claim
  * not yet committed, so the row still reads unleased; the run's SKIP LOCKED passed it over).
  */
-export async function countDueLeft(q: Queryable, projectId: string): Promise<number> {
+export async function countDueLeft(q: Queryable, projectId: ProjectId): Promise<number> {
   const [r] = await q.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM jobs j JOIN projects p ON p.id = j.project_id
      WHERE j.project_id = $1 AND j.run_at <= now() + (p.clock_offset_ms * interval '1 millisecond')`,

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/db.ts';
+import type { ProjectId } from '../../domain/ids.ts';
 
 /** A project's data key, wrapped by one or more master keys (master key id -> sealed key). */
 export interface DataKeyRow {
@@ -7,7 +8,7 @@ export interface DataKeyRow {
   wraps: Record<string, string>;
 }
 
-export async function findDataKey(q: Queryable, projectId: string): Promise<DataKeyRow | undefined> {
+export async function findDataKey(q: Queryable, projectId: ProjectId): Promise<DataKeyRow | undefined> {
   return (await q.query<DataKeyRow>('SELECT id, project_id, wraps FROM data_keys WHERE project_id = $1', [projectId]))[0];
 }
 

@@ -1,12 +1,13 @@
 import type { Queryable } from '../db/db.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
 import type { ProjectSettings } from '../../domain/project.ts';
+import type { ProjectId } from '../../domain/ids.ts';
 
 /** Every change to a project or its keys is announced here, so processes drop their cached keys (services/key-cache.ts). */
 export const PROJECTS_CHANNEL = 'tender_projects';
 
 /** Delivered when the changing transaction commits. */
-async function announceChange(q: Queryable, projectId: string) {
+async function announceChange(q: Queryable, projectId: ProjectId) {
   await q.query(`SELECT pg_notify('${PROJECTS_CHANNEL}', $1)`, [projectId]);
 }
 
@@ -65,7 +66,7 @@ export async function insertApiKey(q: Queryable, k: { id: string; project_id: st
   await q.query('INSERT INTO api_keys (id, project_id, key_hash, hint) VALUES ($1, $2, $3, $4)', [k.id, k.project_id, k.key_hash, k.hint]);
 }
 
-export async function revokeKeys(q: Queryable, projectId: string, exceptId: string) {
+export async function revokeKeys(q: Queryable, projectId: ProjectId, exceptId: string) {
   await q.query('UPDATE api_keys SET revoked = now() WHERE project_id = $1 AND id <> $2 AND revoked IS NULL', [projectId, exceptId]);
   await announceChange(q, projectId);
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Db, Queryable } from '../db/db.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
 import { settingsOf, type FeeRule } from '../../domain/project.ts';
+import type { ProjectId } from '../../domain/ids.ts';
 
 /**
  * `tender seed`: fills a project with realistic orders, fast, straight in SQL (generate_series
@@ -17,7 +18,7 @@ import { settingsOf, type FeeRule } from '../../domain/project.ts';
  * Seeded orders send no webhooks (no outbox rows).
  */
 export interface SeedOptions {
-  projectId: string;
+  projectId: ProjectId;
   orders: number;
   /** orders are created over this many days up to the project's clock (default 365) */
   days?: number;

@@ -2,6 +2,7 @@ import type { Queryable } from '../db/db.ts';
 import { PROJECTS_CHANNEL } from '../platform/projects.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
 import type { Role } from '../../domain/roles.ts';
+import type { MerchantId, ProjectId } from '../../domain/ids.ts';
 
 /** Every statement of the merchant portal: users, sessions, actions, audit, and its reads. */
 
@@ -53,7 +54,7 @@ export async function setTotp(q: Queryable, id: string, t: { pending?: string | 
   if (sets.length) await q.query(`UPDATE portal_users SET ${sets.join(', ')} WHERE id = $1`, params);
 }
 
-export async function merchantName(q: Queryable, merchantId: string): Promise<string | undefined> {
+export async function merchantName(q: Queryable, merchantId: MerchantId): Promise<string | undefined> {
   return (await q.query<{ name: string }>('SELECT name FROM merchants WHERE id = $1', [merchantId]))[0]?.name;
 }
 
@@ -131,7 +132,7 @@ export async function insertAudit(q: Queryable, a: Omit<AuditRow, 'created'>) {
   );
 }
 
-export async function auditOf(q: Queryable, merchantId: string, limit: number): Promise<AuditRow[]> {
+export async function auditOf(q: Queryable, merchantId: MerchantId, limit: number): Promise<AuditRow[]> {
   return q.query<AuditRow>('SELECT * FROM portal_audit WHERE merchant_id = $1 ORDER BY created DESC, id DESC LIMIT $2', [
     merchantId,
     limit,
@@ -140,7 +141,7 @@ export async function auditOf(q: Queryable, merchantId: string, limit: number): 
 
 // ---- projects and keys as a merchant sees them ---------------------------------------------
 
-export async function projectsOfMerchant(q: Queryable, merchantId: string): Promise<ProjectRow[]> {
+export async function projectsOfMerchant(q: Queryable, merchantId: MerchantId): Promise<ProjectRow[]> {
   return q.query<ProjectRow>('SELECT * FROM projects WHERE merchant_id = $1 ORDER BY mode DESC, created, id', [merchantId]);
 }
 
@@ -152,7 +153,7 @@ export interface KeyRow {
   revoked: Date | null;
 }
 
-export async function keysOf(q: Queryable, projectId: string): Promise<KeyRow[]> {
+export async function keysOf(q: Queryable, projectId: ProjectId): Promise<KeyRow[]> {
   return q.query<KeyRow>(
     'SELECT id, hint, created, last_used, revoked FROM api_keys WHERE project_id = $1 ORDER BY revoked IS NOT NULL, created DESC, id',
     [projectId],
@@ -160,7 +161,7 @@ export async function keysOf(q: Queryable, projectId: string): Promise<KeyRow[]>
 }
 
 /** Revokes one key of the project; false when it has no such active key. */
-export async function revokeKey(q: Queryable, projectId: string, keyId: string): Promise<boolean> {
+export async function revokeKey(q: Queryable, projectId: ProjectId, keyId: string): Promise<boolean> {
   const rows = await q.query('UPDATE api_keys SET revoked = now() WHERE project_id = $1 AND id = $2 AND revoked IS NULL RETURNING id', [
     projectId,
     keyId,
@@ -183,7 +184,7 @@ export interface LinkListRow {
   created: Date;
 }
 
-export async function linksOf(q: Queryable, projectId: string, limit: number): Promise<LinkListRow[]> {
+export async function linksOf(q: Queryable, projectId: ProjectId, limit: number): Promise<LinkListRow[]> {
   return q.query<LinkListRow>(
     'SELECT id, merchant_order_id, description, currency, amount, expires_at, created FROM payment_links WHERE project_id = $1 ORDER BY created DESC, id DESC LIMIT $2',
     [projectId, limit],

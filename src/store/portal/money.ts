@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/db.ts';
 import type { MoneyTxn } from '../../domain/money-state.ts';
+import type { ProjectId } from '../../domain/ids.ts';
 
 /** Reads of the portal's money view: payment orders with their transactions' money counters. */
 
@@ -21,7 +22,7 @@ const COLUMNS = `o.id AS order_id, o.status AS order_status, o.currency, o.creat
   coalesce(t.charged_back_amount, 0)::bigint AS charged_back_amount`;
 
 /** The payment orders `orderIds` of the project, one row per transaction (or one without), oldest transaction first. */
-export async function paymentMoney(q: Queryable, projectId: string, orderIds: string[]): Promise<PaymentMoneyRow[]> {
+export async function paymentMoney(q: Queryable, projectId: ProjectId, orderIds: string[]): Promise<PaymentMoneyRow[]> {
   if (!orderIds.length) return [];
   return q.query<PaymentMoneyRow>(
     `SELECT ${COLUMNS} FROM orders o LEFT JOIN transactions t ON t.order_id = o.id AND t.project_id = o.project_id
@@ -31,7 +32,7 @@ export async function paymentMoney(q: Queryable, projectId: string, orderIds: st
 }
 
 /** Every payment order created in [from, to), one row per transaction (or one without). */
-export async function paymentMoneyBetween(q: Queryable, projectId: string, from: Date, to: Date): Promise<PaymentMoneyRow[]> {
+export async function paymentMoneyBetween(q: Queryable, projectId: ProjectId, from: Date, to: Date): Promise<PaymentMoneyRow[]> {
   return q.query<PaymentMoneyRow>(
     `SELECT ${COLUMNS} FROM orders o LEFT JOIN transactions t ON t.order_id = o.id AND t.project_id = o.project_id
      WHERE o.project_id = $1 AND o.kind = 'payment' AND o.created >= $2 AND o.created < $3 ORDER BY o.id, t.created, t.id`,

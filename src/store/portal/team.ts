@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/db.ts';
 import type { Role } from '../../domain/roles.ts';
+import type { MerchantId } from '../../domain/ids.ts';
 
 /** Statements of the portal's team: users and roles, one-time invitations, the second-factor rule. */
 
@@ -11,7 +12,7 @@ export interface TeamMember {
   created: Date;
 }
 
-export async function membersOf(q: Queryable, merchantId: string): Promise<TeamMember[]> {
+export async function membersOf(q: Queryable, merchantId: MerchantId): Promise<TeamMember[]> {
   return q.query<TeamMember>(
     'SELECT id, email, role, totp_secret_ct IS NOT NULL AS totp, created FROM portal_users WHERE merchant_id = $1 ORDER BY created, id',
     [merchantId],
@@ -19,14 +20,14 @@ export async function membersOf(q: Queryable, merchantId: string): Promise<TeamM
 }
 
 /** Locks the merchant's users (changes of roles serialise, so the last owner can not be lost by a race). */
-export async function lockMembers(q: Queryable, merchantId: string): Promise<TeamMember[]> {
+export async function lockMembers(q: Queryable, merchantId: MerchantId): Promise<TeamMember[]> {
   return q.query<TeamMember>(
     'SELECT id, email, role, totp_secret_ct IS NOT NULL AS totp, created FROM portal_users WHERE merchant_id = $1 ORDER BY created, id FOR UPDATE',
     [merchantId],
   );
 }
 
-export async function setRole(q: Queryable, merchantId: string, userId: string, role: Role): Promise<boolean> {
+export async function setRole(q: Queryable, merchantId: MerchantId, userId: string, role: Role): Promise<boolean> {
   const rows = await q.query('UPDATE portal_users SET role = $3 WHERE merchant_id = $1 AND id = $2 RETURNING id', [
     merchantId,
     userId,
@@ -36,7 +37,7 @@ export async function setRole(q: Queryable, merchantId: string, userId: string, 
 }
 
 /** Removes a user; their sessions and action tokens go with them (ON DELETE CASCADE). */
-export async function deleteUser(q: Queryable, merchantId: string, userId: string): Promise<boolean> {
+export async function deleteUser(q: Queryable, merchantId: MerchantId, userId: string): Promise<boolean> {
   const rows = await q.query('DELETE FROM portal_users WHERE merchant_id = $1 AND id = $2 RETURNING id', [merchantId, userId]);
   return rows.length > 0;
 }
@@ -91,18 +92,18 @@ export async function takeInvite(q: Queryable, tokenHash: string, now: Date): Pr
   )[0];
 }
 
-export async function pendingInvites(q: Queryable, merchantId: string, now: Date): Promise<InviteRow[]> {
+export async function pendingInvites(q: Queryable, merchantId: MerchantId, now: Date): Promise<InviteRow[]> {
   return q.query<InviteRow>(
     'SELECT * FROM portal_invites WHERE merchant_id = $1 AND used IS NULL AND expires > $2 ORDER BY created DESC LIMIT 50',
     [merchantId, now],
   );
 }
 
-export async function requiresTotp(q: Queryable, merchantId: string): Promise<boolean> {
+export async function requiresTotp(q: Queryable, merchantId: MerchantId): Promise<boolean> {
   const rows = await q.query<{ r: boolean }>('SELECT portal_require_totp AS r FROM merchants WHERE id = $1', [merchantId]);
   return rows[0]?.r === true;
 }
 
-export async function setRequireTotp(q: Queryable, merchantId: string, on: boolean) {
+export async function setRequireTotp(q: Queryable, merchantId: MerchantId, on: boolean) {
   await q.query('UPDATE merchants SET portal_require_totp = $2 WHERE id = $1', [merchantId, on]);
 }

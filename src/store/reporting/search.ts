@@ -4,6 +4,7 @@ import type { SearchAfter, SortSpec } from '../../domain/sort.ts';
 import { keysetCondition } from '../../domain/sort.ts';
 import { EXPONENTS_NOT_2 } from '../../domain/currency.ts';
 import type { OrderRow } from '../../domain/entities.ts';
+import type { ProjectId } from '../../domain/ids.ts';
 
 /**
  * The SQL of order search and reports. `where` is a compiled query (src/domain/query.ts) over
@@ -11,7 +12,7 @@ import type { OrderRow } from '../../domain/entities.ts';
  * parameterised: only text from query.ts's constants reaches the SQL.
  */
 export interface Filter {
-  projectId: string;
+  projectId: ProjectId;
   where: string;
   params: unknown[];
   /** the same filter over transactions `t` alone, when the query is one transactions.* term */

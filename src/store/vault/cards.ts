@@ -2,6 +2,7 @@ import type { Queryable } from '../db/db.ts';
 import type { Part } from '../db/writes.ts';
 import type { TransStatus } from '../../domain/card.ts';
 import type { ProjectRow, TransactionRow } from '../../domain/entities.ts';
+import type { OrderId, ProjectId, TransactionId } from '../../domain/ids.ts';
 
 /** A stored card: PAN, name and CVC only sealed (services/crypto-envelope.ts). */
 export interface VaultCardRow {
@@ -39,7 +40,7 @@ export interface CardAuthRow {
  */
 export async function storeCardOnce(
   q: Queryable,
-  use: { token: string; projectId: string; now: Date; cutoff: Date },
+  use: { token: string; projectId: ProjectId; now: Date; cutoff: Date },
   row: Omit<VaultCardRow, 'cvc_ct' | 'transaction_id'>,
 ): Promise<boolean> {
   const [{ n }] = await q.query<{ n: number }>(
@@ -59,7 +60,12 @@ export async function storeCardOnce(
 }
 
 /** The stored card of a transaction, locked when asked. */
-export async function findVaultCard(q: Queryable, projectId: string, vaultToken: string, lock = false): Promise<VaultCardRow | undefined> {
+export async function findVaultCard(
+  q: Queryable,
+  projectId: ProjectId,
+  vaultToken: string,
+  lock = false,
+): Promise<VaultCardRow | undefined> {
   return (
     await q.query<VaultCardRow>(`SELECT * FROM vault_cards WHERE project_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [
       projectId,
@@ -72,20 +78,20 @@ export async function setSealedCvc(q: Queryable, id: string, cvcCt: string) {
   await q.query('UPDATE vault_cards SET cvc_ct = $2 WHERE id = $1', [id, cvcCt]);
 }
 
-export async function deleteCvcOfTransactions(q: Queryable, projectId: string, transactionIds: string[]) {
+export async function deleteCvcOfTransactions(q: Queryable, projectId: ProjectId, transactionIds: string[]) {
   await q.query('UPDATE vault_cards SET cvc_ct = NULL WHERE project_id = $1 AND transaction_id = ANY($2::uuid[]) AND cvc_ct IS NOT NULL', [
     projectId,
     transactionIds,
   ]);
 }
 
-export async function deleteCvcOfOrder(q: Queryable, projectId: string, orderId: string) {
+export async function deleteCvcOfOrder(q: Queryable, projectId: ProjectId, orderId: OrderId) {
   const part = cvcOfOrderPart(projectId, orderId);
   await q.query(part.sql, part.params);
 }
 
 /** deleteCvcOfOrder as a part of one statement (store/writes.ts). */
-export const cvcOfOrderPart = (projectId: string, orderId: string): Part => ({
+export const cvcOfOrderPart = (projectId: ProjectId, orderId: OrderId): Part => ({
   sql: `UPDATE vault_cards SET cvc_ct = NULL WHERE project_id = $1 AND cvc_ct IS NOT NULL
        AND transaction_id IN (SELECT id FROM transactions WHERE project_id = $1 AND order_id = $2)`,
   params: [projectId, orderId],
@@ -100,7 +106,12 @@ export async function insertCardAuth(q: Queryable, row: Omit<CardAuthRow, 'acqui
   );
 }
 
-export async function findCardAuth(q: Queryable, projectId: string, transactionId: string, lock = false): Promise<CardAuthRow | undefined> {
+export async function findCardAuth(
+  q: Queryable,
+  projectId: ProjectId,
+  transactionId: TransactionId,
+  lock = false,
+): Promise<CardAuthRow | undefined> {
   return (
     await q.query<CardAuthRow>(
       `SELECT * FROM card_authentications WHERE project_id = $1 AND transaction_id = $2${lock ? ' FOR UPDATE' : ''}`,
@@ -110,7 +121,13 @@ export async function findCardAuth(q: Queryable, projectId: string, transactionI
 }
 
 /** The customer's answer to the challenge decided 3-D Secure. */
-export async function setChallengeResult(q: Queryable, transactionId: string, transStatus: TransStatus, eci: string | null, now: Date) {
+export async function setChallengeResult(
+  q: Queryable,
+  transactionId: TransactionId,
+  transStatus: TransStatus,
+  eci: string | null,
+  now: Date,
+) {
   await q.query('UPDATE card_authentications SET trans_status = $2, eci = $3, modified = $4 WHERE transaction_id = $1', [
     transactionId,
     transStatus,
@@ -120,7 +137,7 @@ export async function setChallengeResult(q: Queryable, transactionId: string, tr
 }
 
 /** The acquirer's id of the authorization, to ask about it later (late decline). */
-export async function setAcquirerReference(q: Queryable, transactionId: string, reference: string) {
+export async function setAcquirerReference(q: Queryable, transactionId: TransactionId, reference: string) {
   await q.query('UPDATE card_authentications SET acquirer_reference = $2 WHERE transaction_id = $1', [transactionId, reference]);
 }
 

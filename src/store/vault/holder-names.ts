@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/db.ts';
+import type { TransactionId } from '../../domain/ids.ts';
 
 /** Names migration 085 set aside for sealing (see services/holder-names.ts). */
 export interface PendingName {
@@ -17,7 +18,7 @@ export const pendingBatch = (q: Queryable, limit: number) =>
   );
 
 /** Writes the sealed name into the transaction's details and forgets the clear one. */
-export async function sealInto(q: Queryable, transactionId: string, key: string, sealed: string) {
+export async function sealInto(q: Queryable, transactionId: TransactionId, key: string, sealed: string) {
   await q.query('UPDATE transactions SET details = details || jsonb_build_object($2::text, $3::text) WHERE id = $1', [
     transactionId,
     key,

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/db.ts';
+import type { ProjectId } from '../../domain/ids.ts';
 
 /** Rows of migration 060_wallets.sql. Private keys are sealed; services/wallet-keys.ts opens them. */
 
@@ -36,7 +37,7 @@ export interface WalletAIdentityRow {
 }
 
 /** The project's unretired keys of a kind, newest first. */
-export async function activeKeys(q: Queryable, projectId: string, kind: WalletBKeyKind): Promise<WalletBKeyRow[]> {
+export async function activeKeys(q: Queryable, projectId: ProjectId, kind: WalletBKeyKind): Promise<WalletBKeyRow[]> {
   return q.query<WalletBKeyRow>(
     'SELECT * FROM wallet_b_keys WHERE project_id = $1 AND kind = $2 AND retired IS NULL ORDER BY created DESC, id',
     [projectId, kind],
@@ -53,7 +54,7 @@ export async function insertKey(q: Queryable, k: Omit<WalletBKeyRow, 'retired'>)
 }
 
 /** Retires every key of a kind but the one named (rotation, or an imported key). */
-export async function retireKeys(q: Queryable, projectId: string, kind: WalletBKeyKind, exceptId: string, now: Date) {
+export async function retireKeys(q: Queryable, projectId: ProjectId, kind: WalletBKeyKind, exceptId: string, now: Date) {
   await q.query('UPDATE wallet_b_keys SET retired = $4 WHERE project_id = $1 AND kind = $2 AND id <> $3 AND retired IS NULL', [
     projectId,
     kind,
@@ -62,20 +63,20 @@ export async function retireKeys(q: Queryable, projectId: string, kind: WalletBK
   ]);
 }
 
-export async function setRecipientId(q: Queryable, projectId: string, recipientId: string) {
+export async function setRecipientId(q: Queryable, projectId: ProjectId, recipientId: string) {
   await q.query("UPDATE wallet_b_keys SET recipient_id = $2 WHERE project_id = $1 AND kind = 'recipient' AND retired IS NULL", [
     projectId,
     recipientId,
   ]);
 }
 
-export async function findToken(q: Queryable, projectId: string, vaultToken: string): Promise<WalletBTokenRow | undefined> {
+export async function findToken(q: Queryable, projectId: ProjectId, vaultToken: string): Promise<WalletBTokenRow | undefined> {
   return (
     await q.query<WalletBTokenRow>('SELECT * FROM wallet_b_tokens WHERE project_id = $1 AND vault_token = $2', [projectId, vaultToken])
   )[0];
 }
 
-export async function messageSeen(q: Queryable, projectId: string, messageId: string): Promise<boolean> {
+export async function messageSeen(q: Queryable, projectId: ProjectId, messageId: string): Promise<boolean> {
   return (await q.query('SELECT 1 FROM wallet_b_tokens WHERE project_id = $1 AND message_id = $2', [projectId, messageId])).length > 0;
 }
 
@@ -88,7 +89,7 @@ export async function insertToken(q: Queryable, t: WalletBTokenRow) {
   );
 }
 
-export async function findIdentity(q: Queryable, projectId: string): Promise<WalletAIdentityRow | undefined> {
+export async function findIdentity(q: Queryable, projectId: ProjectId): Promise<WalletAIdentityRow | undefined> {
   return (await q.query<WalletAIdentityRow>('SELECT * FROM wallet_a_identities WHERE project_id = $1', [projectId]))[0];
 }
 
@@ -117,7 +118,7 @@ export interface WalletAKeyRow {
   retired: Date | null;
 }
 
-export async function activeWalletAKey(q: Queryable, projectId: string, kind: WalletAKeyKind): Promise<WalletAKeyRow | undefined> {
+export async function activeWalletAKey(q: Queryable, projectId: ProjectId, kind: WalletAKeyKind): Promise<WalletAKeyRow | undefined> {
   return (
     await q.query<WalletAKeyRow>('SELECT * FROM wallet_a_keys WHERE project_id = $1 AND kind = $2 AND retired IS NULL', [projectId, kind])
   )[0];
@@ -138,7 +139,7 @@ export async function insertWalletAKey(q: Queryable, k: Omit<WalletAKeyRow, 'ret
   );
 }
 
-export async function walletATokenSeen(q: Queryable, projectId: string, tokenId: string): Promise<boolean> {
+export async function walletATokenSeen(q: Queryable, projectId: ProjectId, tokenId: string): Promise<boolean> {
   return (await q.query('SELECT 1 FROM wallet_a_tokens WHERE project_id = $1 AND token_id = $2', [projectId, tokenId])).length > 0;
 }
 

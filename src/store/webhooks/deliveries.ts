@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/db.ts';
 import type { Part } from '../db/writes.ts';
+import type { OrderId, ProjectId } from '../../domain/ids.ts';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
@@ -65,7 +66,7 @@ export async function insertDelivery(
 }
 
 /** The oldest pending delivery of each URL of an order: the only ones that may go out. */
-export async function pendingHeads(q: Queryable, projectId: string, orderId: string): Promise<DeliveryRow[]> {
+export async function pendingHeads(q: Queryable, projectId: ProjectId, orderId: OrderId): Promise<DeliveryRow[]> {
   return q.query<DeliveryRow>(
     `SELECT DISTINCT ON (url) * FROM webhook_deliveries
      WHERE project_id = $1 AND order_id = $2 AND status = 'pending' ORDER BY url, seq`,
@@ -163,14 +164,14 @@ export async function recordAttempts(q: Queryable, items: AttemptRecord[]): Prom
   return items.map((i) => byId.get(i.d.id));
 }
 
-export async function deliveriesOf(q: Queryable, projectId: string, orderId: string): Promise<DeliveryRow[]> {
+export async function deliveriesOf(q: Queryable, projectId: ProjectId, orderId: OrderId): Promise<DeliveryRow[]> {
   return q.query<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE project_id = $1 AND order_id = $2 ORDER BY seq', [
     projectId,
     orderId,
   ]);
 }
 
-export async function attemptsOf(q: Queryable, projectId: string, deliveryIds: string[]): Promise<AttemptRow[]> {
+export async function attemptsOf(q: Queryable, projectId: ProjectId, deliveryIds: string[]): Promise<AttemptRow[]> {
   if (!deliveryIds.length) return [];
   return q.query<AttemptRow>('SELECT * FROM webhook_attempts WHERE project_id = $1 AND delivery_id = ANY($2::uuid[]) ORDER BY id', [
     projectId,
@@ -179,7 +180,11 @@ export async function attemptsOf(q: Queryable, projectId: string, deliveryIds: s
 }
 
 /** The outbox row a status change just wrote (the caller holds the order's lock). */
-export async function latestOutbox(q: Queryable, projectId: string, orderId: string): Promise<{ id: number; status: string } | undefined> {
+export async function latestOutbox(
+  q: Queryable,
+  projectId: ProjectId,
+  orderId: OrderId,
+): Promise<{ id: number; status: string } | undefined> {
   return (
     await q.query<{ id: number; status: string }>(
       'SELECT id, status FROM outbox WHERE project_id = $1 AND order_id = $2 ORDER BY id DESC LIMIT 1',
@@ -188,7 +193,7 @@ export async function latestOutbox(q: Queryable, projectId: string, orderId: str
   )[0];
 }
 
-export async function projectWebhookUrl(q: Queryable, projectId: string): Promise<string | null> {
+export async function projectWebhookUrl(q: Queryable, projectId: ProjectId): Promise<string | null> {
   return (
     (await q.query<{ webhook_url: string | null }>('SELECT webhook_url FROM projects WHERE id = $1', [projectId]))[0]?.webhook_url ?? null
   );
@@ -198,7 +203,7 @@ export async function projectWebhookUrl(q: Queryable, projectId: string): Promis
  * The webhook_url of a payment link. Guarded so it works before (or without) the links
  * migration: a failing statement would abort the caller's transaction, so ask first.
  */
-export async function linkWebhookUrl(q: Queryable, projectId: string, linkId: string): Promise<string | null> {
+export async function linkWebhookUrl(q: Queryable, projectId: ProjectId, linkId: string): Promise<string | null> {
   const [present] = await q.query<{ ok: boolean }>("SELECT to_regclass('payment_links') IS NOT NULL AS ok");
   if (!present?.ok) return null;
   const rows = await q.query<{ url: string | null }>(
@@ -213,14 +218,14 @@ export async function linkWebhookUrl(q: Queryable, projectId: string, linkId: st
  * (locked_until set, even past its lease), run_at is set to a value other than the one claimed,
  * so the worker keeps the job and it runs again; otherwise the earlier time wins.
  */
-export async function scheduleOrderJob(q: Queryable, projectId: string, orderId: string, runAt: Date) {
+export async function scheduleOrderJob(q: Queryable, projectId: ProjectId, orderId: OrderId, runAt: Date) {
   const part = orderJobPart(projectId, orderId, runAt);
   await q.query(part.sql, part.params);
   await q.query("SELECT pg_notify('tender_jobs', '')");
 }
 
 /** scheduleOrderJob's upsert as a part of one statement (store/writes.ts); the statement must also notify. */
-export function orderJobPart(projectId: string, orderId: string, runAt: Date): Part {
+export function orderJobPart(projectId: ProjectId, orderId: OrderId, runAt: Date): Part {
   return {
     sql: `INSERT INTO jobs (project_id, kind, ref_id, run_at) SELECT $1::uuid, '${JOB_KIND}', $2::text, $3::timestamptz WHERE true
      ON CONFLICT (kind, ref_id, project_id) DO UPDATE SET run_at = CASE
@@ -248,7 +253,7 @@ export function deliveryAfterOutboxPart(
 }
 
 /** Moves the running job to runAt unless something rescheduled it since it was claimed. */
-export async function rescheduleOrderJob(q: Queryable, orderId: string, claimedRunAt: Date, runAt: Date) {
+export async function rescheduleOrderJob(q: Queryable, orderId: OrderId, claimedRunAt: Date, runAt: Date) {
   await q.query(`UPDATE jobs SET run_at = $3 WHERE kind = '${JOB_KIND}' AND ref_id = $1 AND date_trunc('milliseconds', run_at) = $2`, [
     orderId,
     claimedRunAt,
@@ -256,11 +261,11 @@ export async function rescheduleOrderJob(q: Queryable, orderId: string, claimedR
   ]);
 }
 
-export async function findSecret(q: Queryable, projectId: string): Promise<SecretRow | undefined> {
+export async function findSecret(q: Queryable, projectId: ProjectId): Promise<SecretRow | undefined> {
   return (await q.query<SecretRow>('SELECT * FROM webhook_secrets WHERE project_id = $1', [projectId]))[0];
 }
 
-export async function lockSecret(q: Queryable, projectId: string): Promise<SecretRow | undefined> {
+export async function lockSecret(q: Queryable, projectId: ProjectId): Promise<SecretRow | undefined> {
   return (await q.query<SecretRow>('SELECT * FROM webhook_secrets WHERE project_id = $1 FOR UPDATE', [projectId]))[0];
 }
 

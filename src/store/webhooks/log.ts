@@ -1,11 +1,12 @@
 import type { Queryable } from '../db/db.ts';
 import type { DeliveryRow, DeliveryStatus } from './deliveries.ts';
+import type { ProjectId } from '../../domain/ids.ts';
 
 /** The project's webhook log: every delivery of the project, failed ones first; test events. */
 
 export async function projectDeliveries(
   q: Queryable,
-  projectId: string,
+  projectId: ProjectId,
   f: { status?: DeliveryStatus; event?: string; limit: number },
 ): Promise<DeliveryRow[]> {
   return q.query<DeliveryRow>(
@@ -15,7 +16,7 @@ export async function projectDeliveries(
   );
 }
 
-export async function findDelivery(q: Queryable, projectId: string, id: string): Promise<DeliveryRow | undefined> {
+export async function findDelivery(q: Queryable, projectId: ProjectId, id: string): Promise<DeliveryRow | undefined> {
   return (await q.query<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE project_id = $1 AND id = $2', [projectId, id]))[0];
 }
 

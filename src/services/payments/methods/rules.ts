@@ -3,6 +3,7 @@ import { isSandboxMethod, methodInfo, methodProblem, type SandboxMethod } from '
 import { PAYMENT_METHODS, methodCurrencies, settingsOf, type ProjectSettings } from '../../../domain/project.ts';
 import type { TransactionInput } from '../../../domain/schemas/order.ts';
 import type { TransactionRow } from '../../../domain/entities.ts';
+import type { OrderId } from '../../../domain/ids.ts';
 
 /**
  * The rules of the methods of domain/payment-methods.ts on an order being created or a
@@ -30,7 +31,7 @@ export function checkMethodRules(
 }
 
 /** The columns a new transaction of such a method starts with (services/payments/orders.ts newTransactionRow). */
-export function methodStart(method: string, orderId: string, txnId: string, details: Record<string, unknown> | undefined) {
+export function methodStart(method: string, orderId: OrderId, txnId: string, details: Record<string, unknown> | undefined) {
   if (!isSandboxMethod(method)) return undefined;
   const info = methodInfo(method);
   const out: {
@@ -85,7 +86,7 @@ const paymentReference = (txnId: string) =>
     .replace(/(.{4})(?!$)/g, '$1 ');
 
 /** A 20-digit slip number (EAN-like, digits only) made from the transaction. */
-function slipReference(orderId: string, txnId: string) {
+function slipReference(orderId: OrderId, txnId: string) {
   const hex = (orderId + txnId).replace(/-/g, '');
   let digits = '';
   for (let i = 0; digits.length < 20; i += 2) digits += String(parseInt(hex.slice(i, i + 2), 16) % 10);

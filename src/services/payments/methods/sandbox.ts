@@ -12,6 +12,7 @@ import { loadOrderView } from '../order-view.ts';
 import { methodStart } from './rules.ts';
 import type { Queryable } from '../../../store/db/db.ts';
 import type { ProjectRow, TransactionRow } from '../../../domain/entities.ts';
+import type { OrderId } from '../../../domain/ids.ts';
 
 /**
  * The provider's side of the methods of domain/payment-methods.ts, as the sandbox plays it: the
@@ -52,7 +53,7 @@ async function apply(ctx: Ctx, q: Queryable, project: ProjectRow, txn: Transacti
 }
 
 /** The customer's choice on the sandbox page of a transaction (test projects). Answers the order as it is afterwards. */
-export async function settleAttempt(ctx: Ctx, orderId: string, txnId: string, outcome: SandboxOutcome, issuer?: string) {
+export async function settleAttempt(ctx: Ctx, orderId: OrderId, txnId: string, outcome: SandboxOutcome, issuer?: string) {
   return ctx.db.tx(async (q) => {
     const txn = await orders.transactionById(q, txnId, true);
     if (!txn || txn.order_id !== orderId || !isSandboxMethod(txn.payment_method)) throw notFound('transaction');
@@ -79,7 +80,7 @@ export async function settleAttempt(ctx: Ctx, orderId: string, txnId: string, ou
 export async function settleTransfer(
   ctx: Ctx,
   project: ProjectRow,
-  orderId: string,
+  orderId: OrderId,
   input: { outcome: 'paid' | 'expired'; amount?: number },
 ) {
   return ctx.db.tx(async (q) => {

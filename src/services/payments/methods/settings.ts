@@ -4,12 +4,13 @@ import { invalid, notFound } from '../../../domain/errors.ts';
 import { isSandboxMethod, methodInfo } from '../../../domain/payment-methods.ts';
 import { PAYMENT_METHODS, activeMethods, settingsOf } from '../../../domain/project.ts';
 import { withActiveMethods } from './rules.ts';
+import type { ProjectId } from '../../../domain/ids.ts';
 
 /**
  * Which payment methods a project offers (CLI `project methods`, the portal's Settings, tests):
  * exactly `names`, or `all` of them. An unknown name is refused by name.
  */
-export async function setActiveMethods(ctx: Ctx, projectId: string, names: string[] | 'all') {
+export async function setActiveMethods(ctx: Ctx, projectId: ProjectId, names: string[] | 'all') {
   const project = await findProject(ctx.db, projectId);
   if (!project) throw notFound('project');
   // no provider stands behind the sandbox methods: a live project cannot turn them on (amex and pay-now run on the card and the page)
