@@ -8,6 +8,7 @@ import { buildContext, startService } from '../main.ts';
 import { ensureFirstProject } from './first-run.ts';
 import { ApiError } from '../domain/errors.ts';
 import { seedCli } from './seed.ts';
+import { acquirerHostCommand } from './acquirer.ts';
 
 const program = new Program('tender').description('Tender payment service');
 
@@ -257,6 +258,8 @@ program
   .option('--days <n>', 'spread them over this many days up to now', '365')
   .option('--json', 'print JSON')
   .action((o) => seedCli(o).catch(fail));
+
+acquirerHostCommand(program, fail);
 
 export { program, run };
 

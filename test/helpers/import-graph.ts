@@ -20,7 +20,7 @@ export const RULES: Record<string, string[]> = {
   jobs: ['services', 'store', 'domain', 'config', 'log'],
   http: ['services', 'domain', 'config', 'log'],
   // an entry point like main: opens the store for one-off commands, builds the context through main
-  cli: ['main', 'services', 'store', 'domain', 'config', 'log'],
+  cli: ['main', 'services', 'store', 'acquirer', 'domain', 'config', 'log'],
   // the wiring: everything
   main: ['domain', 'config', 'log', 'store', 'acquirer', 'wallets', 'services', 'jobs', 'http', 'cli'],
 };

@@ -74,3 +74,14 @@ export function withOverrides(base: Layout, overrides: unknown): Layout {
   if (mtis.some((m) => !/^\d{4}$/.test(m))) throw new Error('layout overrides: every MTI is four digits');
   return { mtis, fields };
 }
+
+/** The layout of a processor: ISO 8583:1987 with the overrides of a JSON text (ISO8583_LAYOUT, --layout). */
+export function loadLayout(json: string): Layout {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch (err) {
+    throw new Error(`layout overrides: not JSON (${(err as Error).message})`);
+  }
+  return withOverrides(ISO_1987, parsed);
+}
