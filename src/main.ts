@@ -47,6 +47,8 @@ import { walletBTokenRoutes } from './http/wallet-b-token/index.ts';
 import { portalRoutes } from './http/portal/index.ts';
 import { commands } from './cli/commands.ts';
 import { sealPendingHolderNames } from './services/vault/holder-names.ts';
+import { IsoLinks, linkSettingsFrom } from './acquirer/iso8583/links.ts';
+import { linkJournal } from './services/payments/acquirer-link.ts';
 
 /**
  * The wiring of Tender, in one place (docs/architecture.md): what runs when an order's status
@@ -125,6 +127,9 @@ export function buildContext(parts: ContextParts): Ctx {
   return ctx;
 }
 
+/** The ISO 8583 links' lines in the service's log. */
+const isoLog = (log: Logger) => (level: 'info' | 'warn', msg: string, fields: Record<string, unknown> = {}) => log[level](fields, msg);
+
 export interface Service {
   app: FastifyInstance;
   ctx: Ctx;
@@ -152,6 +157,7 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
   if (embedded) acquireLock(config.dataDir, { pid: process.pid, url: '', token: adminToken });
   let unlistenKeys = async () => {};
   let closeReplica = async () => {};
+  let closeLinks = async () => {};
   try {
     const db = opts.db ?? (await openStore(config));
     const replica = opts.replica ?? (opts.db ? undefined : openReplica(config));
@@ -160,7 +166,11 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     };
     const keyCache = new KeyCache(config.apiKeyCacheMs);
     unlistenKeys = await keyCache.listen(db);
-    const ctx = buildContext({ db, replica, config, log, keyCache, liveConnector: opts.liveConnector });
+    // live projects bound to an ISO 8583 host (docs/acquirer-iso8583.md): one link per host, opened on first use
+    const isoLinks = opts.liveConnector ? undefined : new IsoLinks(linkJournal(db), linkSettingsFrom(process.env), isoLog(log));
+    closeLinks = async () => isoLinks?.close();
+    const ctx = buildContext({ db, replica, config, log, keyCache, liveConnector: opts.liveConnector ?? isoLinks?.connectorFor });
+    if (isoLinks) ctx.connectors.links = () => isoLinks.states().map((s) => ({ ...s }));
     const sealed = await sealPendingHolderNames(ctx);
     if (sealed) log.info({ sealed }, 'sealed cardholder names stored before names were encrypted');
     const app = await buildApp(ctx, routes(opts.walletButtons ?? walletButtons));
@@ -194,6 +204,7 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
         if (config.shutdownDrainMs > 0) await new Promise((r) => setTimeout(r, config.shutdownDrainMs));
         await shutdown(() => app.close()); // in-flight requests get SHUTDOWN_GRACE_MS to finish
         await worker?.stop();
+        await closeLinks();
         await unlistenKeys();
         await closeReplica();
         if (!opts.db) await db.close();
@@ -201,6 +212,7 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
       },
     };
   } catch (err) {
+    await closeLinks();
     await unlistenKeys();
     await closeReplica();
     if (embedded) releaseLock(config.dataDir);

@@ -116,7 +116,8 @@ export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstanc
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
     if (ctx.lifecycle.stopping) return reply.code(503).send({ error: { status: 503, type: 'ServerError', value: 'shutting down' } });
-    if (await databaseReady(ctx)) return { status: 'ready' };
+    // the acquirer links are shown, not judged: a host that is down stops live payments, not this node
+    if (await databaseReady(ctx)) return { status: 'ready', ...(ctx.connectors.links ? { acquirer_links: ctx.connectors.links() } : {}) };
     return reply.code(503).send({ error: { status: 503, type: 'ServerError', value: 'database unavailable' } });
   });
 

@@ -27,6 +27,8 @@ export interface Connectors {
   test: Connector;
   /** the connector of a live project, or undefined when none is configured (its payments are refused) */
   live?: (project: ProjectRow) => Connector | undefined;
+  /** the state of each link to an acquiring host (connected, signed on, in flight, last echo), for /readyz */
+  links?: () => Record<string, unknown>[];
 }
 
 /** Due work as services and routes see it; the job worker (jobs/) implements it, main.ts wires it. */

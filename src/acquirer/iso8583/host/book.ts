@@ -36,6 +36,8 @@ interface Held {
   authCode: string;
   state: 'held' | 'captured' | 'settled' | 'reversed' | 'expired';
   expires: number;
+  /** a captured pre-authorization's completion (what a refund naming the pre-authorization refunds) */
+  completion?: Held;
 }
 
 export interface BookOptions {
@@ -113,13 +115,15 @@ export class Book {
       orig.state = 'captured';
       orig.open = amount;
       const done: Held = { ...base, kind: 'completion', amount, open: amount, authCode: orig.authCode, state: 'settled', expires: 0 };
+      orig.completion = done;
       this.keep(terminal, stan, sent, done);
       this.line(done, 'completion');
       return code39(m, '00', { 38: orig.authCode });
     }
     if (processing.startsWith('20')) {
-      // a refund names the sale or completion it gives money back from
-      const orig = this.original(terminal, m.fields[90]);
+      // a refund names the sale or completion it gives money back from (or the pre-authorization completed)
+      const named = this.original(terminal, m.fields[90]);
+      const orig = named?.kind === 'preauth' ? named.completion : named;
       if (!orig || (orig.kind !== 'sale' && orig.kind !== 'completion') || orig.state !== 'settled') return code39(m, '25');
       if (amount <= 0 || amount > orig.open) return code39(m, '13');
       orig.open -= amount;
