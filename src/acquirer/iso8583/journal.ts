@@ -31,6 +31,10 @@ export interface JournalEntry {
 export interface LinkJournal {
   /** The next STAN (1..999999) of a terminal on a UTC day, unique across every node. */
   nextStan(terminal: string, day: string): Promise<number>;
+  /** Reserves `count` STANs at once and answers the last (blocks for BufferedJournal). */
+  reserve?(terminal: string, day: string, count: number): Promise<number>;
+  /** The terminals of every bound live project. */
+  terminals?(): Promise<string[]>;
   find(projectId: string, operationId: string): Promise<JournalEntry | undefined>;
   /** Writes the row before the message goes out; a row already there for the operation wins and is returned. */
   record(e: JournalEntry, now: Date): Promise<JournalEntry>;

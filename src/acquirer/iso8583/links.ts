@@ -5,6 +5,7 @@ import { ISO_1987, loadLayout, type Layout } from './layout.ts';
 import { Link, parseHostUrl, type LinkState } from './link.ts';
 import { IsoOperations, type Binding } from './operations.ts';
 import { readFileSync } from 'node:fs';
+import { BufferedJournal } from './buffered-journal.ts';
 
 /**
  * The links of a Tender node: one persistent connection per acquiring host, shared by every
@@ -16,9 +17,11 @@ export interface LinkSettings {
   timeoutMs: number;
   echoMs: number;
   layout: Layout;
+  /** how often STAN blocks are reserved ahead for bound terminals */
+  warmMs: number;
 }
 
-/** ISO8583_TIMEOUT_MS (default 20 000), ISO8583_ECHO_MS (30 000), ISO8583_LAYOUT (a JSON file of layout overrides). */
+/** ISO8583_TIMEOUT_MS (default 20 000), ISO8583_ECHO_MS (30 000), ISO8583_WARM_MS (60 000), ISO8583_LAYOUT (a JSON file of layout overrides). */
 export function linkSettingsFrom(env: NodeJS.ProcessEnv): LinkSettings {
   const ms = (name: string, fallback: number) => {
     const v = env[name];
@@ -29,6 +32,7 @@ export function linkSettingsFrom(env: NodeJS.ProcessEnv): LinkSettings {
   return {
     timeoutMs: ms('ISO8583_TIMEOUT_MS', 20_000),
     echoMs: ms('ISO8583_ECHO_MS', 30_000),
+    warmMs: ms('ISO8583_WARM_MS', 60_000),
     layout: env.ISO8583_LAYOUT ? loadLayout(readFileSync(env.ISO8583_LAYOUT, 'utf8')) : ISO_1987,
   };
 }
@@ -48,12 +52,23 @@ export function bindingOf(settings: Record<string, unknown> | undefined): Bindin
 export class IsoLinks {
   private links = new Map<string, Link>();
   private connectors = new Map<string, { key: string; connector: Connector }>();
+  private journal: BufferedJournal;
 
   constructor(
-    private journal: LinkJournal,
+    journal: LinkJournal,
     private settings: LinkSettings,
     private log?: (level: 'info' | 'warn', msg: string, fields?: Record<string, unknown>) => void,
-  ) {}
+  ) {
+    this.journal = new BufferedJournal(journal, {
+      warmMs: settings.warmMs,
+      onError: (err) => this.log?.('warn', 'acquirer link journal', { error: err.message }),
+    });
+  }
+
+  /** Every journal write queued so far is in the database. */
+  flush() {
+    return this.journal.flush();
+  }
 
   /** The connector of a live project with a binding; undefined without one (its payments are refused). */
   connectorFor = (project: { id: string; settings: Record<string, unknown> }): Connector | undefined => {
@@ -78,6 +93,7 @@ export class IsoLinks {
   }
 
   async close() {
+    await this.journal.close();
     await Promise.all([...this.links.values()].map((l) => l.close()));
     this.links.clear();
     this.connectors.clear();

@@ -10,11 +10,9 @@ import { createProject, type CreatedProject } from '../platform/tenancy.ts';
 /** The journal the ISO 8583 connector writes, on the primary database. */
 export function linkJournal(db: Db): LinkJournal {
   return {
-    nextStan: async (terminal, day) => {
-      const n = await store.nextStan(db, terminal, day);
-      if (n > 999_999) throw new Error(`terminal ${terminal} used every STAN of ${day}`);
-      return n;
-    },
+    nextStan: (terminal, day) => store.reserveStans(db, terminal, day, 1),
+    reserve: (terminal, day, count) => store.reserveStans(db, terminal, day, count),
+    terminals: () => store.boundTerminals(db),
     find: (projectId, operationId) => store.findLinkMessage(db, projectId, operationId),
     record: (e, now) => store.insertLinkMessage(db, e, now),
     answered: (projectId, operationId, code, authCode, now) => store.answerLinkMessage(db, projectId, operationId, code, authCode, now),

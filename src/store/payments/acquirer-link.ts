@@ -27,15 +27,26 @@ export interface LinkMessageRow {
   authorization_code: string | null;
 }
 
-/** One atomic upsert: every node sharing the terminal draws from the same row. */
-export async function nextStan(q: Queryable, terminal: string, day: string): Promise<number> {
+/**
+ * Reserves `count` STANs of a terminal on a day in one atomic upsert and returns the last: every
+ * node sharing the terminal draws disjoint blocks from the same row. Past 999999 it fails.
+ */
+export async function reserveStans(q: Queryable, terminal: string, day: string, count = 1): Promise<number> {
   const [row] = await q.query<{ last: number }>(
-    `INSERT INTO acquirer_link_stans (terminal_id, day, last) VALUES ($1, $2::date, 1)
-     ON CONFLICT (terminal_id, day) DO UPDATE SET last = acquirer_link_stans.last + 1
+    `INSERT INTO acquirer_link_stans (terminal_id, day, last) VALUES ($1, $2::date, $3)
+     ON CONFLICT (terminal_id, day) DO UPDATE SET last = acquirer_link_stans.last + $3
      RETURNING last`,
-    [terminal, day],
+    [terminal, day, count],
   );
   return Number(row.last);
+}
+
+/** The terminals of every bound live project (to reserve their STANs ahead). */
+export async function boundTerminals(q: Queryable): Promise<string[]> {
+  const rows = await q.query<{ terminal: string }>(
+    `SELECT DISTINCT settings->'acquirer'->>'terminal_id' AS terminal FROM projects WHERE mode = 'live' AND settings ? 'acquirer'`,
+  );
+  return rows.map((r) => r.terminal).filter(Boolean);
 }
 
 const COLUMNS = `operation_id, project_id, transaction_id, acquirer, terminal_id, to_char(day, 'YYYY-MM-DD') AS day, stan, rrn, mti,

@@ -166,6 +166,13 @@ export class Book {
     const orig = this.original(terminal, m.fields[90]);
     if (!orig || orig.state === 'reversed' || orig.state === 'expired') return code39(m, '00');
     if (orig.kind === 'preauth' && orig.state === 'captured') return code39(m, '12');
+    const release = Number(m.fields[4] ?? orig.open);
+    if (orig.kind === 'preauth' && Number.isSafeInteger(release) && release > 0 && release < orig.open) {
+      // a partial void: the rest stays held and capturable
+      orig.open -= release;
+      orig.amount -= release;
+      return code39(m, '00', { 38: orig.authCode });
+    }
     if (orig.kind !== 'preauth') this.line({ ...orig, amount: orig.open }, 'reversal');
     orig.state = 'reversed';
     return code39(m, '00', { 38: orig.authCode });
