@@ -128,7 +128,10 @@ export function buildContext(parts: ContextParts): Ctx {
 }
 
 /** The ISO 8583 links' lines in the service's log. */
-const isoLog = (log: Logger) => (level: 'info' | 'warn', msg: string, fields: Record<string, unknown> = {}) => log[level](fields, msg);
+const isoLog =
+  (log: Logger) =>
+  (level: 'info' | 'warn', msg: string, fields: Record<string, unknown> = {}) =>
+    log[level](fields, msg);
 
 export interface Service {
   app: FastifyInstance;

@@ -94,7 +94,7 @@ interface Reconciliation {
 export function acquirerCommands(program: Program, project: Program, run: Run) {
   project
     .command('set-acquirer')
-    .description("bind a live project to an acquiring host, or change its binding")
+    .description('bind a live project to an acquiring host, or change its binding')
     .requiredOption('--project <id>', 'project id')
     .requiredOption('--acquirer <url>', 'iso8583://HOST:PORT or iso8583s://HOST:PORT')
     .requiredOption('--terminal-id <id>', 'the terminal id at the acquirer (field 41)')
@@ -103,7 +103,12 @@ export function acquirerCommands(program: Program, project: Program, run: Run) {
     .option('--json', 'print JSON')
     .action((o) =>
       run('project set-acquirer', { project: o.project, ...bindingOptions(o) }, o.json, (r: Record<string, string>) =>
-        [`project_id       ${r.project_id}`, `acquirer         ${r.acquirer}`, `terminal_id      ${r.terminal_id}`, `card_acceptor_id ${r.card_acceptor_id}`].join('\n'),
+        [
+          `project_id       ${r.project_id}`,
+          `acquirer         ${r.acquirer}`,
+          `terminal_id      ${r.terminal_id}`,
+          `card_acceptor_id ${r.card_acceptor_id}`,
+        ].join('\n'),
       ),
     );
 
@@ -125,14 +130,18 @@ export function acquirerCommands(program: Program, project: Program, run: Run) {
           ['amount_difference', r.amount_differences],
         ];
         if (o.csv) {
-          const rows = groups.flatMap(([result, rows]) => rows.map((x) => [result, x.terminal, x.rrn, x.type, x.currency, x.host_amount, x.tender_amount].join(',')));
+          const rows = groups.flatMap(([result, rows]) =>
+            rows.map((x) => [result, x.terminal, x.rrn, x.type, x.currency, x.host_amount, x.tender_amount].join(',')),
+          );
           writeFileSync(o.csv, ['result,terminal,rrn,type,currency,host_amount,tender_amount', ...rows].join('\n') + '\n');
         }
         if (o.json) return JSON.stringify(r);
         const show = (x: Row) => `  ${x.terminal} ${x.rrn} ${x.type} ${x.currency} host ${x.host_amount} tender ${x.tender_amount}`;
         return [
           `${r.ok ? 'reconciled' : 'MISMATCH'}: ${r.days.join(', ')}: ${r.matches.length} matched, ${r.cancelled} reversed on both sides`,
-          ...groups.slice(1).flatMap(([name, rows]) => (rows.length ? [`${name.replace('_', ' ')}: ${rows.length}`, ...rows.map(show)] : [])),
+          ...groups
+            .slice(1)
+            .flatMap(([name, rows]) => (rows.length ? [`${name.replace('_', ' ')}: ${rows.length}`, ...rows.map(show)] : [])),
         ].join('\n');
       }),
     );

@@ -17,16 +17,15 @@ import { reconcile } from '../services/payments/reconcile.ts';
 export type Command = (ctx: Ctx, args: Record<string, any>) => Promise<unknown>;
 
 /** The acquirer binding of a live project, as `project create` and `project set-acquirer` take it. */
-const bindingArgs = (a: Record<string, any>) => ({
-  acquirer: a.acquirer,
-  terminalId: a.terminal_id,
-  cardAcceptorId: a.card_acceptor_id,
+const bindingArgs = (a: Record<string, unknown>) => ({
+  acquirer: a.acquirer === undefined ? undefined : String(a.acquirer),
+  terminalId: a.terminal_id === undefined ? undefined : String(a.terminal_id),
+  cardAcceptorId: a.card_acceptor_id === undefined ? undefined : String(a.card_acceptor_id),
   refuseUnauthenticated: a.refuse_unauthenticated === true,
 });
 
 export const commands: Record<string, Command> = {
-  'project create': (ctx, a) =>
-    createBoundProject(ctx, { name: String(a.name), mode: a.mode, merchantId: a.merchant, ...bindingArgs(a) }),
+  'project create': (ctx, a) => createBoundProject(ctx, { name: String(a.name), mode: a.mode, merchantId: a.merchant, ...bindingArgs(a) }),
   'project set-acquirer': (ctx, a) => setAcquirer(ctx, String(a.project), bindingArgs(a)),
   reconcile: (ctx, a) => reconcile(ctx, String(a.text ?? ''), { acquirer: a.acquirer }),
   'key rotate': (ctx, a) => rotateKey(ctx, String(a.project)),

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { payOrder } from '../helpers/pay.ts';
 import { moneyClient, expectError, eventually } from '../helpers/money.ts';
-import { BIN, runTender } from '../helpers/cli.ts';
+import { BIN, embeddedEnv, runTender } from '../helpers/cli.ts';
 import { checkLedger } from '../../src/services/payments/ledger-check.ts';
 import { createBoundProject, setAcquirer } from '../../src/services/payments/acquirer-link.ts';
 import { reconcile } from '../../src/services/payments/reconcile.ts';
@@ -79,13 +79,30 @@ const key = () => ({ key: live.api_key });
 
 test('a live project without a binding keeps the clear 403; bad bindings are refused and change nothing', async () => {
   const unbound = await t.newProject('live');
-  const res = await t.api('POST', '/v1/orders/', { merchant_order_id: 'x', currency: 'EUR', amount: 100, transactions: [{ payment_method: 'credit-card' }] }, { key: unbound.api_key });
+  const res = await t.api(
+    'POST',
+    '/v1/orders/',
+    { merchant_order_id: 'x', currency: 'EUR', amount: 100, transactions: [{ payment_method: 'credit-card' }] },
+    { key: unbound.api_key },
+  );
   if (res.status === 201) await assert.rejects(payOrder(t, res.body, { key: unbound.api_key }), /403/);
   else assert.equal(res.status, 403, res.text);
-  await assert.rejects(setAcquirer(t.svc.ctx, unbound.project_id, { acquirer: 'http://x:1', terminalId: 'T', cardAcceptorId: 'M' }), /iso8583:\/\/HOST:PORT/);
-  await assert.rejects(setAcquirer(t.svc.ctx, unbound.project_id, { acquirer: `iso8583://127.0.0.1:${port}`, terminalId: 'TOO-LONG-ID', cardAcceptorId: 'M' }), /terminal id/);
-  await assert.rejects(setAcquirer(t.svc.ctx, t.project.project_id, { acquirer: `iso8583://127.0.0.1:${port}`, terminalId: 'T', cardAcceptorId: 'M' }), /only live projects/);
-  await assert.rejects(createBoundProject(t.svc.ctx, { name: 'x', mode: 'test', acquirer: `iso8583://127.0.0.1:${port}` }), /only live projects/);
+  await assert.rejects(
+    setAcquirer(t.svc.ctx, unbound.project_id, { acquirer: 'http://x:1', terminalId: 'T', cardAcceptorId: 'M' }),
+    /iso8583:\/\/HOST:PORT/,
+  );
+  await assert.rejects(
+    setAcquirer(t.svc.ctx, unbound.project_id, { acquirer: `iso8583://127.0.0.1:${port}`, terminalId: 'TOO-LONG-ID', cardAcceptorId: 'M' }),
+    /terminal id/,
+  );
+  await assert.rejects(
+    setAcquirer(t.svc.ctx, t.project.project_id, { acquirer: `iso8583://127.0.0.1:${port}`, terminalId: 'T', cardAcceptorId: 'M' }),
+    /only live projects/,
+  );
+  await assert.rejects(
+    createBoundProject(t.svc.ctx, { name: 'x', mode: 'test', acquirer: `iso8583://127.0.0.1:${port}` }),
+    /only live projects/,
+  );
 });
 
 test('a sale through the host: accepted, with the host approval; the link is up in /readyz', async () => {
@@ -178,34 +195,80 @@ test('the ledger holds and the settlement file reconciles with no mismatch; `ten
   const lines = text.trim().split('\n');
   const changed = lines[1].split(',');
   changed[5] = String(Number(changed[5]) + 1);
-  const forged = [lines[0], changed.join(','), ...lines.slice(2), `${changed[0]},TNDR0001,999999999999,999999,sale,5,EUR,ABC123`].join('\n');
+  const forged = [lines[0], changed.join(','), ...lines.slice(2), `${changed[0]},TNDR0001,999999999999,999999,sale,5,EUR,ABC123`].join(
+    '\n',
+  );
   const bad = await reconcile(t.svc.ctx, forged, { acquirer: `iso8583://127.0.0.1:${port}` });
   assert.equal(bad.ok, false);
   assert.equal(bad.amount_differences.length, 1);
-  assert.deepEqual(bad.host_only.map((x) => x.rrn), ['999999999999']);
+  assert.deepEqual(
+    bad.host_only.map((x) => x.rrn),
+    ['999999999999'],
+  );
   await assert.rejects(reconcile(t.svc.ctx, 'not,a,file'), /not a settlement file/);
 });
 
 test('tender CLI: project create --mode live with a binding, project set-acquirer, reconcile exit status', async () => {
-  const env = { ...process.env, LOG_LEVEL: 'warn', TENDER_WORKER: 'off', LIVE_REQUIRES_TLS: 'false', TENDER_DATA_DIR: mkdtempSync(join(tmpdir(), 'tender-cli-')), TENDER_MASTER_KEY: 'a'.repeat(64) };
+  // its own embedded store, whatever DATABASE_URL this suite runs with
+  const env = embeddedEnv(mkdtempSync(join(tmpdir(), 'tender-cli-')));
   try {
-    const made = await runTender(['project', 'create', '--name', 'CLI live', '--mode', 'live', '--acquirer', `iso8583://127.0.0.1:${port}`, '--terminal-id', 'TCLI0001', '--card-acceptor-id', 'CLISHOP', '--json'], env);
+    const made = await runTender(
+      [
+        'project',
+        'create',
+        '--name',
+        'CLI live',
+        '--mode',
+        'live',
+        '--acquirer',
+        `iso8583://127.0.0.1:${port}`,
+        '--terminal-id',
+        'TCLI0001',
+        '--card-acceptor-id',
+        'CLISHOP',
+        '--json',
+      ],
+      env,
+    );
     assert.equal(made.code, 0, made.stderr);
     const p = JSON.parse(made.stdout);
-    assert.deepEqual(p.acquirer, { acquirer: `iso8583://127.0.0.1:${port}`, terminal_id: 'TCLI0001', card_acceptor_id: 'CLISHOP', refuse_unauthenticated: false });
-    const changed = await runTender(['project', 'set-acquirer', '--project', p.project_id, '--acquirer', 'iso8583s://acquirer.example:7000', '--terminal-id', 'TCLI0002', '--card-acceptor-id', 'CLISHOP', '--json'], env);
+    assert.deepEqual(p.acquirer, {
+      acquirer: `iso8583://127.0.0.1:${port}`,
+      terminal_id: 'TCLI0001',
+      card_acceptor_id: 'CLISHOP',
+      refuse_unauthenticated: false,
+    });
+    const changed = await runTender(
+      [
+        'project',
+        'set-acquirer',
+        '--project',
+        p.project_id,
+        '--acquirer',
+        'iso8583s://acquirer.example:7000',
+        '--terminal-id',
+        'TCLI0002',
+        '--card-acceptor-id',
+        'CLISHOP',
+        '--json',
+      ],
+      env,
+    );
     assert.equal(changed.code, 0, changed.stderr);
     assert.equal(JSON.parse(changed.stdout).terminal_id, 'TCLI0002');
-    const bad = await runTender(['project', 'set-acquirer', '--project', p.project_id, '--acquirer', 'tcp://x:1', '--terminal-id', 'T', '--card-acceptor-id', 'M'], env);
+    const bad = await runTender(
+      ['project', 'set-acquirer', '--project', p.project_id, '--acquirer', 'tcp://x:1', '--terminal-id', 'T', '--card-acceptor-id', 'M'],
+      env,
+    );
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /iso8583:\/\/HOST:PORT/);
     const [file] = readdirSync(dir).filter((f) => f.startsWith('settlement-'));
     // this store sent nothing to the host: every host line is host-only, exit status 1
-    const rec = await runTender(['reconcile', join(dir, file), '--csv', join(env.TENDER_DATA_DIR, 'out.csv')], env);
+    const rec = await runTender(['reconcile', join(dir, file), '--csv', join(env.TENDER_DATA_DIR!, 'out.csv')], env);
     assert.equal(rec.code, 1, rec.stderr);
     assert.match(rec.stdout, /MISMATCH/);
-    assert.match(readFileSync(join(env.TENDER_DATA_DIR, 'out.csv'), 'utf8'), /^result,terminal,rrn/);
+    assert.match(readFileSync(join(env.TENDER_DATA_DIR!, 'out.csv'), 'utf8'), /^result,terminal,rrn/);
   } finally {
-    rmSync(env.TENDER_DATA_DIR, { recursive: true, force: true });
+    rmSync(env.TENDER_DATA_DIR!, { recursive: true, force: true });
   }
 });

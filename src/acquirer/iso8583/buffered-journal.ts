@@ -75,7 +75,9 @@ export class BufferedJournal implements LinkJournal {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
         this.refill(terminal, day),
-        new Promise<void>((_, reject) => (timer = setTimeout(() => reject(new Error(`no STAN reserved for terminal ${terminal} yet`)), waitMs))),
+        new Promise<void>(
+          (_, reject) => (timer = setTimeout(() => reject(new Error(`no STAN reserved for terminal ${terminal} yet`)), waitMs)),
+        ),
       ]).finally(() => clearTimeout(timer));
     }
     const list = this.blocks.get(key)!;

@@ -9,9 +9,7 @@ const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 /** Field 7: MMDDhhmmss in UTC. */
 export const transmissionTime = (d: Date) =>
   pad(d.getUTCMonth() + 1) + pad(d.getUTCDate()) + pad(d.getUTCHours()) + pad(d.getUTCMinutes()) + pad(d.getUTCSeconds());
-/** Field 12: hhmmss; field 13: MMDD (the terminal's local time is UTC for an e-commerce terminal). */
-export const localTime = (d: Date) => pad(d.getUTCHours()) + pad(d.getUTCMinutes()) + pad(d.getUTCSeconds());
-export const localDate = (d: Date) => pad(d.getUTCMonth() + 1) + pad(d.getUTCDate());
+/** Fields 12 (hhmmss) and 13 (MMDD) are taken from field 7: an e-commerce terminal's local time is UTC. */
 
 /** Field 14 (YYMM) from Tender's MMYYYY, and back (the century of a two-digit year is 20xx). */
 export const expiryField = (mmyyyy: string) => mmyyyy.slice(4, 6) + mmyyyy.slice(0, 2);

@@ -51,7 +51,8 @@ interface Pending {
 
 export function parseHostUrl(url: string): { secure: boolean; host: string; port: number } {
   const m = /^(iso8583s?):\/\/(\[[^\]]+\]|[^:/]+):(\d{1,5})\/?$/.exec(url);
-  if (!m || Number(m[3]) < 1 || Number(m[3]) > 65535) throw new Error(`acquirer address ${JSON.stringify(url)}: expected iso8583://HOST:PORT or iso8583s://HOST:PORT`);
+  if (!m || Number(m[3]) < 1 || Number(m[3]) > 65535)
+    throw new Error(`acquirer address ${JSON.stringify(url)}: expected iso8583://HOST:PORT or iso8583s://HOST:PORT`);
   return { secure: m[1] === 'iso8583s', host: m[2].replace(/^\[|\]$/g, ''), port: Number(m[3]) };
 }
 
@@ -215,7 +216,8 @@ export class Link {
 
   private exchange(m: Message, socket: net.Socket, timeoutMs = this.timeoutMs): Promise<Message> {
     const key = this.keyOf(m);
-    if (this.pending.has(key)) return Promise.reject(new Error(`a request with STAN ${m.fields[11]} is already in flight on this terminal`));
+    if (this.pending.has(key))
+      return Promise.reject(new Error(`a request with STAN ${m.fields[11]} is already in flight on this terminal`));
     const bytes = frame(encode(m, this.layout));
     return new Promise<Message>((resolve, reject) => {
       const timer = setTimeout(() => {

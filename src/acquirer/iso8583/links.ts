@@ -46,7 +46,12 @@ export function bindingOf(settings: Record<string, unknown> | undefined): Bindin
   } catch {
     return undefined;
   }
-  return { acquirer: b.acquirer, terminal_id: b.terminal_id, card_acceptor_id: b.card_acceptor_id, refuse_unauthenticated: b.refuse_unauthenticated === true };
+  return {
+    acquirer: b.acquirer,
+    terminal_id: b.terminal_id,
+    card_acceptor_id: b.card_acceptor_id,
+    refuse_unauthenticated: b.refuse_unauthenticated === true,
+  };
 }
 
 export class IsoLinks {
@@ -79,7 +84,13 @@ export class IsoLinks {
     if (known?.key === key) return known.connector;
     let link = this.links.get(binding.acquirer);
     if (!link) {
-      link = new Link({ url: binding.acquirer, timeoutMs: this.settings.timeoutMs, echoMs: this.settings.echoMs, layout: this.settings.layout, log: this.log });
+      link = new Link({
+        url: binding.acquirer,
+        timeoutMs: this.settings.timeoutMs,
+        echoMs: this.settings.echoMs,
+        layout: this.settings.layout,
+        log: this.log,
+      });
       this.links.set(binding.acquirer, link);
     }
     const connector = isoConnector(new IsoOperations(link, this.journal, binding), (msg, fields) => this.log?.('warn', msg, fields));

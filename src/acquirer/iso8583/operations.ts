@@ -1,17 +1,7 @@
 import { eciFor, type TransStatus } from '../../domain/card.ts';
 import type { CardData, Outcome, ThreeDsResult } from '../connector.ts';
 import type { Message } from './codec.ts';
-import {
-  currencyField,
-  ECOMMERCE_ENTRY,
-  expiryField,
-  localDate,
-  localTime,
-  originalData,
-  PROCESSING,
-  secureField,
-  transmissionTime,
-} from './fields.ts';
+import { currencyField, ECOMMERCE_ENTRY, expiryField, originalData, PROCESSING, secureField, transmissionTime } from './fields.ts';
 import type { JournalEntry, LinkJournal, MessageKind } from './journal.ts';
 import { LinkUnknown, type Link } from './link.ts';
 import { outcomeOf } from './responses.ts';

@@ -37,7 +37,8 @@ export function checkBinding(input: AcquirerBindingInput) {
     throw new ApiError('ValidationError', (err as Error).message);
   }
   // fields 41 (ans 8) and 42 (ans 15): printable ASCII, no longer than the field
-  if (!/^[\x21-\x7e][\x20-\x7e]{0,7}$/.test(terminalId)) throw new ApiError('ValidationError', 'terminal id: 1 to 8 printable ASCII characters');
+  if (!/^[\x21-\x7e][\x20-\x7e]{0,7}$/.test(terminalId))
+    throw new ApiError('ValidationError', 'terminal id: 1 to 8 printable ASCII characters');
   if (!/^[\x21-\x7e][\x20-\x7e]{0,14}$/.test(cardAcceptorId))
     throw new ApiError('ValidationError', 'card acceptor id: 1 to 15 printable ASCII characters');
   return {
@@ -53,7 +54,8 @@ export async function setAcquirer(ctx: Pick<Ctx, 'db' | 'keyCache'>, projectId: 
   const binding = checkBinding(input);
   const project = await findProject(ctx.db, projectId);
   if (!project) throw new ApiError('NotFound', `project ${projectId} not found`);
-  if (project.mode !== 'live') throw new ApiError('ValidationError', 'only live projects take an acquirer binding; test projects use the simulator');
+  if (project.mode !== 'live')
+    throw new ApiError('ValidationError', 'only live projects take an acquirer binding; test projects use the simulator');
   await store.setProjectAcquirer(ctx.db, projectId, binding);
   ctx.keyCache?.clear(); // this node sees the binding at once; others hear the notification
   return { project_id: projectId, ...binding };

@@ -49,9 +49,11 @@ export function parseSettlement(text: string): SettlementLine[] {
     const [date, terminal, rrn, stan, type, amount, currency, authorization_code, ...rest] = l.split(',');
     const where = `settlement file line ${i + 2}`;
     if (rest.length || authorization_code === undefined) throw new ApiError('ValidationError', `${where}: expected 8 columns`);
-    if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) throw new ApiError('ValidationError', `${where}: date ${JSON.stringify(date)} is not YYYY-MM-DD`);
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(date))
+      throw new ApiError('ValidationError', `${where}: date ${JSON.stringify(date)} is not YYYY-MM-DD`);
     if (!TYPES.has(type)) throw new ApiError('ValidationError', `${where}: unknown type ${JSON.stringify(type)}`);
-    if (!/^\d+$/.test(amount) || !Number.isSafeInteger(Number(amount))) throw new ApiError('ValidationError', `${where}: amount must be minor units`);
+    if (!/^\d+$/.test(amount) || !Number.isSafeInteger(Number(amount)))
+      throw new ApiError('ValidationError', `${where}: amount must be minor units`);
     if (!/^[A-Z]{3}$/.test(currency)) throw new ApiError('ValidationError', `${where}: currency ${JSON.stringify(currency)}`);
     return { date, terminal, rrn, stan, type: type as SettlementLine['type'], amount: Number(amount), currency, authorization_code };
   });

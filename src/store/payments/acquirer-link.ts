@@ -66,12 +66,39 @@ export async function insertLinkMessage(q: Queryable, e: LinkMessageRow, now: Da
        transmission, kind, amount, currency, original_rrn, original_kind, original_data, response_code, authorization_code, created)
      VALUES ($1, $2, $3, $4, $5, $6::date, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
      ON CONFLICT (operation_id, project_id) DO NOTHING`,
-    [e.operation_id, e.project_id, e.transaction_id, e.acquirer, e.terminal_id, e.day, e.stan, e.rrn, e.mti, e.transmission, e.kind, e.amount, e.currency, e.original_rrn, e.original_kind, e.original_data, e.response_code, e.authorization_code, now],
+    [
+      e.operation_id,
+      e.project_id,
+      e.transaction_id,
+      e.acquirer,
+      e.terminal_id,
+      e.day,
+      e.stan,
+      e.rrn,
+      e.mti,
+      e.transmission,
+      e.kind,
+      e.amount,
+      e.currency,
+      e.original_rrn,
+      e.original_kind,
+      e.original_data,
+      e.response_code,
+      e.authorization_code,
+      now,
+    ],
   );
   return (await findLinkMessage(q, e.project_id, e.operation_id))!;
 }
 
-export async function answerLinkMessage(q: Queryable, projectId: string, operationId: string, code: string, authCode: string | null, now: Date) {
+export async function answerLinkMessage(
+  q: Queryable,
+  projectId: string,
+  operationId: string,
+  code: string,
+  authCode: string | null,
+  now: Date,
+) {
   await q.query(
     `UPDATE acquirer_link_messages SET response_code = $3, authorization_code = $4, answered = $5
      WHERE operation_id = $1 AND project_id = $2 AND answered IS NULL`,
@@ -81,7 +108,9 @@ export async function answerLinkMessage(q: Queryable, projectId: string, operati
 
 /** Tender's side of a reconciliation: every message of the given days (YYYY-MM-DD). */
 export async function linkMessagesOfDays(q: Queryable, days: string[]): Promise<LinkMessageRow[]> {
-  return q.query<LinkMessageRow>(`SELECT ${COLUMNS} FROM acquirer_link_messages WHERE day = ANY($1::date[]) ORDER BY created, stan`, [days]);
+  return q.query<LinkMessageRow>(`SELECT ${COLUMNS} FROM acquirer_link_messages WHERE day = ANY($1::date[]) ORDER BY created, stan`, [
+    days,
+  ]);
 }
 
 /** Sets (or, with null, removes) a project's acquirer binding; every node's key cache hears of it. */
