@@ -117,7 +117,10 @@ export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstanc
   app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
     if (ctx.lifecycle.stopping) return reply.code(503).send({ error: { status: 503, type: 'ServerError', value: 'shutting down' } });
     // the acquirer links are shown, not judged: a host that is down stops live payments, not this node
-    if (await databaseReady(ctx)) return { status: 'ready', ...(ctx.connectors.links ? { acquirer_links: ctx.connectors.links() } : {}) };
+    if (await databaseReady(ctx)) {
+      const links = ctx.connectors.links?.() ?? [];
+      return { status: 'ready', ...(links.length ? { acquirer_links: links } : {}) };
+    }
     return reply.code(503).send({ error: { status: 503, type: 'ServerError', value: 'database unavailable' } });
   });
 

@@ -15,6 +15,7 @@ import { BIN, embeddedEnv, runTender } from '../helpers/cli.ts';
 import { checkLedger } from '../../src/services/payments/ledger-check.ts';
 import { createBoundProject, setAcquirer } from '../../src/services/payments/acquirer-link.ts';
 import { reconcile } from '../../src/services/payments/reconcile.ts';
+import { PortalClient, portalUser } from '../helpers/portal.ts';
 
 let t: TestService;
 let host: ChildProcess;
@@ -57,6 +58,7 @@ before(async () => {
   process.env.ISO8583_WARM_MS = '200';
   t = await startTestService();
   live = await createBoundProject(t.svc.ctx, {
+    merchantId: t.project.merchant_id,
     name: 'Live shop',
     mode: 'live',
     acquirer: `iso8583://127.0.0.1:${port}`,
@@ -271,4 +273,17 @@ test('tender CLI: project create --mode live with a binding, project set-acquire
   } finally {
     rmSync(env.TENDER_DATA_DIR!, { recursive: true, force: true });
   }
+});
+
+test("the portal shows a live project's binding read-only", async () => {
+  const user = await portalUser(t);
+  const c = new PortalClient(t);
+  await c.signIn(user.email, user.password);
+  const page = await c.get(`/projects/${live.project_id}/settings/`);
+  assert.equal(page.status, 200, page.text);
+  assert.match(page.text, new RegExp(`<code>iso8583://127\\.0\\.0\\.1:${port}</code>`));
+  assert.match(page.text, /TNDR0001/);
+  assert.match(page.text, /SHOP00000000001/);
+  assert.match(page.text, /ECI 07, no liability shift/);
+  assert.doesNotMatch(page.text, /name="acquirer"/, 'no form changes it');
 });

@@ -107,16 +107,12 @@ test('malformed answers and broken length headers from a host are logged and dro
     s.on('data', (c) => {
       for (const b of d.push(c)) {
         const m = decode(b);
+        const fields: Record<number, string> = { 7: m.fields[7], 11: m.fields[11], 39: '00' };
+        for (const n of [41, 70]) if (m.fields[n]) fields[n] = m.fields[n];
         const reply = frame(
           encode({
             mti: m.mti === '0800' ? '0810' : '0210',
-            fields: {
-              7: m.fields[7],
-              11: m.fields[11],
-              ...(m.fields[41] ? { 41: m.fields[41] } : {}),
-              ...(m.fields[70] ? { 70: m.fields[70] } : {}),
-              39: '00',
-            },
+            fields,
           }),
         );
         if (m.mti === '0800') s.write(reply);
