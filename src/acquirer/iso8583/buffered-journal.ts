@@ -69,14 +69,17 @@ export class BufferedJournal implements LinkJournal {
   async nextStan(terminal: string, day: string): Promise<number> {
     const key = `${terminal}|${day}`;
     if (this.left(key) < this.size / 2) void this.refill(terminal, day).catch((e: Error) => this.opts.onError?.(e));
-    if (!this.left(key)) {
-      // nothing reserved yet (a terminal bound a moment ago): wait a little for the reservation, never forever
-      const waitMs = this.opts.waitMs ?? 2_000;
+    // nothing reserved yet (a terminal bound a moment ago), or others took the block first:
+    // wait a little for a reservation, never forever
+    const deadline = Date.now() + (this.opts.waitMs ?? 2_000);
+    while (!this.left(key)) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no STAN reserved for terminal ${terminal} yet`);
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
         this.refill(terminal, day),
         new Promise<void>(
-          (_, reject) => (timer = setTimeout(() => reject(new Error(`no STAN reserved for terminal ${terminal} yet`)), waitMs)),
+          (_, reject) => (timer = setTimeout(() => reject(new Error(`no STAN reserved for terminal ${terminal} yet`)), left)),
         ),
       ]).finally(() => clearTimeout(timer));
     }
