@@ -167,6 +167,25 @@ test('an answer the host drops: the authorization is reversed at the host and no
   assert.equal(next.transactions[0].status, 'accepted');
 });
 
+test('faults in a row: dropped, doubled and cut answers; every lost authorization is reversed, nothing charged twice', async () => {
+  const plan: [string | null, number, boolean][] = [
+    [null, 301, true],
+    ['drop 1', 302, false],
+    ['duplicate 1', 303, true],
+    ['cut 1', 304, false],
+    [null, 305, true],
+    ['drop 1', 306, false],
+  ];
+  for (const [fault, amount, approved] of plan) {
+    if (fault) assert.equal(await admin(fault), 'ok');
+    const o = await payOrder(t, { amount }, key());
+    assert.equal(o.transactions[0].status === 'accepted', approved, `${fault ?? 'no fault'}: ${amount}`);
+    if (!approved) assert.equal(o.transactions[0].reason, 'processing_error');
+  }
+  const stats = JSON.parse(await admin('stats'));
+  assert.equal(stats.collisions, 0, 'no STAN was used twice');
+});
+
 test('the ledger holds and the settlement file reconciles with no mismatch; `tender reconcile` agrees', async () => {
   const ledger = await checkLedger(t.db, live.project_id);
   assert.deepEqual(ledger.violations, []);
@@ -190,8 +209,12 @@ test('the ledger holds and the settlement file reconciles with no mismatch; `ten
     ['sale', 1250],
     ['sale', 2000],
     ['sale', 222],
+    ['sale', 301],
+    ['sale', 303],
+    ['sale', 305],
   ]);
-  assert.equal(r.cancelled, 1);
+  // the dropped sale of the test before, and the dropped, cut and dropped ones of the faults in a row
+  assert.equal(r.cancelled, 4);
 
   // a line Tender never sent, and an amount changed: both found, exit status 1
   const lines = text.trim().split('\n');
