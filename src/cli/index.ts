@@ -159,7 +159,9 @@ project
       (r) =>
         `merchant_id ${r.merchant_id}\nproject_id  ${r.project_id}\napi_key     ${r.api_key}` +
         (r.webhook_secret ? `\nwebhook_secret ${r.webhook_secret}` : '') +
-        (r.acquirer ? `\nacquirer    ${r.acquirer.acquirer} terminal ${r.acquirer.terminal_id} card acceptor ${r.acquirer.card_acceptor_id}` : ''),
+        (r.acquirer
+          ? `\nacquirer    ${r.acquirer.acquirer} terminal ${r.acquirer.terminal_id} card acceptor ${r.acquirer.card_acceptor_id}`
+          : ''),
     ),
   );
 project
