@@ -3,15 +3,14 @@
 // file reconciles against Tender with no mismatch.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { payOrder } from '../helpers/pay.ts';
 import { moneyClient, expectError } from '../helpers/money.ts';
-import { BIN, embeddedEnv, runTender } from '../helpers/cli.ts';
+import { embeddedEnv, runTender } from '../helpers/cli.ts';
+import { startHostProcess, type HostProcess } from '../helpers/acquirer-host.ts';
 import { checkLedger } from '../../src/services/payments/ledger-check.ts';
 import { createBoundProject, setAcquirer } from '../../src/services/payments/acquirer-link.ts';
 import { reconcile } from '../../src/services/payments/reconcile.ts';
@@ -19,42 +18,17 @@ import { advanceTestClock } from '../../src/services/platform/tenancy.ts';
 import { PortalClient, portalUser } from '../helpers/portal.ts';
 
 let t: TestService;
-let host: ChildProcess;
+let hostProcess: HostProcess;
 let dir: string;
 let port: number;
-let adminPort: number;
 let live: { project_id: string; api_key: string };
 
-/** Starts `tender acquirer-host` and reads its ports from the line it prints. */
-async function startHostProcess(args: string[] = []) {
-  const child = spawn(process.execPath, [BIN, 'acquirer-host', '--port', '0', '--admin-port', '0', '--settlement-dir', dir, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, LOG_LEVEL: 'warn' },
-  });
-  const line = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      if (out.includes('\n')) resolve(out);
-    });
-    child.once('exit', (code) => reject(new Error(`acquirer-host exited ${code}`)));
-  });
-  const m = /iso8583:\/\/127\.0\.0\.1:(\d+) \(admin 127\.0\.0\.1:(\d+)\)/.exec(line);
-  assert.ok(m, line);
-  return { child, port: Number(m[1]), adminPort: Number(m[2]) };
-}
-
-async function admin(line: string): Promise<string> {
-  const s = net.connect(adminPort, '127.0.0.1');
-  s.write(line + '\n');
-  const reply = await new Promise<string>((r) => s.once('data', (c) => r(c.toString().trim())));
-  s.destroy();
-  return reply;
-}
+const admin = (line: string) => hostProcess.admin(line);
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tender-host-'));
-  ({ child: host, port, adminPort } = await startHostProcess());
+  hostProcess = await startHostProcess(dir);
+  port = hostProcess.port;
   // a lost answer is known after 3 s (the link's timeout) instead of 20
   t = await startTestService({ env: { ISO8583_TIMEOUT_MS: '3000' } });
   live = await createBoundProject(t.svc.ctx, {
@@ -68,7 +42,7 @@ before(async () => {
 });
 after(async () => {
   await t?.close();
-  host?.kill('SIGTERM');
+  hostProcess?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 

@@ -16,10 +16,14 @@ export interface HostProcess {
 }
 
 export async function startHostProcess(settlementDir: string, args: string[] = []): Promise<HostProcess> {
-  const child = spawn(process.execPath, [BIN, 'acquirer-host', '--port', '0', '--admin-port', '0', '--settlement-dir', settlementDir, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, LOG_LEVEL: 'warn' },
-  });
+  const child = spawn(
+    process.execPath,
+    [BIN, 'acquirer-host', '--port', '0', '--admin-port', '0', '--settlement-dir', settlementDir, ...args],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, LOG_LEVEL: 'warn' },
+    },
+  );
   const line = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d) => {
