@@ -9,13 +9,14 @@ import { join } from 'node:path';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { payOrder } from '../helpers/pay.ts';
 import { moneyClient, expectError } from '../helpers/money.ts';
-import { embeddedEnv, runTender } from '../helpers/cli.ts';
+import { embeddedEnv, freePort, runTender } from '../helpers/cli.ts';
 import { startHostProcess, type HostProcess } from '../helpers/acquirer-host.ts';
 import { checkLedger } from '../../src/services/payments/ledger-check.ts';
 import { createBoundProject, setAcquirer } from '../../src/services/payments/acquirer-link.ts';
 import { reconcile } from '../../src/services/payments/reconcile.ts';
 import { advanceTestClock } from '../../src/services/platform/tenancy.ts';
 import { PortalClient, portalUser } from '../helpers/portal.ts';
+import { findProject } from '../../src/store/platform/projects.ts';
 
 let t: TestService;
 let hostProcess: HostProcess;
@@ -297,4 +298,25 @@ test("the portal shows a live project's binding read-only", async () => {
   assert.match(page.text, /SHOP00000000001/);
   assert.match(page.text, /ECI 07, no liability shift/);
   assert.doesNotMatch(page.text, /name="acquirer"/, 'no form changes it');
+});
+
+// last: it leaves this node not ready
+test('a link to a host that does not answer makes /readyz 503 naming it, its state in the body', async () => {
+  const nowhere = `iso8583://127.0.0.1:${await freePort()}`;
+  const p = await createBoundProject(t.svc.ctx, {
+    merchantId: t.project.merchant_id,
+    name: 'Live shop, host down',
+    mode: 'live',
+    acquirer: nowhere,
+    terminalId: 'TDOWN001',
+    cardAcceptorId: 'SHOPDOWN',
+  });
+  // the link opens on the project's first use
+  assert.ok(t.svc.ctx.connectors.live!((await findProject(t.db, p.project_id))!));
+  const res = await fetch(`${t.url}/readyz`);
+  assert.equal(res.status, 503);
+  const body = await res.json();
+  assert.deepEqual(body.problems, [`acquirer link down: ${nowhere}`]);
+  const states = new Map(body.acquirer_links.map((l: { url: string; signed_on: boolean }) => [l.url, l.signed_on]));
+  assert.deepEqual([states.get(nowhere), states.get(`iso8583://127.0.0.1:${port}`)], [false, true]);
 });
