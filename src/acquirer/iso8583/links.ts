@@ -94,11 +94,6 @@ export class IsoLinks {
     return connector;
   };
 
-  /** Each host's link, for /readyz and the logs. */
-  states(): LinkState[] {
-    return [...this.links.values()].map((l) => l.state());
-  }
-
   async close() {
     await Promise.all([...this.links.values()].map((l) => l.close()));
     this.links.clear();

@@ -67,9 +67,6 @@ const refused = (code: string, description: string): Outcome => ({
   response_code_description: description,
 });
 
-/** The money core's inquiry answer: an outcome, or not_found when the operation never went out. */
-export type InquiryAnswer = Omit<Outcome, 'status'> & { status: Outcome['status'] | 'not_found' };
-
 export class IsoOperations {
   constructor(
     private link: Link,
@@ -128,8 +125,8 @@ export class IsoOperations {
     return this.reversal(req, orig);
   }
 
-  /** The answer of an earlier operation: from the journal, or by sending the unanswered message again. */
-  async inquire(req: { operation_id: string; project_id: string; now: Date }): Promise<InquiryAnswer> {
+  /** The answer of an earlier operation: from the journal (not_found: never sent), or by sending the unanswered message again. */
+  async inquire(req: { operation_id: string; project_id: string; now: Date }): Promise<Outcome> {
     const e = await this.journal.find(req.project_id, req.operation_id);
     if (!e) return { status: 'not_found', response_code: '25', response_code_description: 'Never sent' };
     if (e.response_code) return outcomeOf(e.response_code, referenceOf(e));
