@@ -55,6 +55,12 @@ export interface Config {
     /** test projects' acquirer at this loopback URL instead of the in-process simulator (the chaos test) */
     testUrl?: string;
   };
+  /**
+   * The ISO 8583 link of live projects (docs/acquirer-iso8583.md): ms without an answer before
+   * its outcome is unknown (below acquirer.timeoutMs, so the link gives up first), ms of silence
+   * before an echo, and a JSON file of field layout overrides (a processor's variant).
+   */
+  iso8583: { timeoutMs: number; echoMs: number; layoutFile?: string };
   /** API requests per project (API key) per minute, on the API and the vault; 0: off */
   rateLimitPerMinute: number;
   /** requests per minute per client address and per resource on the anonymous surfaces, and failed authentications per address; 0: off */
@@ -172,6 +178,9 @@ const SettingsSchema = Type.Object({
   ACQUIRER_RECOVERY_MS: POSITIVE,
   SIM_SLOW_MS: COUNT,
   SIM_SETTLE_MS: COUNT,
+  ISO8583_TIMEOUT_MS: POSITIVE,
+  ISO8583_ECHO_MS: POSITIVE,
+  ISO8583_LAYOUT: setting('\\S+', 'a JSON file of ISO 8583 field layout overrides'),
   TENDER_TEST_ACQUIRER_URL: setting('http://(?:127\\.0\\.0\\.1|localhost|\\[::1\\]):[0-9]+/?\\S*', 'a loopback http:// URL'),
   RATE_LIMIT_PER_MINUTE: COUNT,
   PUBLIC_RATE_LIMIT_PER_MINUTE: COUNT,
@@ -270,6 +279,12 @@ function trustProxy(env: NodeJS.ProcessEnv): Config['trustProxy'] {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const problems = checkSettings(env);
   if (problems.length) throw new ConfigError(problems);
+  const acquirerTimeoutMs = int(env.ACQUIRER_TIMEOUT_MS, 30_000);
+  // the link must give up (an unknown outcome) before Tender stops waiting for it: unset, it
+  // follows a shorter ACQUIRER_TIMEOUT_MS down; set, it must be below it
+  const isoTimeoutMs = int(env.ISO8583_TIMEOUT_MS, Math.max(1, Math.min(20_000, Math.floor((acquirerTimeoutMs * 2) / 3))));
+  if (isoTimeoutMs >= acquirerTimeoutMs)
+    throw new ConfigError([`ISO8583_TIMEOUT_MS=${isoTimeoutMs}: expected less than ACQUIRER_TIMEOUT_MS (${acquirerTimeoutMs})`]);
   const port = overrides.port ?? int(env.PORT, 8080);
   const host = env.HOST ?? '127.0.0.1';
   const tls = tlsFiles(env);
@@ -320,11 +335,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     defaultExpiration: env.DEFAULT_EXPIRATION_PERIOD ?? 'PT30M',
     lateDeclineMs: int(env.LATE_DECLINE_MS, 3000),
     acquirer: {
-      timeoutMs: int(env.ACQUIRER_TIMEOUT_MS, 30_000),
+      timeoutMs: acquirerTimeoutMs,
       recoveryMs: int(env.ACQUIRER_RECOVERY_MS, 35_000),
       simSlowMs: int(env.SIM_SLOW_MS, 10_000),
       simSettleMs: int(env.SIM_SETTLE_MS, 3000),
       testUrl: env.TENDER_TEST_ACQUIRER_URL || undefined,
+    },
+    iso8583: {
+      timeoutMs: isoTimeoutMs,
+      echoMs: int(env.ISO8583_ECHO_MS, 30_000),
+      layoutFile: env.ISO8583_LAYOUT ? resolve(env.ISO8583_LAYOUT) : undefined,
     },
     rateLimitPerMinute: wholeNumber(env, 'RATE_LIMIT_PER_MINUTE', 120_000, 0, 1e9),
     publicRateLimitPerMinute: wholeNumber(env, 'PUBLIC_RATE_LIMIT_PER_MINUTE', 600, 0, 1e9),

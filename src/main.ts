@@ -58,6 +58,8 @@ import { observed } from './acquirer/observed.ts';
 import { startMetricsServer } from './telemetry/server.ts';
 import { startTracing, stopTracing, traceMixin } from './telemetry/tracing.ts';
 import { readableConsole, readableWanted } from './telemetry/console.ts';
+import { IsoLinks, linkSettings } from './acquirer/iso8583/links.ts';
+import { linkJournal } from './services/payments/acquirer-link.ts';
 
 /**
  * The wiring of Tender, in one place (docs/architecture.md): what runs when an order's status
@@ -172,6 +174,12 @@ export function buildContext(parts: ContextParts): Ctx {
   return ctx;
 }
 
+/** The ISO 8583 links' lines in the service's log. */
+const isoLog =
+  (log: Logger) =>
+  (level: 'info' | 'warn', msg: string, fields: Record<string, unknown> = {}) =>
+    log[level](fields, msg);
+
 export interface Service {
   app: FastifyInstance;
   ctx: Ctx;
@@ -214,6 +222,7 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
   let unlistenKeys = async () => {};
   let closeReplica = async () => {};
   let closeMetrics = async () => {};
+  let closeLinks = async () => {};
   try {
     const db = opts.db ?? (await openStore(config));
     const replica = opts.replica ?? (opts.db ? undefined : openReplica(config));
@@ -222,15 +231,22 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     };
     const keyCache = new KeyCache(config.apiKeyCacheMs);
     unlistenKeys = await keyCache.listen(db);
+    // /readyz's links: the caller's, and each ISO 8583 host's as its link opens (on first use)
+    const links: LinkState[] = [...(opts.links ?? [])];
+    // live projects bound to an ISO 8583 host (docs/acquirer-iso8583.md): one link per host
+    const isoLinks = opts.liveConnector
+      ? undefined
+      : new IsoLinks(linkJournal(db), linkSettings(config.iso8583), isoLog(log), (link) => links.push(link));
+    closeLinks = async () => isoLinks?.close();
     const ctx = buildContext({
       db,
       replica,
       config,
       log,
       keyCache,
-      liveConnector: opts.liveConnector,
+      liveConnector: opts.liveConnector ?? isoLinks?.connectorFor,
       testConnector: opts.testConnector,
-      links: opts.links,
+      links,
     });
     const sealed = await sealPendingHolderNames(ctx);
     if (sealed) log.info({ sealed }, 'sealed cardholder names stored before names were encrypted');
@@ -271,6 +287,7 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
         if (config.shutdownDrainMs > 0) await new Promise((r) => setTimeout(r, config.shutdownDrainMs));
         await shutdown(() => app.close()); // in-flight requests get SHUTDOWN_GRACE_MS to finish
         await worker?.stop();
+        await closeLinks();
         await unlistenKeys();
         await closeReplica();
         if (!opts.db) await db.close();
@@ -282,6 +299,7 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     };
   } catch (err) {
     await closeMetrics();
+    await closeLinks();
     await unlistenKeys();
     await closeReplica();
     if (embedded) releaseLock(config.dataDir);

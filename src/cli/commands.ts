@@ -1,5 +1,5 @@
 import type { Ctx } from '../services/platform/context.ts';
-import { createProject, rotateKey } from '../services/platform/tenancy.ts';
+import { rotateKey } from '../services/platform/tenancy.ts';
 import { listProjects } from '../store/platform/projects.ts';
 import { rotateWebhookSecret, setProjectWebhookUrl } from '../services/webhooks/endpoints.ts';
 import { rewrapDataKeys } from '../services/platform/crypto-envelope.ts';
@@ -10,6 +10,8 @@ import { seedOrders } from '../services/platform/seed.ts';
 import { createUser } from '../services/portal/users.ts';
 import { ApiError } from '../domain/errors.ts';
 import { isUuid } from '../domain/ids.ts';
+import { createBoundProject, setAcquirer } from '../services/payments/acquirer-link.ts';
+import { reconcile } from '../services/payments/reconcile.ts';
 
 /**
  * Administrative commands. The CLI runs them on the store directly, or, when a server holds
@@ -21,9 +23,24 @@ export type Command = (ctx: Ctx, args: Record<string, unknown>) => Promise<unkno
 /** What the admin endpoint (http/admin.ts) answers a command: its result, or the error. */
 export type AdminAnswer<R> = { result: R; error?: { value?: string; type?: string } };
 
+/** The acquirer binding of a live project, as `project create` and `project set-acquirer` take it. */
+const bindingArgs = (a: Record<string, unknown>) => ({
+  acquirer: a.acquirer === undefined ? undefined : String(a.acquirer),
+  terminalId: a.terminal_id === undefined ? undefined : String(a.terminal_id),
+  cardAcceptorId: a.card_acceptor_id === undefined ? undefined : String(a.card_acceptor_id),
+  refuseUnauthenticated: a.refuse_unauthenticated === true,
+});
+
 const table: Record<string, Command> = {
   'project create': (ctx, a) =>
-    createProject(ctx, { name: String(a.name), mode: a.mode as 'test' | 'live', merchantId: a.merchant as string | undefined }),
+    createBoundProject(ctx, {
+      name: String(a.name),
+      mode: a.mode as 'test' | 'live',
+      merchantId: a.merchant as string | undefined,
+      ...bindingArgs(a),
+    }),
+  'project set-acquirer': (ctx, a) => setAcquirer(ctx, String(a.project), bindingArgs(a)),
+  reconcile: (ctx, a) => reconcile(ctx, String(a.text ?? ''), { acquirer: a.acquirer as string | undefined }),
   'key rotate': (ctx, a) => rotateKey(ctx, String(a.project)),
   'webhook-secret rotate': (ctx, a) => rotateWebhookSecret(ctx, String(a.project)),
   'project methods': (ctx, a) =>

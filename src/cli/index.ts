@@ -8,11 +8,13 @@ import { buildContext, startService } from '../main.ts';
 import { ensureFirstProject } from './first-run.ts';
 import { ApiError } from '../domain/errors.ts';
 import { seedCli } from './seed.ts';
-import type { createProject, rotateKey } from '../services/platform/tenancy.ts';
+import type { rotateKey } from '../services/platform/tenancy.ts';
+import type { createBoundProject } from '../services/payments/acquirer-link.ts';
 import type { rotateWebhookSecret, setProjectWebhookUrl } from '../services/webhooks/endpoints.ts';
 import type { rewrapDataKeys } from '../services/platform/crypto-envelope.ts';
 import type { checkLedger } from '../services/payments/ledger-check.ts';
 import type { createUser } from '../services/portal/users.ts';
+import { acquirerCommands, acquirerHostCommand, bindingOptions } from './acquirer.ts';
 
 const program = new Program('tender').description('Tender payment service');
 
@@ -185,15 +187,22 @@ project
   .requiredOption('--name <name>', 'project name')
   .addOption(new Option('--mode <mode>', 'test or live').choices(['test', 'live']).default('test'))
   .option('--merchant <id>', 'add the project to an existing merchant')
+  .option('--acquirer <url>', 'live projects: the acquiring host, iso8583://HOST:PORT or iso8583s://HOST:PORT')
+  .option('--terminal-id <id>', 'live projects: the terminal id at the acquirer (field 41)')
+  .option('--card-acceptor-id <id>', 'live projects: the card acceptor (merchant) id at the acquirer (field 42)')
+  .option('--refuse-unauthenticated', 'live projects: refuse payments not authenticated by 3-D Secure')
   .option('--json', 'print JSON')
   .action((o) =>
-    run<Answer<typeof createProject>>(
+    run<Answer<typeof createBoundProject>>(
       'project create',
-      { name: o.name, mode: o.mode, merchant: o.merchant },
+      { name: o.name, mode: o.mode, merchant: o.merchant, ...bindingOptions(o) },
       o.json,
       (r) =>
         `merchant_id ${r.merchant_id}\nproject_id  ${r.project_id}\napi_key     ${r.api_key}` +
-        (r.webhook_secret ? `\nwebhook_secret ${r.webhook_secret}` : ''),
+        (r.webhook_secret ? `\nwebhook_secret ${r.webhook_secret}` : '') +
+        (r.acquirer
+          ? `\nacquirer    ${r.acquirer.acquirer} terminal ${r.acquirer.terminal_id} card acceptor ${r.acquirer.card_acceptor_id}`
+          : ''),
     ),
   );
 project
@@ -318,6 +327,9 @@ program
   .option('--days <n>', 'spread them over this many days up to now', '365')
   .option('--json', 'print JSON')
   .action((o) => seedCli(o).catch(fail));
+
+acquirerHostCommand(program, fail);
+acquirerCommands(program, project, run);
 
 export { program, run };
 

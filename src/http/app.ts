@@ -5,7 +5,7 @@ import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Ctx } from '../services/platform/context.ts';
-import { readinessProblems } from '../services/platform/health.ts';
+import { linkStates, readinessProblems } from '../services/platform/health.ts';
 import { installObservation } from './observe.ts';
 import { fastifyTracing, requestIdOf } from '../telemetry/tracing.ts';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './errors.ts';
@@ -127,8 +127,11 @@ export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstanc
   app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
     // every reason at once: the database, migrations, acquirer links, a stop under way
     const problems = await readinessProblems(ctx);
-    if (!problems.length) return { status: 'ready' };
-    return reply.code(503).send({ error: { status: 503, type: 'ServerError', value: problems.join('; ') }, problems });
+    // and each acquirer link's state (connected, signed on, in flight, last echo) when a node has one
+    const links = linkStates(ctx);
+    const shown = links.length ? { acquirer_links: links } : {};
+    if (!problems.length) return { status: 'ready', ...shown };
+    return reply.code(503).send({ error: { status: 503, type: 'ServerError', value: problems.join('; ') }, problems, ...shown });
   });
 
   const surfaces = new Set(ctx.config.surfaces);

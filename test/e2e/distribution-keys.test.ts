@@ -20,6 +20,7 @@ const REFERENCE_TABLES: Record<string, string> = {
   portal_audit: "the merchant's audit log; project_id is optional there (sign-ins have none)",
   throttle_hits: 'rate-limit counters of client addresses, which span projects',
   card_attempts: 'card-testing counters per client address, across projects',
+  acquirer_link_stans: 'STANs per acquirer terminal and day; projects may share a terminal, every node draws from one row',
   schema_migrations: "the migrator's own list, one per database",
 };
 

@@ -22,7 +22,7 @@ export const RULES: Record<string, string[]> = {
   jobs: ['services', 'store', 'domain', 'config', 'log', 'telemetry'],
   http: ['services', 'domain', 'config', 'log', 'telemetry'],
   // an entry point like main: opens the store for one-off commands, builds the context through main
-  cli: ['main', 'services', 'store', 'domain', 'config', 'log'],
+  cli: ['main', 'services', 'store', 'acquirer', 'domain', 'config', 'log'],
   // the wiring: everything beneath it (cli, the entry point above it, hands it the command table)
   main: ['domain', 'config', 'log', 'telemetry', 'store', 'acquirer', 'wallets', 'services', 'jobs', 'http'],
 };

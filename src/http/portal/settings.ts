@@ -7,6 +7,7 @@ import type { ProjectRow } from '../../domain/entities.ts';
 import { confirmTotp, disableTotp, pendingTotp, startTotpSetup } from '../../services/portal/users.ts';
 import { field, type Kit } from './kit.ts';
 import { TEAM_STRINGS } from './i18n-team.ts';
+import type { PortalStrings } from './i18n.ts';
 import { alert, badge, copyable, csrfField, esc, money, notice, qrSvg, table, when } from './view.ts';
 
 /** Settings: API keys, webhooks, payment methods and fees, the second factor, the audit log. */
@@ -89,6 +90,7 @@ ${
 <h3>${esc(t.webhook_secret)}</h3><p>${esc(t.webhook_secret_intro)}</p>
 ${o.newSecret ? `<div class="notice" role="status"><p>${esc(t.new_secret_shown_once)}</p>${copyable('new-webhook-secret', o.newSecret, t, t.webhook_secret)}</div>` : ''}
 ${dev ? `<p>${form(path(project, 'webhook-secret'), esc(t.rotate_secret), 'secondary', once)}</p>` : ''}</section>
+${project.mode === 'live' ? acquirerPanel(project.settings.acquirer, t) : ''}
 <section class="panel" aria-labelledby="methods"><h2 id="methods">${esc(t.methods_title)}</h2>${table(t.methods_title, [t.method, t.currencies], methodRows)}</section>
 ${o.methodsError ? alert(o.methodsError) : ''}${methodsSettings(project, { locale, csrf, action: path(project, 'methods'), currencies: t.currencies })}
 <section class="panel" aria-labelledby="fees"><h2 id="fees">${esc(t.fees_title)}</h2>${table(t.fees_title, [t.method, t.fee], feeRows)}</section>
@@ -181,3 +183,25 @@ ${auditRows.length ? table(t.audit_title, [t.time, t.user, t.event, t.project, t
     return kit.redirect(reply, `/projects/${project.id}/settings/?totp=off`);
   });
 };
+
+/** A live project's acquirer binding, read-only: only an operator changes it (`tender project set-acquirer`). */
+function acquirerPanel(binding: unknown, t: PortalStrings): string {
+  const b = (binding ?? {}) as Record<string, unknown>;
+  const text = (v: unknown) => (typeof v === 'string' ? esc(v) : '');
+  const body =
+    typeof b.acquirer === 'string'
+      ? table(
+          t.acquirer_title,
+          [t.acquirer_address, t.terminal_id, t.card_acceptor_id, t.unauthenticated],
+          [
+            [
+              `<code>${text(b.acquirer)}</code>`,
+              text(b.terminal_id),
+              text(b.card_acceptor_id),
+              esc(b.refuse_unauthenticated === true ? t.refused : t.accepted_no_shift),
+            ],
+          ],
+        )
+      : `<p>${esc(t.acquirer_none)}</p>`;
+  return `<section class="panel" aria-labelledby="acquirer"><h2 id="acquirer">${esc(t.acquirer_title)}</h2><p>${esc(t.acquirer_intro)}</p>${body}</section>`;
+}

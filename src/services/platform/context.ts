@@ -41,9 +41,12 @@ export interface DueWork {
  * is down. A live connector registers its own in main.ts (StartOptions.links); the simulator has none.
  */
 export interface LinkState {
-  /** a short name for /readyz's body and logs, never an address or a key */
+  /** a short name for /readyz's body and logs, never a key or a secret (an iso8583:// address carries none) */
   name: string;
+  /** connected and ready for payments (an ISO 8583 link: connected and signed on) */
   up(): boolean | Promise<boolean>;
+  /** what the link tells about itself in /readyz's body (connected, signed on, in flight, last echo) */
+  state?(): object;
 }
 
 /** What every use case needs, built once by main.ts (docs/architecture.md). */

@@ -31,3 +31,8 @@ export async function readinessProblems(ctx: Ctx): Promise<string[]> {
   }
   return problems;
 }
+
+/** What each link tells about itself (connected, signed on, in flight, last echo), for /readyz's body. */
+export function linkStates(ctx: Ctx): object[] {
+  return (ctx.links ?? []).flatMap((link) => (link.state ? [link.state()] : []));
+}
