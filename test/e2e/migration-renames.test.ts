@@ -78,8 +78,13 @@ test('a store migrated under the old names upgrades: renamed migrations recorded
     const recorded = async () => (await db.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY name')).map((r) => r.name);
     assert.ok((await recorded()).includes('085_throttle.sql'));
 
-    // the new code: the renamed migration recorded under its new name, nothing run again
-    assert.deepEqual(await migrate(db), []);
+    // the new code: the renamed migration recorded under its new name, none run again; only the
+    // migrations written since then are applied
+    const shipped = new Set(BEFORE.map((n) => RENAMED[n] ?? n));
+    assert.deepEqual(
+      await migrate(db),
+      current().filter((n) => !shipped.has(n)),
+    );
     assert.deepEqual(await recorded(), current());
     assert.deepEqual(await migrate(db), [], 'a second start changes nothing');
     await db.close();
