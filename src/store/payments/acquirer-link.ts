@@ -1,31 +1,14 @@
 import type { Queryable } from '../db/db.ts';
 import { PROJECTS_CHANNEL } from '../platform/projects.ts';
+import type { JournalEntry } from '../../domain/link-journal.ts';
 
 /**
  * The ISO 8583 link's rows (migration 210): STANs per terminal and day, the journal of
  * financial messages, and the acquirer binding kept in a project's settings.
  */
 
-export interface LinkMessageRow {
-  operation_id: string;
-  project_id: string;
-  transaction_id: string;
-  acquirer: string;
-  terminal_id: string;
-  day: string;
-  stan: string;
-  rrn: string;
-  mti: string;
-  transmission: string;
-  kind: 'preauth' | 'sale' | 'completion' | 'refund' | 'reversal';
-  amount: number;
-  currency: string;
-  original_rrn: string | null;
-  original_kind: LinkMessageRow['kind'] | null;
-  original_data: string | null;
-  response_code: string | null;
-  authorization_code: string | null;
-}
+/** A row of the journal of financial messages. */
+export type LinkMessageRow = JournalEntry;
 
 /**
  * Reserves `count` STANs of a terminal on a day in one atomic upsert and returns the last: every
