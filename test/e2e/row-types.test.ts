@@ -167,6 +167,8 @@ const ROWS: Record<string, { columns: string[]; whole: boolean }> = {
       trans_status: true,
       eci: true,
       acquirer_reference: true,
+      created: true,
+      modified: true,
     }),
   ),
   ledger_entries: columnsOf<EntryRow>({

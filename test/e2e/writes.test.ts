@@ -90,3 +90,11 @@ test('a statement fails whole: a CHECK violation in one part leaves every other 
   assert.deepEqual(await notes(id), []);
   assert.equal((await read(id)).amount, 10);
 });
+
+// the test's own tables, typed for WriteSet like the product's
+declare module '../../src/store/db/writes.ts' {
+  interface Tables {
+    w_items: { id: string; status: string; amount: number; tags: string[]; body: unknown; at: Date };
+    w_log: { id: number; item_id: string; note: string };
+  }
+}

@@ -17,6 +17,18 @@ import type { Queryable } from './db.ts';
  *   to another part, by name.
  */
 
+/**
+ * The row type of each table written through a WriteSet or the generic row helpers, so that a
+ * patch or a row names only the table's columns with their types. Each table module adds its own
+ * tables by declaration merging (`declare module '../db/writes.ts' { interface Tables { ... } }`),
+ * so this driver module imports no table module.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging in the table modules
+export interface Tables {}
+export type TableName = keyof Tables & string;
+/** What may be written to a row of `T`: some of its columns, each with its column's type. */
+export type RowPatch<T extends TableName> = Partial<Tables[T]>;
+
 export interface Part {
   /** the statement, with its own parameters $1..$n */
   sql: string;
@@ -51,7 +63,12 @@ export class WriteSet {
    * The write the others depend on: `table`'s row `id` gets `patch` only while its columns hold
    * the values in `expect` (null: IS NULL); else the statement writes nothing.
    */
-  guard(table: string, id: string, patch: Record<string, unknown>, expect: Record<string, string | number | boolean | null>) {
+  guard<T extends TableName>(
+    table: T,
+    id: string,
+    patch: RowPatch<T>,
+    expect: Partial<Record<keyof Tables[T], string | number | boolean | null>>,
+  ) {
     if (this.gate) throw new Error('one gate per statement');
     const params: unknown[] = [];
     const where = Object.entries(expect)
@@ -61,7 +78,7 @@ export class WriteSet {
   }
 
   /** Sets columns of one row (by id, or the unique column `key`); patches of one row are merged, the later value wins. */
-  update(table: string, id: string, patch: Record<string, unknown>, key = 'id') {
+  update<T extends TableName>(table: T, id: string, patch: RowPatch<T>, key: keyof Tables[T] & string = 'id' as keyof Tables[T] & string) {
     if (this.gate && this.gate.table === table && this.gate.id === id && key === 'id') return void Object.assign(this.gate.patch, patch);
     const name = `${table}/${key}/${id}`;
     const u = this.updates.get(name);
@@ -70,7 +87,7 @@ export class WriteSet {
   }
 
   /** Inserts a row; `name` with `returning` makes it a CTE others may select from. */
-  insert(table: string, row: object, opts: { name?: string; returning?: string; onConflict?: string } = {}) {
+  insert<T extends TableName>(table: T, row: RowPatch<T>, opts: { name?: string; returning?: string; onConflict?: string } = {}) {
     const cols = columnsOf(row as Record<string, unknown>).join(', ');
     this.parts.push({
       // WHERE true: an INSERT ... SELECT ... FROM followed by ON CONFLICT must not read as a join
@@ -83,7 +100,7 @@ export class WriteSet {
   }
 
   /** Inserts rows into one table, in one part. */
-  insertMany(table: string, rows: object[]) {
+  insertMany<T extends TableName>(table: T, rows: RowPatch<T>[]) {
     if (!rows.length) return;
     const cols = columnsOf(rows[0] as Record<string, unknown>).join(', ');
     this.parts.push({

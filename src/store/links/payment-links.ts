@@ -31,7 +31,7 @@ export interface LinkOrderRow {
   reason: string | null;
 }
 
-export const insertLink = (q: Queryable, row: LinkRow) => insertRow(q, 'payment_links', row as unknown as Record<string, unknown>);
+export const insertLink = (q: Queryable, row: LinkRow) => insertRow(q, 'payment_links', row);
 /** A link's orders changed (modified), and the first paid one or its expiry completed it. */
 export const touchLink = (q: Queryable, id: string, t: Pick<LinkRow, 'modified'> & Partial<Pick<LinkRow, 'completed'>>) =>
   updateRow(q, 'payment_links', id, t);
@@ -62,4 +62,10 @@ export async function countCompletedOrders(q: Queryable, projectId: ProjectId, l
     [projectId, linkId],
   );
   return rows[0].n;
+}
+
+declare module '../db/writes.ts' {
+  interface Tables {
+    payment_links: LinkRow;
+  }
 }

@@ -230,3 +230,9 @@ export async function countJournals(q: Queryable, projectId?: string): Promise<n
   );
   return n;
 }
+
+declare module '../db/writes.ts' {
+  interface Tables {
+    ledger_entries: EntryRow;
+  }
+}

@@ -1,7 +1,9 @@
 import type { Db, Queryable } from '../db/db.ts';
 import { coalescer } from '../db/coalesce.ts';
+import { WriteSet, type RowPatch, type TableName } from '../db/writes.ts';
 import type { EventRow, OrderKind, OrderRow, TransactionRow } from '../../domain/entities.ts';
 import type { OrderId, ProjectId } from '../../domain/ids.ts';
+import type { OrderStatus } from '../../domain/status.ts';
 
 /** Kinds of order that act on another order and its transaction (related_order_id, of_transaction_id). */
 export const ACTING_KINDS: ReadonlyArray<Exclude<OrderKind, 'payment'>> = ['capture', 'void', 'refund', 'chargeback', 'reversal'];
@@ -16,13 +18,11 @@ export const NO_MONEY_MOVED = {
   charged_back_amount: 0,
 } as const;
 
-const JSON_COLUMNS = new Set(['body', 'details', 'outcomes', 'payload', 'settings']);
-
-/** INSERT of a row object; column names come from our code, never from input. */
-export async function insertRow(q: Queryable, table: string, row: Record<string, unknown>) {
-  const cols = Object.keys(row).filter((k) => row[k] !== undefined);
-  const values = cols.map((c) => (JSON_COLUMNS.has(c) && row[c] !== null ? JSON.stringify(row[c]) : row[c]));
-  await q.query(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`, values);
+/** Inserts one row (through a WriteSet: the one generic insert, typed by the table's columns). */
+export async function insertRow<T extends TableName>(q: Queryable, table: T, row: RowPatch<T>) {
+  const w = new WriteSet();
+  w.insert(table, row);
+  await w.run(q);
 }
 
 /** A new order as written at creation: with its transaction, that transaction's `new` event and its expiry job. */
@@ -138,11 +138,11 @@ export function insertNewOrder(db: Db, n: NewOrder): Promise<void> {
 }
 
 /** UPDATE ... WHERE id = $1 of the given columns: the named updates below, and links.ts. */
-export async function updateRow(q: Queryable, table: string, id: string, patch: Record<string, unknown>) {
-  const cols = Object.keys(patch).filter((k) => patch[k] !== undefined);
-  if (!cols.length) return;
-  const values = cols.map((c) => (JSON_COLUMNS.has(c) && patch[c] !== null ? JSON.stringify(patch[c]) : patch[c]));
-  await q.query(`UPDATE ${table} SET ${cols.map((c, i) => `${c} = $${i + 2}`).join(', ')} WHERE id = $1`, [id, ...values]);
+export async function updateRow<T extends TableName>(q: Queryable, table: T, id: string, patch: RowPatch<T>) {
+  if (!Object.values(patch).some((v) => v !== undefined)) return;
+  const w = new WriteSet();
+  w.update(table, id, patch);
+  await w.run(q);
 }
 
 export const insertOrder = (q: Queryable, o: Partial<OrderRow>) => insertRow(q, 'orders', o);
@@ -258,4 +258,15 @@ export async function insertOutbox(q: Queryable, projectId: ProjectId, orderId: 
 /** Locks every transaction of an order, in id order (so concurrent cancels cannot deadlock). */
 export async function lockTransactionsOfOrder(q: Queryable, projectId: ProjectId, orderId: OrderId) {
   await q.query('SELECT id FROM transactions WHERE project_id = $1 AND order_id = $2 ORDER BY id FOR UPDATE', [projectId, orderId]);
+}
+
+// the tables this module writes through WriteSet and the row helpers, with their row types
+declare module '../db/writes.ts' {
+  interface Tables {
+    orders: OrderRow;
+    transactions: TransactionRow;
+    events: EventRow & { project_id: string };
+    /** an order's status change for the webhook queue (migration 030) */
+    outbox: { id: string; project_id: string; order_id: string; status: OrderStatus; created: Date };
+  }
 }

@@ -29,6 +29,8 @@ export interface CardAuthRow {
   trans_status: TransStatus;
   eci: string | null;
   acquirer_reference: string | null;
+  created: Date;
+  modified: Date;
 }
 
 // ---- vault_cards ---------------------------------------------------------------------------
@@ -99,7 +101,7 @@ export const cvcOfOrderPart = (projectId: ProjectId, orderId: OrderId): Part => 
 
 // ---- card_authentications ------------------------------------------------------------------
 
-export async function insertCardAuth(q: Queryable, row: Omit<CardAuthRow, 'acquirer_reference'>, now: Date) {
+export async function insertCardAuth(q: Queryable, row: Omit<CardAuthRow, 'acquirer_reference' | 'created' | 'modified'>, now: Date) {
   await q.query(
     'INSERT INTO card_authentications (transaction_id, project_id, vault_token, trans_status, eci, created, modified) VALUES ($1, $2, $3, $4, $5, $6, $6)',
     [row.transaction_id, row.project_id, row.vault_token, row.trans_status, row.eci, now],
@@ -165,4 +167,11 @@ export async function vaultTarget(q: Queryable, token: string): Promise<VaultTar
   if (!row) return undefined;
   const { clock_offset_ms, ...txn } = row;
   return { txn, project: { id: row.project_id, clock_offset_ms } };
+}
+
+declare module '../db/writes.ts' {
+  interface Tables {
+    vault_cards: VaultCardRow;
+    card_authentications: CardAuthRow;
+  }
 }
