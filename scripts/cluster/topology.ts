@@ -251,6 +251,9 @@ export class Topology {
       PUBLIC_BASE_URL: this.lbUrl,
       DATABASE_URL: this.bouncerUrl,
       DATABASE_PREPARED_STATEMENTS: 'off',
+      // PgBouncer (transaction mode) passes no startup options: the statement timeout belongs to the
+      // pool's role there (docs/security.md), not to each session
+      DATABASE_STATEMENT_TIMEOUT_MS: '0',
       DATABASE_LISTEN_URL: this.primaryUrl,
       DATABASE_REPLICA_URL: this.replicaUrl,
       DATABASE_POOL_SIZE: '6',
