@@ -5,10 +5,11 @@ import { setPageHeaders } from './pay/security.ts';
 
 /**
  * GET /docs: the API reference, rendered on the server from the OpenAPI document (/openapi.json)
- * the route schemas make. One page, no script, one hashed stylesheet, compressed; it works on a
- * phone and carries the hosted pages' security headers. Every operation shows its summary, its
- * parameters and body fields (with their allowed values), an example request as curl, and each
- * response code with what it means and an example body.
+ * the route schemas make. One page, one hashed stylesheet and one hashed script (Copy buttons,
+ * an enhancement: the page reads the same without it), compressed; it works on a phone and
+ * carries the hosted pages' security headers. Every operation shows its summary, its parameters
+ * and body fields (with their allowed values), an example request as curl, and each response
+ * code with what it means and an example body.
  */
 
 /**
@@ -53,10 +54,40 @@ details{margin:.4rem 0}
 summary{cursor:pointer;font-weight:600}
 .code{font-weight:700}
 footer{padding:2rem 1rem;color:#475467;font-size:.85rem}
+.sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+button.copy{font:inherit;font-size:.8rem;padding:.15rem .6rem;border-radius:6px;border:1px solid #1849a9;background:#fff;color:#1849a9;cursor:pointer}
+`.trim();
+
+/**
+ * The one script of the page: a Copy button above every example, added only where the browser
+ * can write to the clipboard (without it the page is as before). Its text is fixed, so the CSP
+ * allows it by hash; a status region tells a screen reader what was copied.
+ */
+const COPY_SCRIPT = `
+(() => {
+  if (!navigator.clipboard) return;
+  const status = document.createElement('p');
+  status.setAttribute('role', 'status');
+  status.className = 'sr-only';
+  document.body.append(status);
+  for (const pre of document.querySelectorAll('pre')) {
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'copy';
+    button.textContent = 'Copy';
+    button.setAttribute('aria-label', 'Copy ' + (pre.getAttribute('aria-label') || 'example'));
+    button.addEventListener('click', async () => {
+      await navigator.clipboard.writeText(pre.innerText);
+      status.textContent = 'Copied ' + (pre.getAttribute('aria-label') || 'the example');
+    });
+    pre.before(button);
+  }
+})();
 `.trim();
 
 const STYLE_HASH = `sha256-${createHash('sha256').update(CSS).digest('base64')}`;
-const DOCS_CSP = `default-src 'none'; style-src '${STYLE_HASH}'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
+const SCRIPT_HASH = `sha256-${createHash('sha256').update(COPY_SCRIPT).digest('base64')}`;
+const DOCS_CSP = `default-src 'none'; style-src '${STYLE_HASH}'; script-src '${SCRIPT_HASH}'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
 
 const slug = (s: string) =>
   s
@@ -198,6 +229,7 @@ ${want ? `<p role="status">${matches} operation${matches === 1 ? '' : 's'} menti
 ${tags.map((t) => `<section aria-labelledby="${slug(t)}"><h2 id="${slug(t)}">${esc(t)}</h2>\n${byTag.get(t)!.join('\n')}</section>`).join('\n')}
 </main>
 <footer>Tender ${esc(doc.info?.version ?? '')}</footer>
+<script>${COPY_SCRIPT}</script>
 </body>
 </html>`;
 }
