@@ -132,6 +132,12 @@ test('while `serve` holds the directory, commands go through it; SIGTERM exits 0
     assert.equal(failing.code, 2, 'an unknown id, through the server too');
     assert.match(failing.stderr, /project 3b0c4f6e-2f57-4f3f-9a55-6a5d3c1c9e11 not found/);
     assert.equal(failing.stdout, '');
+    const nope = await tender(['project', 'set-webhook', '--project', 'nope']);
+    assert.equal(nope.code, 2, 'an id that is not even a UUID, through the server');
+    assert.equal(nope.stderr.trim().split('\n').length, 1, nope.stderr);
+    assert.doesNotMatch(nope.stderr, /internal server error/i);
+    // the server logged no stack trace and no server error for either
+    assert.doesNotMatch(out + err, /"stack"|\n\s+at .+:\d+:\d+|internal server error/i, out + err);
 
     const migrate = await tender(['migrate']);
     assert.equal(migrate.code, 0, migrate.stderr);
