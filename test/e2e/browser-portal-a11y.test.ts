@@ -63,6 +63,17 @@ for (const kind of Object.keys(VIEWPORTS) as (keyof typeof VIEWPORTS)[]) {
     await page.getByRole('img', { name: 'QR code for your authenticator app' }).waitFor();
     await assertAccessible(page, 'two-factor set-up with its QR code');
     await check(`${p}/test/`, 'test tools');
+    // the merchant's newer pages also fit the screen: no horizontal scrolling on a phone
+    const fits = async (url: string, what: string) => {
+      await check(url, what);
+      const wide = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      assert.ok(wide <= 0, `${what} (${kind}): ${wide}px of horizontal scrolling`);
+    };
+    await fits(`${p}/team/`, 'team');
+    await fits(`${p}/audit/`, 'audit log');
+    await fits(`${p}/webhooks/`, 'webhook log');
+    await fits(`${p}/webhooks/?status=failed`, 'webhook log, failed only');
+    await fits(`${p}/?days=30&until=2026-11-30`, 'home over a chosen period');
     await check(`${p}/orders/00000000-0000-4000-8000-000000000000/`, 'not found');
     await check(`${p}/?lang=nl`, 'home in Dutch');
     await check(`${p}/?lang=en`, 'home in English again');
