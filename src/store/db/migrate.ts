@@ -46,5 +46,9 @@ export async function pendingMigrations(q: Pick<Db, 'query'>): Promise<string[]>
   const done = new Set(
     t.present ? (await q.query<{ name: string }>('SELECT name FROM schema_migrations')).map((r) => RENAMED[r.name] ?? r.name) : [],
   );
-  return readdirSync(DIR).filter((f) => f.endsWith('.sql') && !done.has(f));
+  return shipped().filter((f) => !done.has(f));
 }
+
+/** The migration files this code ships: read once (a probe of /readyz every few seconds need not list the folder). */
+let shippedNames: string[] | undefined;
+const shipped = () => (shippedNames ??= readdirSync(DIR).filter((f) => f.endsWith('.sql')));
