@@ -88,6 +88,14 @@ export interface Config {
   limits: {
     /** searches of one project at a time per node (0: no limit) */
     searchesPerProject: number;
+    /** how long a search waits for its project's slot (or search time) before 429 (ms) */
+    searchWaitMs: number;
+    /** search time a project earns per second on a node (ms; 0: no budget); a burst of up to 10 s of it */
+    searchMsPerSecond: number;
+    /** refusals by a limit (429, a search too costly) of one project or address in a second before its requests are slowed (0: never) */
+    refusalsPerSecond: number;
+    /** how long each request of a project or address over refusalsPerSecond waits before it is handled (ms) */
+    refusalDelayMs: number;
     /** CSV reports of one project at a time per node (0: no limit) */
     reportsPerProject: number;
     /** the most a search query may cost (domain/query.ts queryCost) */
@@ -198,6 +206,10 @@ const SettingsSchema = Type.Object({
   PORTAL_SIGNIN_LOCK_SECONDS: POSITIVE,
   PORTAL_SIGNIN_MAX_LOCK_SECONDS: POSITIVE,
   SEARCH_CONCURRENCY_PER_PROJECT: COUNT,
+  SEARCH_WAIT_MS: COUNT,
+  SEARCH_TIME_PER_SECOND_MS: COUNT,
+  REFUSALS_PER_SECOND: COUNT,
+  REFUSAL_DELAY_MS: COUNT,
   REPORT_CONCURRENCY_PER_PROJECT: COUNT,
   SEARCH_MAX_QUERY_COST: POSITIVE,
   DATABASE_STATEMENT_TIMEOUT_MS: COUNT,
@@ -366,6 +378,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     },
     limits: {
       searchesPerProject: int(env.SEARCH_CONCURRENCY_PER_PROJECT, 1),
+      searchWaitMs: int(env.SEARCH_WAIT_MS, 2000),
+      searchMsPerSecond: int(env.SEARCH_TIME_PER_SECOND_MS, 250),
+      refusalsPerSecond: int(env.REFUSALS_PER_SECOND, 10),
+      refusalDelayMs: int(env.REFUSAL_DELAY_MS, 500),
       reportsPerProject: int(env.REPORT_CONCURRENCY_PER_PROJECT, 1),
       maxQueryCost: int(env.SEARCH_MAX_QUERY_COST, DEFAULT_MAX_QUERY_COST),
       statementTimeoutMs: int(env.DATABASE_STATEMENT_TIMEOUT_MS, 30_000),

@@ -24,6 +24,8 @@ export class ApiError extends Error {
   readonly status: number;
   /** seconds for the Retry-After header (429, 503) */
   retryAfter?: number;
+  /** refused by a limit on shared work (a rate, a share, a cost bound): counted by the refusal brake (http/refusal-brake.ts) */
+  byLimit?: boolean;
   constructor(
     readonly type: ErrorType,
     message: string,
@@ -50,6 +52,7 @@ export const notFound = (what: string) => new ApiError('NotFound', `${what} not 
 /** A 429 RateLimitExceeded telling the client when to try again. */
 export function rateLimited(message: string, retryAfterSeconds: number): ApiError {
   const err = new ApiError('RateLimitExceeded', message);
+  err.byLimit = true;
   err.retryAfter = Math.max(1, Math.ceil(retryAfterSeconds));
   return err;
 }

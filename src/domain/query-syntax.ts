@@ -14,9 +14,12 @@ export class QueryError extends Error {
   field?: string;
   /** The request member at fault. */
   param: QueryParam;
-  constructor(message: string, opts: { position?: number; field?: string; param?: QueryParam } = {}) {
+  /** refused by the bound on what a query may cost, not by its syntax */
+  tooCostly?: boolean;
+  constructor(message: string, opts: { position?: number; field?: string; param?: QueryParam; tooCostly?: boolean } = {}) {
     super(message);
     this.name = 'QueryError';
+    if (opts.tooCostly) this.tooCostly = true;
     if (opts.position !== undefined) this.position = opts.position;
     if (opts.field !== undefined) this.field = opts.field;
     this.param = opts.param ?? 'query';

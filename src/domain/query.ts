@@ -313,7 +313,7 @@ export function compileQuery(query: string, firstParam: number, maxCost = Infini
   if (cost > maxCost)
     throw new QueryError(
       `Query too costly to run: it counts ${cost} and at most ${maxCost} is allowed (a field:value term counts 1, a bare word 3, a wildcard 2 more); narrow it with fewer terms at position 0`,
-      { position: 0 },
+      { position: 0, tooCostly: true },
     );
   const compiler = new Compiler(firstParam);
   const { sql } = compiler.compile(tree);

@@ -14,6 +14,7 @@ import { documentErrors } from './documented-errors.ts';
 import { isCardNumber } from '../domain/card.ts';
 import { installTransportRules } from './transport.ts';
 import { requireApiKey } from './auth.ts';
+import { installRefusalBrake } from './refusal-brake.ts';
 import { installRateLimit, limitAnonymous, payResourceOf } from './rate-limit.ts';
 import { idempotency } from './idempotency.ts';
 import { requireTestProject } from './api/test-tools.ts';
@@ -138,6 +139,8 @@ export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstanc
   if (surfaces.has('api')) {
     await app.register(async (api) => {
       requireApiKey(api, ctx);
+      // before the rate limit: a project that keeps being refused waits before its next refusal too
+      installRefusalBrake(api, ctx.config.limits, (req) => (req.project ? `project:${req.project.id}` : `address:${req.ip}`));
       installRateLimit(api, ctx.config.rateLimitPerMinute, ctx.config.redisUrl);
       idempotency(api, ctx);
       await api.register(async (t) => {
@@ -150,6 +153,7 @@ export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstanc
     // their forms post urlencoded bodies, every other route takes JSON only (415)
     await app.register(async (pub) => {
       await pub.register(formbody);
+      installRefusalBrake(pub, ctx.config.limits, (req) => `pay:${req.ip}`);
       limitAnonymous(pub, ctx, 'pay-post', { subjectsOf: (req) => [payResourceOf(req.url)] });
       for (const p of routes.public) await pub.register(p(ctx));
     });
@@ -160,7 +164,10 @@ export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstanc
     await app.register(
       async (scope) => {
         // the portal's pages post urlencoded forms, like the hosted pages; the other surfaces take JSON only
-        if (surface === 'portal') await scope.register(formbody);
+        if (surface === 'portal') {
+          await scope.register(formbody);
+          installRefusalBrake(scope, ctx.config.limits, (req) => `portal:${req.ip}`);
+        }
         for (const p of routes[surface]) await scope.register(p(ctx));
       },
       { prefix: prefixOf(url) },

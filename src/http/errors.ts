@@ -143,6 +143,7 @@ export function installErrorHandling(app: FastifyInstance) {
   });
   app.setErrorHandler((err, req, reply) => {
     const api = toApiError(err as FastifyError);
+    if (api.byLimit) req.refusedByLimit = true;
     if (api.retryAfter) reply.header('Retry-After', String(api.retryAfter));
     if (api.status === 503) {
       reply.header('Retry-After', String(RETRY_AFTER_UNAVAILABLE));

@@ -8,14 +8,19 @@ import { connect } from 'node:net';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { csvDownload, runningCopies } from '../helpers/search.ts';
 import { seedOrders } from '../../src/services/platform/seed.ts';
-import { takeShare } from '../../src/services/platform/fair-share.ts';
+import { takeReportShare } from '../../src/services/platform/fair-share.ts';
 import { basic } from '../helpers/service.ts';
 
 let t: TestService;
 const SEEDED = 3000;
 before(async () => {
   t = await startTestService({
-    env: { REPORT_READ_TIMEOUT_MS: '1500', REPORT_CONCURRENCY_PER_PROJECT: '1', DATABASE_STATEMENT_TIMEOUT_MS: '3000' },
+    env: {
+      REFUSAL_DELAY_MS: '2500',
+      REPORT_READ_TIMEOUT_MS: '1500',
+      REPORT_CONCURRENCY_PER_PROJECT: '1',
+      DATABASE_STATEMENT_TIMEOUT_MS: '3000',
+    },
   });
   await seedOrders(t.svc.ctx, { projectId: t.project.project_id, orders: SEEDED, batch: 10_000 });
   // long descriptions: a report (over 12 MB) far larger than the socket buffers between server and
@@ -104,21 +109,49 @@ test('a search costing more than SEARCH_MAX_QUERY_COST is a ValidationError befo
   assert.equal(ok.status, 200, ok.text);
 });
 
-test("searches and reports: one project's share is limited (429 RateLimitExceeded, Retry-After); another project's is its own", () => {
-  const ctx = t.svc.ctx;
-  const limit = ctx.config.limits.searchesPerProject;
-  const held = Array.from({ length: limit }, () => takeShare(ctx, 'search', 'p1'));
-  assert.throws(
-    () => takeShare(ctx, 'search', 'p1'),
-    (err: { type?: string; status?: number; retryAfter?: number }) =>
-      err.type === 'RateLimitExceeded' && err.status === 429 && err.retryAfter === 1,
+test('searches of one project wait in line for its share instead of being refused; a report beyond its share is 429', async () => {
+  // the default share is one search at a time: five at once all answer, one after the other
+  const all = await Promise.all(Array.from({ length: 5 }, () => t.api('POST', '/v1/search/orders/', { query: 'status:new', size: 200 })));
+  assert.deepEqual(
+    all.map((r) => r.status),
+    [200, 200, 200, 200, 200],
   );
-  const other = takeShare(ctx, 'search', 'p2');
-  held[0]();
-  held[0](); // releasing twice frees one slot only
-  const next = takeShare(ctx, 'search', 'p1');
-  assert.throws(() => takeShare(ctx, 'search', 'p1'));
-  for (const r of [...held, other, next]) r();
+  const ctx = t.svc.ctx;
+  const held = takeReportShare(ctx, t.project.project_id);
+  const refused = await csvDownload(t, t.project.api_key, { query: '*' });
+  assert.equal(refused.status, 429);
+  assert.equal((await refused.json()).error.type, 'RateLimitExceeded');
+  held();
+  held(); // releasing twice frees one slot only
+  const again = takeReportShare(ctx, t.project.project_id);
+  assert.throws(
+    () => takeReportShare(ctx, t.project.project_id),
+    (err: { status?: number; retryAfter?: number }) => err.status === 429 && err.retryAfter === 1,
+  );
+  again();
+});
+
+test('the refusal brake: a project refused by a limit more than REFUSALS_PER_SECOND times is slowed; another project is not', async () => {
+  const noisy = await t.newProject('test');
+  const other = await t.newProject('test');
+  const costly = Array.from({ length: 40 }, (_, i) => `w${i}*`).join(' OR ');
+  // eleven refusals (the default allows ten a second) in a burst
+  const refusals = await Promise.all(
+    Array.from({ length: 11 }, () => t.api('POST', '/v1/search/orders/', { query: costly }, { key: noisy.api_key })),
+  );
+  assert.deepEqual(new Set(refusals.map((r) => r.status)), new Set([400]));
+  // the noisy project's next request, even a good one, waits; meanwhile another project's is answered
+  let slowedDone = false;
+  const slowed = t
+    .api('POST', '/v1/orders/', { currency: 'EUR', amount: 100 }, { key: noisy.api_key })
+    .then((r) => ((slowedDone = true), r));
+  const theirs = await t.api('POST', '/v1/search/orders/', { query: 'status:new' }, { key: other.api_key });
+  assert.equal(theirs.status, 200);
+  const made = await t.api('POST', '/v1/orders/', { currency: 'EUR', amount: 100 }, { key: other.api_key });
+  assert.equal(made.status, 201);
+  assert.equal(slowedDone, false, 'the noisy project is still held back');
+  // and then answered, not refused: the brake slows, it does not block
+  assert.equal((await slowed).status, 201);
 });
 
 test('PostgreSQL: every statement has DATABASE_STATEMENT_TIMEOUT_MS (503 to the client), and a cancelled search stops in the server', async () => {

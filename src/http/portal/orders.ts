@@ -102,6 +102,7 @@ export const orderRoutes = (kit: Kit) => async (app: FastifyInstance) => {
       );
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500) throw err;
+      if (err.byLimit) req.refusedByLimit = true;
       error = `${err.type}: ${err.message}`;
     }
     const opt = (v: string, label: string, cur: string) =>

@@ -8,7 +8,7 @@ import type { ReportRow } from '../../store/reporting/search.ts';
 import { planSearch, type SearchInput, type SearchPlan } from './search.ts';
 import type { SearchAfter } from '../../domain/sort.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
-import { takeShare } from '../platform/fair-share.ts';
+import { takeReportShare } from '../platform/fair-share.ts';
 import { guardedReport } from './report-guard.ts';
 
 /**
@@ -191,7 +191,7 @@ export function orderReport(
   const filename = `orders-${now.toISOString().slice(0, 10)}.csv`;
   const source = ctx.replica;
   // the project's share of reports (429 beyond it), held until the download ends however it ends
-  const release = takeShare(ctx, 'report', project.id);
+  const release = takeReportShare(ctx, project.id);
   let stream: Readable;
   try {
     stream =

@@ -20,7 +20,7 @@ import { renderOrder } from '../payments/order-view.ts';
 import type { OrderView } from '../../domain/schemas/order.ts';
 import type { EventRow, OrderRow, ProjectRow } from '../../domain/entities.ts';
 import { openHolderNames } from '../vault/holder-names.ts';
-import { takeShare } from '../platform/fair-share.ts';
+import { takeSearchShare } from '../platform/fair-share.ts';
 import type { ProjectId } from '../../domain/ids.ts';
 
 /** The body of POST /v1/search/orders/ (after schema validation). */
@@ -49,7 +49,10 @@ export interface SearchPlan {
 
 /** A QueryError is the merchant's mistake: a ValidationError naming the request member (query, sort, search_after). */
 function toValidationError(err: unknown): unknown {
-  return err instanceof QueryError ? new ApiError('ValidationError', err.message, err.param) : err;
+  if (!(err instanceof QueryError)) return err;
+  const api = new ApiError('ValidationError', err.message, err.param);
+  if (err.tooCostly) api.byLimit = true;
+  return api;
 }
 
 const DEEP_PAGING = 'to page further use search_after: send "-1" first, then the search_after of each response';
@@ -104,8 +107,8 @@ export interface SearchResult {
 export async function searchOrders(ctx: Ctx, project: ProjectRow, input: SearchInput, signal?: AbortSignal): Promise<SearchResult> {
   const plan = planSearch(project.id, input, { maxCost: ctx.config.limits.maxQueryCost });
   const size = plan.size ?? DEFAULT_SIZE;
-  // the project's share of searches (429 beyond it); a client that goes away cancels its statements
-  const release = takeShare(ctx, 'search', project.id);
+  // the project's share of searches (it waits in line, 429 beyond); a client that goes away cancels its statements
+  const release = await takeSearchShare(ctx, project.id, signal);
   try {
     const db = ctx.replica;
     const cancellable = <T>(fn: (q: Queryable) => Promise<T>) => (signal && db.withCancel ? db.withCancel(signal, fn) : fn(db));
