@@ -1,6 +1,7 @@
 // The search seed and the CSV report of POST /v1/search/orders/, black-box through the API: the
 // seeded orders and their money rules, and the CSV parsed back against the JSON API, written by
 // both writers. The query language and paging: search.test.ts.
+import { SPEC_COLUMNS } from '../helpers/spec-columns.ts';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse } from 'csv-parse/sync';
@@ -149,31 +150,6 @@ async function csv(body: Record<string, unknown>, key?: string) {
     header: parse(res.text, { to_line: 1 })[0] as string[],
   };
 }
-
-const SPEC_COLUMNS = [
-  'id',
-  'merchant_order_id',
-  'created',
-  'completed',
-  'currency',
-  'amount',
-  'status',
-  'transaction.id',
-  'transaction.status',
-  'transaction.payment_method',
-  'transaction.payment_method_brand',
-  'transaction.amount_with_decimals',
-  'transaction.credit_debit',
-  'transaction.refund_of_transaction_id',
-  'transaction.payment_method_details.truncated_pan',
-  'transaction.settlement_currency',
-  'transaction.settlement_amount',
-  'transaction.fee_currency',
-  'transaction.fee_amount',
-  'customer.merchant_customer_id',
-  'merchant_id',
-  'project_id',
-];
 
 test('the CSV report parses back into the same values as the JSON API', async () => {
   const { res, rows, header } = await csv({ query: '*', sort: 'created asc' });
