@@ -88,9 +88,10 @@ export async function isoLink({ topo, sql, check, ledgerCheck, lost }: IsoDeps):
   // the surviving nodes' workers recover what the killed node left in flight
   const inFlight = async () =>
     (
-      await sql<{ n: number }>("SELECT count(*)::int AS n FROM acquirer_attempts WHERE project_id = $1 AND status IN ('processing', 'unknown')", [
-        live.project_id,
-      ])
+      await sql<{ n: number }>(
+        "SELECT count(*)::int AS n FROM acquirer_attempts WHERE project_id = $1 AND status IN ('processing', 'unknown')",
+        [live.project_id],
+      )
     )[0].n;
   await until('no attempt left in flight', async () => (await inFlight()) === 0, 120_000, 500);
   check(true, 'no attempt left processing after recovery');
@@ -103,9 +104,13 @@ export async function isoLink({ topo, sql, check, ledgerCheck, lost }: IsoDeps):
     [acked],
   );
   const byStatus = Object.fromEntries(states.map((s) => [s.status, s.n]));
+  const [{ reversed }] = await sql<{ reversed: number }>(
+    "SELECT count(*)::int AS reversed FROM acquirer_attempts WHERE project_id = $1 AND kind = 'reversal' AND status = 'succeeded'",
+    [live.project_id],
+  );
   check(
     !byStatus.processing && !byStatus.pending,
-    `every live payment settled: ${JSON.stringify(byStatus)} (declined: an authorization the killed node left unanswered, reversed)`,
+    `every live payment settled: ${JSON.stringify(byStatus)}; ${reversed} authorizations left unanswered reversed by the recovery`,
   );
 
   // the host's journal: every request on its own STAN of the day

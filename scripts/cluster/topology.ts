@@ -308,7 +308,15 @@ export class Topology {
     this.ports.host = await freePort();
     this.ports.hostAdmin = await freePort();
     const dir = join(this.dir, 'host');
-    const args = ['acquirer-host', '--port', String(this.ports.host), '--admin-port', String(this.ports.hostAdmin), '--settlement-dir', dir];
+    const args = [
+      'acquirer-host',
+      '--port',
+      String(this.ports.host),
+      '--admin-port',
+      String(this.ports.hostAdmin),
+      '--settlement-dir',
+      dir,
+    ];
     this.start('acquirer-host', process.execPath, [join(ROOT, 'bin/tender.mjs'), ...args], { ...process.env, TENDER_RUN: 'src' });
     await until('the acquiring host', async () => this.logOf('acquirer-host').includes('listening on'), 60_000);
     return { url: `iso8583://127.0.0.1:${this.ports.host}`, adminPort: this.ports.hostAdmin, dir };

@@ -101,7 +101,7 @@ async function flow(i: number) {
   const kind = i % 10;
   if (kind === 9) {
     count('decline');
-    const o = await payOrder(t, { amount }, { pan: DECLINES[(i / 10) % DECLINES.length | 0], ...key() });
+    const o = await payOrder(t, { amount }, { pan: DECLINES[((i / 10) % DECLINES.length) | 0], ...key() });
     assert.notEqual(o.transactions[0].status, 'accepted');
     return;
   }
@@ -138,7 +138,8 @@ test(`${OPS} operations through a faulty host killed ${KILLS} times: lost author
   const kills: number[] = [];
   const hits: Record<string, number> = {};
   const addHits = async () => {
-    for (const [k, v] of Object.entries(JSON.parse(await host.admin('stats')).faults.hits as Record<string, number>)) hits[k] = (hits[k] ?? 0) + v;
+    for (const [k, v] of Object.entries(JSON.parse(await host.admin('stats')).faults.hits as Record<string, number>))
+      hits[k] = (hits[k] ?? 0) + v;
   };
   let next = 0;
   const workers = Array.from({ length: WORKERS }, async () => {
@@ -270,7 +271,14 @@ test(`${OPS} operations through a faulty host killed ${KILLS} times: lost author
       lost_authorizations_reversed: lost,
       tender_journal: tally(tender.map((m) => `${m.kind} ${m.response_code}`)),
       host_answers: tally(journal.map((e) => `${e.request.mti} ${e.answer.fields[39]}`)),
-      payments: tally((await t.db.query<{ s: string }>('SELECT t.status AS s FROM transactions t JOIN orders o ON o.id = t.order_id WHERE o.project_id = $1', [live.project_id])).map((x) => x.s)),
+      payments: tally(
+        (
+          await t.db.query<{ s: string }>(
+            'SELECT t.status AS s FROM transactions t JOIN orders o ON o.id = t.order_id WHERE o.project_id = $1',
+            [live.project_id],
+          )
+        ).map((x) => x.s),
+      ),
       reconcile: { matches: r.matches.length, reversed_on_both_sides: r.cancelled },
       host_stats_after_restart: after,
     }),

@@ -277,7 +277,8 @@ test('a restarted host remembers from its journal: holds, answers given and STAN
 test('fault rates roll on a seeded generator: the same seed, the same faults; delay-rate delays a share of the answers', () => {
   const run = (seed: string) => {
     const f = noFaults();
-    for (const line of [`seed ${seed}`, 'drop-rate 0.2', 'cut-rate 0.1', 'delay 100', 'delay-rate 0.3']) assert.equal(applyFaultLine(f, line), 'ok');
+    for (const line of [`seed ${seed}`, 'drop-rate 0.2', 'cut-rate 0.1', 'delay 100', 'delay-rate 0.3'])
+      assert.equal(applyFaultLine(f, line), 'ok');
     return Array.from({ length: 200 }, () => `${take(f, 'cut') ? 'c' : ''}${take(f, 'drop') ? 'd' : ''}${delayOf(f) ? 'l' : ''}`).join(',');
   };
   assert.equal(run('42'), run('42'));

@@ -332,7 +332,8 @@ test('a length header above 8192 breaks the stream: logged, the payment in fligh
         const fields: Record<number, string> = { 7: m.fields[7], 11: m.fields[11], 39: '00' };
         for (const k of [41, 70]) if (m.fields[k]) fields[k] = m.fields[k];
         if (m.mti === '0800') s.write(frame(encode({ mti: '0810', fields })));
-        else if (n === 1) s.write(Buffer.from([0x20, 0x01, 0x30, 0x32])); // 8193: no message is that long
+        else if (n === 1)
+          s.write(Buffer.from([0x20, 0x01, 0x30, 0x32])); // 8193: no message is that long
         else s.write(frame(encode({ mti: '0210', fields })));
       }
     });

@@ -25,7 +25,12 @@ export interface HostEntry {
 }
 
 const masked = (m: Message): Message =>
-  m.fields[2] ? { ...m, fields: { ...m.fields, 2: `${m.fields[2].slice(0, 6)}${'*'.repeat(Math.max(0, m.fields[2].length - 10))}${m.fields[2].slice(-4)}` } } : m;
+  m.fields[2]
+    ? {
+        ...m,
+        fields: { ...m.fields, 2: `${m.fields[2].slice(0, 6)}${'*'.repeat(Math.max(0, m.fields[2].length - 10))}${m.fields[2].slice(-4)}` },
+      }
+    : m;
 
 export function appendHostJournal(dir: string, e: HostEntry) {
   appendFileSync(join(dir, HOST_JOURNAL), JSON.stringify({ ...e, request: masked(e.request) }) + '\n');
@@ -59,7 +64,11 @@ export function repairSettlement(dir: string, entries: HostEntry[], header: stri
   }
   let added = 0;
   for (const [file, lines] of byFile) {
-    const have = existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter((x) => x.trim()).length - 1 : -1;
+    const have = existsSync(file)
+      ? readFileSync(file, 'utf8')
+          .split('\n')
+          .filter((x) => x.trim()).length - 1
+      : -1;
     const missing = lines.slice(Math.max(0, have));
     if (!missing.length) continue;
     appendFileSync(file, (have < 0 ? header + '\n' : '') + missing.map((l) => row(l) + '\n').join(''));

@@ -75,7 +75,8 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     const entries = readHostJournal(dir);
     for (const e of entries) book.replay(e);
     const repaired = repairSettlement(dir, entries, SETTLEMENT_HEADER, rowOf);
-    if (entries.length) log(`journal replayed: ${entries.length} requests${repaired ? `, ${repaired} settlement lines written again` : ''}`);
+    if (entries.length)
+      log(`journal replayed: ${entries.length} requests${repaired ? `, ${repaired} settlement lines written again` : ''}`);
   }
   const sockets = new Set<net.Socket>();
   const adminSockets = new Set<net.Socket>();
