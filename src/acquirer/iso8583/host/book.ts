@@ -2,7 +2,6 @@ import { randomInt } from 'node:crypto';
 import { decideAuthorization } from '../../simulator/index.ts';
 import { answerMti, type Message } from '../codec.ts';
 import { expiryFromField, NETWORK, parseOriginalData, PROCESSING, currencyFromField } from '../fields.ts';
-import type { HostEntry, HostResult } from './journal.ts';
 
 /**
  * The simulated acquiring host's book: what each request decides, the authorizations it holds
@@ -22,6 +21,18 @@ export interface SettledLine {
   amount: number;
   currency: string;
   authorization_code: string;
+}
+
+/** What became of a financial request: decided, answered as before, or refused on a used STAN. */
+export type HostResult = 'decided' | 'retransmission' | 'collision';
+
+/** One request with its answer, as the host's journal (journal.ts) keeps it. */
+export interface HostEntry {
+  at: string;
+  result: HostResult;
+  request: Message;
+  answer: Message;
+  settled: SettledLine[];
 }
 
 /** A financial request the host approved, findable by what field 90 of a later message names. */

@@ -1,7 +1,8 @@
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Message } from '../codec.ts';
-import type { SettledLine } from './book.ts';
+import type { HostEntry, SettledLine } from './book.ts';
+export type { HostEntry } from './book.ts';
 
 /**
  * The simulated host's journal, `host-journal.jsonl` in its settlement directory: one line per
@@ -12,17 +13,7 @@ import type { SettledLine } from './book.ts';
  * kept masked (first six, last four).
  */
 
-export const HOST_JOURNAL = 'host-journal.jsonl';
-
-export type HostResult = 'decided' | 'retransmission' | 'collision';
-
-export interface HostEntry {
-  at: string;
-  result: HostResult;
-  request: Message;
-  answer: Message;
-  settled: SettledLine[];
-}
+const HOST_JOURNAL = 'host-journal.jsonl';
 
 const masked = (m: Message): Message =>
   m.fields[2]
