@@ -95,7 +95,9 @@ export class Client {
     while (Date.now() < until) {
       const res = await this.once(method, path, body, { authorization: this.auth(), ...idem });
       if (expect.includes(res.status)) return res;
-      if (res.status !== 0 && res.status !== 503 && res.status !== 502)
+      // the same key still held by a request a killed node was serving: retry later, as the answer says
+      const held = res.status === 409 && res.body?.error?.type === 'IdempotencyError';
+      if (res.status !== 0 && res.status !== 503 && res.status !== 502 && !held)
         throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
       await new Promise((r) => setTimeout(r, 250));
     }

@@ -8,6 +8,7 @@ import { Topology, freePort, sleep, until } from './topology.ts';
 import { Client, Receiver, loop, newFigures, order, type Figures } from './load.ts';
 import { Formation } from './failover.ts';
 import { measure, postmasterPid, type Capacity } from './capacity.ts';
+import { isoLink } from './iso.ts';
 import { join } from 'node:path';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -457,8 +458,9 @@ try {
   console.log(
     `primary :${topo.ports.primary}, replica :${topo.ports.replica}, pgbouncer :${topo.ports.bouncer}, haproxy :${topo.ports.haproxy}, nodes ${ports.map((p) => `:${p}`).join(' ')}`,
   );
-  const only = process.env.CLUSTER_ONLY; // one scenario while working on it: jobs, rolling, pgbouncer, failover
+  const only = process.env.CLUSTER_ONLY; // one scenario while working on it: jobs, iso, rolling, pgbouncer, failover
   if (!only || only === 'jobs') await jobsOnEveryNode();
+  if (!only || only === 'iso') rows.push(await isoLink({ topo, sql, check, ledgerCheck: () => ledgerCheck(), lost }));
   if (!only || only === 'rolling') await rollingRestart();
   if (!only || only === 'capacity') await capacityFigures();
   if (!only || only === 'pgbouncer') suiteThroughPgBouncer();

@@ -15,10 +15,11 @@ export interface HostProcess {
   stop(): void;
 }
 
-export async function startHostProcess(settlementDir: string, args: string[] = []): Promise<HostProcess> {
+/** `port`: a fixed one, to start the host again where the links look for it after a kill. */
+export async function startHostProcess(settlementDir: string, args: string[] = [], port = 0): Promise<HostProcess> {
   const child = spawn(
     process.execPath,
-    [BIN, 'acquirer-host', '--port', '0', '--admin-port', '0', '--settlement-dir', settlementDir, ...args],
+    [BIN, 'acquirer-host', '--port', String(port), '--admin-port', '0', '--settlement-dir', settlementDir, ...args],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, LOG_LEVEL: 'warn' },
@@ -34,7 +35,7 @@ export async function startHostProcess(settlementDir: string, args: string[] = [
   });
   const m = /iso8583:\/\/127\.0\.0\.1:(\d+) \(admin 127\.0\.0\.1:(\d+)\)/.exec(line);
   assert.ok(m, line);
-  const port = Number(m[1]);
+  port = Number(m[1]);
   const adminPort = Number(m[2]);
   return {
     child,

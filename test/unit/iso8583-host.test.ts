@@ -1,12 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decode, Deframer, encode, frame, type Message } from '../../src/acquirer/iso8583/codec.ts';
 import { expiryField, originalData, PROCESSING, secureField, transmissionTime } from '../../src/acquirer/iso8583/fields.ts';
 import { startHost, SETTLEMENT_HEADER } from '../../src/acquirer/iso8583/host/server.ts';
+import { applyFaultLine, delayOf, noFaults, take } from '../../src/acquirer/iso8583/host/faults.ts';
 
 /** A bare terminal: one socket, requests written, answers collected in order. */
 async function terminal(port: number) {
@@ -204,4 +205,91 @@ test('fault switches: refused sign-on, dropped, doubled and delayed answers, a c
     t.end();
     await host.close();
   }
+});
+
+test('a restarted host remembers from its journal: holds, answers given and STANs used; lines a kill cut off are written', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'host-'));
+  const signOn = async (t: Awaited<ReturnType<typeof terminal>>) => {
+    t.send(req('0800', { 70: '001' }));
+    assert.equal((await t.next()).fields[39], '00');
+  };
+  let host = await startHost({ port: 0, settlementDir: dir });
+  let t = await terminal(host.port);
+  try {
+    await signOn(t);
+    const sale = card('4111111111111111', 1000);
+    t.send(sale);
+    const sold = await t.next();
+    const pre = card('4111111111111111', 900, '0100');
+    t.send(pre);
+    const held = await t.next();
+    assert.deepEqual([sold.fields[39], held.fields[39]], ['00', '00']);
+    t.end();
+    await host.close();
+
+    host = await startHost({ port: 0, settlementDir: dir });
+    t = await terminal(host.port);
+    await signOn(t);
+    // the hold is still there to complete; the sale asked again gets its first answer, settled once
+    t.send(req('0220', { 4: '900', 37: 'RRNCAPR', 90: ref(pre) }));
+    const cap = await t.next();
+    assert.deepEqual([cap.fields[39], cap.fields[38]], ['00', held.fields[38]]);
+    t.send(sale);
+    assert.deepEqual(await t.next(), sold);
+    // another request on a STAN used before the restart is a collision
+    t.send({ ...card('4111111111111111', 5), fields: { ...card('4111111111111111', 5).fields, 11: pre.fields[11] } });
+    assert.equal((await t.next()).fields[39], '94');
+    assert.deepEqual([host.book.stats.retransmissions, host.book.stats.collisions], [1, 1]);
+    t.end();
+    await host.close();
+
+    // the journal keeps no full PAN; a settlement line lost to a kill after the journal write comes back at start
+    const journal = readFileSync(join(dir, 'host-journal.jsonl'), 'utf8');
+    assert.doesNotMatch(journal, /4111111111111111/);
+    assert.match(journal, /411111\*{6}1111/);
+    assert.deepEqual(
+      journal
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).result),
+      ['decided', 'decided', 'decided', 'retransmission', 'collision'],
+    );
+    const file = join(dir, `settlement-${new Date().toISOString().slice(0, 10)}.csv`);
+    const full = readFileSync(file, 'utf8');
+    writeFileSync(file, full.trim().split('\n').slice(0, -1).join('\n') + '\n');
+    host = await startHost({ port: 0, settlementDir: dir });
+    assert.equal(readFileSync(file, 'utf8'), full);
+    assert.deepEqual(
+      full
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((l) => l.split(',')[4]),
+      ['sale', 'completion'],
+    );
+  } finally {
+    t.end();
+    await host.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('fault rates roll on a seeded generator: the same seed, the same faults; delay-rate delays a share of the answers', () => {
+  const run = (seed: string) => {
+    const f = noFaults();
+    for (const line of [`seed ${seed}`, 'drop-rate 0.2', 'cut-rate 0.1', 'delay 100', 'delay-rate 0.3'])
+      assert.equal(applyFaultLine(f, line), 'ok');
+    return Array.from({ length: 200 }, () => `${take(f, 'cut') ? 'c' : ''}${take(f, 'drop') ? 'd' : ''}${delayOf(f) ? 'l' : ''}`).join(',');
+  };
+  assert.equal(run('42'), run('42'));
+  assert.notEqual(run('42'), run('43'));
+  const hits = run('7').split(',');
+  const share = (c: string) => hits.filter((h) => h.includes(c)).length / hits.length;
+  // 200 rolls: each share lands near its rate
+  assert.ok(share('d') > 0.08 && share('d') < 0.35, `drop ${share('d')}`);
+  assert.ok(share('l') > 0.15 && share('l') < 0.45, `delay ${share('l')}`);
+  assert.match(applyFaultLine(noFaults(), 'delay-rate 2'), /^error delay-rate takes a probability/);
+  const f = noFaults();
+  applyFaultLine(f, 'delay 50');
+  assert.equal(delayOf(f), 50, 'without delay-rate every answer is delayed');
 });

@@ -271,3 +271,83 @@ test('operations: the same operation id is the same message; a lost authorizatio
     await host.close();
   }
 });
+
+test('bad input among good answers: each is logged and dropped, the payments in flight get their own answers, no reconnect', async () => {
+  // a host that, before each financial answer, sends an unknown MTI, a field out of its charset, an
+  // answer to a STAN never sent, and an answer of the wrong type to the STAN asked; then the answer
+  const server = net.createServer((s) => {
+    const d = new Deframer();
+    s.on('data', (c) => {
+      for (const b of d.push(c)) {
+        const m = decode(b);
+        const fields: Record<number, string> = { 7: m.fields[7], 11: m.fields[11], 39: '00' };
+        for (const n of [41, 70]) if (m.fields[n]) fields[n] = m.fields[n];
+        if (m.mti === '0800') {
+          s.write(frame(encode({ mti: '0810', fields })));
+          continue;
+        }
+        const good = encode({ mti: '0210', fields });
+        const badField = Buffer.from(good);
+        badField.write('A', 12, 'latin1'); // the first byte of field 7 (n10): not a digit
+        s.write(
+          Buffer.concat([
+            frame(Buffer.from('0999' + 'x'.repeat(20))), // unknown MTI
+            frame(badField),
+            frame(encode({ mti: '0210', fields: { ...fields, 11: '999999' } })), // a STAN never sent
+            frame(encode({ mti: '0110', fields })), // the STAN asked, but not the answer to a 0200
+            frame(good),
+          ]),
+        );
+      }
+    });
+    s.on('error', () => {});
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { link, warnings } = open(`iso8583://127.0.0.1:${(server.address() as net.AddressInfo).port}`);
+  try {
+    const answers = await Promise.all(Array.from({ length: 5 }, () => link.request(sale())));
+    assert.deepEqual(
+      answers.map((a) => a.fields[39]),
+      ['00', '00', '00', '00', '00'],
+    );
+    const s = link.state();
+    assert.equal(s.dropped_messages, 20, 'four bad messages per payment, each counted');
+    assert.deepEqual([s.reconnects, s.connected, s.signed_on, s.in_flight], [0, true, true, 0]);
+    assert.equal(warnings.filter((w) => /malformed message/.test(w)).length, 10);
+    assert.equal(warnings.filter((w) => /answer to no pending request/.test(w)).length, 10);
+  } finally {
+    await link.close();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+});
+
+test('a length header above 8192 breaks the stream: logged, the payment in flight is unknown, the link reconnects and goes on', async () => {
+  let connections = 0;
+  const server = net.createServer((s) => {
+    const n = ++connections;
+    const d = new Deframer();
+    s.on('data', (c) => {
+      for (const b of d.push(c)) {
+        const m = decode(b);
+        const fields: Record<number, string> = { 7: m.fields[7], 11: m.fields[11], 39: '00' };
+        for (const k of [41, 70]) if (m.fields[k]) fields[k] = m.fields[k];
+        if (m.mti === '0800') s.write(frame(encode({ mti: '0810', fields })));
+        else if (n === 1)
+          s.write(Buffer.from([0x20, 0x01, 0x30, 0x32])); // 8193: no message is that long
+        else s.write(frame(encode({ mti: '0210', fields })));
+      }
+    });
+    s.on('error', () => {});
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { link, warnings } = open(`iso8583://127.0.0.1:${(server.address() as net.AddressInfo).port}`);
+  try {
+    await assert.rejects(link.request(sale()), (e) => e instanceof LinkUnknown && /connection to the acquirer was lost/.test(e.message));
+    assert.ok(warnings.some((w) => /broken stream/.test(w)));
+    await until('signed on again', () => link.state().signed_on && connections === 2);
+    assert.equal((await link.request(sale())).fields[39], '00');
+  } finally {
+    await link.close();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+});

@@ -23,6 +23,18 @@ export interface SettledLine {
   authorization_code: string;
 }
 
+/** What became of a financial request: decided, answered as before, or refused on a used STAN. */
+export type HostResult = 'decided' | 'retransmission' | 'collision';
+
+/** One request with its answer, as the host's journal (journal.ts) keeps it. */
+export interface HostEntry {
+  at: string;
+  result: HostResult;
+  request: Message;
+  answer: Message;
+  settled: SettledLine[];
+}
+
 /** A financial request the host approved, findable by what field 90 of a later message names. */
 interface Held {
   kind: 'preauth' | 'sale' | 'completion' | 'refund';
@@ -45,6 +57,8 @@ export interface BookOptions {
   holdMs: number;
   /** receives every settled line as it happens */
   settle: (line: SettledLine) => void;
+  /** hears of each financial request with its answer before its settlement lines are written (the host's journal) */
+  record?: (e: HostEntry) => void;
   now?: () => Date;
 }
 
@@ -64,11 +78,39 @@ export class Book {
   /** STANs in use per terminal and day (MMDD): a second request with a used STAN is a collision */
   private used = new Set<string>();
   readonly stats = { requests: 0, retransmissions: 0, collisions: 0, settled: 0 };
+  /** the settlement lines of the request being decided, handed out after it is journaled */
+  private lines: SettledLine[] = [];
+  /** the journal entry being replayed at start: its time, approval code and decision stand */
+  private replaying?: HostEntry;
 
   constructor(private opts: BookOptions) {}
 
   private now() {
+    if (this.replaying) return new Date(this.replaying.at);
     return this.opts.now?.() ?? new Date();
+  }
+
+  private authCode() {
+    return this.replaying?.answer.fields[38]?.trim() || authCode();
+  }
+
+  /** Replays one journal entry at start: the book holds and remembers what it did before, and writes nothing. */
+  replay(e: HostEntry) {
+    this.replaying = e;
+    try {
+      this.answer(e.request);
+    } finally {
+      this.replaying = undefined;
+    }
+  }
+
+  /** The journal first, then the settlement lines: a kill between the two is repaired at start. */
+  private done(m: Message, answer: Message, result: HostResult): Message {
+    const settled = this.lines.splice(0);
+    if (this.replaying) return answer;
+    this.opts.record?.({ at: this.now().toISOString(), result, request: m, answer, settled });
+    for (const l of settled) this.opts.settle(l);
+    return answer;
   }
 
   /** The answer to one request. Network messages are answered by the server (sign-on state). */
@@ -84,18 +126,18 @@ export class Book {
     const before = this.answers.get(`${terminal}|${stan}|${sent}|${fingerprint}`);
     if (before) {
       this.stats.retransmissions++;
-      return before;
+      return this.done(m, before, 'retransmission');
     }
     const day = `${terminal}|${stan}|${sent.slice(0, 4)}`;
     if (this.used.has(day)) {
       // another request already used this STAN today on this terminal: never decide twice on one STAN
       this.stats.collisions++;
-      return code39(m, '94');
+      return this.done(m, code39(m, '94'), 'collision');
     }
     this.used.add(day);
     const out = this.decide(m, terminal, stan, sent);
     this.answers.set(`${terminal}|${stan}|${sent}|${fingerprint}`, out);
-    return out;
+    return this.done(m, out, 'decided');
   }
 
   private decide(m: Message, terminal: string, stan: string, sent: string): Message {
@@ -127,7 +169,7 @@ export class Book {
       if (!orig || (orig.kind !== 'sale' && orig.kind !== 'completion') || orig.state !== 'settled') return code39(m, '25');
       if (amount <= 0 || amount > orig.open) return code39(m, '13');
       orig.open -= amount;
-      const done: Held = { ...base, kind: 'refund', amount, open: amount, authCode: authCode(), state: 'settled', expires: 0 };
+      const done: Held = { ...base, kind: 'refund', amount, open: amount, authCode: this.authCode(), state: 'settled', expires: 0 };
       this.keep(terminal, stan, sent, done);
       this.line(done, 'refund');
       return code39(m, '00', { 38: done.authCode });
@@ -136,11 +178,12 @@ export class Book {
     const pan = m.fields[2] ?? '';
     const expiry = m.fields[14] ? expiryFromField(m.fields[14]) : '';
     if (!pan || !expiry) return code39(m, '30');
-    const decision = decideAuthorization({ pan, expiry }, this.now());
+    // replayed: the decision made then (the journal keeps no full PAN to decide again)
+    const decision = this.replaying ? undefined : decideAuthorization({ pan, expiry }, this.now());
     // the late-decline card has no later answer on a host: it declines at once
-    const code = decision.status === 'processing' ? '05' : decision.response_code;
+    const code = !decision ? this.replaying!.answer.fields[39] : decision.status === 'processing' ? '05' : decision.response_code;
     if (code !== '00') return code39(m, code);
-    const approval = authCode();
+    const approval = this.authCode();
     const held: Held =
       m.mti === '0100'
         ? {
@@ -191,7 +234,7 @@ export class Book {
   private line(h: Pick<Held, 'terminal' | 'rrn' | 'stan' | 'amount' | 'currency' | 'authCode'>, type: SettledType) {
     if (h.amount <= 0) return;
     this.stats.settled++;
-    this.opts.settle({
+    this.lines.push({
       date: this.now().toISOString().slice(0, 10),
       terminal: h.terminal,
       rrn: h.rrn,

@@ -6,7 +6,8 @@ import { createInterface } from 'node:readline';
 import { answerMti, decode, Deframer, encode, frame, type Message } from '../codec.ts';
 import { ISO_1987, type Layout } from '../layout.ts';
 import { Book, type SettledLine } from './book.ts';
-import { applyFaultLine, noFaults, take, type Faults } from './faults.ts';
+import { applyFaultLine, delayOf, noFaults, take, type Faults } from './faults.ts';
+import { appendHostJournal, readHostJournal, repairSettlement } from './journal.ts';
 
 /**
  * The simulated acquiring host as a TCP server (TLS when given a certificate): one Book, any
@@ -19,6 +20,7 @@ export interface HostOptions {
   host?: string;
   /** the admin port (0: any free one); absent: no admin listener */
   adminPort?: number;
+  /** settlement files and the host's journal (host-journal.jsonl, read back at start) */
   settlementDir?: string;
   holdMs?: number;
   faults?: Partial<Faults>;
@@ -38,14 +40,15 @@ export interface RunningHost {
 
 export const SETTLEMENT_HEADER = 'date,terminal,rrn,stan,type,amount,currency,authorization_code';
 
+const rowOf = (l: SettledLine) => [l.date, l.terminal, l.rrn, l.stan, l.type, l.amount, l.currency, l.authorization_code].join(',');
+
 /** Appends each settled line at once to settlement-YYYY-MM-DD.csv, so a killed host loses none. */
 function settlementWriter(dir: string | undefined) {
   if (dir) mkdirSync(dir, { recursive: true });
   return (l: SettledLine) => {
     if (!dir) return;
     const file = join(dir, `settlement-${l.date}.csv`);
-    const row = [l.date, l.terminal, l.rrn, l.stan, l.type, l.amount, l.currency, l.authorization_code].join(',');
-    appendFileSync(file, (existsSync(file) ? '' : SETTLEMENT_HEADER + '\n') + row + '\n');
+    appendFileSync(file, (existsSync(file) ? '' : SETTLEMENT_HEADER + '\n') + rowOf(l) + '\n');
   };
 }
 
@@ -61,7 +64,20 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const layout = opts.layout ?? ISO_1987;
   const faults: Faults = { ...noFaults(), ...opts.faults };
   const log = opts.log ?? (() => {});
-  const book = new Book({ holdMs: opts.holdMs ?? 7 * 86_400_000, settle: settlementWriter(opts.settlementDir) });
+  const dir = opts.settlementDir;
+  const book = new Book({
+    holdMs: opts.holdMs ?? 7 * 86_400_000,
+    settle: settlementWriter(dir),
+    record: dir ? (e) => appendHostJournal(dir, e) : undefined,
+  });
+  if (dir) {
+    // a restart: what the host held and answered before is remembered, and lines a kill cut off are written
+    const entries = readHostJournal(dir);
+    for (const e of entries) book.replay(e);
+    const repaired = repairSettlement(dir, entries, SETTLEMENT_HEADER, rowOf);
+    if (entries.length)
+      log(`journal replayed: ${entries.length} requests${repaired ? `, ${repaired} settlement lines written again` : ''}`);
+  }
   const sockets = new Set<net.Socket>();
   const adminSockets = new Set<net.Socket>();
 
@@ -113,7 +129,8 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
           send(answer);
           if (twice) send(answer);
         };
-        if (faults.delayMs > 0) setTimeout(deliver, faults.delayMs).unref();
+        const delay = delayOf(faults);
+        if (delay > 0) setTimeout(deliver, delay).unref();
         else deliver();
       }
     });
