@@ -60,7 +60,8 @@ export function captureLines(
   for (const [i, r] of requested.entries()) {
     const at = `order_lines[${i}]`;
     const id = r.merchant_order_line_id;
-    if (typeof id !== 'string' || id === '') return { field: `${at}.merchant_order_line_id`, message: 'merchant_order_line_id is required' };
+    if (typeof id !== 'string' || id === '')
+      return { field: `${at}.merchant_order_line_id`, message: 'merchant_order_line_id is required' };
     const line = byId.get(id);
     if (!line) return { field: `${at}.merchant_order_line_id`, message: `the order has no order line ${id}` };
     if (seen.has(id)) return { field: `${at}.merchant_order_line_id`, message: `order line ${id} is named twice` };

@@ -38,7 +38,12 @@ async function authorizedKlarna() {
   const res = await t.api(
     'POST',
     '/v1/orders/',
-    validOrder({ amount: 2995, webhook_url: 'https://shop.example/hook', order_lines: bnplLines, transactions: [{ payment_method: 'klarna-pay-later' }] }),
+    validOrder({
+      amount: 2995,
+      webhook_url: 'https://shop.example/hook',
+      order_lines: bnplLines,
+      transactions: [{ payment_method: 'klarna-pay-later' }],
+    }),
   );
   assert.equal(res.status, 201, res.text);
   await sandboxCustomer(t).choose(res.body, 'paid');
@@ -147,7 +152,12 @@ test('the rest after a capture per line: captured whole, voided, or lapsed with 
   );
   assert.equal(made.status, 201, made.text);
   await sandboxCustomer(t).choose(made.body, 'paid');
-  const part = await t.api('POST', `${m.txnPath(made.body)}/captures/`, { order_lines: [{ merchant_order_line_id: 'mug', quantity: 1 }] }, { key: shop.api_key });
+  const part = await t.api(
+    'POST',
+    `${m.txnPath(made.body)}/captures/`,
+    { order_lines: [{ merchant_order_line_id: 'mug', quantity: 1 }] },
+    { key: shop.api_key },
+  );
   assert.equal(part.status, 201, part.text);
   assert.equal((await m.runJobs('P5DT1M', shop.api_key)).status, 200);
   await eventually(async () =>

@@ -103,7 +103,7 @@ export const operationRoutes =
           description:
             'No body: captures all that remains of the authorization (after partial voids and earlier captures). ' +
             'With `{"order_lines": [{"merchant_order_line_id": "1", "quantity": 1}]}`: captures those order lines of the order ' +
-            '(`quantity` defaults to all of the line not yet captured; other members, if sent, must be the order line\'s), ' +
+            "(`quantity` defaults to all of the line not yet captured; other members, if sent, must be the order line's), " +
             'for what they cost; the rest stays capturable. Answers the capture order, which lists the lines it took.',
           params: TransactionParams,
           response: { 201: movement('capture', 'credit', 1995), ...errors },
@@ -114,7 +114,13 @@ export const operationRoutes =
         reply
           .code(201)
           .send(
-            await captureTransaction(ctx, req.project, req.params.order_id, req.params.transaction_id, req.body as CaptureInput | undefined),
+            await captureTransaction(
+              ctx,
+              req.project,
+              req.params.order_id,
+              req.params.transaction_id,
+              req.body as CaptureInput | undefined,
+            ),
           ),
     );
 

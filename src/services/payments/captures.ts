@@ -40,7 +40,8 @@ function captureRequest(project: ProjectRow, orderId: OrderId, txnId: string, so
     lock: async (q) => {
       const rows = await lockPaymentRows(q, project.id, orderId, txnId);
       // the captures that took (or are taking) money, read under the payment's lock
-      if (rows && (input.order_lines || rows.reserved.capture)) earlier = (await attemptsOf(q, project.id, rows.txn.id)).filter((a) => a.kind === 'capture' && a.status !== 'failed');
+      if (rows && (input.order_lines || rows.reserved.capture))
+        earlier = (await attemptsOf(q, project.id, rows.txn.id)).filter((a) => a.kind === 'capture' && a.status !== 'failed');
       return rows;
     },
     decide: (rows, now) => {
@@ -60,12 +61,24 @@ function captureDecision({ order, txn, reserved }: PaymentRows, now: Date, earli
   // the same request again while a full capture is in flight; one per order line leaves the rest to take
   if (reserved.capture && earlier.some((a) => inFlight(a) && !a.request.order_lines)) return { same: true, amount: 0, kinds: [], max: 0 };
   const amount = remaining - (reserved.void ?? 0) - (reserved.capture ?? 0);
-  if (amount <= 0) throw new ApiError('CanNotCaptureTransaction', 'nothing is left to capture: a void or capture of the rest is in progress');
-  return { amount, kinds: ['capture', 'void'], max: remaining, of: txn.authorized_amount, earlier: txn.captured_amount + (reserved.capture ?? 0) };
+  if (amount <= 0)
+    throw new ApiError('CanNotCaptureTransaction', 'nothing is left to capture: a void or capture of the rest is in progress');
+  return {
+    amount,
+    kinds: ['capture', 'void'],
+    max: remaining,
+    of: txn.authorized_amount,
+    earlier: txn.captured_amount + (reserved.capture ?? 0),
+  };
 }
 
 /** A capture per order line: the lines' amount, within what remains; a line unknown or captured already is a 400. */
-function lineDecision(rows: PaymentRows, now: Date, requested: CaptureLineRequest[], earlier: AttemptRow[]): { lines: CapturedLine[]; decision: Decision } {
+function lineDecision(
+  rows: PaymentRows,
+  now: Date,
+  requested: CaptureLineRequest[],
+  earlier: AttemptRow[],
+): { lines: CapturedLine[]; decision: Decision } {
   const { order, txn, reserved } = rows;
   checkCapturable(order, txn, now);
   const captured = capturedQuantities(earlier.map((a) => a.request.order_lines as Record<string, unknown>[] | undefined));
@@ -74,7 +87,10 @@ function lineDecision(rows: PaymentRows, now: Date, requested: CaptureLineReques
   const remaining = remainingAuthorization(txn);
   const left = remaining - (reserved.void ?? 0) - (reserved.capture ?? 0);
   if (r.amount > left)
-    throw new ApiError('CanNotCaptureTransaction', `the order lines named add up to ${r.amount}, above the ${Math.max(0, left)} left to capture`);
+    throw new ApiError(
+      'CanNotCaptureTransaction',
+      `the order lines named add up to ${r.amount}, above the ${Math.max(0, left)} left to capture`,
+    );
   return {
     lines: r.lines,
     decision: {
@@ -162,8 +178,14 @@ export async function expireAuthorization(ctx: Ctx, txnId: string) {
     }
     const remaining = remainingAuthorization(txn);
     // captured in part (per order line): the payment is done with what was captured, the rest released
-    if (txn.captured_amount > 0) await moveTransaction(ctx, q, txn, 'completed', now, { source: 'expiry', patch: { is_capturable: false } });
-    else await moveTransaction(ctx, q, txn, 'expired', now, { reason: 'authorization expired', source: 'expiry', patch: { is_capturable: false } });
+    if (txn.captured_amount > 0)
+      await moveTransaction(ctx, q, txn, 'completed', now, { source: 'expiry', patch: { is_capturable: false } });
+    else
+      await moveTransaction(ctx, q, txn, 'expired', now, {
+        reason: 'authorization expired',
+        source: 'expiry',
+        patch: { is_capturable: false },
+      });
     await book(q, txn, txn, now, releaseLegs(remaining, 'expiry'));
   });
 }
