@@ -35,5 +35,5 @@ export async function payInBrowser(
     const bnpl = (await page.getByRole('button', { name: 'Authorized', exact: true }).count()) > 0;
     await page.getByRole('button', { name: opts.outcome ?? (bnpl ? 'Authorized' : 'Paid'), exact: true }).click();
   }
-  await page.waitForURL(`${opts.returnTo}**`);
+  await page.waitForURL((u) => u.href.startsWith(opts.returnTo));
 }
