@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { startTestService, validOrder, type TestService } from '../helpers/service.ts';
 import { setActiveMethods } from '../../src/services/payments/methods/settings.ts';
 import { checkLedger } from '../../src/services/payments/ledger-check.ts';
-import { METHOD_TABLE, SANDBOX_METHODS, type SandboxMethod } from '../../src/domain/payment-methods.ts';
+import { methodInfo, SANDBOX_METHODS, type SandboxMethod } from '../../src/domain/payment-methods.ts';
 import { bnplLines, csrfIn, sandboxCustomer } from '../helpers/methods.ts';
 import { expectRejectedIn } from '../helpers/rejects.ts';
 import type { Json } from '../helpers/json.ts';
@@ -34,7 +34,7 @@ const get = async (id: string) => (await api('GET', `/v1/orders/${id}/`)).body;
 
 /** An order of the method within all its rules: its first currency, a country it serves, order lines for BNPL. */
 const orderOf = (method: SandboxMethod, over: Record<string, unknown> = {}) => {
-  const info = METHOD_TABLE[method];
+  const info = methodInfo(method);
   return validOrder({
     amount: 2995,
     currency: info.currencies[0] ?? 'EUR',
@@ -52,7 +52,7 @@ async function create(method: SandboxMethod, over: Record<string, unknown> = {})
   return res.body;
 }
 
-const pageMethods = SANDBOX_METHODS.filter((m) => ['redirect', 'bnpl'].includes(METHOD_TABLE[m].kind));
+const pageMethods = SANDBOX_METHODS.filter((m) => ['redirect', 'bnpl'].includes(methodInfo(m).kind));
 const byMethod = new Map<string, string[]>();
 const made = (method: string, id: string) => byMethod.set(method, [...(byMethod.get(method) ?? []), id]);
 
@@ -64,7 +64,7 @@ test('each outcome of each method with a sandbox page sends one webhook per stat
     ['failed', 'error', ['error']],
   ];
   for (const method of pageMethods) {
-    const bnpl = METHOD_TABLE[method].kind === 'bnpl';
+    const bnpl = methodInfo(method).kind === 'bnpl';
     for (const [outcome, status, hooks] of outcomes) {
       const o = await create(method);
       made(method, o.id);
@@ -95,7 +95,7 @@ test('each outcome of each method with a sandbox page sends one webhook per stat
 });
 
 test('bank transfer and viacash: money arrived or expired, each a webhook; amex and pay-now paid, each a webhook', async () => {
-  for (const method of SANDBOX_METHODS.filter((m) => ['bank-transfer', 'voucher'].includes(METHOD_TABLE[m].kind))) {
+  for (const method of SANDBOX_METHODS.filter((m) => ['bank-transfer', 'voucher'].includes(methodInfo(m).kind))) {
     const paid = await create(method);
     made(method, paid.id);
     assert.equal(paid.status, 'processing');
@@ -123,7 +123,7 @@ test('bank transfer and viacash: money arrived or expired, each a webhook; amex 
     cvc: '1234',
   });
   for (let hop = 0; to && !to.startsWith('https://shop.example') && hop < 10; hop++) {
-    const res = await fetch(new URL(to, t.url), { redirect: 'manual' });
+    const res: Response = await fetch(new URL(to, t.url), { redirect: 'manual' });
     await res.arrayBuffer();
     to = res.headers.get('location');
   }
@@ -176,7 +176,7 @@ test('search and the CSV report find each method by its name; the ledger check p
 
 test("each method's currency, amount and field rules broken: status and error body, nothing stored", async () => {
   for (const method of SANDBOX_METHODS) {
-    const info = METHOD_TABLE[method];
+    const info = methodInfo(method);
     // a currency the method does not take (the project has the table's currencies for it)
     const foreign = ['EUR', 'USD', 'SEK', 'BRL'].find((c) => !info.currencies.includes(c))!;
     {
