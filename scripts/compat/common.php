@@ -69,6 +69,20 @@ function wooOrder(): array
     ];
 }
 
+/**
+ * PAY_IN_BROWSER set: the customer acts in a real browser driven by the caller
+ * (scripts/compat/sdk-browser.test.ts). Asks on stdout (`PAY <url> [<method to pick first>]`) and
+ * waits for the answer on stdin: 303 when the browser is back at the shop, 0 otherwise.
+ */
+function payInBrowser(string $url, string $via = ''): int
+{
+    echo rtrim("PAY $url $via") . "\n";
+    fflush(STDOUT);
+    return (int) trim((string) fgets(STDIN));
+}
+define('IN_BROWSER', getenv('PAY_IN_BROWSER') !== false && getenv('PAY_IN_BROWSER') !== '');
+define('SHOP', rtrim(getenv('SHOP_URL') ?: 'https://shop.example', '/'));
+
 function http(string $method, string $url, ?array $json = null, bool $auth = false): array
 {
     $ch = curl_init($url);

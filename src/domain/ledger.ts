@@ -137,7 +137,8 @@ const passed = (a: Authorization, now: Date) => a.capture_before !== null && now
 /** Why a pre-authorization can not be captured now, or undefined when it can. */
 export function captureProblem(a: Authorization, now: Date): string | undefined {
   if (!a.capture_mode) return 'only a pre-authorization (capture_mode manual or delayed) can be captured; a sale is captured at once';
-  if (a.captured_amount > 0) return 'the transaction has already been captured';
+  // captured per order line, part of it may still be captured (docs/money.md)
+  if (a.captured_amount > 0 && remainingAuthorization(a) <= 0) return 'the transaction has already been captured';
   if (a.status === 'expired' || (a.capture_mode === 'manual' && a.status === 'accepted' && passed(a, now)))
     return 'the authorization has expired';
   if (a.status === 'cancelled') return 'the authorization has been voided in full';
@@ -149,7 +150,8 @@ export function captureProblem(a: Authorization, now: Date): string | undefined 
 /** Why (part of) a pre-authorization can not be voided now, or undefined when it can. amount undefined: all that remains. */
 export function voidProblem(a: Authorization, now: Date, amount?: number): string | undefined {
   if (!a.capture_mode) return 'only a pre-authorization (capture_mode manual or delayed) can be voided; use a refund';
-  if (a.captured_amount > 0) return 'the transaction has been captured; use a refund instead';
+  // what a capture per order line left can be released; captured money is refunded
+  if (a.captured_amount > 0 && remainingAuthorization(a) <= 0) return 'the transaction has been captured; use a refund instead';
   if (a.status === 'expired' || (a.capture_mode === 'manual' && a.status === 'accepted' && passed(a, now)))
     return 'the authorization has expired';
   if (a.capture_mode === 'delayed' && passed(a, now)) return 'a delayed capture can only be voided before the end of its expiration_period';

@@ -5,11 +5,16 @@ import { axeViolations, phonePage, startBrowserSuite } from '../helpers/browser.
 import { portalUser, signInPage } from '../helpers/portal.ts';
 import { validOrder, type TestService } from '../helpers/service.ts';
 import { setActiveMethods } from '../../src/services/payments/methods/settings.ts';
+import { checkLedger } from '../../src/services/payments/ledger-check.ts';
+import { METHOD_TABLE, SANDBOX_METHODS } from '../../src/domain/payment-methods.ts';
+import { bnplLines } from '../helpers/methods.ts';
+import { payInBrowser } from '../helpers/methods-browser.ts';
 
 /**
  * The plugins' payment methods in Debian's Chromium, phone-sized, axe clean: the hosted page with
  * every method, a declined card then iDEAL on the same order, iDEAL cancelled and expired, Klarna
- * pay later authorized, captured and refunded, a bank transfer completed from the portal's test tools.
+ * pay later authorized, captured per order line (two captures) and refunded, a bank transfer
+ * completed from the portal's test tools, and every method paid in the browser, one page reused.
  */
 
 let t: TestService;
@@ -106,23 +111,29 @@ test('iDEAL cancelled and expired go back to the shop; Klarna pay later authoriz
       assert.equal((await getOrder(o.id)).status, status);
     }
 
-    const lines = [
-      { name: 'Mug', type: 'physical', amount: 1000, currency: 'EUR', quantity: 1, vat_percentage: 2100, merchant_order_line_id: '1' },
-      { name: 'Tea', type: 'physical', amount: 995, currency: 'EUR', quantity: 1, vat_percentage: 900, merchant_order_line_id: '2' },
-    ];
-    const k = await createOrder({ order_lines: lines, transactions: [{ payment_method: 'klarna-pay-later' }] });
+    const k = await createOrder({ amount: 2995, order_lines: bnplLines, transactions: [{ payment_method: 'klarna-pay-later' }] });
     await page.goto(k.transactions[0].payment_url);
     await clean(page, 'the Klarna sandbox page');
     await page.getByRole('button', { name: 'Authorized' }).click();
     await page.waitForURL(`${shopUrl}/return?**`);
     assert.equal((await getOrder(k.id)).transactions[0].status, 'accepted');
-    const cap = await t.api('POST', `/v1/orders/${k.id}/transactions/${k.transactions[0].id}/captures/`);
-    assert.equal(cap.status, 201, cap.text);
-    const refund = await t.api('POST', `/v1/orders/${k.id}/refunds/`, { amount: 995, order_lines: [lines[1]] });
+    // two shipments: one mug, then the other mug and the tea
+    const captures = `/v1/orders/${k.id}/transactions/${k.transactions[0].id}/captures/`;
+    const first = await t.api('POST', captures, { order_lines: [{ merchant_order_line_id: 'mug', quantity: 1 }] });
+    assert.equal(first.status, 201, first.text);
+    assert.equal(first.body.amount, 1000);
+    assert.equal((await getOrder(k.id)).transactions[0].is_capturable, true, 'the rest is still capturable');
+    const second = await t.api('POST', captures, { order_lines: [{ merchant_order_line_id: 'mug' }, { merchant_order_line_id: 'tea' }] });
+    assert.equal(second.status, 201, second.text);
+    assert.equal(second.body.amount, 1995);
+    const refund = await t.api('POST', `/v1/orders/${k.id}/refunds/`, { amount: 995, order_lines: [bnplLines[1]] });
     assert.equal(refund.status, 201, refund.text);
     const after = await getOrder(k.id);
     assert.ok(after.flags.includes('has-captures'));
+    assert.equal(after.transactions[0].status, 'completed');
+    assert.equal(after.related_orders.length, 3, 'two captures and a refund');
     assert.equal(after.refunded_amount, 995);
+    assert.deepEqual((await checkLedger(t.db, t.project.project_id)).violations, []);
   } finally {
     await page.context().close();
   }
@@ -146,3 +157,51 @@ test('a bank transfer: its details on the page, completed from the portal test t
     await page.context().close();
   }
 });
+
+test(
+  'every method paid in the browser: its page axe clean, the order completed (BNPL authorized), refunded where it can be',
+  { timeout: 300_000 },
+  async () => {
+    const { page, cspErrors, pageErrors } = await phonePage(browser);
+    try {
+      for (const method of SANDBOX_METHODS) {
+        const info = METHOD_TABLE[method];
+        const bnpl = info.kind === 'bnpl';
+        const o = await createOrder({
+          amount: 2995,
+          currency: info.currencies[0],
+          customer: { ...english, country: method === 'viacash' ? 'DE' : 'NL' },
+          ...(bnpl ? { order_lines: bnplLines } : {}),
+          transactions: [{ payment_method: method }],
+        });
+        const txn = o.transactions[0];
+        if (info.kind === 'bank-transfer' || info.kind === 'voucher') {
+          // nothing to click: the page shows what to pay; the money arrives later (test endpoint)
+          await page.goto(txn.payment_url);
+          await page.getByText(txn.payment_method_details.reference).first().waitFor();
+          await clean(page, `the ${method} page`);
+          const paid = await t.api('POST', `/v1/test/orders/${o.id}/bank-transfer/`, { outcome: 'paid', amount: 2995 });
+          assert.equal(paid.status, 200, paid.text);
+        } else {
+          await payInBrowser(page, txn.payment_url, {
+            returnTo: `${shopUrl}/return`,
+            via: method === 'pay-now' ? /iDEAL/ : undefined,
+            check: (p) => clean(p, `the ${method} page`),
+          });
+        }
+        const got = await getOrder(o.id);
+        assert.equal(got.status, 'completed', method);
+        // authorized (BNPL), or a card sale until it settles; the sandbox methods' sales are completed at once
+        assert.equal(got.transactions[0].status, bnpl || info.kind === 'card' ? 'accepted' : 'completed', method);
+        if (bnpl) assert.equal((await t.api('POST', `/v1/orders/${o.id}/transactions/${txn.id}/captures/`)).status, 201, method);
+        const refund = await t.api('POST', `/v1/orders/${o.id}/refunds/`, { amount: 995 });
+        assert.equal(refund.status, info.refundable ? 201 : 422, `${method}: ${refund.text}`);
+      }
+      assert.deepEqual(cspErrors, []);
+      assert.deepEqual(pageErrors, []);
+      assert.deepEqual((await checkLedger(t.db, t.project.project_id)).violations, []);
+    } finally {
+      await page.context().close();
+    }
+  },
+);

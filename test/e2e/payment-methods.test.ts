@@ -4,7 +4,8 @@
 // order, and each method's rules broken (status and error body).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestService, validOrder, request, type TestService } from '../helpers/service.ts';
+import { startTestService, validOrder, type TestService } from '../helpers/service.ts';
+import { csrfIn, sandboxCustomer } from '../helpers/methods.ts';
 import { setActiveMethods } from '../../src/services/payments/methods/settings.ts';
 import { checkLedger } from '../../src/services/payments/ledger-check.ts';
 import { PortalClient, portalUser } from '../helpers/portal.ts';
@@ -29,36 +30,11 @@ const order = (id: string) => t.api('GET', `/v1/orders/${id}/`).then((r) => r.bo
 const outbox = async (id: string) =>
   (await t.db.query<{ status: string }>('SELECT status FROM outbox WHERE order_id = $1 ORDER BY id', [id])).map((r) => r.status);
 
-/** A page of ours, fetched as a browser would; answers its HTML. */
-async function page(path: string) {
-  const res = await request(new URL(path, t.url).toString(), 'GET');
-  assert.equal(res.status, 200, path);
-  return res.text as string;
-}
-const csrfIn = (html: string, action: string) => {
-  const form = html.split('<form').find((f) => f.includes(`action="${action}"`));
-  assert.ok(form, `a form posting to ${action}`);
-  return /name="csrf" value="([^"]+)"/.exec(form)![1];
-};
-/** Submits a form of ours (urlencoded, as a browser does); answers where it sends the customer. */
-async function submit(action: string, fields: Record<string, string>) {
-  const res = await fetch(new URL(action, t.url), {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams(fields).toString(),
-  });
-  await res.arrayBuffer();
-  assert.equal(res.status, 303);
-  return res.headers.get('location')!;
-}
-/** The customer picks an outcome on the sandbox page of the order's last transaction. */
-async function choose(o: { id: string; transactions: { id: string; payment_url: string }[] }, outcome: string, extra = {}) {
-  const txn = o.transactions.at(-1)!;
-  const html = await page(txn.payment_url);
-  const action = `/pay/${o.id}/transactions/${txn.id}/outcome/`;
-  return submit(action, { csrf: csrfIn(html, action), outcome, ...extra });
-}
+const { page, submit, choose } = sandboxCustomer({
+  get url() {
+    return t.url;
+  },
+});
 
 const idealOrder = (details: Record<string, unknown> = { issuer_id: 'INGBNL2A' }) =>
   validOrder({

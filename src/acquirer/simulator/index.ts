@@ -74,9 +74,10 @@ export function decideInquiry(reference: string): Outcome {
     : answer('accepted', 'approved', undefined, reference);
 }
 
+// several captures: a pre-authorization captured per order line, as the BNPL providers do (docs/money.md)
 export const SIMULATOR_CAPABILITIES: Capabilities = {
   partial_capture: true,
-  multiple_captures: false,
+  multiple_captures: true,
   partial_refund: true,
   void: true,
   three_ds: true,

@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { isValidAmount } from '../../domain/currency.ts';
 import { ApiError } from '../../domain/errors.ts';
 import type { Ctx } from '../../services/platform/context.ts';
-import { captureTransaction, voidTransaction } from '../../services/payments/captures.ts';
+import { captureTransaction, voidTransaction, type CaptureInput } from '../../services/payments/captures.ts';
 import { refundOrder } from '../../services/payments/refunds.ts';
 import { chargeback, reverseChargeback, settleOrder } from '../../services/payments/chargebacks.ts';
 import { answer, errorAnswers, OrderIdParams, TransactionParams } from '../../domain/schemas/common.ts';
@@ -51,6 +51,21 @@ async function optionalAmount(req: FastifyRequest) {
   if (amount !== undefined && !isValidAmount(amount))
     throw new ApiError('ValidationError', 'amount must be an integer from 0 to 2^53-1', 'amount');
 }
+/**
+ * A capture's body: none (all that remains), or `order_lines` naming the order's lines (each an
+ * object with a `merchant_order_line_id`; what they may take is checked against the order).
+ * By hand, as for "no body": a body schema would make the body required.
+ */
+async function captureBody(req: FastifyRequest) {
+  checkNoBody({ body: omit(req.body, 'order_lines') } as FastifyRequest);
+  const lines = (req.body as { order_lines?: unknown } | undefined)?.order_lines;
+  if (lines === undefined) return;
+  if (!Array.isArray(lines) || lines.length === 0 || lines.length > 500)
+    throw new ApiError('ValidationError', 'order_lines must be a list of 1 to 500 order lines', 'order_lines');
+  for (const [i, l] of lines.entries())
+    if (!l || typeof l !== 'object' || Array.isArray(l))
+      throw new ApiError('ValidationError', `order_lines[${i}] must be an object`, `order_lines[${i}]`);
+}
 /** Fastify hooks are async or call done(): these are async. */
 const noBody = async (req: FastifyRequest) => checkNoBody(req);
 const omit = (b: unknown, k: string) =>
@@ -85,14 +100,28 @@ export const operationRoutes =
           tags,
           security: BasicAuth,
           summary: 'Capture a pre-authorization',
-          description: 'Captures all that remains of the authorization (after partial voids), once. Answers the capture order. No body.',
+          description:
+            'No body: captures all that remains of the authorization (after partial voids and earlier captures). ' +
+            'With `{"order_lines": [{"merchant_order_line_id": "1", "quantity": 1}]}`: captures those order lines of the order ' +
+            "(`quantity` defaults to all of the line not yet captured; other members, if sent, must be the order line's), " +
+            'for what they cost; the rest stays capturable. Answers the capture order, which lists the lines it took.',
           params: TransactionParams,
           response: { 201: movement('capture', 'credit', 1995), ...errors },
         },
-        preValidation: noBody,
+        preValidation: captureBody,
       },
       async (req, reply) =>
-        reply.code(201).send(await captureTransaction(ctx, req.project, req.params.order_id, req.params.transaction_id)),
+        reply
+          .code(201)
+          .send(
+            await captureTransaction(
+              ctx,
+              req.project,
+              req.params.order_id,
+              req.params.transaction_id,
+              req.body as CaptureInput | undefined,
+            ),
+          ),
     );
 
     app.post(

@@ -2,44 +2,111 @@ import type { Ctx } from '../platform/context.ts';
 import { nowFor } from '../platform/context.ts';
 import * as orders from '../../store/payments/orders.ts';
 import { findProject } from '../../store/platform/projects.ts';
-import { ApiError } from '../../domain/errors.ts';
+import { ApiError, invalid } from '../../domain/errors.ts';
 import { captureProblem, releaseLegs, remainingAuthorization, voidProblem } from '../../domain/ledger.ts';
 import { schedule } from '../../store/platform/jobs.ts';
 import { lockPaymentRows, type PaymentRows } from '../../store/payments/payment-rows.ts';
-import { attemptsOf, inFlight } from '../../store/payments/attempts.ts';
+import { attemptsOf, inFlight, type AttemptRow } from '../../store/payments/attempts.ts';
 import { moveTransaction } from './transitions.ts';
 import { book, guarded, type MoneyTransaction } from './operations.ts';
-import { followUp, type Decision } from './follow-ups.ts';
+import { followUp, type Decision, type FollowUpRequest } from './follow-ups.ts';
+import { captureLines, capturedQuantities, type CaptureLineRequest, type CapturedLine } from '../../domain/capture-lines.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
 import type { OrderId } from '../../domain/ids.ts';
 
-/**
- * POST .../captures/: captures all that remains of a pre-authorization, once. Answers the capture
- * order: completed, or processing while the acquirer has not answered (its webhook comes when it
- * settles). Recorded, committed, asked with no lock held, applied (follow-ups.ts). A capture
- * asked while one is in flight answers with that one's result.
- */
-export async function captureTransaction(ctx: Ctx, project: ProjectRow, orderId: OrderId, txnId: string) {
-  return guarded('CanNotCaptureTransaction', () =>
-    followUp(ctx, project, {
-      op: 'capture',
-      source: 'merchant',
-      lock: (q) => lockPaymentRows(q, project.id, orderId, txnId),
-      decide: captureDecision,
-    }),
-  );
+/** A capture request: nothing (all that remains), or the order lines it takes (docs/money.md). */
+export interface CaptureInput {
+  order_lines?: CaptureLineRequest[];
 }
 
-/** What a capture takes: all that remains after what voids in flight reserve. */
-function captureDecision({ order, txn, reserved }: PaymentRows, now: Date): Decision {
+/**
+ * POST .../captures/: captures all that remains of a pre-authorization, or the order lines
+ * named (each line's quantity at most what earlier captures left of it). Answers the capture
+ * order: completed, or processing while the acquirer has not answered (its webhook comes when it
+ * settles). Recorded, committed, asked with no lock held, applied (follow-ups.ts). A full capture
+ * asked while one is in flight answers with that one's result.
+ */
+export async function captureTransaction(ctx: Ctx, project: ProjectRow, orderId: OrderId, txnId: string, input: CaptureInput = {}) {
+  return guarded('CanNotCaptureTransaction', () => followUp(ctx, project, captureRequest(project, orderId, txnId, 'merchant', input)));
+}
+
+/** The follow-up of a capture: the payment locked with its earlier captures, the decision, the lines it records. */
+function captureRequest(project: ProjectRow, orderId: OrderId, txnId: string, source: string, input: CaptureInput): FollowUpRequest {
+  let earlier: AttemptRow[] = [];
+  const request: Record<string, unknown> = {};
+  return {
+    op: 'capture',
+    source,
+    lock: async (q) => {
+      const rows = await lockPaymentRows(q, project.id, orderId, txnId);
+      // the captures that took (or are taking) money, read under the payment's lock
+      if (rows && (input.order_lines || rows.reserved.capture))
+        earlier = (await attemptsOf(q, project.id, rows.txn.id)).filter((a) => a.kind === 'capture' && a.status !== 'failed');
+      return rows;
+    },
+    decide: (rows, now) => {
+      if (!input.order_lines) return captureDecision(rows, now, earlier);
+      const { decision, lines } = lineDecision(rows, now, input.order_lines, earlier);
+      request.order_lines = lines; // recorded with the attempt: the capture order lists them, later captures count them
+      return decision;
+    },
+    request,
+  };
+}
+
+/** What a capture takes: all that remains after what voids and captures in flight reserve. */
+function captureDecision({ order, txn, reserved }: PaymentRows, now: Date, earlier: AttemptRow[] = []): Decision {
+  checkCapturable(order, txn, now);
+  const remaining = remainingAuthorization(txn);
+  // the same request again while a full capture is in flight; one per order line leaves the rest to take
+  if (reserved.capture && earlier.some((a) => inFlight(a) && !a.request.order_lines)) return { same: true, amount: 0, kinds: [], max: 0 };
+  const amount = remaining - (reserved.void ?? 0) - (reserved.capture ?? 0);
+  if (amount <= 0)
+    throw new ApiError('CanNotCaptureTransaction', 'nothing is left to capture: a void or capture of the rest is in progress');
+  return {
+    amount,
+    kinds: ['capture', 'void'],
+    max: remaining,
+    of: txn.authorized_amount,
+    earlier: txn.captured_amount + (reserved.capture ?? 0),
+  };
+}
+
+/** A capture per order line: the lines' amount, within what remains; a line unknown or captured already is a 400. */
+function lineDecision(
+  rows: PaymentRows,
+  now: Date,
+  requested: CaptureLineRequest[],
+  earlier: AttemptRow[],
+): { lines: CapturedLine[]; decision: Decision } {
+  const { order, txn, reserved } = rows;
+  checkCapturable(order, txn, now);
+  const captured = capturedQuantities(earlier.map((a) => a.request.order_lines as Record<string, unknown>[] | undefined));
+  const r = captureLines(order.body?.order_lines as Record<string, unknown>[] | undefined, requested, captured);
+  if ('field' in r) throw invalid(r.field, r.message);
+  const remaining = remainingAuthorization(txn);
+  const left = remaining - (reserved.void ?? 0) - (reserved.capture ?? 0);
+  if (r.amount > left)
+    throw new ApiError(
+      'CanNotCaptureTransaction',
+      `the order lines named add up to ${r.amount}, above the ${Math.max(0, left)} left to capture`,
+    );
+  return {
+    lines: r.lines,
+    decision: {
+      amount: r.amount,
+      kinds: ['capture', 'void'],
+      max: remaining,
+      of: txn.authorized_amount,
+      earlier: txn.captured_amount + (reserved.capture ?? 0),
+    },
+  };
+}
+
+function checkCapturable(order: PaymentRows['order'], txn: PaymentRows['txn'], now: Date) {
   if (order.kind !== 'payment') throw new ApiError('CanNotCaptureTransaction', `a ${order.kind} order can not be captured`);
   const problem = captureProblem(txn, now);
   if (problem) throw new ApiError('CanNotCaptureTransaction', problem);
-  const remaining = remainingAuthorization(txn);
-  if (reserved.capture) return { same: true, amount: 0, kinds: [], max: 0 };
-  const amount = remaining - (reserved.void ?? 0);
-  if (amount <= 0) throw new ApiError('CanNotCaptureTransaction', 'nothing is left to capture: a void of the rest is in progress');
-  return { amount, kinds: ['capture', 'void'], max: remaining, of: txn.authorized_amount, earlier: 0 };
 }
 
 /**
@@ -87,12 +154,7 @@ export async function runDelayedCapture(ctx: Ctx, txnId: string) {
   if (!txn || txn.capture_mode !== 'delayed' || txn.status !== 'accepted' || !txn.is_capturable) return;
   const project = (await findProject(ctx.db, txn.project_id))!;
   try {
-    await followUp(ctx, project, {
-      op: 'capture',
-      source: 'delayed_capture',
-      lock: (q) => lockPaymentRows(q, project.id, txn.order_id, txnId),
-      decide: captureDecision,
-    });
+    await followUp(ctx, project, captureRequest(project, txn.order_id, txnId, 'delayed_capture', {}));
   } catch (err) {
     if (!(err instanceof ApiError)) throw err; // nothing to capture any more: not a failure of the job
   }
@@ -115,11 +177,15 @@ export async function expireAuthorization(ctx: Ctx, txnId: string) {
       return;
     }
     const remaining = remainingAuthorization(txn);
-    await moveTransaction(ctx, q, txn, 'expired', now, {
-      reason: 'authorization expired',
-      source: 'expiry',
-      patch: { is_capturable: false },
-    });
+    // captured in part (per order line): the payment is done with what was captured, the rest released
+    if (txn.captured_amount > 0)
+      await moveTransaction(ctx, q, txn, 'completed', now, { source: 'expiry', patch: { is_capturable: false } });
+    else
+      await moveTransaction(ctx, q, txn, 'expired', now, {
+        reason: 'authorization expired',
+        source: 'expiry',
+        patch: { is_capturable: false },
+      });
     await book(q, txn, txn, now, releaseLegs(remaining, 'expiry'));
   });
 }

@@ -182,7 +182,14 @@ function specOf(rows: PaymentRows, a: AttemptRow, status: ChildSpec['status'] | 
   const final = a.kind === 'capture' ? 'accepted' : 'completed';
   const base = { amount: a.amount, status: status === 'final' ? final : status, source, outcomes } as const;
   if (a.kind === 'capture')
-    return { ...base, kind: 'capture', direction: 'credit', figures: figures('credit', a.amount, creditRule(p, rows.txn.payment_method)) };
+    return {
+      ...base,
+      kind: 'capture',
+      direction: 'credit',
+      figures: figures('credit', a.amount, creditRule(p, rows.txn.payment_method)),
+      // a capture per order line lists the lines it took
+      body: a.request.order_lines ? { order_lines: a.request.order_lines } : undefined,
+    };
   if (a.kind === 'void')
     return {
       ...base,
@@ -206,21 +213,25 @@ const AUTHORIZATION_JOBS = ['delayed_capture', 'authorization_expiry'];
 
 /** The original's change when the operation succeeded. */
 function originalChange(txn: MoneyTransaction, a: AttemptRow, now: Date) {
-  if (a.kind === 'capture')
+  if (a.kind === 'capture') {
+    const captured = txn.captured_amount + a.amount;
+    // a capture per order line may leave part of the authorization capturable (captures.ts)
+    if (captured + txn.voided_amount < txn.authorized_amount) return { patch: { captured_amount: captured, modified: now } };
     return {
       to: 'completed' as const,
-      change: {
-        source: String(a.request.source ?? 'merchant'),
-        patch: { captured_amount: txn.captured_amount + a.amount, is_capturable: false },
-      },
+      change: { source: String(a.request.source ?? 'merchant'), patch: { captured_amount: captured, is_capturable: false } },
     };
+  }
   if (a.kind === 'void') {
     const voided = txn.voided_amount + a.amount;
     if (voided + txn.captured_amount >= txn.authorized_amount)
-      return {
-        to: 'cancelled' as const,
-        change: { reason: 'voided', source: 'merchant', patch: { voided_amount: voided, is_capturable: false } },
-      };
+      // the rest of one captured in part: the payment is done with what was captured
+      return txn.captured_amount > 0
+        ? { to: 'completed' as const, change: { source: 'merchant', patch: { voided_amount: voided, is_capturable: false } } }
+        : {
+            to: 'cancelled' as const,
+            change: { reason: 'voided', source: 'merchant', patch: { voided_amount: voided, is_capturable: false } },
+          };
     return { patch: { voided_amount: voided, modified: now } };
   }
   return { patch: { refunded_amount: txn.refunded_amount + a.amount, modified: now } };
@@ -269,7 +280,8 @@ async function writeSettled(
   if ('to' in c && c.to) {
     await moveTransaction(ctx, q, txn, c.to, now, c.change);
     for (const kind of AUTHORIZATION_JOBS) await cancelJob(q, kind, txn.id);
-  } else if (a.kind === 'void') await orders.setVoidedAmount(q, txn.id, c.patch!.voided_amount!, now);
+  } else if (a.kind === 'capture') await orders.setCapturedAmount(q, txn.id, c.patch!.captured_amount!, now);
+  else if (a.kind === 'void') await orders.setVoidedAmount(q, txn.id, c.patch!.voided_amount!, now);
   else await orders.setRefundedAmount(q, txn.id, c.patch!.refunded_amount!, now);
   await touchOrder(q, order.id, now, { flag: flagOf(a), ...(a.kind === 'refund' ? { refunded: a.amount } : {}) });
   await book(q, made.txn, txn, now, legsOf(a, spec));

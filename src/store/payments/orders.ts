@@ -174,6 +174,8 @@ export type StatusColumns = Partial<
 export const setTransactionStatus = (q: Queryable, id: string, s: Pick<TransactionRow, 'status' | 'modified'> & StatusColumns) =>
   updateRow(q, 'transactions', id, s);
 
+export const setCapturedAmount = (q: Queryable, id: string, captured: number, now: Date) =>
+  updateRow(q, 'transactions', id, { captured_amount: captured, modified: now });
 export const setVoidedAmount = (q: Queryable, id: string, voided: number, now: Date) =>
   updateRow(q, 'transactions', id, { voided_amount: voided, modified: now });
 export const setRefundedAmount = (q: Queryable, id: string, refunded: number, now: Date) =>
