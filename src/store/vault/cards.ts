@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/db.ts';
-import type { Part } from '../db/writes.ts';
+import type { Part, WriteSet } from '../db/writes.ts';
 import type { TransStatus } from '../../domain/card.ts';
 import type { ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import type { OrderId, ProjectId, TransactionId } from '../../domain/ids.ts';
@@ -100,6 +100,20 @@ export const cvcOfOrderPart = (projectId: ProjectId, orderId: OrderId): Part => 
 });
 
 // ---- card_authentications ------------------------------------------------------------------
+
+/** A card transaction's 3-D Secure, decided as it starts, gathered in a step's one statement (store/writes.ts). */
+export const addCardAuth = (w: WriteSet, row: CardAuthRow) => w.insert('card_authentications', row);
+
+/** What the authorization learns: the challenge's result, the acquirer's reference. */
+export const changeCardAuth = (
+  w: WriteSet,
+  transactionId: TransactionId,
+  change: Partial<Pick<CardAuthRow, 'trans_status' | 'eci' | 'acquirer_reference' | 'modified'>>,
+) => w.update('card_authentications', transactionId, change, 'transaction_id');
+
+/** A card's sealed CVC, kept until the authorization (null: dropped), gathered in a step's one statement. */
+export const changeSealedCvc = (w: WriteSet, cardId: string, cvcCt: string | null) => w.update('vault_cards', cardId, { cvc_ct: cvcCt });
+
 
 export async function insertCardAuth(q: Queryable, row: Omit<CardAuthRow, 'acquirer_reference' | 'created' | 'modified'>, now: Date) {
   await q.query(
