@@ -136,7 +136,9 @@ test('a 3-D Secure lookup without an answer is an attempt that failed: nothing s
   assert.equal(jobs.length, 0, 'a settled lookup keeps no recovery job');
   const still = (await t.api('GET', `/v1/orders/${order.id}/`)).body;
   assert.equal(still.transactions[0].status, 'new');
-  const [{ n }] = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM card_authentications WHERE transaction_id = $1', [txn.id]);
+  const [{ n }] = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM card_authentications WHERE transaction_id = $1', [
+    txn.id,
+  ]);
   assert.equal(n, 0, 'no 3-D Secure row without an answer');
   down = false;
   const again = await t.api('POST', path, { vault_token: stored.body.vault_token, cvc: '123' });

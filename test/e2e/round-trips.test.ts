@@ -207,15 +207,12 @@ test("a payment link's order takes the same round trips; its link and the link's
     'SELECT order_status, target, url, outbox_id FROM webhook_deliveries WHERE order_id = $1 ORDER BY seq',
     [orderId],
   );
-  assert.deepEqual(
-    deliveries.map((d) => `${d.order_status} ${d.target} ${d.url}`).sort(),
-    [
-      'completed order https://shop.example/own',
-      'completed payment_link https://links.example/hooks',
-      'processing order https://shop.example/own',
-      'processing payment_link https://links.example/hooks',
-    ],
-  );
+  assert.deepEqual(deliveries.map((d) => `${d.order_status} ${d.target} ${d.url}`).sort(), [
+    'completed order https://shop.example/own',
+    'completed payment_link https://links.example/hooks',
+    'processing order https://shop.example/own',
+    'processing payment_link https://links.example/hooks',
+  ]);
   assert.ok(
     deliveries.every((d) => d.outbox_id !== null),
     'each delivery names its outbox row',

@@ -166,7 +166,15 @@ export async function applyAuthorization(ctx: Ctx, attemptId: string, answer: An
     const to = !outcome || outcome.status === 'processing' ? undefined : outcome.status === 'accepted' ? 'accepted' : failedStatus(outcome);
     if (!to) changeTransaction(w, txn.id, { ...patch, modified: now });
     else {
-      planMove(ctx, w, txn, rows, to, now, to === 'accepted' ? { reason: null, patch } : { reason: outcome!.reason ?? failedStatus(outcome!), patch });
+      planMove(
+        ctx,
+        w,
+        txn,
+        rows,
+        to,
+        now,
+        to === 'accepted' ? { reason: null, patch } : { reason: outcome!.reason ?? failedStatus(outcome!), patch },
+      );
       if (to === 'accepted') planAuthorized(w, project, txn, now);
     }
     planAnswered(ctx, w, a, change, now);

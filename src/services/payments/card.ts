@@ -118,7 +118,10 @@ export async function startAuthentication(
   });
   if ('three' in applied) return applied.three;
   if ('refused' in applied) throw new ApiError('TransactionAlreadyStarted', applied.refused);
-  throw new ApiError('FailedToFetchTransactionInformation', 'the 3-D Secure server did not answer; the transaction can be authenticated again');
+  throw new ApiError(
+    'FailedToFetchTransactionInformation',
+    'the 3-D Secure server did not answer; the transaction can be authenticated again',
+  );
 }
 
 /** The start gathered in `w`: the 3-D Secure row, what the card keeps, and the move new -> pending with the card's details. */

@@ -94,12 +94,6 @@ const journalHead = (txn: TransactionRow, payment: TransactionRow, now: Date): l
   created: now,
 });
 
-/** Live projects settle daily: makes sure the project's next settlement run (00:00 UTC in its clock) is scheduled. */
-export async function ensureSettlement(q: Queryable, project: ProjectRow, now: Date) {
-  if (project.mode !== 'live') return;
-  await ledger.ensureJob(q, settlementJob(project, now));
-}
-
 const settlementJob = (project: ProjectRow, now: Date) => ({
   project_id: project.id,
   kind: 'settlement',

@@ -26,7 +26,12 @@ export async function recoverAttempt(ctx: Ctx, attemptId: string) {
   // A 3-D Secure lookup moves no money: one left without an applied answer (a crash between the
   // call and the apply) just fails, and the transaction, still new, may be authenticated again.
   if (a.kind === 'three_ds')
-    return changeAttempt(ctx.db, a.id, { status: 'failed', error: 'no answer was applied to this 3-D Secure lookup', settled: now, modified: now });
+    return changeAttempt(ctx.db, a.id, {
+      status: 'failed',
+      error: 'no answer was applied to this 3-D Secure lookup',
+      settled: now,
+      modified: now,
+    });
   if (a.kind === 'authorization' && !(a.status === 'processing' && a.reference)) return reverseAuthorization(ctx, project, a);
   const connector = connectorFor(ctx, project);
   const asked = await callAcquirer(ctx, a, () =>

@@ -67,7 +67,8 @@ async function begin(ctx: Ctx, project: ProjectRow, txn: TransactionRow, input: 
     field: 'vaultToken',
     source: 'wallet',
     // The device authenticated the customer: a cryptogram stands for a successful 3-D Secure (Y).
-    device: (card) => (cryptogram ? { trans_status: 'Y', eci: input.eciIndicator || eciFor(card.brand, 'Y'), liability_shift: true } : undefined),
+    device: (card) =>
+      cryptogram ? { trans_status: 'Y', eci: input.eciIndicator || eciFor(card.brand, 'Y'), liability_shift: true } : undefined,
     ask: (card, started, now, operationId) =>
       connector.authenticate3ds({ ...operationRef(started, now, operationId), card: openCard(dk, card) }),
   });

@@ -63,13 +63,7 @@ export async function ordersOfLink(q: Queryable, projectId: ProjectId, linkId: s
  * is (the statement sees them as they were before it) completes the link: the first paid order,
  * also one paid just after the link's expiry moment.
  */
-export const followOrderPart = (
-  projectId: ProjectId,
-  linkId: string,
-  orderId: string,
-  now: Date,
-  paid: boolean,
-): Part => ({
+export const followOrderPart = (projectId: ProjectId, linkId: string, orderId: string, now: Date, paid: boolean): Part => ({
   sql: `UPDATE payment_links l SET modified = $4::timestamptz,
           completed = CASE WHEN $5::boolean AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.project_id = $1::uuid
               AND o.payment_link_id = $2::uuid AND o.status = 'completed' AND o.id <> $3::uuid) THEN $4::timestamptz ELSE l.completed END

@@ -93,9 +93,13 @@ export async function lockOrderContext(
   projectId: ProjectId,
   orderId: OrderId,
 ): Promise<{ order: OrderRow; project: ProjectRow; statuses: TransactionStatus[] } | undefined> {
-  const [locked] = await q.query<{ id: string }>('SELECT id FROM orders WHERE project_id = $1 AND id = $2 FOR UPDATE', [projectId, orderId], {
-    prepare: 'lock_order',
-  });
+  const [locked] = await q.query<{ id: string }>(
+    'SELECT id FROM orders WHERE project_id = $1 AND id = $2 FOR UPDATE',
+    [projectId, orderId],
+    {
+      prepare: 'lock_order',
+    },
+  );
   if (!locked) return undefined;
   const [row] = await q.query<{ order: object; project: object; statuses: TransactionStatus[] }>(
     `SELECT to_jsonb(o) AS "order", (SELECT to_jsonb(p) FROM projects p WHERE p.id = o.project_id) AS project,

@@ -179,20 +179,6 @@ export async function attemptsOf(q: Queryable, projectId: ProjectId, deliveryIds
   ]);
 }
 
-/** The outbox row a status change just wrote (the caller holds the order's lock). */
-export async function latestOutbox(
-  q: Queryable,
-  projectId: ProjectId,
-  orderId: OrderId,
-): Promise<{ id: number; status: string } | undefined> {
-  return (
-    await q.query<{ id: number; status: string }>(
-      'SELECT id, status FROM outbox WHERE project_id = $1 AND order_id = $2 ORDER BY id DESC LIMIT 1',
-      [projectId, orderId],
-    )
-  )[0];
-}
-
 export async function projectWebhookUrl(q: Queryable, projectId: ProjectId): Promise<string | null> {
   return (
     (await q.query<{ webhook_url: string | null }>('SELECT webhook_url FROM projects WHERE id = $1', [projectId]))[0]?.webhook_url ?? null
