@@ -5,7 +5,7 @@ import { withFaults } from '../../src/acquirer/faults.ts';
 import { remoteConnector } from '../../src/acquirer/remote.ts';
 import { serveConnector } from '../helpers/acquirer-server.ts';
 import { connectorConformance } from '../helpers/conformance.ts';
-import { futureExpiry } from '../helpers/cards.ts';
+import { createCardOrder, futureExpiry, vault } from '../helpers/cards.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { payOrder } from '../helpers/pay.ts';
 import { checkLedger } from '../../src/services/payments/ledger-check.ts';
@@ -105,4 +105,47 @@ test('through lost answers, duplicates and errors Tender records what the acquir
   }
   const report = await checkLedger(t.db);
   assert.deepEqual(report.violations, []);
+});
+
+test('a 3-D Secure lookup without an answer is an attempt that failed: nothing starts, and the transaction can be authenticated again', async () => {
+  const sim = createSimulator();
+  let down = true;
+  const flaky = {
+    ...sim,
+    authenticate3ds: async (req: Parameters<typeof sim.authenticate3ds>[0]) => {
+      if (down) throw new Error('the 3-D Secure server is unreachable');
+      return sim.authenticate3ds(req);
+    },
+  };
+  const t = await start({ testConnector: flaky });
+  const { order, txn, setup_token } = await createCardOrder(t);
+  const stored = await vault(t, { pan: '4111111111111111', expiry: futureExpiry(), setup_token });
+  const path = `/v1/orders/${order.id}/transactions/${txn.id}/authenticate/`;
+  const first = await t.api('POST', path, { vault_token: stored.body.vault_token, cvc: '123' });
+  assert.equal(first.status, 502, first.text);
+  assert.equal(first.body.error.type, 'FailedToFetchTransactionInformation');
+  const attempts = () =>
+    t.db.query<{ id: string; status: string; error: string | null }>(
+      "SELECT id, status, error FROM acquirer_attempts WHERE transaction_id = $1 AND kind = 'three_ds' ORDER BY created, id",
+      [txn.id],
+    );
+  const [failed] = await attempts();
+  assert.equal(failed.status, 'failed');
+  assert.match(failed.error ?? '', /unreachable/);
+  const jobs = await t.db.query("SELECT 1 FROM jobs WHERE kind = 'acquirer_recovery' AND ref_id = $1", [failed.id]);
+  assert.equal(jobs.length, 0, 'a settled lookup keeps no recovery job');
+  const still = (await t.api('GET', `/v1/orders/${order.id}/`)).body;
+  assert.equal(still.transactions[0].status, 'new');
+  const [{ n }] = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM card_authentications WHERE transaction_id = $1', [
+    txn.id,
+  ]);
+  assert.equal(n, 0, 'no 3-D Secure row without an answer');
+  down = false;
+  const again = await t.api('POST', path, { vault_token: stored.body.vault_token, cvc: '123' });
+  assert.equal(again.status, 200, again.text);
+  assert.deepEqual(
+    (await attempts()).map((a) => a.status),
+    ['failed', 'succeeded'],
+  );
+  assert.equal((await t.api('GET', `/v1/orders/${order.id}/`)).body.transactions[0].status, 'pending');
 });

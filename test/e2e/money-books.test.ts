@@ -439,11 +439,14 @@ async function cliStore(): Promise<CliStore> {
      VALUES ($1, $2, $3, 'accepted', 'credit-card', 'EUR', 1000, 'credit', 'PT30M', now(), now())`,
     [txnId, projectId, orderId],
   );
-  const { onAuthorized } = await import('../../src/services/payments/operations.ts');
+  const { planAuthorized } = await import('../../src/services/payments/operations.ts');
+  const { WriteSet } = await import('../../src/store/db/writes.ts');
   await db.tx(async (q) => {
     const [txn] = await q.query('SELECT * FROM transactions WHERE id = $1', [txnId]);
     const [project] = await q.query('SELECT * FROM projects WHERE id = $1', [projectId]);
-    await onAuthorized(q, project as Json, txn as Json, new Date());
+    const w = new WriteSet();
+    planAuthorized(w, project as Json, txn as Json, new Date());
+    await w.run(q);
   });
   if (!url) await db.close(); // PGlite: one process per data directory; the CLI opens it next
   const reopen = async (): Promise<Db> => (url ? db : pgliteDb(join(dir, 'data')));

@@ -38,7 +38,7 @@ async function counted<T>(fn: () => Promise<T>): Promise<{ result: T; statements
  * "Acquirer attempts"): two short transactions, each a locking read whose BEGIN goes with it and
  * one write whose COMMIT goes with it (store/pipeline.ts), and no transaction open across the call.
  */
-const EXPECTED = { create: 1, vault: 1, authenticate: 2, threeDs: 4, capture: 4, void: 4, refund: 4 };
+const EXPECTED = { create: 1, vault: 1, authenticate: 4, threeDs: 4, capture: 4, void: 4, refund: 4 };
 
 function expectCount(step: keyof typeof EXPECTED, statements: string[]) {
   assert.equal(
@@ -159,5 +159,67 @@ test('concurrent visits of the 3-D Secure page authorize once and book once', as
     [txn.id],
   );
   assert.equal(n, 1, 'one sale journal');
+  await ledgerSound();
+});
+
+/** What a customer's browser does on a payment link's page: press the button of a method. Answers the order made. */
+async function orderOfLink(paymentUrl: string) {
+  const html = await (await fetch(paymentUrl)).text();
+  const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
+  const res = await fetch(paymentUrl, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: new URL(paymentUrl).origin },
+    body: new URLSearchParams({ csrf, payment_method: 'credit-card' }).toString(),
+  });
+  return /\/pay\/([0-9a-f-]{36})\//.exec(res.headers.get('location') ?? '')![1];
+}
+
+// A payment link's orders once took a slower path of their own (their link and its webhook URL
+// were not read with the order); now their status hooks write in the same statements as any order's.
+test("a payment link's order takes the same round trips; its link and the link's receiver follow in the same statements", async () => {
+  const link = await t.api('POST', '/v1/paymentlinks/', {
+    merchant_order_id: 'invoice-9',
+    amount: 1500,
+    currency: 'EUR',
+    webhook_url: 'https://links.example/hooks',
+  });
+  assert.equal(link.status, 201, link.text);
+  const orderId = await orderOfLink(link.body.payment_url);
+  // the order's own receiver differs from the link's: both get each status change
+  const put = await t.api('PUT', `/v1/orders/${orderId}/`, { webhook_url: 'https://shop.example/own' });
+  assert.equal(put.status, 200, put.text);
+  const txn = put.body.transactions[0];
+  const [{ setup_token }] = await t.db.query<{ setup_token: string }>('SELECT setup_token FROM transactions WHERE id = $1', [txn.id]);
+  const stored = await vault(t, { pan: '4111111111111111', expiry: futureExpiry(), setup_token });
+  assert.equal(stored.status, 201, stored.text);
+  const auth = await counted(() =>
+    t.api('POST', `/v1/orders/${orderId}/transactions/${txn.id}/authenticate/`, { vault_token: stored.body.vault_token, cvc: '123' }),
+  );
+  assert.equal(auth.result.status, 200, auth.result.text);
+  const page = await counted(() => request(auth.result.body.redirect_url, 'GET'));
+  assert.equal(page.result.status, 302, page.result.text);
+  expectCount('authenticate', auth.statements);
+  expectCount('threeDs', page.statements);
+  const order = (await t.api('GET', `/v1/orders/${orderId}/`)).body;
+  assert.equal(order.status, 'completed');
+  const deliveries = await t.db.query<{ order_status: string; target: string; url: string; outbox_id: number | null }>(
+    'SELECT order_status, target, url, outbox_id FROM webhook_deliveries WHERE order_id = $1 ORDER BY seq',
+    [orderId],
+  );
+  assert.deepEqual(deliveries.map((d) => `${d.order_status} ${d.target} ${d.url}`).sort(), [
+    'completed order https://shop.example/own',
+    'completed payment_link https://links.example/hooks',
+    'processing order https://shop.example/own',
+    'processing payment_link https://links.example/hooks',
+  ]);
+  assert.ok(
+    deliveries.every((d) => d.outbox_id !== null),
+    'each delivery names its outbox row',
+  );
+  const paid = (await t.api('GET', `/v1/paymentlinks/${link.body.id}/`)).body;
+  assert.equal(paid.status, 'completed');
+  assert.equal(paid.completed_order_id, orderId);
+  assert.equal(paid.completed, order.completed, 'the first paid order completes the link when it completes');
   await ledgerSound();
 });

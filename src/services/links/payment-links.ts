@@ -170,17 +170,10 @@ export async function orderFromLink(ctx: Ctx, page: LinkPage, method: PaymentMet
   }
 }
 
-/** Order status hook: keeps the link's modified and completed in step with its orders, in the order's own transaction. */
-export const followLinkOrders: OrderStatusHook = async (q, order, _from, to, now) => {
-  if (!order.payment_link_id) return;
-  const patch: Pick<LinkRow, 'modified'> & Partial<Pick<LinkRow, 'completed'>> = { modified: now };
-  // The first paid order completes the link (also one paid just after the link's expiry moment).
-  if (to === 'completed' && (await links.countCompletedOrders(q, order.project_id, order.payment_link_id)) === 1) patch.completed = now;
-  await links.touchLink(q, order.payment_link_id, patch);
+/** Order status hook: keeps the link's modified and completed in step with its orders, in the order's own statement. */
+export const followLinkOrders: OrderStatusHook = (w, order, _from, to, now) => {
+  if (order.payment_link_id) w.add(links.followOrderPart(order.project_id, order.payment_link_id, order.id, now, to === 'completed'));
 };
-
-/** Nothing to write for an order outside a payment link; a link's order takes the general path. */
-followLinkOrders.inline = (_w, order) => !order.payment_link_id;
 
 /** Job expire_payment_link, at the link's expiry in the project's clock. Safe to run twice. */
 export async function expirePaymentLink(ctx: Ctx, linkId: string) {

@@ -1,16 +1,15 @@
-import type { Queryable } from '../../store/db/db.ts';
 import { isUuid, type TransactionId } from '../../domain/ids.ts';
-import * as orders from '../../store/payments/orders.ts';
 import { nowFor, type Ctx } from '../platform/context.ts';
 import { existingDataKey } from '../platform/crypto-envelope.ts';
-import { deleteCvc, openCard } from '../vault/cards.ts';
-import { setAcquirerReference, setChallengeResult, type CardAuthRow } from '../../store/vault/cards.ts';
-import { canPlanMove, moveTransaction, planMove } from './transitions.ts';
+import { openCard } from '../vault/cards.ts';
+import { changeCardAuth, changeSealedCvc, type CardAuthRow } from '../../store/vault/cards.ts';
+import { changeTransaction } from '../../store/payments/changes.ts';
+import { planMove } from './transitions.ts';
 import { threeDsRows } from '../../store/payments/card-flow.ts';
-import { lockAttemptRows, type PaymentRows } from '../../store/payments/payment-rows.ts';
-import { inFlight, type AttemptChange, type AttemptRow } from '../../store/payments/attempts.ts';
+import { lockAttemptRows } from '../../store/payments/payment-rows.ts';
+import { inFlight, type AttemptChange } from '../../store/payments/attempts.ts';
 import { WriteSet } from '../../store/db/writes.ts';
-import { onAuthorized, planAuthorized } from './operations.ts';
+import { planAuthorized } from './operations.ts';
 import { liabilityShift, type TransStatus } from '../../domain/card.ts';
 import type { Outcome, ThreeDsResult } from '../../acquirer/connector.ts';
 import { authenticationFailed, connectorFor, operationRef } from './connectors.ts';
@@ -65,27 +64,23 @@ export async function authorizeStep(ctx: Ctx, transactionId: TransactionId, step
     const view: ThreeDsView = { txn: { ...txn }, order: { ...order }, project, auth };
     if (txn.status !== 'pending') return { view, order };
     const now = nowFor(project);
+    const w = new WriteSet();
     if (step.kind === 'cancel') {
-      await deleteCvc(q, project.id, [txn.id]);
-      await moveTransaction(ctx, q, txn, 'cancelled', now, { reason: 'cancelled by customer', source: 'customer' });
-      return { view, order: (await orders.findOrder(q, project.id, order.id))! };
+      if (rows.card) changeSealedCvc(w, rows.card.id, null);
+      planMove(ctx, w, txn, rows, 'cancelled', now, { reason: 'cancelled by customer', source: 'customer' });
+      await w.run(q, { commit: true });
+      return { view, order: rows.order };
     }
     if (auth.trans_status === 'C' && step.kind !== 'challenge') return { view, order, challenge: true };
     const dk = rows.card && (await existingDataKey(q, ctx.masterKey, project.id));
     if (!rows.card || !dk) throw new Error(`transaction ${txn.id} has no card to authorize`);
     const card = openCard(dk, rows.card);
     const a = newAttempt(project, txn, 'authorization', txn.amount, now, { request: { step: step.kind } });
-    const w = new WriteSet();
     planRecord(ctx, w, a, now);
     // The CVC served this one authorization request.
-    w.update('vault_cards', rows.card.id, { cvc_ct: null });
-    if (canPlanMove(ctx, txn, rows, 'processing', now)) {
-      planMove(ctx, w, txn, rows, 'processing', now);
-      await w.run(q, { commit: true });
-    } else {
-      await w.run(q);
-      await moveTransaction(ctx, q, txn, 'processing', now);
-    }
+    changeSealedCvc(w, rows.card.id, null);
+    planMove(ctx, w, txn, rows, 'processing', now);
+    await w.run(q, { commit: true });
     return { view, order, attempt: a, card, txn, now };
   });
   if (!rec) return undefined;
@@ -150,8 +145,8 @@ const failedStatus = (o: Outcome) => (o.status === 'declined' ? 'declined' : 'er
  * Applies an authorization's answer (or its absence) to its attempt, once, in one short
  * transaction: processing -> accepted (booked), declined or error; still processing while the
  * acquirer says so or gave no answer (the recovery job asks again). Answers the order afterwards.
- * One statement of every write (store/writes.ts) with the COMMIT; a status hook that cannot say
- * its writes from what was read sends the moves statement by statement in the same transaction.
+ * One locking read (its BEGIN with it), then one statement of every write (store/writes.ts)
+ * with the COMMIT.
  */
 export async function applyAuthorization(ctx: Ctx, attemptId: string, answer: Answer, auth: Authenticated = {}) {
   return ctx.db.tx(async (q) => {
@@ -166,47 +161,24 @@ export async function applyAuthorization(ctx: Ctx, attemptId: string, answer: An
     const outcome: Outcome | undefined = 'outcome' in answer ? answer.outcome : undefined;
     const patch = outcomePatch(txn, outcome ?? NO_ANSWER, auth.three);
     if (auth.challenged && auth.three)
-      w.update(
-        'card_authentications',
-        txn.id,
-        { trans_status: auth.three.trans_status, eci: auth.three.eci ?? null, modified: now },
-        'transaction_id',
-      );
-    if (outcome?.reference) w.update('card_authentications', txn.id, { acquirer_reference: outcome.reference }, 'transaction_id');
+      changeCardAuth(w, txn.id, { trans_status: auth.three.trans_status, eci: auth.three.eci ?? null, modified: now });
+    if (outcome?.reference) changeCardAuth(w, txn.id, { acquirer_reference: outcome.reference });
     const to = !outcome || outcome.status === 'processing' ? undefined : outcome.status === 'accepted' ? 'accepted' : failedStatus(outcome);
-    const change2 =
-      to === 'accepted' ? { reason: null, patch } : outcome ? { reason: outcome.reason ?? failedStatus(outcome), patch } : { patch };
-    if (!to) w.update('transactions', txn.id, { ...patch, modified: now });
-    else if (canPlanMove(ctx, txn, rows, to, now)) {
-      planMove(ctx, w, txn, rows, to, now, change2);
+    if (!to) changeTransaction(w, txn.id, { ...patch, modified: now });
+    else {
+      planMove(
+        ctx,
+        w,
+        txn,
+        rows,
+        to,
+        now,
+        to === 'accepted' ? { reason: null, patch } : { reason: outcome!.reason ?? failedStatus(outcome!), patch },
+      );
       if (to === 'accepted') planAuthorized(w, project, txn, now);
-    } else return applyGeneral(ctx, q, rows, a, change, to, change2, auth, outcome);
+    }
     planAnswered(ctx, w, a, change, now);
     await w.run(q, { commit: true });
     return rows.order;
   });
-}
-
-/** applyAuthorization statement by statement, where a status hook needs more than was read (an order of several transactions, a payment link). */
-async function applyGeneral(
-  ctx: Ctx,
-  q: Queryable,
-  rows: PaymentRows,
-  a: AttemptRow,
-  change: AttemptChange,
-  to: 'accepted' | 'declined' | 'error',
-  move: { reason?: string | null; patch: ReturnType<typeof outcomePatch> },
-  auth: Authenticated,
-  outcome?: Outcome,
-) {
-  const { txn, project } = rows;
-  const now = change.modified;
-  if (auth.challenged && auth.three) await setChallengeResult(q, txn.id, auth.three.trans_status, auth.three.eci ?? null, now);
-  if (outcome?.reference) await setAcquirerReference(q, txn.id, outcome.reference);
-  if ((await moveTransaction(ctx, q, txn, to, now, move)) && to === 'accepted') await onAuthorized(q, project, txn, now);
-  const order = await orders.findOrder(q, project.id, txn.order_id);
-  const w = new WriteSet();
-  planAnswered(ctx, w, a, change, now);
-  await w.run(q, { commit: true });
-  return order;
 }

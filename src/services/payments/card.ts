@@ -1,20 +1,15 @@
-import type { Queryable } from '../../store/db/db.ts';
 import { isUuid, type OrderId, type TransactionId } from '../../domain/ids.ts';
 import * as orders from '../../store/payments/orders.ts';
 import { findProject } from '../../store/platform/projects.ts';
 import { nowFor, type Ctx, type OrderStatusHook } from '../platform/context.ts';
 import { dataKeyFor } from '../platform/crypto-envelope.ts';
-import { cvcSealed, openCard, storeCvc } from '../vault/cards.ts';
-import {
-  cvcOfOrderPart,
-  deleteCvcOfOrder,
-  findCardAuth,
-  findVaultCard,
-  insertCardAuth,
-  type VaultCardRow,
-} from '../../store/vault/cards.ts';
-import { canPlanMove, moveTransaction, planMove } from './transitions.ts';
-import { startView } from '../../store/payments/card-flow.ts';
+import { cvcSealed, openCard } from '../vault/cards.ts';
+import { addCardAuth, changeSealedCvc, cvcOfOrderPart, findCardAuth, type VaultCardRow } from '../../store/vault/cards.ts';
+import { planMove } from './transitions.ts';
+import type { StartView } from '../../store/payments/card-flow.ts';
+import { startRows } from '../../store/payments/payment-rows.ts';
+import { inFlight, type AttemptRow } from '../../store/payments/attempts.ts';
+import { callAcquirer, newAttempt, planAnswered, planRecord } from './attempts.ts';
 import { WriteSet } from '../../store/db/writes.ts';
 import { authorizeStep, type Step, type ThreeDsView } from './authorization.ts';
 export type { Step, ThreeDsView, ThreeDsVisit } from './authorization.ts';
@@ -49,50 +44,128 @@ export interface AuthenticationStart {
   method?: string;
   /** the event source of the move to pending (default set_status) */
   source?: string;
-  /** 3-D Secure of the card: the connector's, or the device's */
-  decide(card: VaultCardRow, txn: TransactionRow, now: Date): Promise<ThreeDsResult>;
-  /** what else the started card keeps (the hosted form: its sealed CVC); details to show */
-  keep?(q: Queryable, card: VaultCardRow): Promise<Record<string, unknown>>;
+  /** what the request must satisfy of the card, checked before anything is recorded */
+  check?(card: VaultCardRow): void;
+  /** 3-D Secure decided without the acquirer: the device authenticated the customer (a wallet's cryptogram) */
+  device?(card: VaultCardRow): ThreeDsResult | undefined;
+  /** asks the acquirer's 3-D Secure server, as the attempt `operationId`, with no database transaction open */
+  ask(card: VaultCardRow, txn: TransactionRow, now: Date, operationId: string): Promise<ThreeDsResult>;
+  /** what else the started transaction keeps: the card's sealed CVC (the hosted form), details to show */
+  keep?(card: VaultCardRow): { cvc?: string; details?: Record<string, unknown> };
 }
 
 /**
- * Starts card authentication, once for cards and wallets alike, in the caller's database
- * transaction: the transaction (locked) must be new and unexpired and the card stored for it;
- * 3-D Secure is decided, its row written, and the transaction moves new -> pending.
+ * Starts card authentication, once for cards and wallets alike: the transaction must be new and
+ * unexpired and the card stored for it; 3-D Secure is decided and the transaction moves
+ * new -> pending. Asking the acquirer's 3-D Secure server is an attempt (docs/money.md "Acquirer
+ * attempts"): recorded and committed (one locking read, one write), asked with no database
+ * transaction open, its answer applied (the same again). 3-D Secure the device decided needs no
+ * attempt: the start is written in the first transaction.
  */
 export async function startAuthentication(
   ctx: Ctx,
-  q: Queryable,
   project: ProjectRow,
   orderId: OrderId,
   transactionId: TransactionId,
   start: AuthenticationStart,
 ): Promise<ThreeDsResult> {
-  const txn = await orders.findTransaction(q, project.id, orderId, transactionId, true);
-  const now = nowFor(project);
-  checkStart(txn, start, now);
-  const row = await findVaultCard(q, project.id, start.vaultToken, true);
-  checkCard(txn, row, start);
-  const three = await start.decide(row, txn, now);
-  const shown = (await start.keep?.(q, row)) ?? {};
-  await insertCardAuth(
-    q,
-    { transaction_id: txn.id, project_id: project.id, vault_token: row.id, trans_status: three.trans_status, eci: three.eci ?? null },
-    now,
+  // record
+  type Recorded = { three: ThreeDsResult } | { attempt: AttemptRow; card: VaultCardRow; txn: TransactionRow; now: Date };
+  const rec = await ctx.db.tx(async (q): Promise<Recorded> => {
+    const rows = await startRows(q, project.id, orderId, transactionId, start.vaultToken);
+    const now = nowFor(project);
+    checkStart(rows?.txn, start, now);
+    const { txn, card } = rows!;
+    checkCard(txn, card, start);
+    start.check?.(card);
+    const w = new WriteSet();
+    const device = start.device?.(card);
+    if (device) {
+      planStarted(ctx, w, rows!, card, device, start, now);
+      await w.run(q, { commit: true });
+      return { three: device };
+    }
+    if ('three_ds' in rows!.reserved) throw new ApiError('TransactionAlreadyStarted', 'the transaction is being authenticated');
+    const a = newAttempt(project, txn, 'three_ds', txn.amount, now, { request: { vault_token: card.id } });
+    planRecord(ctx, w, a, now);
+    await w.run(q, { commit: true });
+    return { attempt: a, card, txn, now };
+  });
+  if ('three' in rec) return rec.three;
+  // call, with no transaction open
+  const { attempt: a, card, txn, now } = rec;
+  const answer = await callAcquirer(ctx, a, () => start.ask(card, txn, now, a.id));
+  // apply
+  type Applied = { three: ThreeDsResult } | { refused: string } | { unanswered: true };
+  const applied = await ctx.db.tx(async (q): Promise<Applied> => {
+    const rows = await startRows(q, project.id, orderId, transactionId, start.vaultToken, a.id);
+    const at = nowFor(project);
+    const w = new WriteSet();
+    const attempt = rows?.attempt;
+    if (!rows || !attempt || !inFlight(attempt)) return { refused: 'the transaction is being authenticated' };
+    if ('error' in answer) {
+      // 3-D Secure moves no money: without an answer the lookup failed, and the transaction stays new
+      planAnswered(ctx, w, attempt, { status: 'failed', error: answer.error.slice(0, 500), settled: at, modified: at }, at);
+      await w.run(q, { commit: true });
+      return { unanswered: true };
+    }
+    const three = answer.outcome;
+    planAnswered(ctx, w, attempt, { status: 'succeeded', response_code: three.trans_status, settled: at, modified: at }, at);
+    const problem = startProblem(rows.txn, at);
+    if (!problem) planStarted(ctx, w, rows, rows.card!, three, start, at);
+    await w.run(q, { commit: true });
+    return problem ? { refused: problem } : { three };
+  });
+  if ('three' in applied) return applied.three;
+  if ('refused' in applied) throw new ApiError('TransactionAlreadyStarted', applied.refused);
+  throw new ApiError(
+    'FailedToFetchTransactionInformation',
+    'the 3-D Secure server did not answer; the transaction can be authenticated again',
   );
+}
+
+/** The start gathered in `w`: the 3-D Secure row, what the card keeps, and the move new -> pending with the card's details. */
+function planStarted(
+  ctx: Ctx,
+  w: WriteSet,
+  rows: StartView,
+  card: VaultCardRow,
+  three: ThreeDsResult,
+  start: AuthenticationStart,
+  now: Date,
+) {
+  const { txn } = rows;
+  const kept = start.keep?.(card) ?? {};
+  if (kept.cvc !== undefined) changeSealedCvc(w, card.id, kept.cvc);
+  addCardAuth(w, {
+    transaction_id: txn.id,
+    project_id: txn.project_id,
+    vault_token: card.id,
+    trans_status: three.trans_status,
+    eci: three.eci ?? null,
+    acquirer_reference: null,
+    created: now,
+    modified: now,
+  });
   const details: Record<string, unknown> = {
     ...txn.details,
-    truncated_pan: row.truncated_pan,
-    card_expiry: row.expiry,
-    ...shown,
-    vault_token: row.id,
+    truncated_pan: card.truncated_pan,
+    card_expiry: card.expiry,
+    ...kept.details,
+    vault_token: card.id,
   };
   if (three.trans_status !== 'C') details.liability_shift = three.liability_shift;
-  await moveTransaction(ctx, q, txn, 'pending', now, {
+  planMove(ctx, w, txn, rows, 'pending', now, {
     ...(start.source ? { source: start.source } : {}),
-    patch: { payment_method_brand: row.brand, details },
+    patch: { payment_method_brand: card.brand, details },
   });
-  return three;
+}
+
+/** Why a transaction cannot start (any more): not new, or expired. */
+function startProblem(txn: TransactionRow, now: Date): string | undefined {
+  if (txn.status !== 'new') return `transaction already started: it is ${txn.status}`;
+  if (txn.expires_at && now >= new Date(txn.expires_at)) return 'transaction has expired';
+  return undefined;
 }
 
 /** The rules of starting: the transaction exists, has the method, is new and unexpired. */
@@ -100,8 +173,8 @@ function checkStart(txn: TransactionRow | undefined, start: Pick<AuthenticationS
   if (!txn) throw notFound('transaction');
   if (start.method && txn.payment_method !== start.method)
     throw invalid('transaction_id', `a ${txn.payment_method} transaction is not authenticated with a card`);
-  if (txn.status !== 'new') throw new ApiError('TransactionAlreadyStarted', `transaction already started: it is ${txn.status}`);
-  if (txn.expires_at && now >= new Date(txn.expires_at)) throw new ApiError('TransactionAlreadyStarted', 'transaction has expired');
+  const problem = startProblem(txn, now);
+  if (problem) throw new ApiError('TransactionAlreadyStarted', problem);
 }
 
 /** ... and the card was stored for it. */
@@ -161,67 +234,21 @@ async function start(
   if (typeof input.cvc !== 'string' || !CVC.test(input.cvc)) throw invalid('cvc', 'cvc must be 3 digits');
   const connector = connectorFor(ctx, project);
   const dk = await dataKeyFor(ctx, project.id);
-  const card: AuthenticationStart = {
+  await startAuthentication(ctx, project, orderId, transactionId, {
     vaultToken: input.vault_token,
     field: 'vault_token',
     method: 'credit-card',
-    decide: (row, txn, now) => {
-      if (input.cvc.length === 4 && row.brand !== 'amex') throw invalid('cvc', 'cvc must be 3 digits');
-      return connector.authenticate3ds({ ...refOf(txn, now), card: openCard(dk, row) });
+    check: (card) => {
+      if (input.cvc.length === 4 && card.brand !== 'amex') throw invalid('cvc', 'cvc must be 3 digits');
     },
-    async keep(q, row) {
-      await storeCvc(q, dk, row, input.cvc);
-      const name = openCard(dk, row).name;
-      return name !== undefined ? { [SEALED]: sealHolderName(dk, name) } : {};
+    ask: (card, txn, now, operationId) => connector.authenticate3ds({ ...operationRef(txn, now, operationId), card: openCard(dk, card) }),
+    keep(card) {
+      const name = openCard(dk, card).name;
+      return { cvc: cvcSealed(dk, card, input.cvc), details: name !== undefined ? { [SEALED]: sealHolderName(dk, name) } : {} };
     },
-  };
-  // Two round trips: one read, and one statement that writes the start only while the
-  // transaction is still new. An order of several transactions, or one whose status hooks need
-  // more than was read, takes the general path: one database transaction that locks the rows.
-  const view = await startView(ctx.db, project.id, orderId, transactionId, input.vault_token);
-  const now = nowFor(project);
-  checkStart(view?.txn, card, now);
-  // decided first, so that 3-D Secure is asked once whichever path writes
-  if (view!.statuses.length === 1 && canPlanMove(ctx, view!.txn, view!, 'pending', now)) {
-    const { txn, order, statuses } = view!;
-    checkCard(txn, view!.card, card);
-    const row = view!.card!;
-    const three = await card.decide(row, txn, now);
-    const w = new WriteSet();
-    w.guard('transactions', txn.id, {}, { status: 'new' });
-    w.update('vault_cards', row.id, { cvc_ct: cvcSealed(dk, row, input.cvc) });
-    const name = openCard(dk, row).name;
-    w.insert('card_authentications', {
-      transaction_id: txn.id,
-      project_id: project.id,
-      vault_token: row.id,
-      trans_status: three.trans_status,
-      eci: three.eci ?? null,
-      created: now,
-      modified: now,
-    });
-    const details: Record<string, unknown> = {
-      ...txn.details,
-      truncated_pan: row.truncated_pan,
-      card_expiry: row.expiry,
-      ...(name !== undefined ? { [SEALED]: sealHolderName(dk, name) } : {}),
-      vault_token: row.id,
-    };
-    if (three.trans_status !== 'C') details.liability_shift = three.liability_shift;
-    const planned = planMove(ctx, w, txn, { order, statuses, project: view!.project }, 'pending', now, {
-      patch: { payment_method_brand: row.brand, details },
-    });
-    if (planned === 'planned') {
-      if (await w.run(ctx.db)) return { redirect_url: threeDsUrl(ctx.config, transactionId) };
-      // another request started (or expired, or cancelled) it since the read
-      checkStart(await orders.findTransaction(ctx.db, project.id, orderId, transactionId), card, now);
-    }
-  }
-  await ctx.db.tx((q) => startAuthentication(ctx, q, project, orderId, transactionId, card));
+  });
   return { redirect_url: threeDsUrl(ctx.config, transactionId) };
 }
-
-const refOf = (txn: TransactionRow, now: Date) => operationRef(txn, now);
 
 /** What the 3-D Secure page needs to know about a transaction (no lock). */
 export async function loadThreeDs(ctx: Ctx, transactionId: TransactionId): Promise<ThreeDsView | undefined> {
@@ -249,11 +276,6 @@ export async function completeAuthentication(ctx: Ctx, target: string | ThreeDsV
  * Order status hook: an order that ends while a CVC is still sealed (expired during the challenge,
  * cancelled by the merchant) loses it in the same database transaction.
  */
-export const dropSealedCvc: OrderStatusHook = async (q, order, _from, to) => {
-  if (!isFinalOrder(to)) return;
-  await deleteCvcOfOrder(q, order.project_id, order.id);
-};
-dropSealedCvc.inline = (w, order, _from, to) => {
+export const dropSealedCvc: OrderStatusHook = (w, order, _from, to) => {
   if (isFinalOrder(to)) w.add(cvcOfOrderPart(order.project_id, order.id));
-  return true;
 };

@@ -5,11 +5,25 @@ import { findProject } from '../../store/platform/projects.ts';
 import * as orders from '../../store/payments/orders.ts';
 import * as ledger from '../../store/payments/ledger.ts';
 import { ApiError, invalid, notFound } from '../../domain/errors.ts';
-import { debitLegs, figures, refundable, reversalLegs, settlementLegs } from '../../domain/ledger.ts';
+import { debitLegs, figures, refundable, reversalLegs, settlementLegs, type Leg } from '../../domain/ledger.ts';
 import { loadOrderView } from './order-view.ts';
 import { moveTransaction } from './transitions.ts';
-import { attemptsOf, inFlight } from '../../store/payments/attempts.ts';
-import { book, createChildOrder, debitRule, ensureSettlement, guarded, lockOrderPayment, nextSettlementRun } from './operations.ts';
+import { lockOrderPaymentRows, type PaymentRows } from '../../store/payments/payment-rows.ts';
+import { changeTransaction } from '../../store/payments/changes.ts';
+import { WriteSet } from '../../store/db/writes.ts';
+import {
+  book,
+  debitRule,
+  guarded,
+  lockOrderPayment,
+  nextSettlementRun,
+  planBook,
+  planChildOrder,
+  planSettlement,
+  planTouchOrder,
+  renderPlanned,
+  type ChildSpec,
+} from './operations.ts';
 import { schedule } from '../../store/platform/jobs.ts';
 import type { ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import type { OrderId, ProjectId } from '../../domain/ids.ts';
@@ -21,42 +35,20 @@ import type { OrderId, ProjectId } from '../../domain/ids.ts';
  */
 export async function chargeback(ctx: Ctx, project: ProjectRow, orderId: OrderId, amount?: number) {
   if (amount !== undefined && amount <= 0) throw invalid('amount', 'amount must be greater than 0');
-  return guarded('RefundError', () =>
-    ctx.db.tx(async (q) => {
-      const { order, txn } = await lockOrderPayment(q, project.id, orderId, 'RefundError');
-      // refunds in flight at the acquirer hold their money (read after the lock: every one recorded is seen)
-      const held = (await attemptsOf(q, project.id, txn.id)).filter((a) => a.kind === 'refund' && inFlight(a));
-      const left = refundable(txn) - held.reduce((n, a) => n + a.amount, 0);
-      if (left <= 0) throw new ApiError('RefundError', 'no captured money is left to charge back');
-      const take = amount ?? left;
-      if (take > left) throw new ApiError('RefundError', `amount ${take} is above the ${left} that can still be charged back`, 'amount');
-      const now = nowFor(project);
-      const f = figures('debit', take, debitRule(project, 'chargeback'));
-      const child = await createChildOrder(
-        ctx,
-        q,
-        project,
-        order,
-        txn,
-        {
-          kind: 'chargeback',
-          amount: take,
-          direction: 'debit',
-          status: 'completed',
-          flags: ['is-chargeback'],
-          figures: f,
-          source: 'issuer',
-          description: 'chargeback',
-        },
-        now,
-      );
-      await orders.setChargedBackAmount(q, txn.id, txn.charged_back_amount + take, now);
-      await ledger.touchOrder(q, order.id, now, { flag: 'has-chargebacks' });
-      await book(q, child.txn, txn, now, debitLegs(take, f.fee, 'chargeback'));
-      await ensureSettlement(q, project, now);
-      return (await loadOrderView(q, ctx, project.id, child.order.id))!;
-    }),
-  );
+  return issuerMove(ctx, project, orderId, (txn, reserved) => {
+    // refunds in flight at the acquirer hold their money (read under the payment's lock: every one recorded is seen)
+    const left = refundable(txn) - (reserved.refund ?? 0);
+    if (left <= 0) throw new ApiError('RefundError', 'no captured money is left to charge back');
+    const take = amount ?? left;
+    if (take > left) throw new ApiError('RefundError', `amount ${take} is above the ${left} that can still be charged back`, 'amount');
+    const f = figures('debit', take, debitRule(project, 'chargeback'));
+    return {
+      spec: { kind: 'chargeback', amount: take, direction: 'debit', flags: ['is-chargeback'], figures: f, description: 'chargeback' },
+      chargedBack: txn.charged_back_amount + take,
+      flag: 'has-chargebacks',
+      legs: debitLegs(take, f.fee, 'chargeback'),
+    };
+  });
 }
 
 /**
@@ -67,40 +59,61 @@ export async function chargeback(ctx: Ctx, project: ProjectRow, orderId: OrderId
  */
 export async function reverseChargeback(ctx: Ctx, project: ProjectRow, orderId: OrderId, amount?: number) {
   if (amount !== undefined && amount <= 0) throw invalid('amount', 'amount must be greater than 0');
-  return guarded('RefundError', () =>
-    ctx.db.tx(async (q) => {
-      const { order, txn } = await lockOrderPayment(q, project.id, orderId, 'RefundError');
-      const left = txn.charged_back_amount;
-      if (left <= 0) throw new ApiError('RefundError', 'nothing is charged back on this order');
-      const give = amount ?? left;
-      if (give > left) throw new ApiError('RefundError', `amount ${give} is above the ${left} that is charged back`, 'amount');
+  return issuerMove(ctx, project, orderId, (txn) => {
+    const left = txn.charged_back_amount;
+    if (left <= 0) throw new ApiError('RefundError', 'nothing is charged back on this order');
+    const give = amount ?? left;
+    if (give > left) throw new ApiError('RefundError', `amount ${give} is above the ${left} that is charged back`, 'amount');
+    const f = figures('credit', give, debitRule(project, 'reversal'));
+    return {
+      spec: { kind: 'reversal', amount: give, direction: 'credit', flags: ['is-reversal'], figures: f, description: 'chargeback reversal' },
+      chargedBack: txn.charged_back_amount - give,
+      flag: 'has-reversals',
+      legs: reversalLegs(give, f.fee),
+    };
+  });
+}
+
+/** What an issuer's move (a chargeback, its reversal) changes, decided from the locked payment. */
+interface IssuerMove {
+  spec: Omit<ChildSpec, 'status' | 'source'>;
+  chargedBack: number;
+  flag: string;
+  legs: Leg[];
+}
+
+/**
+ * An issuer's move on a paid order, with no acquirer call: one locking read (its BEGIN with it),
+ * then one statement of every write with the COMMIT: the completed child order, the payment's
+ * charged back amount, the order's flag, the journal and the settlement job. Answers the child
+ * order, rendered from what was written.
+ */
+async function issuerMove(
+  ctx: Ctx,
+  project: ProjectRow,
+  orderId: OrderId,
+  decide: (txn: PaymentRows['txn'], reserved: PaymentRows['reserved']) => IssuerMove,
+) {
+  return guarded('RefundError', async () => {
+    const child = await ctx.db.tx(async (q) => {
+      const rows =
+        (await lockOrderPaymentRows(q, project.id, orderId)) ??
+        // an order without an authorized payment: lockOrderPayment says why
+        (await lockOrderPayment(q, project.id, orderId, 'RefundError'), undefined)!;
+      const { txn, order } = rows;
+      const m = decide(txn, rows.reserved);
       const now = nowFor(project);
-      const f = figures('credit', give, debitRule(project, 'reversal'));
-      const child = await createChildOrder(
-        ctx,
-        q,
-        project,
-        order,
-        txn,
-        {
-          kind: 'reversal',
-          amount: give,
-          direction: 'credit',
-          status: 'completed',
-          flags: ['is-reversal'],
-          figures: f,
-          source: 'issuer',
-          description: 'chargeback reversal',
-        },
-        now,
-      );
-      await orders.setChargedBackAmount(q, txn.id, txn.charged_back_amount - give, now);
-      await ledger.touchOrder(q, order.id, now, { flag: 'has-reversals' });
-      await book(q, child.txn, txn, now, reversalLegs(give, f.fee));
-      await ensureSettlement(q, project, now);
-      return (await loadOrderView(q, ctx, project.id, child.order.id))!;
-    }),
-  );
+      const w = new WriteSet();
+      const made = planChildOrder(ctx, w, rows.project, order, txn, { ...m.spec, status: 'completed', source: 'issuer' }, now);
+      changeTransaction(w, txn.id, { charged_back_amount: m.chargedBack, modified: now });
+      planTouchOrder(w, order, now, { flag: m.flag });
+      planBook(w, made.txn, txn, now, m.legs);
+      planSettlement(w, rows.project, now);
+      await w.run(q, { commit: true });
+      return made;
+    });
+    return renderPlanned(ctx, ctx.db, child);
+  });
 }
 
 /** Settles each transaction: marks it settled, journals the payout, and a settled sale or capture becomes completed. */

@@ -2,16 +2,16 @@ import type { Queryable } from '../../store/db/db.ts';
 import type { Ctx } from '../platform/context.ts';
 import { nowFor } from '../platform/context.ts';
 import * as orders from '../../store/payments/orders.ts';
-import { touchOrder } from '../../store/payments/ledger.ts';
 import { ApiError, notFound, type ErrorType } from '../../domain/errors.ts';
 import { captureLegs, debitLegs, figures, releaseLegs } from '../../domain/ledger.ts';
 import { capabilityProblem, type OperationKind } from '../../acquirer/connector.ts';
-import { cancelJob, cancelJobsPart } from '../../store/platform/jobs.ts';
-import { lockAttemptRows, type PaymentRows } from '../../store/payments/payment-rows.ts';
+import { cancelJobsPart } from '../../store/platform/jobs.ts';
+import { lockAttemptRows, lockOrderContext, type PaymentRows } from '../../store/payments/payment-rows.ts';
+import { changeTransaction } from '../../store/payments/changes.ts';
 import { attemptsOf, inFlight, recordAttempt, type AttemptRow } from '../../store/payments/attempts.ts';
 import { WriteSet } from '../../store/db/writes.ts';
 import { loadOrderView } from './order-view.ts';
-import { moveTransaction, planMove } from './transitions.ts';
+import { planMove } from './transitions.ts';
 import { connectorFor, operationRef } from './connectors.ts';
 import {
   answered,
@@ -25,11 +25,8 @@ import {
   type Answer,
 } from './attempts.ts';
 import {
-  book,
-  createChildOrder,
   creditRule,
   debitRule,
-  ensureSettlement,
   planBook,
   planChildOrder,
   planSettlement,
@@ -37,8 +34,9 @@ import {
   renderPlanned,
   type ChildSpec,
   type MoneyTransaction,
+  type PlannedChild,
 } from './operations.ts';
-import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
+import type { ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import type { OrderId } from '../../domain/ids.ts';
 
 /*
@@ -129,7 +127,8 @@ const viewOf = async (ctx: Ctx, project: ProjectRow, orderId: OrderId) => (await
 /**
  * Applies an answer (or its absence) to a capture, void or refund attempt still in flight, in one
  * short transaction: the first to come (the request, the recovery job) applies it; later ones find
- * it settled. Answers the order view when the planned path rendered it.
+ * it settled. One locking read, then one statement of every write with the COMMIT. Answers the
+ * order view of a child order made here (rendered from what was written, no read back).
  */
 export async function applyFollowUp(
   ctx: Ctx,
@@ -145,34 +144,33 @@ export async function applyFollowUp(
     const change = answered(answer, now);
     const w = new WriteSet();
     const outcomes = 'outcome' in answer ? processingOf(answer.outcome) : { processing: NO_ANSWER };
-    const child = a.result_order_id ? await childOf(q, a) : undefined;
+    // an attempt answered "processing" before has its order already (a late answer): read it
+    const child = a.result_order_id ? await childOf(q, rows, a.result_order_id) : undefined;
+    let made: PlannedChild | undefined;
     if (change.status === 'succeeded') {
-      const planned = !child && planSettled(ctx, w, rows, a, now, outcomes);
-      if (planned) {
-        change.result_order_id = planned.order.id;
-        planAnswered(ctx, w, a, change, now);
-        await w.run(q, { commit: true });
-        return { attempt: { ...a, ...change }, order: await renderPlanned(ctx, ctx.db, planned) };
-      }
-      change.result_order_id = await writeSettled(ctx, q, rows, a, now, outcomes, child);
+      const spec = specOf(rows, a, 'final', outcomes);
+      if (child) planMove(ctx, w, child.txn, child, spec.status, now, { source: 'acquirer', patch: { outcomes } });
+      else made = planChildOrder(ctx, w, rows.project, rows.order, rows.txn, spec, now);
+      planSettled(ctx, w, rows, a, now, spec, child?.txn ?? made!.txn);
+      change.result_order_id = child?.order.id ?? made!.order.id;
     } else if (change.status === 'failed') {
-      if (child) await moveTransaction(ctx, q, child.txn, 'error', now, { reason: 'processing_error', source: 'acquirer' });
+      if (child) planMove(ctx, w, child.txn, child, 'error', now, { reason: 'processing_error', source: 'acquirer' });
     } else if (!child) {
       // processing, or no answer: the merchant sees a processing order until the acquirer settles it
-      const spec = specOf(rows, a, 'processing', outcomes);
-      change.result_order_id = (await createChildOrder(ctx, q, rows.project, rows.order, rows.txn, spec, now)).order.id;
+      made = planChildOrder(ctx, w, rows.project, rows.order, rows.txn, specOf(rows, a, 'processing', outcomes), now);
+      change.result_order_id = made.order.id;
     }
     planAnswered(ctx, w, a, change, now);
     await w.run(q, { commit: true });
-    return { attempt: { ...a, ...change } };
+    return { attempt: { ...a, ...change }, ...(made ? { order: await renderPlanned(ctx, ctx.db, made) } : {}) };
   });
 }
 
-/** The child order of an attempt that was left processing, with its transaction. */
-async function childOf(q: Queryable, a: AttemptRow) {
-  const order = (await orders.findOrder(q, a.project_id, a.result_order_id!))!;
-  const [txn] = await orders.transactionsOf(q, a.project_id, [order.id]);
-  return { order, txn };
+/** The child order of an attempt that was left processing, locked, with its one transaction. */
+async function childOf(q: Queryable, rows: PaymentRows, orderId: OrderId) {
+  const view = (await lockOrderContext(q, rows.project.id, orderId))!;
+  const [txn] = await orders.transactionsOf(q, rows.project.id, [orderId]);
+  return { ...view, txn };
 }
 
 /** The order that records the movement: a capture order is accepted, a void or refund order completed. */
@@ -245,46 +243,15 @@ const legsOf = (a: AttemptRow, spec: ChildSpec) =>
       : debitLegs(a.amount, spec.figures.fee, 'refund');
 const flagOf = (a: AttemptRow) => (a.kind === 'capture' ? 'has-captures' : a.kind === 'void' ? 'has-voids' : 'has-refunds');
 
-/** A succeeded operation's writes gathered in `w` (one statement); undefined when a status hook needs the general path. */
-function planSettled(ctx: Ctx, w: WriteSet, rows: PaymentRows, a: AttemptRow, now: Date, outcomes: Record<string, unknown>) {
+/** What a succeeded operation changes on the original payment, gathered in `w`: its counters or status, its flag, the journal of the child's money. */
+function planSettled(ctx: Ctx, w: WriteSet, rows: PaymentRows, a: AttemptRow, now: Date, spec: ChildSpec, childTxn: TransactionRow) {
   const { txn, order, project } = rows;
-  const spec = specOf(rows, a, 'final', outcomes);
-  const child = planChildOrder(ctx, w, project, order, txn, spec, now, project);
-  if (!child) return undefined;
   const c = originalChange(txn, a, now);
   if ('to' in c && c.to) {
-    if (planMove(ctx, w, txn, rows, c.to, now, c.change) !== 'planned') return undefined;
+    planMove(ctx, w, txn, rows, c.to, now, c.change);
     w.add(cancelJobsPart(AUTHORIZATION_JOBS, txn.id));
-  } else w.update('transactions', txn.id, c.patch!);
+  } else changeTransaction(w, txn.id, c.patch!);
   planTouchOrder(w, order, now, { flag: flagOf(a), ...(a.kind === 'refund' ? { refunded: a.amount } : {}) });
-  planBook(w, child.txn, txn, now, legsOf(a, spec));
+  planBook(w, childTxn, txn, now, legsOf(a, spec));
   if (a.kind !== 'void') planSettlement(w, project, now);
-  return child;
-}
-
-/** The same, statement by statement; `child`: the order left processing, now settled. Answers the child order's id. */
-async function writeSettled(
-  ctx: Ctx,
-  q: Queryable,
-  rows: PaymentRows,
-  a: AttemptRow,
-  now: Date,
-  outcomes: Record<string, unknown>,
-  child?: { order: OrderRow; txn: TransactionRow },
-) {
-  const { txn, order, project } = rows;
-  const spec = specOf(rows, a, 'final', outcomes);
-  if (child) await moveTransaction(ctx, q, child.txn, spec.status, now, { source: 'acquirer', patch: { outcomes } });
-  const made = child ?? (await createChildOrder(ctx, q, project, order, txn, spec, now));
-  const c = originalChange(txn, a, now);
-  if ('to' in c && c.to) {
-    await moveTransaction(ctx, q, txn, c.to, now, c.change);
-    for (const kind of AUTHORIZATION_JOBS) await cancelJob(q, kind, txn.id);
-  } else if (a.kind === 'capture') await orders.setCapturedAmount(q, txn.id, c.patch!.captured_amount!, now);
-  else if (a.kind === 'void') await orders.setVoidedAmount(q, txn.id, c.patch!.voided_amount!, now);
-  else await orders.setRefundedAmount(q, txn.id, c.patch!.refunded_amount!, now);
-  await touchOrder(q, order.id, now, { flag: flagOf(a), ...(a.kind === 'refund' ? { refunded: a.amount } : {}) });
-  await book(q, made.txn, txn, now, legsOf(a, spec));
-  if (a.kind !== 'void') await ensureSettlement(q, project, now);
-  return made.order.id;
 }

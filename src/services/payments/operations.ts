@@ -7,8 +7,9 @@ import { settingsOf } from '../../domain/project.ts';
 import { addDuration } from '../../domain/duration.ts';
 import { ApiError, notFound, type ErrorType } from '../../domain/errors.ts';
 import type { TransactionStatus } from '../../domain/status.ts';
-import { appendEvent, moveTransaction, newEventRow, planOrderStatus } from './transitions.ts';
+import { newEventRow, planOrderStatus } from './transitions.ts';
 import { canMove, deriveOrderStatus } from '../../domain/status.ts';
+import { addEvents, addJournal, addOrder, changeOrder, changeTransaction } from '../../store/payments/changes.ts';
 import { dueNow, schedulePart } from '../../store/platform/jobs.ts';
 import { WriteSet } from '../../store/db/writes.ts';
 import { SEALED, openHolderNames } from '../vault/holder-names.ts';
@@ -26,21 +27,14 @@ import type { EventRow, OrderKind, OrderRow, ProjectRow, TransactionRow } from '
 export type MoneyTransaction = TransactionRow;
 
 /**
- * Books a successful authorization, in the caller's database transaction, right after the
- * transaction moved to `accepted`:
+ * Books a successful authorization, gathered in `w` (store/writes.ts) with the move to
+ * `accepted`; `txn` changes in memory as the row will:
  * - a sale is captured at once: fee and settlement figures, and its sale journal;
  * - a pre-authorization holds the amount (hold journal) and becomes capturable until
  *   `capture_before`: the end of its expiration_period (delayed, then captured by the
  *   `delayed_capture` job) or of the project's capture window (manual, then released by the
  *   `authorization_expiry` job). Its fee is charged on the capture order.
  */
-export async function onAuthorized(q: Queryable, project: ProjectRow, txn: TransactionRow, now: Date) {
-  const w = new WriteSet();
-  planAuthorized(w, project, txn, now);
-  await w.run(q);
-}
-
-/** onAuthorized's writes, gathered in `w` (store/writes.ts); `txn` changes in memory as the row will. */
 export function planAuthorized(w: WriteSet, project: ProjectRow, txn: TransactionRow, now: Date) {
   if (txn.authorized_amount > 0) return; // booked already: a retried authorization must not book twice
   const sale = !txn.capture_mode;
@@ -60,7 +54,7 @@ export function planAuthorized(w: WriteSet, project: ProjectRow, txn: Transactio
     capture_before: captureBefore,
     ...figureColumns(txn.currency, f),
   };
-  w.update('transactions', txn.id, patch);
+  changeTransaction(w, txn.id, patch);
   Object.assign(txn, patch);
   planBook(w, txn, txn, now, sale ? captureLegs(txn.amount, f.fee, false) : holdLegs(txn.amount));
   const job = txn.capture_mode === 'delayed' ? 'delayed_capture' : txn.capture_mode === 'manual' ? 'authorization_expiry' : undefined;
@@ -99,12 +93,6 @@ const journalHead = (txn: TransactionRow, payment: TransactionRow, now: Date): l
   currency: txn.currency,
   created: now,
 });
-
-/** Live projects settle daily: makes sure the project's next settlement run (00:00 UTC in its clock) is scheduled. */
-export async function ensureSettlement(q: Queryable, project: ProjectRow, now: Date) {
-  if (project.mode !== 'live') return;
-  await ledger.ensureJob(q, settlementJob(project, now));
-}
 
 const settlementJob = (project: ProjectRow, now: Date) => ({
   project_id: project.id,
@@ -157,28 +145,6 @@ export interface ChildSpec {
   body?: Record<string, unknown>;
   /** the acquirer's answer, shown as the transaction's outcomes */
   outcomes?: Record<string, unknown>;
-}
-
-/**
- * Creates the order that records a movement of an original order's money (capture, void,
- * refund, chargeback, reversal): one transaction linked by of_transaction_id, moved from new
- * to its final status, which completes the order and writes its webhook outbox row.
- */
-export async function createChildOrder(
-  ctx: Ctx,
-  q: Queryable,
-  project: ProjectRow,
-  parent: OrderRow,
-  original: TransactionRow,
-  spec: ChildSpec,
-  now: Date,
-) {
-  const { order, txn } = childRows(project, parent, original, spec, now);
-  await orders.insertOrder(q, order);
-  await orders.insertTransaction(q, txn);
-  await appendEvent(q, txn, 'new', now, spec.source);
-  await moveTransaction(ctx, q, txn, spec.status, now, { source: spec.source });
-  return { order, txn };
 }
 
 /** The rows of a new child order and its transaction, as created (status new). */
@@ -252,10 +218,11 @@ export interface PlannedChild {
 }
 
 /**
- * createChildOrder's writes gathered in `w` (store/writes.ts): the order and its transaction
- * go in with their final status (a row inserted by the statement cannot also be updated by it),
- * with both events, the order's outbox row and what the status hooks write. `hookProject`: the
- * project as read with the payment. Undefined when a hook cannot inline (w is then unusable).
+ * The order that records a movement of an original order's money (capture, void, refund,
+ * chargeback, reversal), gathered in `w` (store/writes.ts): one transaction linked by
+ * of_transaction_id, moved from new to its status (a row inserted by the statement cannot also
+ * be updated by it, so both go in with it), with both events, the order's outbox row and what
+ * the status hooks write. `project`: as read with the payment.
  */
 export function planChildOrder(
   ctx: Ctx,
@@ -265,22 +232,15 @@ export function planChildOrder(
   original: TransactionRow,
   spec: ChildSpec,
   now: Date,
-  hookProject: ProjectRow,
-): PlannedChild | undefined {
+): PlannedChild {
   const { order, txn } = childRows(project, parent, original, spec, now);
   if (!canMove('new', spec.status)) throw new Error(`a child order cannot start ${spec.status}`);
   const events = [newEventRow(txn, 'new', now, spec.source), newEventRow(txn, spec.status, now, spec.source)];
   Object.assign(txn, { status: spec.status, modified: now });
   const next = deriveOrderStatus('new', [spec.status]);
-  if (next !== 'new') {
-    const changed = planOrderStatus(ctx, w, order, next, now, hookProject, true);
-    if (!changed) return undefined;
-    Object.assign(order, changed);
-  }
-  // the outbox row and the transaction refer to the order: foreign keys are checked at the statement's end
-  w.insert('orders', order);
-  w.insert('transactions', txn);
-  w.insertMany('events', events);
+  if (next !== 'new') Object.assign(order, planOrderStatus(ctx, w, order, next, now, project, true));
+  addOrder(w, order, txn);
+  addEvents(w, events);
   return { order, txn, events: events.map((e) => ({ ...e })) };
 }
 
@@ -290,23 +250,23 @@ export async function renderPlanned(ctx: Ctx, q: Queryable, child: PlannedChild)
   return renderOrder(ctx.config, child.order, [child.txn], child.events, [], { holderNames });
 }
 
-/** touchOrder's change, gathered in `w` on the order's row (locked by the caller, so its counters are current). */
+/** A flag on the original order and its refunded amount, gathered in `w` (the order is locked by the caller, so its counters are current). */
 export function planTouchOrder(w: WriteSet, order: OrderRow, now: Date, change: { flag?: string; refunded?: number }) {
   const patch = {
     flags: change.flag && !order.flags.includes(change.flag) ? [...order.flags, change.flag] : order.flags,
     refunded_amount: order.refunded_amount + (change.refunded ?? 0),
     modified: now,
   };
-  w.update('orders', order.id, patch);
+  changeOrder(w, order.id, patch);
   Object.assign(order, patch);
 }
 
-/** book's journal, gathered in `w`. */
+/** The journal of a movement of `txn`'s money that belongs to the original `payment`, gathered in `w`. */
 export function planBook(w: WriteSet, txn: TransactionRow, payment: TransactionRow, now: Date, legs: Leg[]) {
-  w.insertMany('ledger_entries', ledger.journalRows(journalHead(txn, payment, now), legs));
+  addJournal(w, journalHead(txn, payment, now), legs);
 }
 
-/** ensureSettlement's job, gathered in `w`. */
+/** Live projects settle daily: the project's next settlement run (00:00 UTC in its clock), gathered in `w` unless it is scheduled. */
 export function planSettlement(w: WriteSet, project: ProjectRow, now: Date) {
   if (project.mode === 'live') w.add(ledger.ensureJobPart(settlementJob(project, now)));
 }

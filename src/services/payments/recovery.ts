@@ -14,7 +14,7 @@ import type { ProjectRow } from '../../domain/entities.ts';
  * Job `acquirer_recovery` (one per attempt, scheduled when it is recorded, so a node that crashed
  * between the call and the apply leaves it to any other node, after a restart too): an attempt
  * still in flight is asked about (inquire) and its answer applied; an authorization that never
- * answered is reversed and declined with processing_error. No answer from the acquirer now
+ * answered is reversed and declined with processing_error; a 3-D Secure lookup just fails. No answer from the acquirer now
  * fails the job, which the worker retries with its backoff.
  */
 export async function recoverAttempt(ctx: Ctx, attemptId: string) {
@@ -22,9 +22,18 @@ export async function recoverAttempt(ctx: Ctx, attemptId: string) {
   if (!a || !inFlight(a)) return;
   const project = await findProject(ctx.db, a.project_id);
   if (!project) return;
+  const now = nowFor(project);
+  // A 3-D Secure lookup moves no money: one left without an applied answer (a crash between the
+  // call and the apply) just fails, and the transaction, still new, may be authenticated again.
+  if (a.kind === 'three_ds')
+    return changeAttempt(ctx.db, a.id, {
+      status: 'failed',
+      error: 'no answer was applied to this 3-D Secure lookup',
+      settled: now,
+      modified: now,
+    });
   if (a.kind === 'authorization' && !(a.status === 'processing' && a.reference)) return reverseAuthorization(ctx, project, a);
   const connector = connectorFor(ctx, project);
-  const now = nowFor(project);
   const asked = await callAcquirer(ctx, a, () =>
     connector.inquire({
       operation_id: a.id,

@@ -1,4 +1,4 @@
-import type { Db, Queryable } from '../../store/db/db.ts';
+import type { Db } from '../../store/db/db.ts';
 import type { WriteSet } from '../../store/db/writes.ts';
 import type { Config } from '../../config.ts';
 import type { Logger } from '../../log.ts';
@@ -8,17 +8,12 @@ import type { KeyCache } from './key-cache.ts';
 import type { OrderRow, ProjectRow } from '../../domain/entities.ts';
 import type { ProjectId } from '../../domain/ids.ts';
 
-/** Runs inside the database transaction of an order's status change (outbox, links, sealed CVCs). */
-export interface OrderStatusHook {
-  (q: Queryable, order: OrderRow, from: OrderStatus, to: OrderStatus, now: Date): Promise<void>;
-  /**
-   * The same effect as writes gathered for the change's one statement (store/writes.ts), from
-   * what the step read (`project`: the order's). Answers false when it cannot say without
-   * reading more: the step then takes the general path, where the hook itself runs. A hook
-   * without it always sends a step down the general path.
-   */
-  inline?(w: WriteSet, order: OrderRow, from: OrderStatus, to: OrderStatus, now: Date, project: ProjectRow): boolean;
-}
+/**
+ * What else an order's status change writes (deliveries, links, sealed CVCs), said as writes
+ * gathered in the change's one statement (store/writes.ts), from what the step read (`project`:
+ * the order's). What a hook needs beyond that, its writes read inside the statement (store parts).
+ */
+export type OrderStatusHook = (w: WriteSet, order: OrderRow, from: OrderStatus, to: OrderStatus, now: Date, project: ProjectRow) => void;
 
 /** Adds to a new project (webhook secret, wallet keys); what it returns is shown once to whoever created it. */
 export type ProjectCreatedHook = (ctx: Ctx, projectId: ProjectId) => Promise<void | Record<string, unknown>>;

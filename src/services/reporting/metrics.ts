@@ -10,18 +10,13 @@ import { gauges, payments } from '../../telemetry/metrics.ts';
  * hook, main.ts): tender_orders_total by kind and status reached, and the money of completed
  * orders (tender_order_amount_minor_total) by kind and currency. Captures, voids, refunds and
  * chargebacks are orders of their own kind, so this one hook counts them all. It writes nothing,
- * so its inline form lets every status change keep its one-statement path (store/writes.ts),
- * counting once that statement has written.
+ * so it adds nothing to the change's one statement (store/writes.ts) and counts once that
+ * statement has written.
  * Counted when the change is made, inside its transaction: a change rolled back afterwards
  * (rare: the statement failed) has been counted all the same.
  */
-export const countOrderStatus: OrderStatusHook = async (_q, order, _from, to) => count(order, to);
-// counted once the change's one statement has written: a dry run (canPlanMove) or a gate that
-// held the statement back counts nothing
-countOrderStatus.inline = (w, order, _from, to) => {
-  w.afterWrite(() => count(order, to));
-  return true;
-};
+// counted once the change's one statement has written: a gate that held the statement back counts nothing
+export const countOrderStatus: OrderStatusHook = (w, order, _from, to) => w.afterWrite(() => count(order, to));
 
 const CURRENCY = /^[A-Z]{3}$/;
 function count(order: OrderRow, to: string) {

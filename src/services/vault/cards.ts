@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { isUuid, type ProjectId, type TransactionId } from '../../domain/ids.ts';
 import { EXPIRY_PATTERN, PAN_PATTERN, type CardInput, type VaultCard } from '../../domain/schemas/card.ts';
-import type { Queryable } from '../../store/db/db.ts';
 import * as vault from '../../store/vault/cards.ts';
 import type { VaultCardRow } from '../../store/vault/cards.ts';
 import { vaultTarget, type VaultTarget } from '../../store/vault/cards.ts';
@@ -141,14 +140,4 @@ export function openCard(dk: DataKey, row: VaultCardRow): CardData & { name?: st
   return card;
 }
 
-/** Keeps the CVC sealed until the authorization (docs/design.md "Secrets and the vault": then it is deleted). */
-export async function storeCvc(q: Queryable, dk: DataKey, row: VaultCardRow, cvc: string) {
-  await vault.setSealedCvc(q, row.id, cvcSealed(dk, row, cvc));
-}
-
 export const cvcSealed = (dk: DataKey, row: Pick<VaultCardRow, 'id'>, cvc: string) => sealField(dk, row.id, 'cvc', cvc);
-
-export async function deleteCvc(q: Queryable, projectId: ProjectId, transactionIds: string[]) {
-  if (!transactionIds.length) return;
-  await vault.deleteCvcOfTransactions(q, projectId, transactionIds);
-}

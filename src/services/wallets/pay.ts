@@ -62,18 +62,16 @@ async function begin(ctx: Ctx, project: ProjectRow, txn: TransactionRow, input: 
   const dk = await dataKeyFor(ctx, project.id);
   const cryptogram = input.cryptogram ?? '';
   if (cryptogram) await checkCryptogram(ctx, project.id, input.vaultToken, cryptogram);
-  return ctx.db.tx((q) =>
-    startAuthentication(ctx, q, project, txn.order_id, txn.id, {
-      vaultToken: input.vaultToken,
-      field: 'vaultToken',
-      source: 'wallet',
-      // The device authenticated the customer: a cryptogram stands for a successful 3-D Secure (Y).
-      decide: async (row, locked, now) =>
-        cryptogram
-          ? { trans_status: 'Y', eci: input.eciIndicator || eciFor(row.brand, 'Y'), liability_shift: true }
-          : connector.authenticate3ds({ ...operationRef(locked, now), card: openCard(dk, row) }),
-    }),
-  );
+  return startAuthentication(ctx, project, txn.order_id, txn.id, {
+    vaultToken: input.vaultToken,
+    field: 'vaultToken',
+    source: 'wallet',
+    // The device authenticated the customer: a cryptogram stands for a successful 3-D Secure (Y).
+    device: (card) =>
+      cryptogram ? { trans_status: 'Y', eci: input.eciIndicator || eciFor(card.brand, 'Y'), liability_shift: true } : undefined,
+    ask: (card, started, now, operationId) =>
+      connector.authenticate3ds({ ...operationRef(started, now, operationId), card: openCard(dk, card) }),
+  });
 }
 
 /** The wallet transaction a pay step names, of the order named and paid with `method`. */

@@ -146,48 +146,32 @@ async function queueDeliveries(
 }
 
 /**
- * Order status hook: the change's outbox row was just written; its deliveries and the order's
- * delivery job are written in the same database transaction, so a crash loses none of them.
+ * Order status hook: a delivery per receiver and the order's delivery job, written in the
+ * change's one statement (store/writes.ts) with the outbox row it names (the CTE w.outbox), so a
+ * crash loses none of them. The receivers: the order's webhook_url, else the project's; and the
+ * webhook URL of the order's payment link, read in the statement.
  */
-export const queueWebhooks: OrderStatusHook = async (q, order, _from, to, now) => {
-  const targets = await targetsFor(q, order);
-  if (!targets.length) return;
-  const outbox = await store.latestOutbox(q, order.project_id, order.id);
-  await queueDeliveries(q, order, targets, now, { outboxId: outbox?.id ?? null, status: to, resend: false });
-};
-
-/**
- * The same, as writes of the change's one statement (store/writes.ts), which writes the outbox
- * row as the CTE named w.outbox. An order of a payment link takes the general path (the link's URL is not
- * read with the order).
- */
-queueWebhooks.inline = (w, order, _from, to, now, project) => {
-  if (order.payment_link_id || !w.outbox) return false;
+export const queueWebhooks: OrderStatusHook = (w, order, _from, to, now, project) => {
   const outbox = w.outbox;
+  if (!outbox) throw new Error('an order status change writes its outbox row before its hooks');
   const own = ownUrl(order);
   const targets = pickTargets(own, own ? null : project.webhook_url, null);
-  if (!targets.length) return true;
-  for (const t of targets) {
-    w.add(
-      store.deliveryAfterOutboxPart(
-        {
-          id: newId(),
-          project_id: order.project_id,
-          order_id: order.id,
-          order_status: to,
-          target: t.target,
-          resend: false,
-          url: t.url,
-          next_attempt_at: now,
-          created: now,
-        },
-        outbox,
-      ),
-    );
-  }
-  w.add(store.orderJobPart(order.project_id, order.id, now));
+  const row = (target: string) => ({
+    id: newId(),
+    project_id: order.project_id,
+    order_id: order.id,
+    order_status: to,
+    target,
+    resend: false,
+    next_attempt_at: now,
+    created: now,
+  });
+  for (const t of targets) w.add(store.deliveryAfterOutboxPart({ ...row(t.target), url: t.url }, outbox));
+  const link = order.payment_link_id;
+  if (link) w.add(store.linkDeliveryAfterOutboxPart(row('payment_link'), link, targets[0]?.url ?? null, outbox));
+  if (!targets.length && !link) return;
+  w.add(store.orderJobPart(order.project_id, order.id, now, targets.length ? undefined : (link ?? undefined)));
   w.notifyJobs();
-  return true;
 };
 
 /** Sets (or, with null, clears) the project's webhook URL: the fallback for orders without their own. */

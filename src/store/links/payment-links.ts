@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/db.ts';
+import type { Part } from '../db/writes.ts';
 import { insertRow, updateRow } from '../payments/orders.ts';
 import type { OrderStatus } from '../../domain/status.ts';
 import type { ProjectId } from '../../domain/ids.ts';
@@ -56,13 +57,19 @@ export async function ordersOfLink(q: Queryable, projectId: ProjectId, linkId: s
   );
 }
 
-export async function countCompletedOrders(q: Queryable, projectId: ProjectId, linkId: string): Promise<number> {
-  const rows = await q.query<{ n: number }>(
-    "SELECT count(*)::int AS n FROM orders WHERE project_id = $1 AND payment_link_id = $2 AND status = 'completed'",
-    [projectId, linkId],
-  );
-  return rows[0].n;
-}
+/**
+ * A link's order changed status, as a part of the change's one statement (store/writes.ts): the
+ * link's modified moves, and an order that becomes completed while no other order of the link
+ * is (the statement sees them as they were before it) completes the link: the first paid order,
+ * also one paid just after the link's expiry moment.
+ */
+export const followOrderPart = (projectId: ProjectId, linkId: string, orderId: string, now: Date, paid: boolean): Part => ({
+  sql: `UPDATE payment_links l SET modified = $4::timestamptz,
+          completed = CASE WHEN $5::boolean AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.project_id = $1::uuid
+              AND o.payment_link_id = $2::uuid AND o.status = 'completed' AND o.id <> $3::uuid) THEN $4::timestamptz ELSE l.completed END
+        WHERE l.project_id = $1::uuid AND l.id = $2::uuid`,
+  params: [projectId, linkId, orderId, now, paid],
+});
 
 declare module '../db/writes.ts' {
   interface Tables {

@@ -2,7 +2,7 @@ import type { Queryable } from '../db/db.ts';
 import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import type { TransactionStatus } from '../../domain/status.ts';
 import type { CardAuthRow, VaultCardRow } from '../vault/cards.ts';
-import type { OrderId, ProjectId, TransactionId } from '../../domain/ids.ts';
+import type { TransactionId } from '../../domain/ids.ts';
 
 /**
  * The reads of the card flow's steps, one statement each (docs/performance-cards.md): every row
@@ -40,26 +40,6 @@ export interface StartView {
   card?: VaultCardRow;
 }
 
-/** What authenticating a transaction with a stored card needs: the transaction, its order and the card. */
-export async function startView(
-  q: Queryable,
-  projectId: ProjectId,
-  orderId: OrderId,
-  transactionId: TransactionId,
-  vaultToken: string,
-): Promise<StartView | undefined> {
-  const [row] = await q.query<{ txn: object; order: object; project: object; statuses: TransactionStatus[]; card: object | null }>(
-    `SELECT to_jsonb(t) AS txn, to_jsonb(o) AS "order", (SELECT to_jsonb(p) FROM projects p WHERE p.id = $1) AS project,
-            ARRAY(SELECT s.status FROM transactions s WHERE s.project_id = $1 AND s.order_id = t.order_id ORDER BY s.created, s.id)::text[] AS statuses,
-            (SELECT to_jsonb(v) FROM vault_cards v WHERE v.project_id = $1 AND v.id = $4) AS card
-     FROM transactions t JOIN orders o ON o.id = t.order_id
-     WHERE t.project_id = $1 AND t.order_id = $2 AND t.id = $3`,
-    [projectId, orderId, transactionId, vaultToken],
-    { prepare: 'start_view' },
-  );
-  return row && viewOf(row);
-}
-
 export interface ThreeDsRows extends StartView {
   project: ProjectRow;
   auth?: CardAuthRow;
@@ -92,7 +72,7 @@ export async function threeDsRows(q: Queryable, transactionId: TransactionId, lo
 }
 
 /** The rows a step's read answers as JSON, revived (dates, numbers) into their entity types. */
-function viewOf(row: { txn: object; order: object; project: object; statuses: TransactionStatus[]; card: object | null }) {
+export function viewOf(row: { txn: object; order: object; project: object; statuses: TransactionStatus[]; card: object | null }) {
   return {
     txn: revive<TransactionRow>(row.txn)!,
     order: revive<OrderRow>(row.order)!,

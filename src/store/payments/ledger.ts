@@ -167,24 +167,6 @@ export async function missingFigures(q: Queryable, projectId?: string) {
 
 // ---- Small writes on the original order and the job table that money movements need. ----
 
-/** Adds a flag (once) to an order and, optionally, to its refunded_amount. */
-export async function touchOrder(q: Queryable, orderId: OrderId, now: Date, change: { flag?: string; refunded?: number }) {
-  await q.query(
-    `UPDATE orders SET
-       flags = CASE WHEN $2::text IS NULL OR $2::text = ANY(flags) THEN flags ELSE array_append(flags, $2::text) END,
-       refunded_amount = refunded_amount + $3,
-       modified = $4
-     WHERE id = $1`,
-    [orderId, change.flag ?? null, change.refunded ?? 0, now],
-  );
-}
-
-/** Schedules a job unless one of its kind and reference is already waiting (an earlier run stays). */
-export async function ensureJob(q: Queryable, job: { project_id: string; kind: string; ref_id: string; run_at: Date }) {
-  const part = ensureJobPart(job);
-  await q.query(part.sql, part.params);
-}
-
 /** ensureJob as a part of one statement (store/writes.ts). */
 export const ensureJobPart = (job: { project_id: string; kind: string; ref_id: string; run_at: Date }): Part => ({
   sql: 'INSERT INTO jobs (project_id, kind, ref_id, run_at) SELECT $1::uuid, $2::text, $3::text, $4::timestamptz WHERE true ON CONFLICT (kind, ref_id, project_id) DO NOTHING',

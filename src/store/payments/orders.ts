@@ -145,7 +145,6 @@ export async function updateRow<T extends TableName>(q: Queryable, table: T, id:
   await w.run(q);
 }
 
-export const insertOrder = (q: Queryable, o: Partial<OrderRow>) => insertRow(q, 'orders', o);
 export const insertTransaction = (q: Queryable, t: Partial<TransactionRow>) => insertRow(q, 'transactions', t);
 
 // ---- named updates: each says which columns a use case may change -------------------------
@@ -161,27 +160,11 @@ export const setOrderDetails = (
 /** The customer a wallet handed over (the billing address), in the order's body, before its transaction starts. */
 export const setOrderCustomer = (q: Queryable, id: string, d: Pick<OrderRow, 'body' | 'modified'>) => updateRow(q, 'orders', id, d);
 
-/** An order's derived status; `completed` when it became final. */
-export const setOrderStatusRow = (q: Queryable, id: string, s: Pick<OrderRow, 'status' | 'modified' | 'completed'>) =>
-  updateRow(q, 'orders', id, s);
-
 /** What may change with a transaction's status: the outcome, the card seen, the money the move settles. */
 export type StatusColumns = Partial<
   Pick<TransactionRow, 'reason' | 'payment_method_brand' | 'details' | 'outcomes' | 'captured_amount' | 'voided_amount' | 'is_capturable'>
 >;
 
-/** A transaction's new status, and the columns that change with it. */
-export const setTransactionStatus = (q: Queryable, id: string, s: Pick<TransactionRow, 'status' | 'modified'> & StatusColumns) =>
-  updateRow(q, 'transactions', id, s);
-
-export const setCapturedAmount = (q: Queryable, id: string, captured: number, now: Date) =>
-  updateRow(q, 'transactions', id, { captured_amount: captured, modified: now });
-export const setVoidedAmount = (q: Queryable, id: string, voided: number, now: Date) =>
-  updateRow(q, 'transactions', id, { voided_amount: voided, modified: now });
-export const setRefundedAmount = (q: Queryable, id: string, refunded: number, now: Date) =>
-  updateRow(q, 'transactions', id, { refunded_amount: refunded, modified: now });
-export const setChargedBackAmount = (q: Queryable, id: string, chargedBack: number, now: Date) =>
-  updateRow(q, 'transactions', id, { charged_back_amount: chargedBack, modified: now });
 export const markSettled = (q: Queryable, id: string, now: Date) => updateRow(q, 'transactions', id, { settled: now, modified: now });
 
 export async function findOrder(q: Queryable, projectId: ProjectId, id: string, lock = false): Promise<OrderRow | undefined> {
@@ -247,14 +230,6 @@ export async function insertEvent(q: Queryable, e: EventRow & { project_id: stri
     'INSERT INTO events (id, project_id, transaction_id, event, source, occurred, noticed) VALUES ($1, $2, $3, $4, $5, $6, $7)',
     [e.id, e.project_id, e.transaction_id, e.event, e.source, e.occurred, e.noticed],
   );
-}
-
-export async function insertOutbox(q: Queryable, projectId: ProjectId, orderId: OrderId, status: string, created: Date): Promise<number> {
-  const rows = await q.query<{ id: number }>(
-    'INSERT INTO outbox (project_id, order_id, status, created) VALUES ($1, $2, $3, $4) RETURNING id',
-    [projectId, orderId, status, created],
-  );
-  return rows[0].id;
 }
 
 /** Locks every transaction of an order, in id order (so concurrent cancels cannot deadlock). */

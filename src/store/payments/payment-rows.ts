@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/db.ts';
 import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import type { TransactionStatus } from '../../domain/status.ts';
-import { revive } from './card-flow.ts';
+import { revive, viewOf, type StartView } from './card-flow.ts';
 import { RESERVED_COLUMN, reviveAttempt, type AttemptRow, type Reserved } from './attempts.ts';
 import type { OrderId, ProjectId, TransactionId } from '../../domain/ids.ts';
 
@@ -81,4 +81,79 @@ export async function lockAttemptRows(q: Queryable, attemptId: string): Promise<
     { prepare: 'lock_attempt_rows' },
   );
   return row && { ...rowsOf(row)!, attempt: reviveAttempt(row.attempt)! };
+}
+
+/**
+ * An order locked, with its project and the statuses of its transactions (oldest first): what a
+ * status change of one of them needs to derive the order's. Two statements: the statuses are read
+ * after the lock is held, so a sibling transaction moved by whoever held it first is seen.
+ */
+export async function lockOrderContext(
+  q: Queryable,
+  projectId: ProjectId,
+  orderId: OrderId,
+): Promise<{ order: OrderRow; project: ProjectRow; statuses: TransactionStatus[] } | undefined> {
+  const [locked] = await q.query<{ id: string }>(
+    'SELECT id FROM orders WHERE project_id = $1 AND id = $2 FOR UPDATE',
+    [projectId, orderId],
+    {
+      prepare: 'lock_order',
+    },
+  );
+  if (!locked) return undefined;
+  const [row] = await q.query<{ order: object; project: object; statuses: TransactionStatus[] }>(
+    `SELECT to_jsonb(o) AS "order", (SELECT to_jsonb(p) FROM projects p WHERE p.id = o.project_id) AS project,
+       ARRAY(SELECT s.status FROM transactions s WHERE s.project_id = o.project_id AND s.order_id = o.id ORDER BY s.created, s.id)::text[] AS statuses
+     FROM orders o WHERE o.project_id = $1 AND o.id = $2`,
+    [projectId, orderId],
+    { prepare: 'order_context' },
+  );
+  return { order: revive<OrderRow>(row.order)!, project: revive<ProjectRow>(row.project)!, statuses: row.statuses };
+}
+
+export interface StartRows extends StartView {
+  /** what the transaction's attempts in flight reserve, per kind (a 3-D Secure lookup in flight is one) */
+  reserved: Reserved;
+  /** the attempt named, when one was */
+  attempt?: AttemptRow;
+}
+
+/**
+ * What authenticating a transaction with a stored card needs: the transaction and its order,
+ * both locked (FOR UPDATE), the card, the attempts in flight and, when named, the 3-D Secure
+ * attempt whose answer is applied.
+ */
+export async function startRows(
+  q: Queryable,
+  projectId: ProjectId,
+  orderId: OrderId,
+  transactionId: TransactionId,
+  vaultToken: string,
+  attemptId: string | null = null,
+): Promise<StartRows | undefined> {
+  const [row] = await q.query<{
+    txn: object;
+    order: object;
+    project: object;
+    statuses: TransactionStatus[];
+    card: object | null;
+    reserved: Reserved;
+    attempt: object | null;
+  }>(
+    `SELECT to_jsonb(t) AS txn, to_jsonb(o) AS "order", (SELECT to_jsonb(p) FROM projects p WHERE p.id = $1) AS project,
+            ARRAY(SELECT s.status FROM transactions s WHERE s.project_id = $1 AND s.order_id = t.order_id ORDER BY s.created, s.id)::text[] AS statuses,
+            (SELECT to_jsonb(v) FROM vault_cards v WHERE v.project_id = $1 AND v.id = $4) AS card, ${RESERVED_COLUMN},
+            (SELECT to_jsonb(x) FROM acquirer_attempts x WHERE x.project_id = $1 AND x.id = $5::uuid) AS attempt
+     FROM transactions t JOIN orders o ON o.id = t.order_id
+     WHERE t.project_id = $1 AND t.order_id = $2 AND t.id = $3 FOR UPDATE OF t, o`,
+    [projectId, orderId, transactionId, vaultToken, attemptId],
+    { prepare: 'start_rows' },
+  );
+  return (
+    row && {
+      ...viewOf(row),
+      reserved: Object.fromEntries(Object.entries(row.reserved ?? {}).map(([k, v]) => [k, Number(v)])),
+      attempt: reviveAttempt(row.attempt),
+    }
+  );
 }

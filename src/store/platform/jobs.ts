@@ -36,10 +36,6 @@ export const dueNow = (runAt: Date) => runAt.getTime() <= Date.now() + WAKE_WIND
 
 const WAKE_WINDOW_MS = 2000;
 
-export async function cancelJob(q: Queryable, kind: string, refId: string) {
-  await q.query('DELETE FROM jobs WHERE kind = $1 AND ref_id = $2', [kind, refId]);
-}
-
 /** cancelJob of several kinds as a part of one statement (store/writes.ts). */
 export const cancelJobsPart = (kinds: string[], refId: string): Part => ({
   sql: 'DELETE FROM jobs WHERE kind = ANY($1::text[]) AND ref_id = $2::text',

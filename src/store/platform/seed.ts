@@ -276,7 +276,7 @@ FROM seed_c c CROSS JOIN LATERAL (VALUES
 WHERE l.present AND l.amount <> 0;
 `;
 
-/** Open pre-authorizations lapse at capture_before, as onAuthorized schedules. $1 project. */
+/** Open pre-authorizations lapse at capture_before, as planAuthorized schedules. $1 project. */
 const JOBS = `
 INSERT INTO jobs (project_id, kind, ref_id, run_at)
 SELECT $1, 'authorization_expiry', txn_id::text, capture_before FROM seed_s WHERE plan = 'preauth'

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/db.ts';
-import type { Part } from '../db/writes.ts';
+import type { Part, WriteSet } from '../db/writes.ts';
 import type { TransStatus } from '../../domain/card.ts';
 import type { ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import type { OrderId, ProjectId, TransactionId } from '../../domain/ids.ts';
@@ -76,23 +76,7 @@ export async function findVaultCard(
   )[0];
 }
 
-export async function setSealedCvc(q: Queryable, id: string, cvcCt: string) {
-  await q.query('UPDATE vault_cards SET cvc_ct = $2 WHERE id = $1', [id, cvcCt]);
-}
-
-export async function deleteCvcOfTransactions(q: Queryable, projectId: ProjectId, transactionIds: string[]) {
-  await q.query('UPDATE vault_cards SET cvc_ct = NULL WHERE project_id = $1 AND transaction_id = ANY($2::uuid[]) AND cvc_ct IS NOT NULL', [
-    projectId,
-    transactionIds,
-  ]);
-}
-
-export async function deleteCvcOfOrder(q: Queryable, projectId: ProjectId, orderId: OrderId) {
-  const part = cvcOfOrderPart(projectId, orderId);
-  await q.query(part.sql, part.params);
-}
-
-/** deleteCvcOfOrder as a part of one statement (store/writes.ts). */
+/** An order's sealed CVCs dropped, as a part of one statement (store/writes.ts). */
 export const cvcOfOrderPart = (projectId: ProjectId, orderId: OrderId): Part => ({
   sql: `UPDATE vault_cards SET cvc_ct = NULL WHERE project_id = $1 AND cvc_ct IS NOT NULL
        AND transaction_id IN (SELECT id FROM transactions WHERE project_id = $1 AND order_id = $2)`,
@@ -101,12 +85,18 @@ export const cvcOfOrderPart = (projectId: ProjectId, orderId: OrderId): Part => 
 
 // ---- card_authentications ------------------------------------------------------------------
 
-export async function insertCardAuth(q: Queryable, row: Omit<CardAuthRow, 'acquirer_reference' | 'created' | 'modified'>, now: Date) {
-  await q.query(
-    'INSERT INTO card_authentications (transaction_id, project_id, vault_token, trans_status, eci, created, modified) VALUES ($1, $2, $3, $4, $5, $6, $6)',
-    [row.transaction_id, row.project_id, row.vault_token, row.trans_status, row.eci, now],
-  );
-}
+/** A card transaction's 3-D Secure, decided as it starts, gathered in a step's one statement (store/writes.ts). */
+export const addCardAuth = (w: WriteSet, row: CardAuthRow) => w.insert('card_authentications', row);
+
+/** What the authorization learns: the challenge's result, the acquirer's reference. */
+export const changeCardAuth = (
+  w: WriteSet,
+  transactionId: TransactionId,
+  change: Partial<Pick<CardAuthRow, 'trans_status' | 'eci' | 'acquirer_reference' | 'modified'>>,
+) => w.update('card_authentications', transactionId, change, 'transaction_id');
+
+/** A card's sealed CVC, kept until the authorization (null: dropped), gathered in a step's one statement. */
+export const changeSealedCvc = (w: WriteSet, cardId: string, cvcCt: string | null) => w.update('vault_cards', cardId, { cvc_ct: cvcCt });
 
 export async function findCardAuth(
   q: Queryable,
@@ -120,27 +110,6 @@ export async function findCardAuth(
       [projectId, transactionId],
     )
   )[0];
-}
-
-/** The customer's answer to the challenge decided 3-D Secure. */
-export async function setChallengeResult(
-  q: Queryable,
-  transactionId: TransactionId,
-  transStatus: TransStatus,
-  eci: string | null,
-  now: Date,
-) {
-  await q.query('UPDATE card_authentications SET trans_status = $2, eci = $3, modified = $4 WHERE transaction_id = $1', [
-    transactionId,
-    transStatus,
-    eci,
-    now,
-  ]);
-}
-
-/** The acquirer's id of the authorization, to ask about it later (late decline). */
-export async function setAcquirerReference(q: Queryable, transactionId: TransactionId, reference: string) {
-  await q.query('UPDATE card_authentications SET acquirer_reference = $2 WHERE transaction_id = $1', [transactionId, reference]);
 }
 
 export interface VaultTarget {

@@ -179,20 +179,6 @@ export async function attemptsOf(q: Queryable, projectId: ProjectId, deliveryIds
   ]);
 }
 
-/** The outbox row a status change just wrote (the caller holds the order's lock). */
-export async function latestOutbox(
-  q: Queryable,
-  projectId: ProjectId,
-  orderId: OrderId,
-): Promise<{ id: number; status: string } | undefined> {
-  return (
-    await q.query<{ id: number; status: string }>(
-      'SELECT id, status FROM outbox WHERE project_id = $1 AND order_id = $2 ORDER BY id DESC LIMIT 1',
-      [projectId, orderId],
-    )
-  )[0];
-}
-
 export async function projectWebhookUrl(q: Queryable, projectId: ProjectId): Promise<string | null> {
   return (
     (await q.query<{ webhook_url: string | null }>('SELECT webhook_url FROM projects WHERE id = $1', [projectId]))[0]?.webhook_url ?? null
@@ -224,15 +210,41 @@ export async function scheduleOrderJob(q: Queryable, projectId: ProjectId, order
   await q.query("SELECT pg_notify('tender_jobs', '')");
 }
 
-/** scheduleOrderJob's upsert as a part of one statement (store/writes.ts); the statement must also notify. */
-export function orderJobPart(projectId: ProjectId, orderId: OrderId, runAt: Date): Part {
+/**
+ * scheduleOrderJob's upsert as a part of one statement (store/writes.ts); the statement must also
+ * notify. `ifLinkUrl`: only when that payment link has a webhook URL (its order's only receiver).
+ */
+export function orderJobPart(projectId: ProjectId, orderId: OrderId, runAt: Date, ifLinkUrl?: string): Part {
+  const when = ifLinkUrl
+    ? `EXISTS (SELECT 1 FROM payment_links l WHERE l.project_id = $1::uuid AND l.id = $4::uuid AND l.webhook_url <> '')`
+    : 'true';
   return {
-    sql: `INSERT INTO jobs (project_id, kind, ref_id, run_at) SELECT $1::uuid, '${JOB_KIND}', $2::text, $3::timestamptz WHERE true
+    sql: `INSERT INTO jobs (project_id, kind, ref_id, run_at) SELECT $1::uuid, '${JOB_KIND}', $2::text, $3::timestamptz WHERE ${when}
      ON CONFLICT (kind, ref_id, project_id) DO UPDATE SET run_at = CASE
        WHEN jobs.locked_until IS NULL THEN LEAST(jobs.run_at, EXCLUDED.run_at)
        WHEN date_trunc('milliseconds', jobs.run_at) = date_trunc('milliseconds', EXCLUDED.run_at) THEN EXCLUDED.run_at + interval '1 millisecond'
        ELSE EXCLUDED.run_at END`,
-    params: [projectId, orderId, runAt],
+    params: ifLinkUrl ? [projectId, orderId, runAt, ifLinkUrl] : [projectId, orderId, runAt],
+  };
+}
+
+/**
+ * A delivery to the webhook URL of the order's payment link, read in the statement, as a part of
+ * the statement that writes the outbox row `outbox`; none when the link has no URL or its URL is
+ * `besides` (a receiver of the order already).
+ */
+export function linkDeliveryAfterOutboxPart(
+  d: Pick<DeliveryRow, 'id' | 'project_id' | 'order_id' | 'order_status' | 'target' | 'resend' | 'next_attempt_at' | 'created'>,
+  linkId: string,
+  besides: string | null,
+  outbox: string,
+): Part {
+  return {
+    sql: `INSERT INTO webhook_deliveries (id, project_id, order_id, order_status, target, resend, url, next_attempt_at, created, outbox_id)
+     SELECT d.id, d.project_id, d.order_id, d.order_status, d.target, d.resend, l.webhook_url, d.next_attempt_at, d.created, (SELECT id FROM ${outbox})
+     FROM jsonb_populate_record(NULL::webhook_deliveries, $1::jsonb) d JOIN payment_links l ON l.project_id = d.project_id AND l.id = $2::uuid
+     WHERE l.webhook_url <> '' AND l.webhook_url IS DISTINCT FROM $3::text ON CONFLICT DO NOTHING`,
+    params: [JSON.stringify(d), linkId, besides],
   };
 }
 

@@ -7,7 +7,8 @@ import { ApiError, invalid, notFound } from '../../../domain/errors.ts';
 import { isSandboxMethod, methodInfo } from '../../../domain/payment-methods.ts';
 import { isPaymentMethod } from '../../../domain/project.ts';
 import { moveTransaction } from '../transitions.ts';
-import { onAuthorized } from '../operations.ts';
+import { planAuthorized } from '../operations.ts';
+import { WriteSet } from '../../../store/db/writes.ts';
 import { loadOrderView } from '../order-view.ts';
 import { methodStart } from './rules.ts';
 import type { Queryable } from '../../../store/db/db.ts';
@@ -32,7 +33,9 @@ async function apply(ctx: Ctx, q: Queryable, project: ProjectRow, txn: Transacti
     case 'paid': {
       if (!(await move('accepted', null))) break;
       // a sale is captured at once (its journal); BNPL is held until the merchant captures it
-      await onAuthorized(q, project, txn, now);
+      const booked = new WriteSet();
+      planAuthorized(booked, project, txn, now);
+      await booked.run(q);
       moved = txn.capture_mode ? true : await move('completed', null);
       break;
     }
