@@ -55,7 +55,13 @@ async function serve() {
         cardAcceptorId: 'BENCHSHOP000001',
       })
     : undefined;
-  const ready: Ready = { url: svc.url, vaultUrl: config.vaultUrl, key: project.api_key, liveKey: live?.api_key, pool: config.databasePool.size };
+  const ready: Ready = {
+    url: svc.url,
+    vaultUrl: config.vaultUrl,
+    key: project.api_key,
+    liveKey: live?.api_key,
+    pool: config.databasePool.size,
+  };
   process.send!(ready);
 }
 
@@ -148,7 +154,9 @@ async function main() {
       const rate = { flow: 0, live: 0, row: 0 };
       for (const t of r % 2 ? [...flows].reverse() : flows) rate[t] = await turn(t);
       rate.row = await turn('row');
-      const parts = flows.map((t) => `${t === 'flow' ? 'simulator' : 'live'} ${rate[t].toFixed(1)} flows/s, ${percent((rate[t] * 4) / rate.row)}`);
+      const parts = flows.map(
+        (t) => `${t === 'flow' ? 'simulator' : 'live'} ${rate[t].toFixed(1)} flows/s, ${percent((rate[t] * 4) / rate.row)}`,
+      );
       if (withLive) parts.push(`live / simulator ${percent(rate.live / rate.flow)}`);
       lines.push(`round ${r + 1}: ${parts.join('; ')} (yardstick ${rate.row.toFixed(0)} requests/s)`);
       console.error(lines.at(-1));
@@ -194,7 +202,10 @@ async function main() {
       ...summary('flow'),
       ...(withLive ? { live: summary('live'), live_over_simulator: `${percent(perS('live') / perS('flow'))} (target >= 80 %)` } : {}),
       yardstick_requests_per_s: Math.round(perS('row')),
-      yardstick_cpu_per_request_ms: { node: round3(got.row.node / got.row.latencies.length), postgres: round3(got.row.pg / got.row.latencies.length) },
+      yardstick_cpu_per_request_ms: {
+        node: round3(got.row.node / got.row.latencies.length),
+        postgres: round3(got.row.pg / got.row.latencies.length),
+      },
       target: 'the simulator flow >= 40 % of the yardstick',
       rounds_detail: lines,
       outcomes: Object.fromEntries(outcomes.rows.map((o) => [`${o.project} ${o.status}`, o.n])),
