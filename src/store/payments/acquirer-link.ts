@@ -35,12 +35,14 @@ export async function findLinkMessage(q: Queryable, projectId: string, operation
   return row;
 }
 
+/** Writes a message's row; when the operation has one already, that row is kept and returned (a second round trip). */
 export async function insertLinkMessage(q: Queryable, e: LinkMessageRow, now: Date): Promise<LinkMessageRow> {
-  await q.query(
+  const [row] = await q.query<LinkMessageRow>(
     `INSERT INTO acquirer_link_messages (operation_id, project_id, transaction_id, acquirer, terminal_id, day, stan, rrn, mti,
        transmission, kind, amount, currency, original_rrn, original_kind, original_data, response_code, authorization_code, created)
      VALUES ($1, $2, $3, $4, $5, $6::date, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
-     ON CONFLICT (operation_id, project_id) DO NOTHING`,
+     ON CONFLICT (operation_id, project_id) DO NOTHING
+     RETURNING ${COLUMNS}`,
     [
       e.operation_id,
       e.project_id,
@@ -63,7 +65,7 @@ export async function insertLinkMessage(q: Queryable, e: LinkMessageRow, now: Da
       now,
     ],
   );
-  return (await findLinkMessage(q, e.project_id, e.operation_id))!;
+  return row ?? (await findLinkMessage(q, e.project_id, e.operation_id))!;
 }
 
 export async function answerLinkMessage(
