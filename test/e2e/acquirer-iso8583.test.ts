@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { payOrder } from '../helpers/pay.ts';
+import { startPayment } from '../helpers/cards.ts';
 import { moneyClient, expectError } from '../helpers/money.ts';
 import { embeddedEnv, freePort, runTender } from '../helpers/cli.ts';
 import { startHostProcess, type HostProcess } from '../helpers/acquirer-host.ts';
@@ -110,6 +111,29 @@ test('a sale through the host: accepted, with the host approval; the link is up 
   const link = ready.acquirer_links.find((l: { url: string }) => l.url === `iso8583://127.0.0.1:${port}`);
   assert.deepEqual([link.connected, link.signed_on, link.in_flight], [true, true, 0]);
   assert.ok(link.last_echo);
+});
+
+test("a live payment's 3-D Secure page writes the journal in two statements: the row with its STAN, then the answer", async () => {
+  await payOrder(t, { amount: 900 }, key()); // this node's block of STANs is reserved before
+  const { redirect_url, order } = await startPayment(t, '4111111111111111', key());
+  const journal: string[] = [];
+  const stop = t.db.observe((sql) => {
+    if (sql.includes('acquirer_link_')) journal.push(sql.replace(/\s+/g, ' ').trim());
+  });
+  try {
+    const page = await fetch(redirect_url, { redirect: 'manual' });
+    await page.arrayBuffer();
+    assert.equal(page.status, 302);
+  } finally {
+    stop();
+  }
+  // no read before the row, no STAN statement of its own (the block), the answer once
+  assert.deepEqual(
+    journal.map((sql) => sql.split(' ').slice(0, 3).join(' ')),
+    ['INSERT INTO acquirer_link_messages', 'UPDATE acquirer_link_messages SET'],
+    journal.join('\n'),
+  );
+  assert.equal((await get(order.id, key())).transactions[0].status, 'accepted');
 });
 
 test('declines by reason: the host answers 05, 51, 54, N7 and 96 and Tender shows the reasons', async () => {
