@@ -115,7 +115,7 @@ test('a sale through the host: accepted, with the host approval; the link is up 
 
 test("a live payment's 3-D Secure page writes the journal in two statements: the row with its STAN, then the answer", async () => {
   await payOrder(t, { amount: 900 }, key()); // this node's block of STANs is reserved before
-  const { redirect_url, order } = await startPayment(t, '4111111111111111', key());
+  const { redirect_url, order } = await startPayment(t, '4111111111111111', { ...key(), orderOver: { amount: 901 } });
   const journal: string[] = [];
   const stop = t.db.observe((sql) => {
     if (sql.includes('acquirer_link_')) journal.push(sql.replace(/\s+/g, ' ').trim());
@@ -212,7 +212,7 @@ test('the ledger holds and the settlement file reconciles with no mismatch; `ten
   const r = await reconcile(t.svc.ctx, text, { acquirer });
   assert.deepEqual([r.host_only, r.tender_only, r.amount_differences], [[], [], []]);
   assert.ok(r.ok);
-  // sale 1250, completion 2500, refunds 1000 and 700, sale and refund 2000, sales 111 and 222; the dropped sale reversed
+  // sale 1250, sales 900 and 901 (the journal's statements), completion 2500, refunds 1000 and 700, sale and refund 2000, sales 111 and 222; the dropped sale reversed
   assert.deepEqual(r.matches.map((m) => [m.type, m.host_amount]).sort(), [
     ['completion', 2500],
     ['refund', 1000],
@@ -225,6 +225,8 @@ test('the ledger holds and the settlement file reconciles with no mismatch; `ten
     ['sale', 301],
     ['sale', 303],
     ['sale', 305],
+    ['sale', 900],
+    ['sale', 901],
   ]);
   // the dropped sale of the test before, and the dropped, cut and dropped ones of the faults in a row
   assert.equal(r.cancelled, 4);
