@@ -14,7 +14,7 @@
  * live / simulator, and each one's ratio to the yardstick. The live flow differs from the test
  * project's in what the service does, not in the requests: its 3-D Secure is `U` (no 3-D Secure
  * server yet; the page goes straight to the authorization), and the authorization is a journaled
- * 0200 sale answered by the host instead of the in-process simulator (docs/performance.md).
+ * 0200 sale answered by the host instead of the in-process simulator (docs/performance-cards.md).
  *
  * The service and the yardstick each run in a child process of their own (own event loop, as in
  * production) on a throwaway database `tender_bench_<random>` that is dropped at the end. Rate
