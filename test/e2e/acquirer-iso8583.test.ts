@@ -212,7 +212,8 @@ test('the ledger holds and the settlement file reconciles with no mismatch; `ten
   const r = await reconcile(t.svc.ctx, text, { acquirer });
   assert.deepEqual([r.host_only, r.tender_only, r.amount_differences], [[], [], []]);
   assert.ok(r.ok);
-  // sale 1250, sales 900 and 901 (the journal's statements), completion 2500, refunds 1000 and 700, sale and refund 2000, sales 111 and 222; the dropped sale reversed
+  // sale 1250, sales 900 and 901 (the journal test), completion 2500, refunds 1000 and 700,
+  // sale and refund 2000, sales 111 and 222; the dropped sale reversed
   assert.deepEqual(r.matches.map((m) => [m.type, m.host_amount]).sort(), [
     ['completion', 2500],
     ['refund', 1000],
