@@ -12,55 +12,18 @@
  * `--only metrics` or `--only tracing` turns one of the two on in the second service.
  * Each runs in a child process of its own on a throwaway database `tender_bench_<random>`.
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { processCpuMs } from './cpu.ts';
-
-const arg = (name: string, d: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : d;
-};
+import { arg, benchDatabase, cardFlow, child, serveYardstick, startBenchService, stop, yardstickRow } from './common.ts';
 
 async function serve() {
-  const { loadConfig } = await import('../src/config.ts');
-  const { startService } = await import('../src/main.ts');
+  const { svc, config } = await startBenchService({ LOG_FORMAT: 'json' });
   const { createProject } = await import('../src/services/platform/tenancy.ts');
-  const config = loadConfig(
-    { ...process.env, LOG_LEVEL: 'warn', LOG_FORMAT: 'json', RATE_LIMIT_PER_MINUTE: '0' },
-    { port: 0, masterKey: randomBytes(32).toString('hex') },
-  );
-  const svc = await startService({ config });
   const project = await createProject(svc.ctx, { name: 'Bench shop', mode: 'test' });
   process.send!({ url: svc.url, vaultUrl: config.vaultUrl, key: project.api_key, pool: config.databasePool.size });
-  process.on('disconnect', () => void svc.close().then(() => process.exit(0)));
-}
-
-async function yardstick() {
-  const { startYardstick } = await import('./yardstick.ts');
-  const y = await startYardstick({ databaseUrl: process.env.DATABASE_URL!, schema: 'public', poolSize: Number(process.env.BENCH_POOL) });
-  process.send!({ url: y.url });
-  process.on('disconnect', () => void y.close().then(() => process.exit(0)));
-}
-
-async function child<T>(flag: string, env: Record<string, string>): Promise<{ proc: ChildProcess; ready: T }> {
-  const proc = fork(fileURLToPath(import.meta.url), [flag], { execArgv: ['--import', 'tsx'], env: { ...process.env, ...env } });
-  const ready = await new Promise<T>((resolve, reject) => {
-    proc.once('message', (m) => resolve(m as T));
-    proc.once('exit', (code) => reject(new Error(`${flag} exited with ${code}`)));
-  });
-  return { proc, ready };
-}
-
-async function stop(proc: ChildProcess | undefined) {
-  if (!proc?.connected) return;
-  const exited = new Promise((r) => proc.once('exit', r));
-  proc.disconnect();
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-  if (proc.exitCode === null) proc.kill();
 }
 
 interface Svc {
@@ -71,18 +34,12 @@ interface Svc {
 }
 
 async function main() {
-  const base = process.env.DATABASE_URL;
-  if (!base) throw new Error('set DATABASE_URL to a PostgreSQL server (the benchmark creates and drops its own database)');
   const clients = arg('clients', 8);
   const seconds = arg('seconds', 30);
   const rounds = Math.max(1, arg('rounds', 5));
   const loadAtStart = loadavg();
-  const dbName = `tender_bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${dbName}`);
-  const url = new URL(base);
-  url.pathname = `/${dbName}`;
+  const db = await benchDatabase(process.env.DATABASE_URL);
+  const self = fileURLToPath(import.meta.url);
   // the OTLP receiver: reads every export and drops it
   let exported = 0;
   const receiver = createServer((req, res) => {
@@ -95,17 +52,17 @@ async function main() {
   const procs: ChildProcess[] = [];
   let scraper: NodeJS.Timeout | undefined;
   try {
-    const off = await child<Svc>('--serve', { DATABASE_URL: url.toString(), METRICS_PORT: '', OTEL_EXPORTER_OTLP_ENDPOINT: '' });
+    const off = await child<Svc>(self, '--serve', { DATABASE_URL: db.url, METRICS_PORT: '', OTEL_EXPORTER_OTLP_ENDPOINT: '' });
     procs.push(off.proc);
     // --only metrics|tracing: one of the two on, to see which costs what
     const only = process.argv[process.argv.indexOf('--only') + 1];
-    const on = await child<Svc>('--serve', {
-      DATABASE_URL: url.toString(),
+    const on = await child<Svc>(self, '--serve', {
+      DATABASE_URL: db.url,
       METRICS_PORT: only === 'tracing' ? '' : String(metricsPort),
       OTEL_EXPORTER_OTLP_ENDPOINT: only === 'metrics' ? '' : `http://127.0.0.1:${otlpPort}`,
     });
     procs.push(on.proc);
-    const ys = await child<{ url: string }>('--yardstick', { DATABASE_URL: url.toString(), BENCH_POOL: String(off.ready.pool) });
+    const ys = await child<{ url: string }>(self, '--yardstick', { DATABASE_URL: db.url, BENCH_POOL: String(off.ready.pool) });
     procs.push(ys.proc);
     // Prometheus's part: a scrape of the service with telemetry every second
     let scrapes = 0;
@@ -115,51 +72,10 @@ async function main() {
         .then(() => scrapes++)
         .catch(() => {});
     }, 1000);
-    const expiry = `12${new Date().getUTCFullYear() + 3}`;
-    const orderBody = {
-      currency: 'EUR',
-      amount: 1995,
-      merchant_order_id: 'bench',
-      return_url: 'https://shop.example/return',
-      transactions: [{ payment_method: 'credit-card' }],
-    };
-    const flowOf = (svc: Svc) => {
-      const auth = { authorization: 'Basic ' + Buffer.from(`${svc.key}:`).toString('base64'), 'content-type': 'application/json' };
-      const post = async (u: string, body: unknown) => {
-        const res = await fetch(u, { method: 'POST', headers: auth, body: JSON.stringify(body) });
-        const json = (await res.json()) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-        if (!res.ok) throw new Error(`${u}: ${res.status} ${JSON.stringify(json)}`);
-        return json;
-      };
-      return async () => {
-        const order = await post(`${svc.url}/v1/orders/`, orderBody);
-        const txn = order.transactions[0];
-        const card = await post(`${svc.vaultUrl}/v1/cards/`, {
-          pan: '4111111111111111',
-          expiry,
-          name: 'Bench Customer',
-          setup_token: txn.payment_method_details.setup_token,
-        });
-        const { redirect_url } = await post(`${svc.url}/v1/orders/${order.id}/transactions/${txn.id}/authenticate/`, {
-          vault_token: card.vault_token,
-          cvc: '123',
-        });
-        const done = await fetch(redirect_url, { redirect: 'manual' });
-        await done.arrayBuffer();
-        if (done.status !== 302) throw new Error(`3DS page answered ${done.status}`);
-      };
-    };
-    const row = async () => {
-      const res = await fetch(ys.ready.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(orderBody),
-      });
-      await res.arrayBuffer();
-      if (res.status !== 201) throw new Error(`yardstick answered ${res.status}`);
-    };
+    const flowOf = (svc: Svc) => cardFlow(svc, svc.key);
+    const row = yardstickRow(ys.ready.url);
     /** requests a second of `step` by `clients` clients for ms (a flow is 4 requests) */
-    const rate = async (step: () => Promise<void>, ms: number, requestsPerStep: number, pid?: number) => {
+    const rate = async (step: () => Promise<unknown>, ms: number, requestsPerStep: number, pid?: number) => {
       const cpu0 = pid ? processCpuMs(pid) : 0;
       const end = Date.now() + ms;
       let n = 0;
@@ -254,11 +170,10 @@ async function main() {
     if (scraper) clearInterval(scraper);
     for (const p of procs) await stop(p);
     receiver.close();
-    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch((e) => console.error(e.message));
-    await admin.end();
+    await db.drop();
   }
 }
 
 if (process.argv.includes('--serve')) await serve();
-else if (process.argv.includes('--yardstick')) await yardstick();
+else if (process.argv.includes('--yardstick')) await serveYardstick();
 else await main();

@@ -14,19 +14,14 @@
  * The service runs in a child process on a throwaway database `tender_bench_<random>` (dropped at
  * the end); every server and client is on loopback; every loop ends with its phase.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import type { Json } from '../test/helpers/json.ts';
-
-const arg = (name: string, d: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : d;
-};
+import { arg, benchDatabase, cardFlow, child, pct, startBenchService, stop } from './common.ts';
 
 interface Ready {
   url: string;
@@ -38,16 +33,10 @@ interface Ready {
 }
 
 async function serve() {
-  const { loadConfig } = await import('../src/config.ts');
-  const { startService } = await import('../src/main.ts');
+  const { svc, config } = await startBenchService({ LOG_LEVEL: 'error', WEBHOOK_RETRY_INTERVAL_MS: '5000' });
   const { createProject } = await import('../src/services/platform/tenancy.ts');
   const { createUser } = await import('../src/services/portal/users.ts');
   const { seedOrders } = await import('../src/services/platform/seed.ts');
-  const config = loadConfig(
-    { ...process.env, LOG_LEVEL: 'error', RATE_LIMIT_PER_MINUTE: '0', WEBHOOK_RETRY_INTERVAL_MS: '5000' },
-    { port: 0, masterKey: randomBytes(32).toString('hex') },
-  );
-  const svc = await startService({ config });
   const good = await createProject(svc.ctx, { name: 'Good shop', mode: 'test' });
   const noisy = await createProject(svc.ctx, { name: 'Noisy shop', mode: 'test' });
   await seedOrders(svc.ctx, { projectId: noisy.project_id, orders: Number(process.env.BENCH_NOISY_ORDERS ?? 20_000), batch: 10_000 });
@@ -62,11 +51,8 @@ async function serve() {
     noisyEmail,
   };
   process.send!(ready);
-  process.on('disconnect', () => void svc.close().then(() => process.exit(0)));
 }
 
-const pct = (sorted: number[], p: number) =>
-  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
 const ms = (x: number) => Math.round(x);
 
 /** A loopback receiver: answers 200 (alive) or takes the request and never answers (dead). */
@@ -84,40 +70,21 @@ async function receiver(dead: boolean, onCall: (body: string) => void = () => {}
 }
 
 async function main() {
-  const base = process.env.DATABASE_URL;
-  if (!base) throw new Error('set DATABASE_URL to a PostgreSQL server (the benchmark creates and drops its own database)');
   const clients = arg('clients', 4);
   const seconds = arg('seconds', 20);
   const loadAtStart = loadavg();
-  const dbName = `tender_bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${dbName}`);
-  const url = new URL(base);
-  url.pathname = `/${dbName}`;
+  const db = await benchDatabase(process.env.DATABASE_URL);
   let service: ChildProcess | undefined;
   const servers: Server[] = [];
   const sockets: Socket[] = [];
   try {
-    service = fork(fileURLToPath(import.meta.url), ['--serve'], {
-      execArgv: ['--import', 'tsx'],
-      env: { ...process.env, DATABASE_URL: url.toString() },
-    });
-    const svc = await new Promise<Ready>((resolve, reject) => {
-      service!.once('message', (m) => resolve(m as Ready));
-      service!.once('exit', (code) => reject(new Error(`the service exited with ${code}`)));
-    });
+    const started = await child<Ready>(fileURLToPath(import.meta.url), '--serve', { DATABASE_URL: db.url });
+    service = started.proc;
+    const svc = started.ready;
     const auth = (key: string) => ({
       authorization: 'Basic ' + Buffer.from(`${key}:`).toString('base64'),
       'content-type': 'application/json',
     });
-    const post = async (u: string, key: string, body: unknown) => {
-      const res = await fetch(u, { method: 'POST', headers: auth(key), body: JSON.stringify(body) });
-      const json: Json = await res.json();
-      if (!res.ok) throw new Error(`${u}: ${res.status} ${JSON.stringify(json)}`);
-      return json;
-    };
-
     // the good merchant's webhooks: when each order's first one arrives
     const arrived = new Map<string, number>();
     const alive = await receiver(false, (body) => {
@@ -126,34 +93,10 @@ async function main() {
     });
     const dead = await receiver(true);
     servers.push(alive.server, dead.server);
-    const expiry = `12${new Date().getUTCFullYear() + 3}`;
 
-    /** One card flow of the good merchant; answers when its last answer came. */
-    const flow = async (): Promise<{ id: string; end: number }> => {
-      const order = await post(`${svc.url}/v1/orders/`, svc.good, {
-        currency: 'EUR',
-        amount: 1995,
-        merchant_order_id: 'good',
-        return_url: 'https://shop.example/return',
-        webhook_url: alive.url,
-        transactions: [{ payment_method: 'credit-card' }],
-      });
-      const txn = order.transactions[0];
-      const card = await post(`${svc.vaultUrl}/v1/cards/`, svc.good, {
-        pan: '4111111111111111',
-        expiry,
-        name: 'Bench Customer',
-        setup_token: txn.payment_method_details.setup_token,
-      });
-      const { redirect_url } = await post(`${svc.url}/v1/orders/${order.id}/transactions/${txn.id}/authenticate/`, svc.good, {
-        vault_token: card.vault_token,
-        cvc: '123',
-      });
-      const done = await fetch(redirect_url, { redirect: 'manual' });
-      await done.arrayBuffer();
-      if (done.status !== 302) throw new Error(`3DS page answered ${done.status}`);
-      return { id: order.id, end: performance.now() };
-    };
+    /** One card flow of the good merchant (its order with a webhook URL); answers when its last answer came. */
+    const goodFlow = cardFlow(svc, svc.good, { merchant_order_id: 'good', webhook_url: alive.url });
+    const flow = async () => ({ id: await goodFlow(), end: performance.now() });
 
     /** The good merchant's card flows for `secs`: latencies, and the webhook delay of each order. */
     const goodPhase = async (secs: number) => {
@@ -296,14 +239,8 @@ async function main() {
       s.closeAllConnections();
       s.close();
     }
-    if (service?.connected) {
-      const exited = new Promise((r) => service!.once('exit', r));
-      service.disconnect();
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
-      if (service.exitCode === null) service.kill();
-    }
-    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-    await admin.end();
+    await stop(service, 10_000);
+    await db.drop();
   }
 }
 

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { payOrder } from '../helpers/pay.ts';
+import { startPayment } from '../helpers/cards.ts';
 import { moneyClient, expectError } from '../helpers/money.ts';
 import { embeddedEnv, freePort, runTender } from '../helpers/cli.ts';
 import { startHostProcess, type HostProcess } from '../helpers/acquirer-host.ts';
@@ -112,6 +113,29 @@ test('a sale through the host: accepted, with the host approval; the link is up 
   assert.ok(link.last_echo);
 });
 
+test("a live payment's 3-D Secure page writes the journal in two statements: the row with its STAN, then the answer", async () => {
+  await payOrder(t, { amount: 900 }, key()); // this node's block of STANs is reserved before
+  const { redirect_url, order } = await startPayment(t, '4111111111111111', { ...key(), orderOver: { amount: 901 } });
+  const journal: string[] = [];
+  const stop = t.db.observe((sql) => {
+    if (sql.includes('acquirer_link_')) journal.push(sql.replace(/\s+/g, ' ').trim());
+  });
+  try {
+    const page = await fetch(redirect_url, { redirect: 'manual' });
+    await page.arrayBuffer();
+    assert.equal(page.status, 302);
+  } finally {
+    stop();
+  }
+  // no read before the row, no STAN statement of its own (the block), the answer once
+  assert.deepEqual(
+    journal.map((sql) => sql.split(' ').slice(0, 3).join(' ')),
+    ['INSERT INTO acquirer_link_messages', 'UPDATE acquirer_link_messages SET'],
+    journal.join('\n'),
+  );
+  assert.equal((await get(order.id, key())).transactions[0].status, 'accepted');
+});
+
 test('declines by reason: the host answers 05, 51, 54, N7 and 96 and Tender shows the reasons', async () => {
   for (const [pan, reason] of [
     ['4000000000000002', 'declined'],
@@ -188,7 +212,8 @@ test('the ledger holds and the settlement file reconciles with no mismatch; `ten
   const r = await reconcile(t.svc.ctx, text, { acquirer });
   assert.deepEqual([r.host_only, r.tender_only, r.amount_differences], [[], [], []]);
   assert.ok(r.ok);
-  // sale 1250, completion 2500, refunds 1000 and 700, sale and refund 2000, sales 111 and 222; the dropped sale reversed
+  // sale 1250, sales 900 and 901 (the journal test), completion 2500, refunds 1000 and 700,
+  // sale and refund 2000, sales 111 and 222; the dropped sale reversed
   assert.deepEqual(r.matches.map((m) => [m.type, m.host_amount]).sort(), [
     ['completion', 2500],
     ['refund', 1000],
@@ -201,6 +226,8 @@ test('the ledger holds and the settlement file reconciles with no mismatch; `ten
     ['sale', 301],
     ['sale', 303],
     ['sale', 305],
+    ['sale', 900],
+    ['sale', 901],
   ]);
   // the dropped sale of the test before, and the dropped, cut and dropped ones of the faults in a row
   assert.equal(r.cancelled, 4);

@@ -40,6 +40,26 @@ test('STANs: three nodes drawing at once, then a restart, never get the same STA
   await assert.rejects(reserveStans(store.db, 'TERM0003', day, 1_000_000), /check|constraint|violates/i);
 });
 
+test('STANs: a node reserves them in blocks (one statement for a hundred), consecutive within its block', async () => {
+  const journal = linkJournal(store.db);
+  const day = '2026-11-28';
+  const statements: string[] = [];
+  const stop = store.db.observe((sql) => statements.push(sql));
+  let drawn: number[];
+  try {
+    drawn = await Promise.all(Array.from({ length: 150 }, () => journal.nextStan('TERM0004', day)));
+  } finally {
+    stop();
+  }
+  assert.equal(statements.length, 2, statements.join('\n'));
+  assert.deepEqual(
+    [...drawn].sort((a, b) => a - b),
+    Array.from({ length: 150 }, (_, i) => i + 1),
+  );
+  // another node on the same store goes on after both blocks
+  assert.equal(await linkJournal(store.db).nextStan('TERM0004', day), 201);
+});
+
 test('the journal: written once per operation id, answered once; the binding lives in the settings', async () => {
   const journal = linkJournal(store.db);
   const e: JournalEntry = {

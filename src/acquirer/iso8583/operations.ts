@@ -166,16 +166,19 @@ export class IsoOperations {
     return { mti: e.mti, fields };
   }
 
-  /** Journal first (the same operation id reuses its row), then the message, then its answer. */
+  /**
+   * Journal first, then the message, then its answer. The row is written with the next STAN at
+   * once (one round trip); an operation journaled before keeps its own row, which the write
+   * answers instead (its drawn STAN is left unused): answered, it is answered from it, else its
+   * message is sent again as it was.
+   */
   private async send(req: Operation, kind: MessageKind, orig: AuthRef | null, build: (e: JournalEntry) => Message): Promise<Outcome> {
-    let e = await this.journal.find(req.project_id, req.operation_id);
-    if (e?.response_code) return outcomeOf(e.response_code, referenceOf(e));
-    if (!e) {
-      // field 7 and the STAN's day are wall time: the host's clock, not a test project's
-      const sent = new Date();
-      const day = dayOf(sent);
-      const stan = String(await this.journal.nextStan(this.binding.terminal_id, day)).padStart(6, '0');
-      const draft: JournalEntry = {
+    // field 7 and the STAN's day are wall time: the host's clock, not a test project's
+    const sent = new Date();
+    const day = dayOf(sent);
+    const stan = String(await this.journal.nextStan(this.binding.terminal_id, day)).padStart(6, '0');
+    const e = await this.journal.record(
+      {
         operation_id: req.operation_id,
         project_id: req.project_id,
         transaction_id: req.transaction_id,
@@ -194,10 +197,10 @@ export class IsoOperations {
         original_data: orig ? originalData(orig) : null,
         response_code: null,
         authorization_code: null,
-      };
-      e = await this.journal.record(draft, req.now);
-      if (e.response_code) return outcomeOf(e.response_code, referenceOf(e));
-    }
+      },
+      req.now,
+    );
+    if (e.response_code) return outcomeOf(e.response_code, referenceOf(e));
     return this.exchange(e, build(e));
   }
 

@@ -7,10 +7,45 @@ import { ApiError } from '../../domain/errors.ts';
 import type { Ctx } from '../platform/context.ts';
 import { createProject, type CreatedProject } from '../platform/tenancy.ts';
 
+/**
+ * STANs a node reserves at once per terminal and day. One upsert per message put a round trip
+ * and a lock on the terminal's one row in front of every live payment; a block keeps STANs
+ * unique across nodes (each draws disjoint blocks) and restarts (a restarted node reserves after
+ * what was reserved), and leaves a gap of what a node did not use (a STAN need only be unique).
+ */
+const STAN_BLOCK = 100;
+
+/** The next STAN of each terminal and day from this node's block, reserving the next block when it is used up. */
+function stanBlocks(db: Db) {
+  const blocks = new Map<string, { next: number; last: number }>();
+  const refills = new Map<string, Promise<void>>();
+  const refill = async (key: string, terminal: string, day: string) => {
+    // a block that would pass 999999 fails (CHECK): the day's last STANs are drawn one at a time
+    const last = await store.reserveStans(db, terminal, day, STAN_BLOCK).catch(() => undefined);
+    const one = last === undefined ? await store.reserveStans(db, terminal, day, 1) : 0;
+    const block = last === undefined ? { next: one, last: one } : { next: last - STAN_BLOCK + 1, last };
+    for (const k of blocks.keys()) if (k.startsWith(`${terminal}|`)) blocks.delete(k); // an earlier day's rest
+    blocks.set(key, block);
+  };
+  return async (terminal: string, day: string): Promise<number> => {
+    const key = `${terminal}|${day}`;
+    for (;;) {
+      const b = blocks.get(key);
+      if (b && b.next <= b.last) return b.next++;
+      let r = refills.get(key);
+      if (!r) {
+        r = refill(key, terminal, day).finally(() => refills.delete(key));
+        refills.set(key, r);
+      }
+      await r;
+    }
+  };
+}
+
 /** The journal the ISO 8583 connector writes, on the primary database, one statement at a time (no transaction is open around a call). */
 export function linkJournal(db: Db): LinkJournal {
   return {
-    nextStan: (terminal, day) => store.reserveStans(db, terminal, day, 1),
+    nextStan: stanBlocks(db),
     find: (projectId, operationId) => store.findLinkMessage(db, projectId, operationId),
     record: (e, now) => store.insertLinkMessage(db, e, now),
     answered: (projectId, operationId, code, authCode, now) => store.answerLinkMessage(db, projectId, operationId, code, authCode, now),

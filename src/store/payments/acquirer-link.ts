@@ -4,7 +4,8 @@ import type { JournalEntry } from '../../domain/link-journal.ts';
 
 /**
  * The ISO 8583 link's rows (migration 210): STANs per terminal and day, the journal of
- * financial messages, and the acquirer binding kept in a project's settings.
+ * financial messages, and the acquirer binding kept in a project's settings. The journal's
+ * statements run around every live payment's message: prepared once per connection.
  */
 
 /** A row of the journal of financial messages. */
@@ -20,6 +21,7 @@ export async function reserveStans(q: Queryable, terminal: string, day: string, 
      ON CONFLICT (terminal_id, day) DO UPDATE SET last = acquirer_link_stans.last + $3
      RETURNING last`,
     [terminal, day, count],
+    { prepare: true },
   );
   return Number(row.last);
 }
@@ -28,19 +30,22 @@ const COLUMNS = `operation_id, project_id, transaction_id, acquirer, terminal_id
   transmission, kind, amount::float8 AS amount, currency, original_rrn, original_kind, original_data, response_code, authorization_code`;
 
 export async function findLinkMessage(q: Queryable, projectId: string, operationId: string): Promise<LinkMessageRow | undefined> {
-  const [row] = await q.query<LinkMessageRow>(`SELECT ${COLUMNS} FROM acquirer_link_messages WHERE operation_id = $1 AND project_id = $2`, [
-    operationId,
-    projectId,
-  ]);
+  const [row] = await q.query<LinkMessageRow>(
+    `SELECT ${COLUMNS} FROM acquirer_link_messages WHERE operation_id = $1 AND project_id = $2`,
+    [operationId, projectId],
+    { prepare: true },
+  );
   return row;
 }
 
+/** Writes a message's row; when the operation has one already, that row is kept and returned (a second round trip). */
 export async function insertLinkMessage(q: Queryable, e: LinkMessageRow, now: Date): Promise<LinkMessageRow> {
-  await q.query(
+  const [row] = await q.query<LinkMessageRow>(
     `INSERT INTO acquirer_link_messages (operation_id, project_id, transaction_id, acquirer, terminal_id, day, stan, rrn, mti,
        transmission, kind, amount, currency, original_rrn, original_kind, original_data, response_code, authorization_code, created)
      VALUES ($1, $2, $3, $4, $5, $6::date, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
-     ON CONFLICT (operation_id, project_id) DO NOTHING`,
+     ON CONFLICT (operation_id, project_id) DO NOTHING
+     RETURNING ${COLUMNS}`,
     [
       e.operation_id,
       e.project_id,
@@ -62,8 +67,9 @@ export async function insertLinkMessage(q: Queryable, e: LinkMessageRow, now: Da
       e.authorization_code,
       now,
     ],
+    { prepare: true },
   );
-  return (await findLinkMessage(q, e.project_id, e.operation_id))!;
+  return row ?? (await findLinkMessage(q, e.project_id, e.operation_id))!;
 }
 
 export async function answerLinkMessage(
@@ -78,6 +84,7 @@ export async function answerLinkMessage(
     `UPDATE acquirer_link_messages SET response_code = $3, authorization_code = $4, answered = $5
      WHERE operation_id = $1 AND project_id = $2 AND answered IS NULL`,
     [operationId, projectId, code, authCode, now],
+    { prepare: true },
   );
 }
 
