@@ -5,6 +5,7 @@ import type { ProjectRow } from '../domain/entities.ts';
 import { requireTlsForLive } from './transport.ts';
 import { ApiError } from '../domain/errors.ts';
 import { throttleOf } from '../services/platform/throttle.ts';
+import { noteActive } from '../services/platform/fair-share.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -28,6 +29,7 @@ export function requireApiKey(app: FastifyInstance, ctx: Ctx) {
       throw err;
     }
     requireTlsForLive(req, req.project.mode, ctx.config.liveRequiresTls);
+    noteActive(ctx, req.project.id);
   });
 }
 

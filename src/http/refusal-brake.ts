@@ -29,10 +29,13 @@ export function installRefusalBrake(
     const key = keyOf(req);
     if (key && counts.over(key, perSecond)) await new Promise((r) => setTimeout(r, delayMs));
   });
-  app.addHook('onResponse', async (req: FastifyRequest, reply: FastifyReply) => {
-    if (reply.statusCode !== 429 && !req.refusedByLimit) return;
-    const key = keyOf(req);
-    if (key) counts.add(key);
+  // counted as the answer is sent, not after: a client never sees a refusal not yet counted
+  app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    if (reply.statusCode === 429 || req.refusedByLimit) {
+      const key = keyOf(req);
+      if (key) counts.add(key);
+    }
+    return payload;
   });
 }
 

@@ -11,7 +11,9 @@ import type { ProjectId } from '../../domain/ids.ts';
  *   per second (`searchMsPerSecond`, a burst of ten seconds of it). A search over either waits in
  *   line for up to `searchWaitMs`, then is refused with 429: a client that repeats its searches
  *   back to back waits instead of spinning, and the time it may keep the database and this
- *   process busy is its share, whatever it sends.
+ *   process busy is its share, whatever it sends. The time budget holds only while another
+ *   project is at work on the node (work-conserving): a merchant alone may walk all its orders
+ *   at full speed.
  */
 type ShareKind = 'search' | 'report';
 
@@ -28,14 +30,18 @@ interface Budget {
 interface Shares {
   slots: Map<string, Slots>;
   budgets: Map<ProjectId, Budget>;
+  /** when each project last sent an API request to this node */
+  active: Map<ProjectId, number>;
 }
 
 const sharesOf = new WeakMap<object, Shares>();
 const BURST_SECONDS = 10;
+/** a project that sent an API request this recently is at work beside the others */
+const ACTIVE_MS = 5000;
 
 function shares(ctx: Ctx): Shares {
   let s = sharesOf.get(ctx.db);
-  if (!s) sharesOf.set(ctx.db, (s = { slots: new Map(), budgets: new Map() }));
+  if (!s) sharesOf.set(ctx.db, (s = { slots: new Map(), budgets: new Map(), active: new Map() }));
   return s;
 }
 
@@ -95,7 +101,7 @@ export async function takeSearchShare(ctx: Ctx, projectId: ProjectId, signal?: A
   if (rate <= 0) return release;
   try {
     const budget = budgetOf(ctx, projectId, rate);
-    if (budget.left < 0) {
+    if (budget.left < 0 && othersActive(ctx, projectId)) {
       const wait = Math.ceil((-budget.left * 1000) / rate);
       if (Date.now() + wait > until)
         throw rateLimited(
@@ -111,10 +117,28 @@ export async function takeSearchShare(ctx: Ctx, projectId: ProjectId, signal?: A
   const started = Date.now();
   return () => {
     const budget = budgetOf(ctx, projectId, rate);
-    budget.left -= Date.now() - started;
+    // at most one burst owed: a project that searched alone is not locked out when another comes
+    budget.left = Math.max(-rate * BURST_SECONDS, budget.left - (Date.now() - started));
     shares(ctx).budgets.set(projectId, budget);
     release();
   };
+}
+
+/** Notes that a project is at work on this node (an authenticated API request). */
+export function noteActive(ctx: Ctx, projectId: ProjectId): void {
+  shares(ctx).active.set(projectId, Date.now());
+}
+
+/** Whether a project other than this one has been at work on this node within ACTIVE_MS; forgets the idle ones. */
+function othersActive(ctx: Ctx, projectId: ProjectId): boolean {
+  const since = Date.now() - ACTIVE_MS;
+  const active = shares(ctx).active;
+  let others = false;
+  for (const [id, at] of active) {
+    if (at < since) active.delete(id);
+    else if (id !== projectId) others = true;
+  }
+  return others;
 }
 
 /** The project's search-time budget, refilled for the time since it was last read. */
