@@ -157,6 +157,10 @@ export async function applyFollowUp(
       change.result_order_id = await writeSettled(ctx, q, rows, a, now, outcomes, child);
     } else if (change.status === 'failed') {
       if (child) await moveTransaction(ctx, q, child.txn, 'error', now, { reason: 'processing_error', source: 'acquirer' });
+      // a void refused late, after a capture (or a void) of the rest closed the authorization:
+      // what it reserved is no longer capturable, so its hold goes, as an expiry's would
+      if (a.kind === 'void' && rows.txn.status !== 'accepted')
+        await book(q, rows.txn, rows.txn, now, releaseLegs(a.amount, 'expiry'));
     } else if (!child) {
       // processing, or no answer: the merchant sees a processing order until the acquirer settles it
       const spec = specOf(rows, a, 'processing', outcomes);
@@ -216,7 +220,8 @@ function originalChange(txn: MoneyTransaction, a: AttemptRow, now: Date) {
     };
   if (a.kind === 'void') {
     const voided = txn.voided_amount + a.amount;
-    if (voided + txn.captured_amount >= txn.authorized_amount)
+    // a void answered late, after a capture of the rest closed the authorization: counted, no move
+    if (txn.status === 'accepted' && voided + txn.captured_amount >= txn.authorized_amount)
       return {
         to: 'cancelled' as const,
         change: { reason: 'voided', source: 'merchant', patch: { voided_amount: voided, is_capturable: false } },
