@@ -239,6 +239,16 @@ const legsOf = (a: AttemptRow, spec: ChildSpec) =>
       : debitLegs(a.amount, spec.figures.fee, 'refund');
 const flagOf = (a: AttemptRow) => (a.kind === 'capture' ? 'has-captures' : a.kind === 'void' ? 'has-voids' : 'has-refunds');
 
+/**
+ * What a capture leaves held that nothing will take: a capture takes the rest after the voids in
+ * flight, so when one of them was refused meanwhile (its answer came late, the authorization
+ * still open), its part would stay held on a completed payment. Released as an expiry's would.
+ */
+function leftOpen({ txn, reserved }: PaymentRows, a: AttemptRow) {
+  if (a.kind !== 'capture') return 0;
+  return Math.max(0, txn.authorized_amount - txn.captured_amount - a.amount - txn.voided_amount - (reserved.void ?? 0));
+}
+
 /** A succeeded operation's writes gathered in `w` (one statement); undefined when a status hook needs the general path. */
 function planSettled(ctx: Ctx, w: WriteSet, rows: PaymentRows, a: AttemptRow, now: Date, outcomes: Record<string, unknown>) {
   const { txn, order, project } = rows;
@@ -246,12 +256,14 @@ function planSettled(ctx: Ctx, w: WriteSet, rows: PaymentRows, a: AttemptRow, no
   const child = planChildOrder(ctx, w, project, order, txn, spec, now, project);
   if (!child) return undefined;
   const c = originalChange(txn, a, now);
+  const left = leftOpen(rows, a); // before the move updates txn
   if ('to' in c && c.to) {
     if (planMove(ctx, w, txn, rows, c.to, now, c.change) !== 'planned') return undefined;
     w.add(cancelJobsPart(AUTHORIZATION_JOBS, txn.id));
   } else w.update('transactions', txn.id, c.patch!);
   planTouchOrder(w, order, now, { flag: flagOf(a), ...(a.kind === 'refund' ? { refunded: a.amount } : {}) });
   planBook(w, child.txn, txn, now, legsOf(a, spec));
+  if (left) planBook(w, txn, txn, now, releaseLegs(left, 'expiry'));
   if (a.kind !== 'void') planSettlement(w, project, now);
   return child;
 }
@@ -271,6 +283,7 @@ async function writeSettled(
   if (child) await moveTransaction(ctx, q, child.txn, spec.status, now, { source: 'acquirer', patch: { outcomes } });
   const made = child ?? (await createChildOrder(ctx, q, project, order, txn, spec, now));
   const c = originalChange(txn, a, now);
+  const left = leftOpen(rows, a); // before the move updates txn
   if ('to' in c && c.to) {
     await moveTransaction(ctx, q, txn, c.to, now, c.change);
     for (const kind of AUTHORIZATION_JOBS) await cancelJob(q, kind, txn.id);
@@ -278,6 +291,7 @@ async function writeSettled(
   else await orders.setRefundedAmount(q, txn.id, c.patch!.refunded_amount!, now);
   await touchOrder(q, order.id, now, { flag: flagOf(a), ...(a.kind === 'refund' ? { refunded: a.amount } : {}) });
   await book(q, made.txn, txn, now, legsOf(a, spec));
+  if (left) await book(q, txn, txn, now, releaseLegs(left, 'expiry'));
   if (a.kind !== 'void') await ensureSettlement(q, project, now);
   return made.order.id;
 }
