@@ -46,9 +46,9 @@ export async function compareWithAcquirer(
 ): Promise<AcquirerComparison> {
   const where = projectId ? 'WHERE project_id = $1' : '';
   const params = projectId ? [projectId] : [];
-  const all = (
-    await q.query<Attempt>(`SELECT id, transaction_id, kind, status, amount FROM acquirer_attempts ${where}`, params)
-  ).map((a) => ({ ...a, amount: Number(a.amount) }));
+  const all = (await q.query<Attempt>(`SELECT id, transaction_id, kind, status, amount FROM acquirer_attempts ${where}`, params)).map(
+    (a) => ({ ...a, amount: Number(a.amount) }),
+  );
   const violations: string[] = [];
   const byId = new Map(all.map((a) => [a.id, a]));
   const attempts: Record<string, number> = {};
@@ -68,7 +68,9 @@ export async function compareWithAcquirer(
     if (did?.reversed) reversed++;
     const moved = did?.outcome.status === 'accepted' && !did.reversed;
     if ((a.status === 'succeeded') !== moved)
-      violations.push(`${a.kind} ${a.id}: Tender says ${a.status}, the acquirer ${did?.outcome.status ?? 'never saw it'}${did?.reversed ? ' (reversed)' : ''}`);
+      violations.push(
+        `${a.kind} ${a.id}: Tender says ${a.status}, the acquirer ${did?.outcome.status ?? 'never saw it'}${did?.reversed ? ' (reversed)' : ''}`,
+      );
     if (did && did.amount !== a.amount) violations.push(`${a.kind} ${a.id}: Tender's amount ${a.amount}, the acquirer's ${did.amount}`);
   }
 

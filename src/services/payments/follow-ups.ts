@@ -159,8 +159,7 @@ export async function applyFollowUp(
       if (child) await moveTransaction(ctx, q, child.txn, 'error', now, { reason: 'processing_error', source: 'acquirer' });
       // a void refused late, after a capture (or a void) of the rest closed the authorization:
       // what it reserved is no longer capturable, so its hold goes, as an expiry's would
-      if (a.kind === 'void' && rows.txn.status !== 'accepted')
-        await book(q, rows.txn, rows.txn, now, releaseLegs(a.amount, 'expiry'));
+      if (a.kind === 'void' && rows.txn.status !== 'accepted') await book(q, rows.txn, rows.txn, now, releaseLegs(a.amount, 'expiry'));
     } else if (!child) {
       // processing, or no answer: the merchant sees a processing order until the acquirer settles it
       const spec = specOf(rows, a, 'processing', outcomes);
