@@ -25,6 +25,7 @@ const SEED = Number(process.env.CHAOS_SEED ?? 29);
 const OPERATIONS = Number(process.env.CHAOS_OPERATIONS ?? 1000);
 const CLIENTS = 8;
 const STALL_MS = 90_000;
+const LEASE_MS = 5000;
 const store = childStore('chaos');
 
 /** Counts the calls the service makes to the acquirer, by method, and the inquiries' answers. */
@@ -70,6 +71,8 @@ test(
       // delayed call have ended, so an inquiry never races the operation it asks about
       ACQUIRER_RECOVERY_MS: '5000',
       TENDER_WORKER_POLL_MS: '200',
+      // a job the killed process had claimed waits out its lease (real time) before another run takes it
+      TENDER_JOB_LEASE_MS: String(LEASE_MS),
       RATE_LIMIT_PER_MINUTE: '0',
       LOG_LEVEL: process.env.CHAOS_CHILD_LOG ?? 'error', // every lost answer is a warning
     });
@@ -88,6 +91,7 @@ test(
     let stop = false;
     const restarts: number[] = [];
     let answered = 0;
+    let lastKill = 0;
     const killer = (async () => {
       let nextAt = 0;
       while (!stop) {
@@ -106,6 +110,7 @@ test(
         child = await store.serve(env, url);
         restarted();
         restarts.push(Date.now() - at);
+        lastKill = at;
         if (process.env.CHAOS_TRACE) console.error(`kill ${restarts.length}: restart ${Date.now() - at} ms, ${answered} answered`);
       }
     })();
@@ -187,6 +192,8 @@ test(
     const chaosMs = Date.now() - began;
 
     // recovery: the attempts' jobs, reached by advancing the project's clock, until none is due
+    // (once the jobs the last killed process held are free again)
+    await sleep(Math.max(0, lastKill + LEASE_MS + 500 - Date.now()));
     for (let round = 0; round < 30; round++) {
       const r = await api('POST', '/v1/test/clock/run-due-jobs/', { advance: 'PT1H' });
       assert.equal(r.status, 200, r.text);
