@@ -1,7 +1,10 @@
 // The service is SIGKILLed while a capture's call is at the acquirer (which does it after the
 // kill): the attempt is recorded, never applied, and the client has no answer. The restarted
-// process recovers it (its job, inquiry: accepted) and the capture completes. The chaos test
-// (test/e2e/acquirer-chaos.test.ts) reaches this by chance; here it is the one case, every time.
+// process recovers it (its job, inquiry: accepted) and the capture completes, once. On PGlite the
+// restarted service used to hang for good here (its /readyz never answered again): the capture
+// order was rendered inside the apply's transaction, and the project's data key, not yet cached in
+// the new process, was read from outside that transaction, which waited for it. Found by the chaos
+// test (test/e2e/acquirer-chaos.test.ts), which reaches this case by chance; here it is every time.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSimulator } from '../../src/acquirer/simulator/index.ts';

@@ -37,6 +37,7 @@ import {
   renderPlanned,
   type ChildSpec,
   type MoneyTransaction,
+  type PlannedChild,
 } from './operations.ts';
 import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import type { OrderId } from '../../domain/ids.ts';
@@ -136,6 +137,15 @@ export async function applyFollowUp(
   attemptId: string,
   answer: Answer,
 ): Promise<{ attempt: AttemptRow; order?: Awaited<ReturnType<typeof renderPlanned>> }> {
+  const applied = await applyInTx(ctx, attemptId, answer);
+  if (!applied.planned) return { attempt: applied.attempt };
+  // rendered once the transaction is over: it may read the project's data key, and on PGlite's
+  // one connection a read from outside the transaction waits for it (a restarted process, whose
+  // key cache is empty, hung there for good recovering an operation the killed one had not applied)
+  return { attempt: applied.attempt, order: await renderPlanned(ctx, ctx.db, applied.planned) };
+}
+
+function applyInTx(ctx: Ctx, attemptId: string, answer: Answer): Promise<{ attempt: AttemptRow; planned?: PlannedChild }> {
   return ctx.db.tx(async (q) => {
     const rows = await lockAttemptRows(q, attemptId);
     if (!rows) throw new Error(`attempt ${attemptId} vanished`);
@@ -152,7 +162,7 @@ export async function applyFollowUp(
         change.result_order_id = planned.order.id;
         planAnswered(ctx, w, a, change, now);
         await w.run(q, { commit: true });
-        return { attempt: { ...a, ...change }, order: await renderPlanned(ctx, ctx.db, planned) };
+        return { attempt: { ...a, ...change }, planned };
       }
       change.result_order_id = await writeSettled(ctx, q, rows, a, now, outcomes, child);
     } else if (change.status === 'failed') {
