@@ -54,7 +54,7 @@ export type FaultyConnector = Connector & {
 class InjectedFault extends Error {}
 
 /** A small seeded generator (mulberry32): the same seed, the same faults. */
-function random(seed: number) {
+export function random(seed: number) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -135,6 +135,15 @@ export async function applyFollowUp(
   attemptId: string,
   answer: Answer,
 ): Promise<{ attempt: AttemptRow; order?: Awaited<ReturnType<typeof renderPlanned>> }> {
+  const applied = await applyInTx(ctx, attemptId, answer);
+  if (!applied.planned) return { attempt: applied.attempt };
+  // rendered once the transaction is over: it may read the project's data key, and on PGlite's
+  // one connection a read from outside the transaction waits for it (a restarted process, whose
+  // key cache is empty, hung there for good recovering an operation the killed one had not applied)
+  return { attempt: applied.attempt, order: await renderPlanned(ctx, ctx.db, applied.planned) };
+}
+
+function applyInTx(ctx: Ctx, attemptId: string, answer: Answer): Promise<{ attempt: AttemptRow; planned?: PlannedChild }> {
   return ctx.db.tx(async (q) => {
     const rows = await lockAttemptRows(q, attemptId);
     if (!rows) throw new Error(`attempt ${attemptId} vanished`);
@@ -155,6 +164,9 @@ export async function applyFollowUp(
       change.result_order_id = child?.order.id ?? made!.order.id;
     } else if (change.status === 'failed') {
       if (child) planMove(ctx, w, child.txn, child, 'error', now, { reason: 'processing_error', source: 'acquirer' });
+      // a void refused late, after a capture of all that remained closed the authorization:
+      // what it reserved is no longer capturable, so its hold goes, as an expiry's would
+      if (a.kind === 'void' && rows.txn.status !== 'accepted') planBook(w, rows.txn, rows.txn, now, releaseLegs(a.amount, 'expiry'));
     } else if (!child) {
       // processing, or no answer: the merchant sees a processing order until the acquirer settles it
       made = planChildOrder(ctx, w, rows.project, rows.order, rows.txn, specOf(rows, a, 'processing', outcomes), now);
@@ -213,8 +225,8 @@ const AUTHORIZATION_JOBS = ['delayed_capture', 'authorization_expiry'];
 function originalChange(txn: MoneyTransaction, a: AttemptRow, now: Date) {
   if (a.kind === 'capture') {
     const captured = txn.captured_amount + a.amount;
-    // a capture per order line may leave part of the authorization capturable (captures.ts)
-    if (captured + txn.voided_amount < txn.authorized_amount) return { patch: { captured_amount: captured, modified: now } };
+    // a capture per order line may leave part of the authorization capturable (captures.ts); one of all that remains closes it
+    if (a.request.order_lines && captured + txn.voided_amount < txn.authorized_amount) return { patch: { captured_amount: captured, modified: now } };
     return {
       to: 'completed' as const,
       change: { source: String(a.request.source ?? 'merchant'), patch: { captured_amount: captured, is_capturable: false } },
@@ -222,7 +234,8 @@ function originalChange(txn: MoneyTransaction, a: AttemptRow, now: Date) {
   }
   if (a.kind === 'void') {
     const voided = txn.voided_amount + a.amount;
-    if (voided + txn.captured_amount >= txn.authorized_amount)
+    // a void answered late, after a capture of all that remained closed the authorization: counted, no move
+    if (txn.status === 'accepted' && voided + txn.captured_amount >= txn.authorized_amount)
       // the rest of one captured in part: the payment is done with what was captured
       return txn.captured_amount > 0
         ? { to: 'completed' as const, change: { source: 'merchant', patch: { voided_amount: voided, is_capturable: false } } }
@@ -243,15 +256,29 @@ const legsOf = (a: AttemptRow, spec: ChildSpec) =>
       : debitLegs(a.amount, spec.figures.fee, 'refund');
 const flagOf = (a: AttemptRow) => (a.kind === 'capture' ? 'has-captures' : a.kind === 'void' ? 'has-voids' : 'has-refunds');
 
+/**
+ * What a capture of all that remained leaves held that nothing will take: it takes the rest after
+ * the voids in flight, so when one of them was refused meanwhile (its answer came late, the
+ * authorization still open), its part would stay held on a completed payment. Released as an
+ * expiry's would.
+ */
+function leftOpen({ txn, reserved }: PaymentRows, a: AttemptRow) {
+  if (a.kind !== 'capture') return 0;
+  return Math.max(0, txn.authorized_amount - txn.captured_amount - a.amount - txn.voided_amount - (reserved.void ?? 0));
+}
+
 /** What a succeeded operation changes on the original payment, gathered in `w`: its counters or status, its flag, the journal of the child's money. */
 function planSettled(ctx: Ctx, w: WriteSet, rows: PaymentRows, a: AttemptRow, now: Date, spec: ChildSpec, childTxn: TransactionRow) {
   const { txn, order, project } = rows;
   const c = originalChange(txn, a, now);
+  // only a capture that closes the authorization leaves nothing capturable (before the move updates txn)
+  const left = 'to' in c && c.to ? leftOpen(rows, a) : 0;
   if ('to' in c && c.to) {
     planMove(ctx, w, txn, rows, c.to, now, c.change);
     w.add(cancelJobsPart(AUTHORIZATION_JOBS, txn.id));
   } else changeTransaction(w, txn.id, c.patch!);
   planTouchOrder(w, order, now, { flag: flagOf(a), ...(a.kind === 'refund' ? { refunded: a.amount } : {}) });
   planBook(w, childTxn, txn, now, legsOf(a, spec));
+  if (left) planBook(w, txn, txn, now, releaseLegs(left, 'expiry'));
   if (a.kind !== 'void') planSettlement(w, project, now);
 }
