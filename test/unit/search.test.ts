@@ -2,7 +2,7 @@ import { SPEC_COLUMNS } from '../helpers/spec-columns.ts';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { compileTransactionTerm, encodeSearchAfter, parseSort, QueryError } from '../../src/domain/query.ts';
-import { planSearch } from '../../src/services/reporting/search.ts';
+import { planSearch, searchPageJson } from '../../src/services/reporting/search.ts';
 import { ApiError } from '../../src/domain/errors.ts';
 import { COLUMN_NAMES } from '../../src/services/reporting/reports.ts';
 
@@ -80,5 +80,21 @@ describe('CSV columns', () => {
     assert.equal(new Set(COLUMN_NAMES).size, COLUMN_NAMES.length);
     for (const c of ['flags', 'payment_link_id', 'customer.email_address', 'transaction.created', 'description'])
       assert.ok(COLUMN_NAMES.includes(c), c);
+  });
+});
+
+describe('a search page as JSON', () => {
+  it('written a hundred orders at a time, it is the same text as JSON.stringify of the whole page', async () => {
+    const orders = Array.from({ length: 250 }, (_, i) => ({
+      id: `o${i}`,
+      amount: i,
+      description: `line "${i}"\n`,
+      transactions: [{ id: `t${i}` }],
+    }));
+    for (const page of [
+      { total: 250, total_relation: 'eq' as const, orders, search_after: '["x",1]' },
+      { total: 0, total_relation: 'gte' as const, orders: [], search_after: null },
+    ])
+      assert.equal(await searchPageJson(page as never), JSON.stringify(page));
   });
 });

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/platform/context.ts';
 import { nowFor } from '../../services/platform/context.ts';
-import { MAX_SIZE, searchOrders } from '../../services/reporting/search.ts';
+import { MAX_SIZE, searchOrders, searchPageJson } from '../../services/reporting/search.ts';
 import { orderReport } from '../../services/reporting/reports.ts';
 import { MAX_QUERY_LENGTH, MAX_RESULT_WINDOW } from '../../domain/query.ts';
 import { OrderView } from '../../domain/schemas/order.ts';
@@ -75,7 +75,10 @@ export const searchRoutes =
         },
       },
       async (req, reply) => {
-        if (req.query.format !== 'csv') return searchOrders(ctx, req.project, req.body, clientGone(reply));
+        if (req.query.format !== 'csv') {
+          const page = await searchOrders(ctx, req.project, req.body, clientGone(reply));
+          return reply.type('application/json; charset=utf-8').send(await searchPageJson(page));
+        }
         const report = orderReport(ctx, req.project, req.body, nowFor(req.project));
         return reply
           .header('content-type', 'text/csv; charset=utf-8')
