@@ -102,6 +102,8 @@ export interface Config {
     maxQueryCost: number;
     /** PostgreSQL statement_timeout of every statement but migrations (ms; 0: none) */
     statementTimeoutMs: number;
+    /** max_parallel_workers_per_gather of Tender's sessions: one merchant's query may not take every core (undefined: the server's) */
+    parallelWorkers?: number;
     /** a CSV download whose client reads nothing for this long is cut off (ms) */
     reportReadTimeoutMs: number;
     /** a CSV download still running after this long is cut off (ms) */
@@ -207,6 +209,7 @@ const SettingsSchema = Type.Object({
   PORTAL_SIGNIN_MAX_LOCK_SECONDS: POSITIVE,
   SEARCH_CONCURRENCY_PER_PROJECT: COUNT,
   SEARCH_WAIT_MS: COUNT,
+  DATABASE_PARALLEL_WORKERS: setting('[0-9]+|server', "a whole number, 0 or more, or server (the server's setting)"),
   SEARCH_TIME_PER_SECOND_MS: COUNT,
   REFUSALS_PER_SECOND: COUNT,
   REFUSAL_DELAY_MS: COUNT,
@@ -385,6 +388,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       reportsPerProject: int(env.REPORT_CONCURRENCY_PER_PROJECT, 1),
       maxQueryCost: int(env.SEARCH_MAX_QUERY_COST, DEFAULT_MAX_QUERY_COST),
       statementTimeoutMs: int(env.DATABASE_STATEMENT_TIMEOUT_MS, 30_000),
+      parallelWorkers: env.DATABASE_PARALLEL_WORKERS === 'server' ? undefined : int(env.DATABASE_PARALLEL_WORKERS, 0),
       reportReadTimeoutMs: int(env.REPORT_READ_TIMEOUT_MS, 30_000),
       reportMaxMs: int(env.REPORT_MAX_SECONDS, 1800) * 1000,
       // half the slots by default: a lone merchant keeps most of the throughput, a dead endpoint leaves half to the others

@@ -254,6 +254,7 @@ export class Topology {
       // PgBouncer (transaction mode) passes no startup options: the statement timeout belongs to the
       // pool's role there (docs/security.md), not to each session
       DATABASE_STATEMENT_TIMEOUT_MS: '0',
+      DATABASE_PARALLEL_WORKERS: 'server',
       DATABASE_LISTEN_URL: this.primaryUrl,
       DATABASE_REPLICA_URL: this.replicaUrl,
       DATABASE_POOL_SIZE: '6',

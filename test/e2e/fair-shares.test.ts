@@ -10,6 +10,8 @@ import { csvDownload, runningCopies } from '../helpers/search.ts';
 import { seedOrders } from '../../src/services/platform/seed.ts';
 import { takeReportShare } from '../../src/services/platform/fair-share.ts';
 import { basic } from '../helpers/service.ts';
+import { loadConfig } from '../../src/config.ts';
+import { pgDb } from '../../src/store/db/pg.ts';
 
 let t: TestService;
 const SEEDED = 3000;
@@ -169,4 +171,28 @@ test('PostgreSQL: every statement has DATABASE_STATEMENT_TIMEOUT_MS (503 to the 
     "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%cancel-me%' AND state = 'active' AND pid <> pg_backend_pid()",
   );
   assert.equal(n, 0, 'the cancelled statement is not running any more');
+});
+
+test("one merchant's query may not take every core: Tender's PostgreSQL sessions run without parallel workers unless DATABASE_PARALLEL_WORKERS says otherwise", async () => {
+  const workersOf = (env: NodeJS.ProcessEnv) => loadConfig({ ...env, TENDER_MASTER_KEY: 'a'.repeat(64) }).limits.parallelWorkers;
+  assert.equal(workersOf({}), 0);
+  assert.equal(workersOf({ DATABASE_PARALLEL_WORKERS: '2' }), 2);
+  assert.equal(workersOf({ DATABASE_PARALLEL_WORKERS: 'server' }), undefined);
+  assert.throws(() => loadConfig({ DATABASE_PARALLEL_WORKERS: 'many', TENDER_MASTER_KEY: 'a'.repeat(64) }), /DATABASE_PARALLEL_WORKERS/);
+  if (t.db.kind !== 'postgres') return; // PGlite runs in this process, on one core: nothing to share out
+  for (const [workers, shown] of [
+    [0, '0'],
+    [undefined, undefined],
+  ] as const) {
+    const db = pgDb({ url: process.env.DATABASE_URL!, parallelWorkers: workers });
+    try {
+      const [row] = await db.query<{ v: string }>("SELECT current_setting('max_parallel_workers_per_gather') AS v");
+      const [server] = await db.query<{ v: string }>(
+        "SELECT reset_val AS v FROM pg_settings WHERE name = 'max_parallel_workers_per_gather'",
+      );
+      assert.equal(row.v, shown ?? server.v);
+    } finally {
+      await db.close();
+    }
+  }
 });

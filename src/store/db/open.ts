@@ -11,6 +11,7 @@ const shared = (config: Config) => ({
   prepared: config.databasePreparedStatements,
   listenUrl: config.databaseListenUrl,
   statementTimeoutMs: config.limits.statementTimeoutMs,
+  parallelWorkers: config.limits.parallelWorkers,
   // a report's COPY may run as long as a download is let run (REPORT_MAX_SECONDS)
   reportTimeoutMs: config.limits.reportMaxMs,
 });
@@ -51,6 +52,7 @@ export function openReplica(config: Config, opts: { schema?: string } = {}): Db 
     name: 'tender-replica',
     prepared: config.databasePreparedStatements,
     statementTimeoutMs: config.limits.statementTimeoutMs,
+    parallelWorkers: config.limits.parallelWorkers,
     reportTimeoutMs: config.limits.reportMaxMs,
   });
 }

@@ -108,6 +108,8 @@ export interface PgOptions {
   /** statement_timeout of its sessions (ms; 0 or unset: the server's); report connections get reportTimeoutMs */
   statementTimeoutMs?: number;
   reportTimeoutMs?: number;
+  /** max_parallel_workers_per_gather of its sessions (unset: the server's) */
+  parallelWorkers?: number;
 }
 
 export function pgDb({
@@ -121,6 +123,7 @@ export function pgDb({
   readOnly = false,
   statementTimeoutMs = 0,
   reportTimeoutMs = 0,
+  parallelWorkers,
 }: PgOptions): Db {
   const seen = observers();
   const optionsWith = (timeoutMs: number) => {
@@ -130,6 +133,7 @@ export function pgDb({
       schema ? `-c search_path=${schema}` : '',
       readOnly ? '-c default_transaction_read_only=on' : '',
       timeoutMs > 0 ? `-c statement_timeout=${Math.round(timeoutMs)}` : '',
+      parallelWorkers !== undefined ? `-c max_parallel_workers_per_gather=${parallelWorkers}` : '',
     ].filter(Boolean);
     return settings.length ? settings.join(' ') : undefined;
   };
