@@ -112,10 +112,12 @@ export async function searchOrders(ctx: Ctx, project: ProjectRow, input: SearchI
   try {
     const db = ctx.replica;
     const cancellable = <T>(fn: (q: Queryable) => Promise<T>) => (signal && db.withCancel ? db.withCancel(signal, fn) : fn(db));
-    const [rows, counted] = await Promise.all([
-      cancellable((q) => store.findOrders(q, plan.filter, { sort: plan.sort, after: plan.after, limit: size, offset: plan.start })),
-      cancellable((q) => store.countOrders(q, plan.filter, TOTAL_CAP + 1)),
-    ]);
+    // one after the other, not side by side: a search takes one connection and one core at a time,
+    // whatever it asks, and leaves the rest to the other merchants
+    const rows = await cancellable((q) =>
+      store.findOrders(q, plan.filter, { sort: plan.sort, after: plan.after, limit: size, offset: plan.start }),
+    );
+    const counted = await cancellable((q) => store.countOrders(q, plan.filter, TOTAL_CAP + 1));
     const last = rows.at(-1);
     return {
       total: Math.min(counted, TOTAL_CAP),
