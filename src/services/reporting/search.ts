@@ -162,7 +162,7 @@ async function renderOrders(ctx: Ctx, q: Queryable, projectId: ProjectId, rows: 
 }
 
 /** Orders rendered, or written as JSON, between two turns of the event loop. */
-export const RENDER_CHUNK = 100;
+const RENDER_CHUNK = 100;
 
 /**
  * A search page as JSON text, its orders stringified RENDER_CHUNK at a time with a turn of the
