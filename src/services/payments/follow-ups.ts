@@ -226,7 +226,8 @@ function originalChange(txn: MoneyTransaction, a: AttemptRow, now: Date) {
   if (a.kind === 'capture') {
     const captured = txn.captured_amount + a.amount;
     // a capture per order line may leave part of the authorization capturable (captures.ts); one of all that remains closes it
-    if (a.request.order_lines && captured + txn.voided_amount < txn.authorized_amount) return { patch: { captured_amount: captured, modified: now } };
+    if (a.request.order_lines && captured + txn.voided_amount < txn.authorized_amount)
+      return { patch: { captured_amount: captured, modified: now } };
     return {
       to: 'completed' as const,
       change: { source: String(a.request.source ?? 'merchant'), patch: { captured_amount: captured, is_capturable: false } },
