@@ -1,44 +1,16 @@
 // TLS (issue 22): native HTTPS from TLS_CERT_FILE/TLS_KEY_FILE with a self-signed certificate
 // made by openssl here: TLS 1.1 refused, 1.2 and 1.3 served with HSTS. Behind a terminator
 // (TRUST_PROXY), X-Forwarded-Proto decides; live projects refuse requests that came in clear.
+import { selfSigned } from '../helpers/self-signed.ts';
 import { test, before, after } from 'node:test';
 import type { Json } from '../helpers/json.ts';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { connect, type SecureVersion } from 'node:tls';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { basic, request, startTestService, type TestService } from '../helpers/service.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'tender-tls-'));
-const cert = join(dir, 'cert.pem');
-const key = join(dir, 'key.pem');
-execFileSync(
-  'openssl',
-  [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-keyout',
-    key,
-    '-out',
-    cert,
-    '-days',
-    '2',
-    '-subj',
-    '/CN=127.0.0.1',
-    '-addext',
-    'subjectAltName=IP:127.0.0.1',
-  ],
-  { stdio: 'ignore' },
-);
-const ca = readFileSync(cert);
+const { dir, cert, key, pem: ca } = selfSigned('tender-tls-');
 
 let tls: TestService;
 let proxied: TestService;

@@ -1,10 +1,8 @@
+import { selfSigned } from '../helpers/self-signed.ts';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { decode, Deframer, encode, frame, type Message } from '../../src/acquirer/iso8583/codec.ts';
 import { expiryField, PROCESSING, secureField, transmissionTime } from '../../src/acquirer/iso8583/fields.ts';
 import { startHost } from '../../src/acquirer/iso8583/host/server.ts';
@@ -156,31 +154,7 @@ test('a refused sign-on keeps payments out until the host accepts; a cut connect
 });
 
 test('TLS when the address is iso8583s://', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'iso-tls-'));
-  const [cert, key] = [join(dir, 'cert.pem'), join(dir, 'key.pem')];
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '2',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
+  const { dir, cert, key } = selfSigned('iso-tls-');
   const host = await startHost({ port: 0, tls: { cert: readFileSync(cert), key: readFileSync(key) } });
   const { link } = open(`iso8583s://127.0.0.1:${host.port}`, { tls: { ca: readFileSync(cert) } });
   try {
