@@ -174,7 +174,7 @@ function applyInTx(ctx: Ctx, attemptId: string, answer: Answer): Promise<{ attem
     }
     planAnswered(ctx, w, a, change, now);
     await w.run(q, { commit: true });
-    return { attempt: { ...a, ...change }, ...(made ? { order: await renderPlanned(ctx, ctx.db, made) } : {}) };
+    return { attempt: { ...a, ...change }, ...(made ? { planned: made } : {}) };
   });
 }
 
