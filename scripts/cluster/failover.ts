@@ -149,22 +149,30 @@ export class Formation {
     return !r;
   }
 
-  teardown() {
-    for (const proc of this.procs.values()) {
-      try {
-        if (proc.pid) process.kill(-proc.pid, 'SIGKILL');
-      } catch {
-        /* already gone */
-      }
-    }
+  async teardown() {
+    // the servers first, by an immediate shutdown (SIGQUIT), which takes their children with them:
+    // a SIGKILLed postmaster leaves its logger and background workers running, orphaned
+    const postmasters: number[] = [];
     for (const name of ['monitor', 'a', 'b']) {
       const pid = join(this.dir, name, 'postmaster.pid');
       try {
-        if (existsSync(pid)) process.kill(Number(readFileSync(pid, 'utf8').split('\n')[0]), 'SIGKILL');
+        if (existsSync(pid)) postmasters.push(Number(readFileSync(pid, 'utf8').split('\n')[0]));
       } catch {
         /* gone */
       }
     }
+    const signal = (pid: number, sig: NodeJS.Signals | 0) => {
+      try {
+        process.kill(pid, sig);
+        return true;
+      } catch {
+        return false; // gone
+      }
+    };
+    for (const pid of postmasters) signal(pid, 'SIGQUIT');
+    for (let i = 0; i < 50 && postmasters.some((pid) => signal(pid, 0)); i++) await new Promise((r) => setTimeout(r, 100));
+    for (const proc of this.procs.values()) if (proc.pid) signal(-proc.pid, 'SIGKILL');
+    for (const pid of postmasters) signal(pid, 'SIGKILL');
     // pg_autoctl's servers keep their sockets in the system directory: a killed one leaves its files there
     for (const port of Object.values(this.ports)) {
       if (!port) continue;

@@ -36,7 +36,7 @@ const bail = async (signal: string) => {
   if (stopping) return;
   stopping = true;
   console.error(`\n${signal}: tearing the cluster down`);
-  formation?.teardown();
+  await formation?.teardown();
   await topo.teardown();
   process.exit(130);
 };
@@ -474,7 +474,7 @@ try {
   }
 } finally {
   await receiver.close();
-  formation?.teardown();
+  await formation?.teardown();
   await topo.teardown();
 }
 if (problems.length) {
