@@ -5,25 +5,18 @@ import { spawnSync } from 'node:child_process';
 import { cpus, loadavg, hostname } from 'node:os';
 import pg from 'pg';
 import { Topology, freePort, sleep, until } from './topology.ts';
-import { Client, Receiver, loop, newFigures, order, type Figures } from './load.ts';
+import { Client, Receiver, loop, newFigures, order } from './load.ts';
 import { Formation } from './failover.ts';
 import { measure, postmasterPid, type Capacity } from './capacity.ts';
-import { isoLink } from './iso.ts';
+import { isoLink, type IsoRow } from './iso.ts';
 import { join } from 'node:path';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const started = Date.now();
 const topo = new Topology();
 const receiver = new Receiver();
-const rows: Array<{
-  scenario: string;
-  f: Figures;
-  acked: number;
-  lost: number;
-  duplicates: number | string;
-  ledger: string;
-  failover?: string;
-}> = [];
+// the figures table: the iso scenario's row shape, and the failover's time
+const rows: Array<IsoRow & { failover?: string }> = [];
 let formation: Formation | undefined;
 const problems: string[] = [];
 const check = (ok: boolean, what: string) => {
