@@ -26,6 +26,8 @@ export class ApiError extends Error {
   retryAfter?: number;
   /** refused by a limit on shared work (a rate, a share, a cost bound): counted by the refusal brake (http/refusal-brake.ts) */
   byLimit?: boolean;
+  /** the answer is not final: an operation is still in flight at the acquirer (not kept for an Idempotency-Key) */
+  inFlight?: boolean;
   constructor(
     readonly type: ErrorType,
     message: string,

@@ -3,7 +3,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Ctx } from '../services/platform/context.ts';
 import { nowFor } from '../services/platform/context.ts';
 import { ApiError } from '../domain/errors.ts';
-import { abandonRequest, claimRequest, finishRequest } from '../services/platform/idempotency.ts';
+import { abandonRequest, claimCall, claimRequest, finishCall, finishRequest } from '../services/platform/idempotency.ts';
+import { withOperationKey } from '../services/payments/operation-key.ts';
 import type { OpenTx } from '../services/platform/idempotency.ts';
 import { RETRY_AFTER_UNAVAILABLE } from './errors.ts';
 
@@ -12,8 +13,16 @@ const REPLAYED_HEADERS = ['content-type', 'location'];
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** the claimed key and the transaction the request's work runs in */
-    idempotencyKey: { key: string; open: OpenTx; done: boolean } | null;
+    /**
+     * the claimed key, and the transaction the request's work runs in; `open` null for a route
+     * that calls the acquirer (claimed and committed at once: claimCall). `final` false: the
+     * answer says an operation is still in flight, so it is not kept for the key.
+     */
+    idempotencyKey: { key: string; open: OpenTx | null; done: boolean; final: boolean } | null;
+  }
+  interface FastifyContextConfig {
+    /** the route calls the acquirer: its Idempotency-Key is claimed apart from its work (claimCall) */
+    callsAcquirer?: boolean;
   }
 }
 
@@ -71,6 +80,9 @@ function keyOf(req: FastifyRequest): string | undefined {
  * The request's work runs in one transaction with its key and response (services/idempotency.ts):
  * a crash leaves nothing in flight, a retry runs it once. Responses not worth keeping (5xx, 429,
  * streams) roll the work back and free the key. Keys last 24 h.
+ * Routes that call the acquirer (config.callsAcquirer) cannot hold a transaction across the call:
+ * their key is claimed and committed first, their work commits step by step, and the attempt
+ * they record takes its id from the key, so a retry answers that attempt's result (claimCall).
  */
 export function idempotency(app: FastifyInstance, ctx: Ctx) {
   app.decorateRequest('idempotencyKey', null);
@@ -80,7 +92,9 @@ export function idempotency(app: FastifyInstance, ctx: Ctx) {
     const handler = route.handler;
     route.handler = function (this: FastifyInstance, req: FastifyRequest, reply: FastifyReply) {
       const held = req.idempotencyKey;
-      return held ? ctx.db.within(held.open, () => handler.call(this, req, reply)) : handler.call(this, req, reply);
+      if (!held) return handler.call(this, req, reply);
+      if (!held.open) return withOperationKey(req.project.id, held.key, () => handler.call(this, req, reply));
+      return ctx.db.within(held.open, () => handler.call(this, req, reply));
     };
   });
 
@@ -93,16 +107,10 @@ export function idempotency(app: FastifyInstance, ctx: Ctx) {
     const request_hash = createHash('sha256')
       .update(`POST ${target}\n${canonicalJson(req.body ?? null)}`)
       .digest('hex');
-    const claim = await claimRequest(ctx, {
-      project_id: req.project.id,
-      key,
-      method: 'POST',
-      path: target,
-      request_hash,
-      now: nowFor(req.project),
-    });
-    if (claim.kind === 'run') {
-      req.idempotencyKey = { key, open: claim.open, done: false };
+    const c = { project_id: req.project.id, key, method: 'POST', path: target, request_hash, now: nowFor(req.project) };
+    const claim = req.routeOptions.config.callsAcquirer ? await claimCall(ctx, c) : await claimRequest(ctx, c);
+    if (claim.kind === 'run' || claim.kind === 'call') {
+      req.idempotencyKey = { key, open: claim.kind === 'run' ? claim.open : null, done: false, final: true };
       return;
     }
     if (claim.kind === 'busy')
@@ -121,23 +129,32 @@ export function idempotency(app: FastifyInstance, ctx: Ctx) {
     return reply.send(row.response_body ?? '');
   });
 
+  // an answer that an operation is still in flight is not the request's result: not kept for the key
+  app.addHook('onError', async (req, _reply, err) => {
+    if (req.idempotencyKey && err instanceof ApiError && err.inFlight) req.idempotencyKey.final = false;
+  });
+
   app.addHook('onSend', async (req, reply, payload) => {
     const held = req.idempotencyKey;
     if (!held || held.done) return payload;
     held.done = true;
     const status = reply.statusCode;
     const text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : undefined;
-    if (status >= 500 || status === 429 || text === undefined) {
+    const keep = status < 500 && status !== 429 && text !== undefined && held.final;
+    if (!held.open) {
+      // the work is committed already: only the answer is kept (or the key freed); a failure to
+      // keep it leaves the key running until its time is over, and the retry answers from the attempt
+      await finishCall(ctx, req.project.id, held.key, keep ? { status, headers: replayed(reply), body: text! } : undefined).catch((err) =>
+        req.log.warn({ err }, 'idempotent answer not kept'),
+      );
+      return payload;
+    }
+    if (!keep) {
       await finishRequest(held.open, req.project.id, held.key);
       return payload;
     }
-    const headers: Record<string, string> = {};
-    for (const name of REPLAYED_HEADERS) {
-      const v = reply.getHeader(name);
-      if (v !== undefined) headers[name] = String(v);
-    }
     try {
-      await finishRequest(held.open, req.project.id, held.key, { status, headers, body: text });
+      await finishRequest(held.open, req.project.id, held.key, { status, headers: replayed(reply), body: text! });
       return payload;
     } catch (err) {
       // Not committed (or not known to be): the client must not take this answer as done.
@@ -155,6 +172,16 @@ export function idempotency(app: FastifyInstance, ctx: Ctx) {
     const held = req.idempotencyKey;
     if (!held || held.done) return;
     held.done = true;
-    await abandonRequest(held.open);
+    if (held.open) await abandonRequest(held.open);
+    else await finishCall(ctx, req.project.id, held.key).catch(() => {});
   });
+}
+
+function replayed(reply: FastifyReply): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of REPLAYED_HEADERS) {
+    const v = reply.getHeader(name);
+    if (v !== undefined) headers[name] = String(v);
+  }
+  return headers;
 }

@@ -82,3 +82,94 @@ test('a capture at the acquirer when the service is killed is applied by the res
     'one capture at the acquirer',
   );
 });
+
+const keyedStore = childStore('killkey');
+
+// The same with an Idempotency-Key: the key is claimed and committed before the call (no
+// transaction stays open across it), the service dies, and the client retries with the key. While
+// the dead request's claim lasts the retry is told to wait (409); then it is answered with the
+// attempt the key named (its id derives from the key): the capture order, and the acquirer was
+// asked once. Before, the request ran in one transaction with its key: the kill rolled back the
+// attempt while the acquirer had the capture, and the retry captured again.
+test(
+  'a keyed capture at the acquirer when the service is killed: the retry answers it, the acquirer captured once',
+  { timeout: 240_000 },
+  async () => {
+    const acquirer = withFaults(createSimulator({ settleMs: 0 }), {
+      rule: (c): Fault => (c.method === 'capture' && acquirer.injected.delay === 0 ? 'delay' : 'none'),
+      delayMs: 3000,
+    });
+    const served = await serveConnector(acquirer);
+    after(() => served.close());
+    const { env, url } = await keyedStore.env({
+      TENDER_TEST_ACQUIRER_URL: served.url,
+      ACQUIRER_TIMEOUT_MS: '4000',
+      ACQUIRER_RECOVERY_MS: '8000',
+      TENDER_WORKER_POLL_MS: '200',
+      LOG_LEVEL: 'error',
+    });
+    let child = await keyedStore.serve(env, url);
+    const created = await runTender(['project', 'create', '--name', 'Keyed kill shop', '--json'], env);
+    assert.equal(created.code, 0, created.stderr);
+    const project = JSON.parse(created.stdout.trim()) as { api_key: string };
+    const auth = { authorization: basic(project.api_key) };
+    const api = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+      request(`${url}${path}`, method, body, { ...auth, ...headers });
+
+    const o = await api('POST', '/v1/orders/', cardOrder({ amount: 2500 }, { capture_mode: 'manual' }));
+    assert.equal(o.status, 201, o.text);
+    const txn = o.body.transactions[0];
+    const card = await request(
+      `${url}/vault/v1/cards/`,
+      'POST',
+      { pan: '4111111111111111', expiry: futureExpiry(), name: 'Ada Lovelace', setup_token: txn.payment_method_details.setup_token },
+      auth,
+    );
+    const a = await api('POST', `/v1/orders/${o.body.id}/transactions/${txn.id}/authenticate/`, {
+      vault_token: card.body.vault_token,
+      cvc: '123',
+    });
+    assert.equal(a.status, 200, a.text);
+    await (await fetch(a.body.redirect_url, { redirect: 'manual' })).arrayBuffer();
+
+    const path = `/v1/orders/${o.body.id}/transactions/${txn.id}/captures/`;
+    const key = { 'idempotency-key': 'capture-once-1' };
+    const capture = api('POST', path, undefined, key).catch(() => undefined);
+    await waitFor('the capture at the acquirer', async () => acquirer.injected.delay > 0);
+    // a second request with the key while the first is at the acquirer: told to wait
+    const busy = await api('POST', path, undefined, key);
+    assert.equal(busy.status, 409, busy.text);
+    assert.equal(busy.body.error.type, 'IdempotencyError');
+    await killed(child);
+    assert.equal(await capture, undefined, 'the client had no answer');
+    await waitFor('the acquirer to do the capture', async () => [...acquirer.acquirer.values()].some((r) => r.kind === 'capture'));
+
+    child = await keyedStore.serve(env, url);
+    // the dead request's claim lasts 10 s: the retry waits it out (409
+    // IdempotencyError), then is told the capture is in progress (409) until the recovery job has
+    // asked the acquirer about it, then gets the capture
+    const answers: string[] = [];
+    let retry = await api('POST', path, undefined, key);
+    for (let i = 0; retry.status === 409 && i < 180; i++) {
+      answers.push(retry.body.error.type);
+      await sleep(500);
+      retry = await api('POST', path, undefined, key);
+    }
+    assert.equal(answers[0], 'IdempotencyError', 'the claim of the killed request held the key first');
+    assert.equal(retry.status, 201, retry.text);
+    assert.equal(retry.body.amount, 2500);
+    assert.equal(retry.body.status, 'completed', retry.text);
+    const again = await api('POST', path, undefined, key);
+    assert.equal(again.status, 201, again.text);
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    assert.equal(again.body.id, retry.body.id);
+    const paid = await api('GET', `/v1/orders/${o.body.id}/`);
+    assert.equal(paid.body.transactions[0].status, 'completed', paid.text);
+    const captures = [...acquirer.acquirer.values()].filter((r) => r.kind === 'capture');
+    assert.deepEqual(
+      captures.map((r) => [r.outcome.status, r.amount]),
+      [['accepted', 2500]],
+      'one capture at the acquirer',
+    );
+  },
+);

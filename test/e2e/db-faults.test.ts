@@ -193,13 +193,25 @@ test(
     }
 
     server = await store.serve(env, url);
-    // the same key again: the refund runs once (never a 409 that lasts, never twice)
-    const retry = await waitFor('the retried refund', async () => {
-      const r = await refund('refund-killed', 500);
-      return r.status === 409 ? undefined : r;
-    });
-    assert.equal(retry.status, 201, retry.text);
-    assert.equal(retry.body.amount, 500);
+    // the same key again: never a second refund, never a 409 that lasts. The key's claim holds
+    // for 10 s; a refund recorded before the kill is then answered from its attempt once the
+    // recovery has settled it: refunded, or (the in-process simulator of the killed process
+    // forgot it: "never sent") not done. Killed before it was recorded, the retry runs it.
+    const retry = await waitFor(
+      'the retried refund',
+      async () => {
+        const r = await refund('refund-killed', 500);
+        return r.status === 409 ? undefined : r;
+      },
+      180_000,
+    );
+    const done = retry.status === 201;
+    if (done) assert.equal(retry.body.amount, 500);
+    else
+      assert.match(
+        `${retry.status} ${retry.body.error?.type} ${retry.body.error?.value}`,
+        /^422 RefundError .*(did not go through|refused)/,
+      );
     const again = await refund('refund-killed', 500);
     assert.equal(again.text, retry.text, 'then it replays');
     // the refund answered before the kill replays byte for byte
@@ -209,7 +221,7 @@ test(
     assert.equal(replay.headers.get('idempotent-replayed'), 'true');
 
     const after = await api('GET', `/v1/orders/${order.id}/`);
-    assert.equal(after.body.refunded_amount, 800, 'each refund once');
+    assert.equal(after.body.refunded_amount, done ? 800 : 300, 'each refund once, or the killed one not at all');
     await killed(server);
   },
 );

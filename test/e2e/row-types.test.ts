@@ -104,6 +104,7 @@ const ROWS: Record<string, { columns: string[]; whole: boolean }> = {
     response_headers: true,
     response_body: true,
     created: true,
+    running_until: true,
   }),
   wallet_b_keys: columnsOf<WalletBKeyRow>({
     id: true,

@@ -96,6 +96,7 @@ export const operationRoutes =
     app.post(
       `${base}/captures/`,
       {
+        config: { callsAcquirer: true },
         schema: {
           tags,
           security: BasicAuth,
@@ -127,6 +128,7 @@ export const operationRoutes =
     app.post(
       `${base}/voids/`,
       {
+        config: { callsAcquirer: true },
         schema: {
           tags,
           security: BasicAuth,
@@ -143,6 +145,7 @@ export const operationRoutes =
     app.post(
       `${base}/voids/amount/`,
       {
+        config: { callsAcquirer: true },
         schema: {
           tags,
           security: BasicAuth,
@@ -171,6 +174,7 @@ export const operationRoutes =
     app.post(
       '/v1/orders/:order_id/refunds/',
       {
+        config: { callsAcquirer: true },
         schema: {
           tags,
           security: BasicAuth,

@@ -26,6 +26,7 @@ export const paymentRoutes =
     app.post(
       '/v1/orders/:order_id/transactions/:transaction_id/authenticate/',
       {
+        config: { callsAcquirer: true },
         schema: {
           tags: ['payments'],
           summary: 'Start 3-D Secure authentication of a card transaction',

@@ -4,6 +4,7 @@ import { newId, type OrderId } from '../../domain/ids.ts';
 import { ApiError, type ErrorType } from '../../domain/errors.ts';
 import { WriteSet } from '../../store/db/writes.ts';
 import { cancelJobsPart, dueNow, schedulePart } from '../../store/platform/jobs.ts';
+import { keyedAttemptId } from './operation-key.ts';
 import { changePart, findAttempt, inFlight, recordPart, type AttemptChange, type AttemptRow } from '../../store/payments/attempts.ts';
 import type { ProjectRow, TransactionRow } from '../../domain/entities.ts';
 
@@ -37,7 +38,8 @@ export function newAttempt(
   now: Date,
   extra: { authorization_reference?: string | null; request?: Record<string, unknown> } = {},
 ): AttemptRow {
-  const id = newId();
+  // under an Idempotency-Key the id comes from the key: a retry finds this attempt
+  const id = keyedAttemptId(kind) ?? newId();
   return {
     id,
     project_id: project.id,
@@ -159,7 +161,13 @@ export function resultOf(a: AttemptRow, errorType: ErrorType): { orderId: OrderI
   if (a.result_order_id) return { orderId: a.result_order_id };
   if (a.status === 'failed')
     throw new ApiError(errorType, `the acquirer refused the ${a.kind}: ${a.response_description ?? a.error ?? ''}`);
-  if (inFlight(a))
-    throw new ApiError(errorType, `a ${a.kind} of this transaction is in progress at the acquirer (attempt ${a.id}); ask again later`);
+  if (inFlight(a)) {
+    const err = new ApiError(
+      errorType,
+      `a ${a.kind} of this transaction is in progress at the acquirer (attempt ${a.id}); ask again later`,
+    );
+    err.inFlight = true;
+    throw err;
+  }
   throw new ApiError(errorType, `the ${a.kind} did not go through`);
 }

@@ -9,7 +9,9 @@ import { planMove } from './transitions.ts';
 import type { StartView } from '../../store/payments/card-flow.ts';
 import { startRows } from '../../store/payments/payment-rows.ts';
 import { inFlight, type AttemptRow } from '../../store/payments/attempts.ts';
-import { callAcquirer, newAttempt, planAnswered, planRecord } from './attempts.ts';
+import { awaitAttempt, callAcquirer, newAttempt, planAnswered, planRecord } from './attempts.ts';
+import { keyedAttemptId } from './operation-key.ts';
+import { liabilityShift, type TransStatus } from '../../domain/card.ts';
 import { WriteSet } from '../../store/db/writes.ts';
 import { authorizeStep, type Step, type ThreeDsView } from './authorization.ts';
 export type { Step, ThreeDsView, ThreeDsVisit } from './authorization.ts';
@@ -70,9 +72,13 @@ export async function startAuthentication(
   start: AuthenticationStart,
 ): Promise<ThreeDsResult> {
   // record
-  type Recorded = { three: ThreeDsResult } | { attempt: AttemptRow; card: VaultCardRow; txn: TransactionRow; now: Date };
+  type Recorded =
+    { three: ThreeDsResult } | { keyed: string } | { attempt: AttemptRow; card: VaultCardRow; txn: TransactionRow; now: Date };
+  const keyed = keyedAttemptId('three_ds');
   const rec = await ctx.db.tx(async (q): Promise<Recorded> => {
-    const rows = await startRows(q, project.id, orderId, transactionId, start.vaultToken);
+    const rows = await startRows(q, project.id, orderId, transactionId, start.vaultToken, keyed);
+    // the retry of an Idempotency-Key whose request recorded its lookup: that lookup's result
+    if (keyed && rows?.attempt) return { keyed };
     const now = nowFor(project);
     checkStart(rows?.txn, start, now);
     const { txn, card } = rows!;
@@ -92,6 +98,7 @@ export async function startAuthentication(
     return { attempt: a, card, txn, now };
   });
   if ('three' in rec) return rec.three;
+  if ('keyed' in rec) return keyedLookup(ctx, rec.keyed);
   // call, with no transaction open
   const { attempt: a, card, txn, now } = rec;
   const answer = await callAcquirer(ctx, a, () => start.ask(card, txn, now, a.id));
@@ -118,11 +125,26 @@ export async function startAuthentication(
   });
   if ('three' in applied) return applied.three;
   if ('refused' in applied) throw new ApiError('TransactionAlreadyStarted', applied.refused);
-  throw new ApiError(
-    'FailedToFetchTransactionInformation',
-    'the 3-D Secure server did not answer; the transaction can be authenticated again',
-  );
+  throw lookupUnanswered();
 }
+
+/** What a retried request answers from its 3-D Secure lookup (found by its Idempotency-Key): as the first request did. */
+async function keyedLookup(ctx: Ctx, id: string): Promise<ThreeDsResult> {
+  const a = (await awaitAttempt(ctx, id))!;
+  if (a.status === 'succeeded') {
+    const trans_status = a.response_code as TransStatus;
+    return { trans_status, liability_shift: liabilityShift(trans_status) };
+  }
+  if (inFlight(a)) {
+    const err = new ApiError('TransactionAlreadyStarted', 'the transaction is being authenticated');
+    err.inFlight = true;
+    throw err;
+  }
+  throw lookupUnanswered();
+}
+
+const lookupUnanswered = () =>
+  new ApiError('FailedToFetchTransactionInformation', 'the 3-D Secure server did not answer; the transaction can be authenticated again');
 
 /** The start gathered in `w`: the 3-D Secure row, what the card keeps, and the move new -> pending with the card's details. */
 function planStarted(

@@ -8,7 +8,8 @@ import { capabilityProblem, type OperationKind } from '../../acquirer/connector.
 import { cancelJobsPart } from '../../store/platform/jobs.ts';
 import { lockAttemptRows, lockOrderContext, type PaymentRows } from '../../store/payments/payment-rows.ts';
 import { changeTransaction } from '../../store/payments/changes.ts';
-import { attemptsOf, inFlight, recordAttempt, type AttemptRow } from '../../store/payments/attempts.ts';
+import { attemptsOf, findAttempt, inFlight, recordAttempt, type AttemptRow } from '../../store/payments/attempts.ts';
+import { keyedAttemptId } from './operation-key.ts';
 import { WriteSet } from '../../store/db/writes.ts';
 import { loadOrderView } from './order-view.ts';
 import { planMove } from './transitions.ts';
@@ -85,9 +86,12 @@ export async function followUp(ctx: Ctx, project: ProjectRow, req: FollowUpReque
   const recorded = await ctx.db.tx(async (q) => {
     const rows = await req.lock(q);
     if (!rows) throw notFound('transaction');
+    // the retry of an Idempotency-Key whose request recorded its attempt: that attempt's result
+    const keyed = keyedAttemptId(req.op);
+    if (keyed && (await findAttempt(q, keyed))) return { same: true as const, id: keyed, txn: rows.txn };
     const now = nowFor(project);
     const d = req.decide(rows, now);
-    if (d.same) return { same: true as const, txn: rows.txn };
+    if (d.same) return { same: true as const, id: undefined, txn: rows.txn };
     const problem = capabilityProblem(connectorFor(ctx, project).capabilities, {
       kind: req.op,
       amount: d.amount,
@@ -105,8 +109,8 @@ export async function followUp(ctx: Ctx, project: ProjectRow, req: FollowUpReque
     return { same: false as const, attempt: a, txn: rows.txn };
   });
   if (recorded.same) {
-    const running = (await attemptsOf(ctx.db, project.id, recorded.txn.id)).find((x) => x.kind === req.op && inFlight(x));
-    const a = running && (await awaitAttempt(ctx, running.id));
+    const id = recorded.id ?? (await attemptsOf(ctx.db, project.id, recorded.txn.id)).find((x) => x.kind === req.op && inFlight(x))?.id;
+    const a = id && (await awaitAttempt(ctx, id));
     if (!a) throw new ApiError(errorType, `the ${req.op} did not go through`);
     return viewOf(ctx, project, resultOf(a, errorType).orderId);
   }

@@ -1,7 +1,16 @@
 import type { Ctx } from './context.ts';
 import type { OpenTx } from '../../store/db/db.ts';
 export type { OpenTx };
-import { claimKey, cleanupKeys, lockKey, storeResponse, type Claim, type IdempotencyRow } from '../../store/platform/idempotency.ts';
+import {
+  claimKey,
+  claimRunning,
+  cleanupKeys,
+  lockKey,
+  releaseKey,
+  storeResponse,
+  type Claim,
+  type IdempotencyRow,
+} from '../../store/platform/idempotency.ts';
 import { findProject } from '../../store/platform/projects.ts';
 import { schedule } from '../../store/platform/jobs.ts';
 import { nowFor } from './context.ts';
@@ -32,11 +41,38 @@ export async function claimRequest(ctx: Ctx, c: Claim): Promise<Claimed> {
     const claim = await claimKey(open.q, c);
     if (claim === true) return { kind: 'run', open };
     await open.rollback();
-    return { kind: 'stored', row: claim };
+    // claimed by a request at the acquirer (claimCall) that has not answered yet
+    return claim.response_status === null ? { kind: 'busy' } : { kind: 'stored', row: claim };
   } catch (err) {
     await open.rollback();
     throw err;
   }
+}
+
+/**
+ * How long the claim of a request that calls the acquirer holds its key against another request
+ * with it (409). After that the other one runs too, safely: it finds the attempt the key names and
+ * answers that attempt's result (it never asks the acquirer a second time).
+ */
+const CALL_CLAIM_MS = 10_000;
+
+/**
+ * The claim of a request that calls the acquirer (docs/money.md "Idempotency-Key around an
+ * acquirer call"): no transaction may stay open across that call, so the key is claimed and
+ * committed at once, for CALL_CLAIM_MS. The request's work commits step by step; the attempt it
+ * records takes its id from the key (keyedAttemptId), so a retry after a crash finds that attempt
+ * and answers its result instead of calling the acquirer again.
+ */
+export async function claimCall(ctx: Ctx, c: Claim): Promise<{ kind: 'call' } | Exclude<Claimed, { kind: 'run' }>> {
+  const claim = await claimRunning(ctx.db, c, new Date(Date.now() + CALL_CLAIM_MS));
+  if (claim === true) return { kind: 'call' };
+  return claim.response_status === null ? { kind: 'busy' } : { kind: 'stored', row: claim };
+}
+
+/** Ends a request claimed by claimCall: its response stored, or (none worth keeping) the key freed for the next request. */
+export async function finishCall(ctx: Ctx, projectId: ProjectId, key: string, response?: StoredResponse): Promise<void> {
+  if (!response) return releaseKey(ctx.db, projectId, key);
+  await storeResponse(ctx.db, projectId, key, response.status, response.headers, response.body);
 }
 
 export interface StoredResponse {

@@ -15,6 +15,8 @@ export interface IdempotencyRow {
   response_headers: Record<string, string> | null;
   response_body: string | null;
   created: Date;
+  /** a claim committed before an acquirer call: held until then (wall clock), answered or not */
+  running_until: Date | null;
 }
 
 export interface Claim {
@@ -57,12 +59,56 @@ export async function claimKey(q: Queryable, c: Claim): Promise<true | Idempoten
   const taken = await q.query(
     `UPDATE idempotency_keys SET method = $3, path = $4, request_hash = $5, created = $6,
        response_status = NULL, response_headers = NULL, response_body = NULL
-     WHERE project_id = $1 AND key = $2 AND (created <= $7 OR response_status IS NULL) RETURNING key`,
-    [c.project_id, c.key, c.method, c.path, c.request_hash, c.now, new Date(c.now.getTime() - KEY_TTL_MS)],
+     WHERE project_id = $1 AND key = $2 AND (created <= $7 OR response_status IS NULL AND (running_until IS NULL OR running_until <= $8))
+     RETURNING key`,
+    [c.project_id, c.key, c.method, c.path, c.request_hash, c.now, new Date(c.now.getTime() - KEY_TTL_MS), new Date()],
   );
   if (taken.length) return true;
   const [row] = await q.query<IdempotencyRow>('SELECT * FROM idempotency_keys WHERE project_id = $1 AND key = $2', [c.project_id, c.key]);
   return row ?? claimKey(q, c); // deleted by the cleanup between the two statements: try again
+}
+
+/**
+ * Takes the key for a request that calls the acquirer, committed at once (autocommit): a new
+ * key, an expired one, or one left running past `runningUntil` of its earlier claim (that request's
+ * node died or gave up) is ours, running until `until`; otherwise the row as it is (answered, or
+ * still running). One round trip when the key is new; the project's cleanup job as in claimKey.
+ */
+export async function claimRunning(q: Queryable, c: Claim, until: Date): Promise<true | IdempotencyRow> {
+  const wall = new Date();
+  const [row] = await q.query<IdempotencyRow & { ours: boolean }>(
+    `WITH k AS (
+       INSERT INTO idempotency_keys AS i (project_id, key, method, path, request_hash, created, running_until)
+       VALUES ($1, $2, $3, $4, $5, $6, $8)
+       ON CONFLICT (project_id, key) DO UPDATE SET method = $3, path = $4, request_hash = $5, created = $6, running_until = $8,
+         response_status = NULL, response_headers = NULL, response_body = NULL
+       WHERE i.created <= $9 OR i.response_status IS NULL AND i.running_until <= $10
+       RETURNING key),
+     j AS (
+       INSERT INTO jobs (project_id, kind, ref_id, run_at) SELECT $1, 'idempotency_cleanup', $1::text, $7 WHERE EXISTS (SELECT 1 FROM k)
+       ON CONFLICT (kind, ref_id, project_id) DO NOTHING)
+     SELECT EXISTS (SELECT 1 FROM k) AS ours`,
+    [
+      c.project_id,
+      c.key,
+      c.method,
+      c.path,
+      c.request_hash,
+      c.now,
+      new Date(c.now.getTime() + KEY_TTL_MS + 1000),
+      until,
+      new Date(c.now.getTime() - KEY_TTL_MS),
+      wall,
+    ],
+  );
+  if (row.ours) return true;
+  const [held] = await q.query<IdempotencyRow>('SELECT * FROM idempotency_keys WHERE project_id = $1 AND key = $2', [c.project_id, c.key]);
+  return held ?? claimRunning(q, c, until); // deleted by the cleanup between the two statements: try again
+}
+
+/** Frees a running key that got no answer worth keeping: the next request with it runs. */
+export async function releaseKey(q: Queryable, projectId: ProjectId, key: string) {
+  await q.query('DELETE FROM idempotency_keys WHERE project_id = $1 AND key = $2 AND response_status IS NULL', [projectId, key]);
 }
 
 export async function storeResponse(
@@ -74,7 +120,8 @@ export async function storeResponse(
   body: string,
 ) {
   await q.query(
-    'UPDATE idempotency_keys SET response_status = $3, response_headers = $4, response_body = $5 WHERE project_id = $1 AND key = $2',
+    `UPDATE idempotency_keys SET response_status = $3, response_headers = $4, response_body = $5, running_until = NULL
+     WHERE project_id = $1 AND key = $2`,
     [projectId, key, status, JSON.stringify(headers), body],
   );
 }
