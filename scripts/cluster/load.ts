@@ -12,11 +12,11 @@ export interface Figures {
   failed: number;
   /** failures by status (or "network") */
   failures: Record<string, number>;
-  /** 503 answers with Retry-After and an error body: retryable as documented */
-  retryable503: number;
+  /** answers retryable as documented: a 503 with Retry-After and an error body; a 409 IdempotencyError (the key still held) */
+  retryable: number;
 }
 
-export const newFigures = (): Figures => ({ sent: 0, ok: 0, failed: 0, failures: {}, retryable503: 0 });
+export const newFigures = (): Figures => ({ sent: 0, ok: 0, failed: 0, failures: {}, retryable: 0 });
 
 export interface Answer {
   status: number;
@@ -67,13 +67,16 @@ export class Client {
         this.figures.ok++;
         if (this.mark && sentAt > this.mark && !this.firstOkAfterMark) this.firstOkAfterMark = Date.now();
       }
-      // retryable as documented: a 503 with Retry-After, and from the API (JSON) an error body
+      // retryable as documented: a 503 with Retry-After, and from the API (JSON) an error body; a
+      // 409 IdempotencyError: the key's claim is held by a request whose answer was lost (a
+      // route that calls the acquirer commits its claim first: docs/money.md)
       else
         this.fail(
           String(res.status),
-          res.status === 503 &&
+          (res.status === 503 &&
             Boolean(res.headers.get('retry-after')) &&
-            (!/json/.test(res.headers.get('content-type') ?? '') || Boolean(parsed?.error)),
+            (!/json/.test(res.headers.get('content-type') ?? '') || Boolean(parsed?.error))) ||
+            (res.status === 409 && parsed?.error?.type === 'IdempotencyError'),
         );
       return { status: res.status, body: parsed, headers: res.headers };
     } catch {
@@ -85,7 +88,7 @@ export class Client {
   private fail(why: string, retryable: boolean) {
     this.figures.failed++;
     this.figures.failures[why] = (this.figures.failures[why] ?? 0) + 1;
-    if (retryable) this.figures.retryable503++;
+    if (retryable) this.figures.retryable++;
   }
 
   /** An API call with the key and an Idempotency-Key, retried on 503 / network errors with the same key. */
