@@ -139,6 +139,17 @@ for (const c of CASES) {
       'events new, pending, ...',
     );
 
+    // every call to the acquirer is an attempt of its own: the 3-D Secure lookup, the challenge's
+    // answer (challenge cards), the authorization; each settled, none in flight
+    const attempts = await t.db.query<{ kind: string; status: string; request: Json }>(
+      'SELECT kind, status, request FROM acquirer_attempts WHERE transaction_id = $1',
+      [p.txn.id],
+    );
+    const calls = attempts.map((a) => `${a.kind}${a.kind === 'three_ds' && a.request?.step === 'challenge' ? ' (challenge)' : ''}`).sort();
+    assert.deepEqual(calls, c.code ? ['authorization', 'three_ds', 'three_ds (challenge)'] : ['authorization', 'three_ds']);
+    const inFlight = attempts.filter((a) => ['processing', 'unknown'].includes(a.status)).map((a) => a.kind);
+    assert.deepEqual(inFlight, c.txn === 'processing' ? ['authorization'] : [], JSON.stringify(attempts));
+
     // Visiting the page again does not authorize twice: it sends the customer to the same place.
     const again = await fetch(p.redirect_url, { redirect: 'manual' });
     assert.equal(again.status, 302);

@@ -7,7 +7,7 @@ import { changeTransaction } from '../../store/payments/changes.ts';
 import { planMove } from './transitions.ts';
 import { threeDsRows } from '../../store/payments/card-flow.ts';
 import { lockAttemptRows } from '../../store/payments/payment-rows.ts';
-import { inFlight, type AttemptChange } from '../../store/payments/attempts.ts';
+import { inFlight, type AttemptChange, type AttemptRow } from '../../store/payments/attempts.ts';
 import { WriteSet } from '../../store/db/writes.ts';
 import { planAuthorized } from './operations.ts';
 import { liabilityShift, type TransStatus } from '../../domain/card.ts';
@@ -77,26 +77,31 @@ export async function authorizeStep(ctx: Ctx, transactionId: TransactionId, step
     const card = openCard(dk, rows.card);
     const a = newAttempt(project, txn, 'authorization', txn.amount, now, { request: { step: step.kind } });
     planRecord(ctx, w, a, now);
+    // the challenge's answer goes to the 3-D Secure server first: an attempt of its own
+    const challenge =
+      auth.trans_status === 'C' && step.kind === 'challenge'
+        ? newAttempt(project, txn, 'three_ds', txn.amount, now, { request: { step: 'challenge' } })
+        : undefined;
+    if (challenge) planRecord(ctx, w, challenge, now);
     // The CVC served this one authorization request.
     changeSealedCvc(w, rows.card.id, null);
     planMove(ctx, w, txn, rows, 'processing', now);
     await w.run(q, { commit: true });
-    return { view, order, attempt: a, card, txn, now };
+    return { view, order, attempt: a, challenge, card, txn, now };
   });
   if (!rec) return undefined;
   if (!('attempt' in rec) || !rec.attempt) return { view: rec.view, order: rec.order, challenge: Boolean(rec.challenge) };
-  const { attempt: a, card, txn, now } = rec;
+  const { attempt: a, challenge, card, txn, now } = rec;
   let three = threeOf(rec.view.auth!);
   let answer: Answer | undefined;
   const connector = connectorFor(ctx, rec.view.project);
-  let challenged = false;
-  if (three.trans_status === 'C' && step.kind === 'challenge') {
-    const asked = await callAcquirer(ctx, { id: a.id, kind: 'three_ds' }, () =>
-      connector.completeChallenge({ ...operationRef(txn, now, a.id), card, answer: step.answer }),
+  let asked: Answer<ThreeDsResult> | undefined;
+  if (challenge && step.kind === 'challenge') {
+    asked = await callAcquirer(ctx, challenge, () =>
+      connector.completeChallenge({ ...operationRef(txn, now, challenge.id), card, answer: step.answer }),
     );
     // no answer from the 3-D Secure server: nothing was authorized, the payment fails
     three = 'outcome' in asked ? asked.outcome : { trans_status: 'U', liability_shift: false };
-    challenged = true;
     if ('error' in asked) answer = { outcome: authenticationFailed('N') };
   }
   const decided = three;
@@ -105,7 +110,11 @@ export async function authorizeStep(ctx: Ctx, transactionId: TransactionId, step
         connector.authorize({ ...operationRef(txn, now, a.id), card, three_ds: decided, capture: !txn.capture_mode }),
       )
     : { outcome: authenticationFailed(decided.trans_status) };
-  const order = await applyAuthorization(ctx, a.id, answer, { three, challenged });
+  const order = await applyAuthorization(ctx, a.id, answer, {
+    three,
+    challenged: Boolean(asked),
+    ...(challenge && asked ? { challenge: { attempt: challenge, answer: asked } } : {}),
+  });
   return { view: rec.view, challenge: false, order: order ?? rec.order };
 }
 
@@ -116,6 +125,8 @@ interface Authenticated {
   challenged?: boolean;
   /** the authorization was reversed after its answer was lost: the attempt ends `reversed` */
   reversed?: boolean;
+  /** the challenge's own attempt at the 3-D Secure server and its answer, settled with the authorization */
+  challenge?: { attempt: AttemptRow; answer: Answer<ThreeDsResult> };
 }
 
 /** The transaction's columns the connector's answer sets: its outcomes (3-D Secure, processing) and details. */
@@ -137,6 +148,12 @@ function outcomePatch(
     ...(three ? { details: { ...txn.details, liability_shift: three.liability_shift } } : {}),
   };
 }
+
+/** The challenge attempt's columns its answer sets: the 3-D Secure status, or why there was none. */
+const challengeSettled = (answer: Answer<ThreeDsResult>, now: Date): AttemptChange =>
+  'outcome' in answer
+    ? { status: 'succeeded', response_code: answer.outcome.trans_status, settled: now, modified: now }
+    : { status: 'failed', error: answer.error.slice(0, 500), settled: now, modified: now };
 
 /** The transaction status of a failed answer: an authorization the acquirer never received failed with an error. */
 const failedStatus = (o: Outcome) => (o.status === 'declined' ? 'declined' : 'error');
@@ -178,6 +195,7 @@ export async function applyAuthorization(ctx: Ctx, attemptId: string, answer: An
       if (to === 'accepted') planAuthorized(w, project, txn, now);
     }
     planAnswered(ctx, w, a, change, now);
+    if (auth.challenge) planAnswered(ctx, w, auth.challenge.attempt, challengeSettled(auth.challenge.answer, now), now);
     await w.run(q, { commit: true });
     return rows.order;
   });
