@@ -38,7 +38,7 @@ async function counted<T>(fn: () => Promise<T>): Promise<{ result: T; statements
  * "Acquirer attempts"): two short transactions, each a locking read whose BEGIN goes with it and
  * one write whose COMMIT goes with it (store/pipeline.ts), and no transaction open across the call.
  */
-const EXPECTED = { create: 1, vault: 1, authenticate: 4, threeDs: 4, capture: 4, void: 4, refund: 4 };
+const EXPECTED = { create: 1, vault: 1, authenticate: 3, threeDs: 3, capture: 3, void: 3, refund: 3 };
 
 function expectCount(step: keyof typeof EXPECTED, statements: string[]) {
   assert.equal(

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/db.ts';
-import type { Part } from '../db/writes.ts';
+import type { Part, WriteSet } from '../db/writes.ts';
 import type { OperationKind } from '../../domain/attempts.ts';
-import { revive } from './card-flow.ts';
+import { revive, type Seen } from './card-flow.ts';
 import type { ProjectId, TransactionId } from '../../domain/ids.ts';
 
 /**
@@ -128,3 +128,27 @@ export const reviveAttempt = (row: object | null | undefined): AttemptRow | unde
   if (a) a.amount = Number(a.amount);
   return a;
 };
+
+/**
+ * The gate of an answer applied from the rows its record read (WriteSet.lockedAsSeen): the
+ * payment's transaction and order, and the attempt, as the record left them. Every step that
+ * changes the payment (another record, an apply, the recovery job, an expiry) locks its
+ * transaction or order first, so none has run since when the gate holds.
+ */
+export function gateAsRecorded(w: WriteSet, seen: Seen, txn: { id: string; order_id: string }, attemptId: string) {
+  w.lockedAsSeen(
+    [
+      { table: 'transactions', id: txn.id, version: seen.txn },
+      { table: 'orders', id: txn.order_id, version: seen.order },
+      { table: 'acquirer_attempts', id: attemptId, version: seen.by },
+    ],
+    seen.by,
+  );
+}
+
+// the table this module's gate names (its writes are parts of their own)
+declare module '../db/writes.ts' {
+  interface Tables {
+    acquirer_attempts: AttemptRow;
+  }
+}
