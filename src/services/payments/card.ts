@@ -127,7 +127,13 @@ type Applied = { three: ThreeDsResult } | { refused: string } | { unanswered: tr
  * may still start, the start (planStarted). 3-D Secure moves no money: without an answer the
  * lookup failed, and the transaction stays new.
  */
-function planApplied(ctx: Ctx, w: WriteSet, rows: StartRows | undefined, answer: Answer<ThreeDsResult>, start: AuthenticationStart): Applied {
+function planApplied(
+  ctx: Ctx,
+  w: WriteSet,
+  rows: StartRows | undefined,
+  answer: Answer<ThreeDsResult>,
+  start: AuthenticationStart,
+): Applied {
   const attempt = rows?.attempt;
   if (!rows || !attempt || !inFlight(attempt)) return { refused: 'the transaction is being authenticated' };
   const at = nowFor(rows.project);

@@ -191,7 +191,9 @@ export class WriteSet {
       const own: unknown[] = [by];
       const from = rows.map((r, i) => `${r.table} g${i}`).join(', ');
       const where = rows
-        .map((r, i) => `g${i}.id = $${own.push(r.id)} AND g${i}.xmin::text IN ($${own.push(r.version)}, $1) AND g${i}.xmax::text IN ('0', $1)`)
+        .map(
+          (r, i) => `g${i}.id = $${own.push(r.id)} AND g${i}.xmin::text IN ($${own.push(r.version)}, $1) AND g${i}.xmax::text IN ('0', $1)`,
+        )
         .join(' AND ');
       ctes.push(`gate AS (${renumber(`SELECT 1 FROM ${from} WHERE ${where} FOR UPDATE SKIP LOCKED`, own)})`);
     }
