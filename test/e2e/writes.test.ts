@@ -136,6 +136,22 @@ test('a gate on rows as seen: it writes while no one wrote or locked them since,
   assert.equal(await applyAsSeen(locked, before), false);
   assert.deepEqual([(await read(locked)).status, await notes(locked)], ['new', []]);
 
+  // and a condition on other rows the change was planned from, read by the statement itself
+  // (the log row is written first: its foreign key check locks the item too)
+  const logged = await item();
+  await store.db.query("INSERT INTO w_log (item_id, note) VALUES ($1, 'before')", [logged]);
+  const planned = await seenBy(logged);
+  const also = (n: number) => ({ sql: '(SELECT count(*) FROM w_log l WHERE l.item_id = g0.id) = $1', params: [n] });
+  const stale = new WriteSet();
+  stale.lockedAsSeen([{ table: 'w_items', id: logged, version: planned.version }], planned.by, also(0));
+  stale.update('w_items', logged, { status: 'applied' });
+  assert.equal(await stale.run(store.db), false);
+  const fresh = new WriteSet();
+  fresh.lockedAsSeen([{ table: 'w_items', id: logged, version: planned.version }], planned.by, also(1));
+  fresh.update('w_items', logged, { status: 'applied' });
+  assert.equal(await fresh.run(store.db), true);
+  assert.equal((await read(logged)).status, 'applied');
+
   // one gate per statement
   const w = new WriteSet();
   w.lockedAsSeen([{ table: 'w_items', id: quiet, version: '1' }], '2');

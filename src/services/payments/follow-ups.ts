@@ -168,7 +168,7 @@ async function applyAsRecorded(ctx: Ctx, answer: Answer, { rows: r, attempt: a }
   // planned on copies: the rows in memory stay as recorded if the gate holds the writes back
   const rows = { ...r, txn: { ...r.txn }, order: { ...r.order }, statuses: [...r.statuses], reserved, attempt: a };
   const w = new WriteSet();
-  gateAsRecorded(w, r.seen, rows.txn, a.id);
+  gateAsRecorded(w, r.seen, rows.txn, a.id, reserved);
   const applied = planApply(ctx, w, rows, answer);
   return (await w.run(ctx.db)) ? applied : undefined;
 }

@@ -64,7 +64,7 @@ export interface SeenRow {
 
 export class WriteSet {
   private gate?: { table: string; id: string; patch: Record<string, unknown>; where: string; params: unknown[] };
-  private seen?: { rows: SeenRow[]; by: string };
+  private seen?: { rows: SeenRow[]; by: string; also?: Part };
   private readonly updates = new Map<string, { table: string; id: string; key: string; patch: Record<string, unknown> }>();
   private readonly parts: Part[] = [];
   private wake = false;
@@ -98,12 +98,14 @@ export class WriteSet {
    * xmax is `by`'s lock or none: anyone who wrote or locked it since leaves another, so any other
    * step of the same payment, which locks the row first, holds the writes back, and so does a lock
    * held now (SKIP LOCKED: no wait). Row versions are exact where a `modified` time is not (two
-   * writes in one millisecond, a project's clock).
+   * writes in one millisecond, a project's clock). `also`: a condition on other rows the change was
+   * planned from (the rows are g0, g1, ... in its SQL, its parameters its own $1..$n), read with this
+   * statement's snapshot.
    */
-  lockedAsSeen(rows: SeenRow[], by: string) {
+  lockedAsSeen(rows: SeenRow[], by: string, also?: Part) {
     if (this.gate || this.seen) throw new Error('one gate per statement');
     if (!rows.length) throw new Error('a gate on no rows');
-    this.seen = { rows, by };
+    this.seen = { rows, by, also };
   }
 
   /** Sets columns of one row (by id, or the unique column `key`); patches of one row are merged, the later value wins. */
@@ -187,14 +189,19 @@ export class WriteSet {
       );
     }
     if (this.seen) {
-      const { rows, by } = this.seen;
+      const { rows, by, also } = this.seen;
       const own: unknown[] = [by];
       const from = rows.map((r, i) => `${r.table} g${i}`).join(', ');
-      const where = rows
+      let where = rows
         .map(
           (r, i) => `g${i}.id = $${own.push(r.id)} AND g${i}.xmin::text IN ($${own.push(r.version)}, $1) AND g${i}.xmax::text IN ('0', $1)`,
         )
         .join(' AND ');
+      if (also) {
+        const base = own.length;
+        own.push(...also.params);
+        where += ` AND (${also.sql.replace(/\$(\d+)/g, (_, n: string) => `$${base + Number(n)}`)})`;
+      }
       ctes.push(`gate AS (${renumber(`SELECT 1 FROM ${from} WHERE ${where} FOR UPDATE SKIP LOCKED`, own)})`);
     }
     let n = 0;

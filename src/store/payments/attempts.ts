@@ -134,8 +134,14 @@ export const reviveAttempt = (row: object | null | undefined): AttemptRow | unde
  * payment's transaction and order, and the attempt, as the record left them. Every step that
  * changes the payment (another record, an apply, the recovery job, an expiry) locks its
  * transaction or order first, so none has run since when the gate holds.
+ *
+ * `reserved`: what the payment's attempts in flight reserve, per kind, as the plan took it (this
+ * attempt's own amount included). The record's locking read may have waited for the lock, and a
+ * read that waited keeps its older snapshot for subqueries, so an attempt recorded by whoever held
+ * the lock may be missing from it; this statement's snapshot, taken after the record committed,
+ * sees every one, and a plan made without one is held back.
  */
-export function gateAsRecorded(w: WriteSet, seen: Seen, txn: { id: string; order_id: string }, attemptId: string) {
+export function gateAsRecorded(w: WriteSet, seen: Seen, txn: { id: string; order_id: string }, attemptId: string, reserved?: Reserved) {
   w.lockedAsSeen(
     [
       { table: 'transactions', id: txn.id, version: seen.txn },
@@ -143,6 +149,12 @@ export function gateAsRecorded(w: WriteSet, seen: Seen, txn: { id: string; order
       { table: 'acquirer_attempts', id: attemptId, version: seen.by },
     ],
     seen.by,
+    reserved && {
+      sql: `(SELECT coalesce(jsonb_object_agg(r.kind, r.amount), '{}') FROM (SELECT x.kind, sum(x.amount)::bigint AS amount
+              FROM acquirer_attempts x WHERE x.transaction_id = g0.id AND x.project_id = g0.project_id AND x.status IN ('processing', 'unknown')
+              GROUP BY x.kind) r) = $1::jsonb`,
+      params: [JSON.stringify(reserved)],
+    },
   );
 }
 
