@@ -72,6 +72,38 @@ function fellBack(statements: string[]) {
   assert.match(statements[2], /^WITH /, 'then the write');
 }
 
+test('authenticate: the order changed while the 3-D Secure server is asked, the locked apply starts the transaction', async () => {
+  const { order, txn, setup_token } = await createCardOrder(t);
+  const stored = await vault(t, { pan: '4111111111111111', expiry: futureExpiry(), setup_token });
+  const held = acquirer.holdNext('authenticate3ds');
+  const started = t.api('POST', `/v1/orders/${order.id}/transactions/${txn.id}/authenticate/`, {
+    vault_token: stored.body.vault_token,
+    cvc: '123',
+  });
+  await held.reached;
+  await t.db.query(`UPDATE orders SET body = body || '{"note": "kept"}' WHERE id = $1`, [order.id]);
+  let answer!: Awaited<typeof started>;
+  const statements = await sent(async () => {
+    held.release();
+    answer = await started;
+  });
+  assert.equal(answer.status, 200, answer.text);
+  assert.equal(statements.length, 3, statements.map((s) => s.slice(0, 100)).join('\n'));
+  assert.match(statements[0], /FOR UPDATE SKIP LOCKED/);
+  assert.match(statements[1], /FOR UPDATE OF t, o/, 'the locking read of the start');
+  const view = (await t.api('GET', `/v1/orders/${order.id}/`)).body;
+  assert.deepEqual(
+    view.transactions[0].events.map((e: { event: string }) => e.event),
+    ['new', 'pending'],
+  );
+  const [row] = await t.db.query<{ body: Record<string, unknown>; n: number }>(
+    'SELECT o.body, (SELECT count(*)::int FROM card_authentications a WHERE a.transaction_id = $2) AS n FROM orders o WHERE o.id = $1',
+    [order.id, txn.id],
+  );
+  assert.equal(row.body.note, 'kept');
+  assert.equal(row.n, 1, 'one 3-D Secure row');
+});
+
 test('the 3-D Secure page: the transaction changed while the authorization is at the acquirer, the locked apply takes over', async () => {
   const { order, txn, setup_token } = await createCardOrder(t);
   const stored = await vault(t, { pan: '4111111111111111', expiry: futureExpiry(), setup_token });
