@@ -42,8 +42,9 @@ import type { OrderId } from '../../domain/ids.ts';
 /*
  * Capture, void and refund: an operation on an authorized payment, recorded, committed, sent to
  * the acquirer with no transaction open, and applied (services/payments/attempts.ts).
- * Round trips: record (BEGIN with the locking read, the attempt with COMMIT), then apply (the same
- * again); four where the acquirer was asked under the lock in two (docs/performance-cards.md).
+ * Round trips: record (BEGIN with the locking read, the attempt with COMMIT), then apply (one
+ * statement gated on the rows as recorded; the locked read and write again when it is held back):
+ * three, where the acquirer was asked under the lock in two (docs/performance-cards.md).
  */
 
 export type FollowUpOp = 'capture' | 'void' | 'refund';
