@@ -35,10 +35,11 @@ async function counted<T>(fn: () => Promise<T>): Promise<{ result: T; statements
 /**
  * The round trips each step takes (docs/performance-cards.md has them before and after). Steps
  * that call the acquirer record an attempt first and apply its answer after (docs/money.md
- * "Acquirer attempts"): two short transactions, each a locking read whose BEGIN goes with it and
- * one write whose COMMIT goes with it (store/pipeline.ts), and no transaction open across the call.
+ * "Acquirer attempts"): the record is a short transaction, a locking read whose BEGIN goes with it
+ * and one write whose COMMIT goes with it (store/pipeline.ts); no transaction is open across the
+ * call; the apply is one statement planned from the record's rows and gated on their versions.
  */
-const EXPECTED = { create: 1, vault: 1, authenticate: 4, threeDs: 4, capture: 4, void: 4, refund: 4 };
+const EXPECTED = { create: 1, vault: 1, authenticate: 3, threeDs: 3, capture: 3, void: 3, refund: 3 };
 
 function expectCount(step: keyof typeof EXPECTED, statements: string[]) {
   assert.equal(

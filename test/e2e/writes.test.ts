@@ -91,6 +91,73 @@ test('a statement fails whole: a CHECK violation in one part leaves every other 
   assert.equal((await read(id)).amount, 10);
 });
 
+/** Reads the row with a lock in a transaction of its own, as a step's record does: its version then, and the reader's id. */
+const seenBy = async (id: string, alsoWrite = false) =>
+  store.db.tx(async (q) => {
+    const [row] = await q.query<{ version: string; by: string }>(
+      'SELECT xmin::text AS version, xid(pg_current_xact_id())::text AS by FROM w_items WHERE id = $1 FOR UPDATE',
+      [id],
+    );
+    if (alsoWrite) await q.query("UPDATE w_items SET status = 'recorded' WHERE id = $1", [id]);
+    return row;
+  });
+
+/** The change planned from what was seen: one row changed, one logged, gated on the row as seen. */
+const applyAsSeen = (id: string, seen: { version: string; by: string }) => {
+  const w = new WriteSet();
+  w.lockedAsSeen([{ table: 'w_items', id, version: seen.version }], seen.by);
+  w.update('w_items', id, { status: 'applied' });
+  w.insert('w_log', { item_id: id, note: 'applied' });
+  return w.run(store.db);
+};
+
+test('a gate on rows as seen: it writes while no one wrote or locked them since, the reader excepted', async () => {
+  // untouched since the read
+  const quiet = await item();
+  assert.equal(await applyAsSeen(quiet, await seenBy(quiet)), true);
+  assert.deepEqual([(await read(quiet)).status, await notes(quiet)], ['applied', ['applied']]);
+
+  // written by the reading transaction itself (a record that moved the row): still as that one left it
+  const recorded = await item();
+  assert.equal(await applyAsSeen(recorded, await seenBy(recorded, true)), true);
+  assert.equal((await read(recorded)).status, 'applied');
+
+  // written by someone else since: nothing at all is written
+  const changed = await item();
+  const seen = await seenBy(changed);
+  await store.db.query('UPDATE w_items SET amount = amount WHERE id = $1', [changed]);
+  assert.equal(await applyAsSeen(changed, seen), false);
+  assert.deepEqual([(await read(changed)).status, await notes(changed)], ['new', []]);
+
+  // only locked by someone else since (a step that may have changed other rows under that lock): the same
+  const locked = await item();
+  const before = await seenBy(locked);
+  await seenBy(locked);
+  assert.equal(await applyAsSeen(locked, before), false);
+  assert.deepEqual([(await read(locked)).status, await notes(locked)], ['new', []]);
+
+  // and a condition on other rows the change was planned from, read by the statement itself
+  // (the log row is written first: its foreign key check locks the item too)
+  const logged = await item();
+  await store.db.query("INSERT INTO w_log (item_id, note) VALUES ($1, 'before')", [logged]);
+  const planned = await seenBy(logged);
+  const also = (n: number) => ({ sql: '(SELECT count(*) FROM w_log l WHERE l.item_id = g0.id) = $1', params: [n] });
+  const stale = new WriteSet();
+  stale.lockedAsSeen([{ table: 'w_items', id: logged, version: planned.version }], planned.by, also(0));
+  stale.update('w_items', logged, { status: 'applied' });
+  assert.equal(await stale.run(store.db), false);
+  const fresh = new WriteSet();
+  fresh.lockedAsSeen([{ table: 'w_items', id: logged, version: planned.version }], planned.by, also(1));
+  fresh.update('w_items', logged, { status: 'applied' });
+  assert.equal(await fresh.run(store.db), true);
+  assert.equal((await read(logged)).status, 'applied');
+
+  // one gate per statement
+  const w = new WriteSet();
+  w.lockedAsSeen([{ table: 'w_items', id: quiet, version: '1' }], '2');
+  assert.throws(() => w.guard('w_items', quiet, {}, {}), /one gate/);
+});
+
 // the test's own tables, typed for WriteSet like the product's
 declare module '../../src/store/db/writes.ts' {
   interface Tables {

@@ -16,8 +16,10 @@ import type { ProjectRow, TransactionRow } from '../../domain/entities.ts';
  *            `processing` with its recovery job, COMMIT.
  *   call     the connector, with no database transaction open and no row lock held, bounded by
  *            ACQUIRER_TIMEOUT_MS. A throw or the timeout is no answer: the money may have moved.
- *   apply    a second short transaction: the attempt settled (succeeded, failed) or left in
- *            flight (processing: answered later; unknown: no answer), and what the outcome moves.
+ *   apply    the attempt settled (succeeded, failed) or left in flight (processing: answered
+ *            later; unknown: no answer), and what the outcome moves: one statement planned from
+ *            the record's rows, gated on their being as recorded (gateAsRecorded); else a second
+ *            short transaction that reads them again under the lock.
  *   recover  the attempt's job (`acquirer_recovery`, any node, after a restart too) asks the
  *            acquirer about an attempt still in flight (inquire) and applies the answer; an
  *            authorization that never answered is reversed.

@@ -4,10 +4,10 @@ import { existingDataKey } from '../platform/crypto-envelope.ts';
 import { openCard } from '../vault/cards.ts';
 import { changeCardAuth, changeSealedCvc, type CardAuthRow } from '../../store/vault/cards.ts';
 import { changeTransaction } from '../../store/payments/changes.ts';
-import { planMove } from './transitions.ts';
-import { threeDsRows } from '../../store/payments/card-flow.ts';
+import { planMove, type OrderContext } from './transitions.ts';
+import { threeDsRows, type Seen } from '../../store/payments/card-flow.ts';
 import { lockAttemptRows } from '../../store/payments/payment-rows.ts';
-import { inFlight, type AttemptChange, type AttemptRow } from '../../store/payments/attempts.ts';
+import { gateAsRecorded, inFlight, type AttemptChange, type AttemptRow } from '../../store/payments/attempts.ts';
 import { WriteSet } from '../../store/db/writes.ts';
 import { planAuthorized } from './operations.ts';
 import { liabilityShift, type TransStatus } from '../../domain/card.ts';
@@ -87,7 +87,9 @@ export async function authorizeStep(ctx: Ctx, transactionId: TransactionId, step
     changeSealedCvc(w, rows.card.id, null);
     planMove(ctx, w, txn, rows, 'processing', now);
     await w.run(q, { commit: true });
-    return { view, order, attempt: a, challenge, card, txn, now };
+    // what the apply plans from, as this statement left the rows (planMove changed them in memory)
+    const recorded: Recorded = { rows: { txn, order, project, statuses: rows.statuses, attempt: a }, seen: rows.seen! };
+    return { view, order, attempt: a, challenge, card, txn, now, recorded };
   });
   if (!rec) return undefined;
   if (!('attempt' in rec) || !rec.attempt) return { view: rec.view, order: rec.order, challenge: Boolean(rec.challenge) };
@@ -110,11 +112,12 @@ export async function authorizeStep(ctx: Ctx, transactionId: TransactionId, step
         connector.authorize({ ...operationRef(txn, now, a.id), card, three_ds: decided, capture: !txn.capture_mode }),
       )
     : { outcome: authenticationFailed(decided.trans_status) };
-  const order = await applyAuthorization(ctx, a.id, answer, {
+  const authenticated: Authenticated = {
     three,
     challenged: Boolean(asked),
     ...(challenge && asked ? { challenge: { attempt: challenge, answer: asked } } : {}),
-  });
+  };
+  const order = await applyAuthorization(ctx, a.id, answer, authenticated, rec.recorded);
   return { view: rec.view, challenge: false, order: order ?? rec.order };
 }
 
@@ -158,45 +161,72 @@ const challengeSettled = (answer: Answer<ThreeDsResult>, now: Date): AttemptChan
 /** The transaction status of a failed answer: an authorization the acquirer never received failed with an error. */
 const failedStatus = (o: Outcome) => (o.status === 'declined' ? 'declined' : 'error');
 
+/** What an authorization's answer is applied to: the payment's rows and the attempt. */
+type AuthorizationRows = OrderContext & { txn: TransactionRow; attempt: AttemptRow };
+
+/** The rows the record read and wrote, as it left them, with their versions: the apply plans from them. */
+interface Recorded {
+  rows: AuthorizationRows;
+  seen: Seen;
+}
+
 /**
- * Applies an authorization's answer (or its absence) to its attempt, once, in one short
- * transaction: processing -> accepted (booked), declined or error; still processing while the
- * acquirer says so or gave no answer (the recovery job asks again). Answers the order afterwards.
- * One locking read (its BEGIN with it), then one statement of every write (store/writes.ts)
- * with the COMMIT.
+ * Applies an authorization's answer (or its absence) to its attempt, once: processing ->
+ * accepted (booked), declined or error; still processing while the acquirer says so or gave no
+ * answer (the recovery job asks again). Answers the order afterwards.
+ *
+ * Planned from the rows the record read (`recorded`), it is one statement, gated on those rows
+ * being as the record left them (gateAsRecorded): one round trip. When the gate holds it back (the
+ * recovery job, an expiry or another request came first), or for the recovery job, which has no
+ * such rows, the same plan is made from the rows read again under the lock: a locking read (its
+ * BEGIN with it), then the statement with the COMMIT.
  */
-export async function applyAuthorization(ctx: Ctx, attemptId: string, answer: Answer, auth: Authenticated = {}) {
+export async function applyAuthorization(ctx: Ctx, attemptId: string, answer: Answer, auth: Authenticated = {}, recorded?: Recorded) {
+  // an order of several transactions derives its status from its siblings as they are now: read under the lock
+  if (recorded && recorded.rows.statuses.length === 1) {
+    const { rows: r, seen } = recorded;
+    // planned on copies: the rows in memory stay as recorded if the gate holds the writes back
+    const rows = { ...r, txn: { ...r.txn }, order: { ...r.order }, statuses: [...r.statuses] };
+    const w = new WriteSet();
+    gateAsRecorded(w, seen, rows.txn, attemptId);
+    if (!planAuthorization(ctx, w, rows, answer, auth) || (await w.run(ctx.db))) return rows.order;
+  }
   return ctx.db.tx(async (q) => {
     const rows = await lockAttemptRows(q, attemptId);
     if (!rows) return undefined;
-    const a = rows.attempt;
-    if (!inFlight(a) || rows.txn.status !== 'processing') return rows.order;
-    const now = nowFor(rows.project);
-    const change: AttemptChange = auth.reversed ? { status: 'reversed', settled: now, modified: now } : answered(answer, now);
     const w = new WriteSet();
-    const { txn, project } = rows;
-    const outcome: Outcome | undefined = 'outcome' in answer ? answer.outcome : undefined;
-    const patch = outcomePatch(txn, outcome ?? NO_ANSWER, auth.three);
-    if (auth.challenged && auth.three)
-      changeCardAuth(w, txn.id, { trans_status: auth.three.trans_status, eci: auth.three.eci ?? null, modified: now });
-    if (outcome?.reference) changeCardAuth(w, txn.id, { acquirer_reference: outcome.reference });
-    const to = !outcome || outcome.status === 'processing' ? undefined : outcome.status === 'accepted' ? 'accepted' : failedStatus(outcome);
-    if (!to) changeTransaction(w, txn.id, { ...patch, modified: now });
-    else {
-      planMove(
-        ctx,
-        w,
-        txn,
-        rows,
-        to,
-        now,
-        to === 'accepted' ? { reason: null, patch } : { reason: outcome!.reason ?? failedStatus(outcome!), patch },
-      );
-      if (to === 'accepted') planAuthorized(w, project, txn, now);
-    }
-    planAnswered(ctx, w, a, change, now);
-    if (auth.challenge) planAnswered(ctx, w, auth.challenge.attempt, challengeSettled(auth.challenge.answer, now), now);
-    await w.run(q, { commit: true });
+    if (planAuthorization(ctx, w, rows, answer, auth)) await w.run(q, { commit: true });
     return rows.order;
   });
+}
+
+/** The answer's writes gathered in `w`; false when there is nothing to apply (the attempt settled, the payment moved on). */
+function planAuthorization(ctx: Ctx, w: WriteSet, rows: AuthorizationRows, answer: Answer, auth: Authenticated): boolean {
+  const a = rows.attempt;
+  if (!inFlight(a) || rows.txn.status !== 'processing') return false;
+  const now = nowFor(rows.project);
+  const change: AttemptChange = auth.reversed ? { status: 'reversed', settled: now, modified: now } : answered(answer, now);
+  const { txn, project } = rows;
+  const outcome: Outcome | undefined = 'outcome' in answer ? answer.outcome : undefined;
+  const patch = outcomePatch(txn, outcome ?? NO_ANSWER, auth.three);
+  if (auth.challenged && auth.three)
+    changeCardAuth(w, txn.id, { trans_status: auth.three.trans_status, eci: auth.three.eci ?? null, modified: now });
+  if (outcome?.reference) changeCardAuth(w, txn.id, { acquirer_reference: outcome.reference });
+  const to = !outcome || outcome.status === 'processing' ? undefined : outcome.status === 'accepted' ? 'accepted' : failedStatus(outcome);
+  if (!to) changeTransaction(w, txn.id, { ...patch, modified: now });
+  else {
+    planMove(
+      ctx,
+      w,
+      txn,
+      rows,
+      to,
+      now,
+      to === 'accepted' ? { reason: null, patch } : { reason: outcome!.reason ?? failedStatus(outcome!), patch },
+    );
+    if (to === 'accepted') planAuthorized(w, project, txn, now);
+  }
+  planAnswered(ctx, w, a, change, now);
+  if (auth.challenge) planAnswered(ctx, w, auth.challenge.attempt, challengeSettled(auth.challenge.answer, now), now);
+  return true;
 }

@@ -7,9 +7,9 @@ import { cvcSealed, openCard } from '../vault/cards.ts';
 import { addCardAuth, changeSealedCvc, cvcOfOrderPart, findCardAuth, type VaultCardRow } from '../../store/vault/cards.ts';
 import { planMove } from './transitions.ts';
 import type { StartView } from '../../store/payments/card-flow.ts';
-import { startRows } from '../../store/payments/payment-rows.ts';
-import { inFlight, type AttemptRow } from '../../store/payments/attempts.ts';
-import { awaitAttempt, callAcquirer, newAttempt, planAnswered, planRecord } from './attempts.ts';
+import { startRows, type StartRows } from '../../store/payments/payment-rows.ts';
+import { gateAsRecorded, inFlight, type AttemptRow } from '../../store/payments/attempts.ts';
+import { awaitAttempt, callAcquirer, newAttempt, planAnswered, planRecord, type Answer } from './attempts.ts';
 import { keyedAttemptId } from './operation-key.ts';
 import { liabilityShift, type TransStatus } from '../../domain/card.ts';
 import { WriteSet } from '../../store/db/writes.ts';
@@ -73,7 +73,9 @@ export async function startAuthentication(
 ): Promise<ThreeDsResult> {
   // record
   type Recorded =
-    { three: ThreeDsResult } | { keyed: string } | { attempt: AttemptRow; card: VaultCardRow; txn: TransactionRow; now: Date };
+    | { three: ThreeDsResult }
+    | { keyed: string }
+    | { attempt: AttemptRow; card: VaultCardRow; txn: TransactionRow; now: Date; rows: StartRows };
   const keyed = keyedAttemptId('three_ds');
   const rec = await ctx.db.tx(async (q): Promise<Recorded> => {
     const rows = await startRows(q, project.id, orderId, transactionId, start.vaultToken, keyed);
@@ -95,33 +97,29 @@ export async function startAuthentication(
     const a = newAttempt(project, txn, 'three_ds', txn.amount, now, { request: { vault_token: card.id } });
     planRecord(ctx, w, a, now);
     await w.run(q, { commit: true });
-    return { attempt: a, card, txn, now };
+    return { attempt: a, card, txn, now, rows: { ...rows!, attempt: a } };
   });
   if ('three' in rec) return rec.three;
   if ('keyed' in rec) return keyedLookup(ctx, rec.keyed);
   // call, with no transaction open
   const { attempt: a, card, txn, now } = rec;
   const answer = await callAcquirer(ctx, a, () => start.ask(card, txn, now, a.id));
-  // apply
-  type Applied = { three: ThreeDsResult } | { refused: string } | { unanswered: true };
-  const applied = await ctx.db.tx(async (q): Promise<Applied> => {
-    const rows = await startRows(q, project.id, orderId, transactionId, start.vaultToken, a.id);
-    const at = nowFor(project);
+  // apply: planned from the rows the record read, in one statement gated on their being as the
+  // record left them (an order of several transactions reads its siblings again); else, or when
+  // the gate held it back, planned the same from the rows read again under the lock
+  let applied: Applied | undefined;
+  if (rec.rows.statuses.length === 1) {
     const w = new WriteSet();
-    const attempt = rows?.attempt;
-    if (!rows || !attempt || !inFlight(attempt)) return { refused: 'the transaction is being authenticated' };
-    if ('error' in answer) {
-      // 3-D Secure moves no money: without an answer the lookup failed, and the transaction stays new
-      planAnswered(ctx, w, attempt, { status: 'failed', error: answer.error.slice(0, 500), settled: at, modified: at }, at);
-      await w.run(q, { commit: true });
-      return { unanswered: true };
-    }
-    const three = answer.outcome;
-    planAnswered(ctx, w, attempt, { status: 'succeeded', response_code: three.trans_status, settled: at, modified: at }, at);
-    const problem = startProblem(rows.txn, at);
-    if (!problem) planStarted(ctx, w, rows, rows.card!, three, start, at);
-    await w.run(q, { commit: true });
-    return problem ? { refused: problem } : { three };
+    gateAsRecorded(w, rec.rows.seen, txn, a.id);
+    const planned = planApplied(ctx, w, { ...rec.rows, txn: { ...txn }, order: { ...rec.rows.order } }, answer, start);
+    if (await w.run(ctx.db)) applied = planned;
+  }
+  applied ??= await ctx.db.tx(async (q) => {
+    const rows = await startRows(q, project.id, orderId, transactionId, start.vaultToken, a.id);
+    const w = new WriteSet();
+    const planned = planApplied(ctx, w, rows, answer, start);
+    if (!w.empty) await w.run(q, { commit: true });
+    return planned;
   });
   if ('three' in applied) return applied.three;
   if ('refused' in applied) throw new ApiError('TransactionAlreadyStarted', applied.refused);
@@ -145,6 +143,34 @@ async function keyedLookup(ctx: Ctx, id: string): Promise<ThreeDsResult> {
 
 const lookupUnanswered = () =>
   new ApiError('FailedToFetchTransactionInformation', 'the 3-D Secure server did not answer; the transaction can be authenticated again');
+
+type Applied = { three: ThreeDsResult } | { refused: string } | { unanswered: true };
+
+/**
+ * The 3-D Secure answer's writes gathered in `w`: the attempt settled and, when the transaction
+ * may still start, the start (planStarted). 3-D Secure moves no money: without an answer the
+ * lookup failed, and the transaction stays new.
+ */
+function planApplied(
+  ctx: Ctx,
+  w: WriteSet,
+  rows: StartRows | undefined,
+  answer: Answer<ThreeDsResult>,
+  start: AuthenticationStart,
+): Applied {
+  const attempt = rows?.attempt;
+  if (!rows || !attempt || !inFlight(attempt)) return { refused: 'the transaction is being authenticated' };
+  const at = nowFor(rows.project);
+  if ('error' in answer) {
+    planAnswered(ctx, w, attempt, { status: 'failed', error: answer.error.slice(0, 500), settled: at, modified: at }, at);
+    return { unanswered: true };
+  }
+  const three = answer.outcome;
+  planAnswered(ctx, w, attempt, { status: 'succeeded', response_code: three.trans_status, settled: at, modified: at }, at);
+  const problem = startProblem(rows.txn, at);
+  if (!problem) planStarted(ctx, w, rows, rows.card!, three, start, at);
+  return problem ? { refused: problem } : { three };
+}
 
 /** The start gathered in `w`: the 3-D Secure row, what the card keeps, and the move new -> pending with the card's details. */
 function planStarted(

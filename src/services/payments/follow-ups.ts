@@ -8,7 +8,7 @@ import { capabilityProblem, type OperationKind } from '../../acquirer/connector.
 import { cancelJobsPart } from '../../store/platform/jobs.ts';
 import { lockAttemptRows, lockOrderContext, type PaymentRows } from '../../store/payments/payment-rows.ts';
 import { changeTransaction } from '../../store/payments/changes.ts';
-import { attemptsOf, findAttempt, inFlight, recordAttempt, type AttemptRow } from '../../store/payments/attempts.ts';
+import { attemptsOf, findAttempt, gateAsRecorded, inFlight, recordAttempt, type AttemptRow } from '../../store/payments/attempts.ts';
 import { keyedAttemptId } from './operation-key.ts';
 import { WriteSet } from '../../store/db/writes.ts';
 import { loadOrderView } from './order-view.ts';
@@ -43,8 +43,9 @@ import type { OrderId } from '../../domain/ids.ts';
 /*
  * Capture, void and refund: an operation on an authorized payment, recorded, committed, sent to
  * the acquirer with no transaction open, and applied (services/payments/attempts.ts).
- * Round trips: record (BEGIN with the locking read, the attempt with COMMIT), then apply (the same
- * again); four where the acquirer was asked under the lock in two (docs/performance-cards.md).
+ * Round trips: record (BEGIN with the locking read, the attempt with COMMIT), then apply (one
+ * statement gated on the rows as recorded; the locked read and write again when it is held back):
+ * three, where the acquirer was asked under the lock in two (docs/performance-cards.md).
  */
 
 export type FollowUpOp = 'capture' | 'void' | 'refund';
@@ -106,7 +107,7 @@ export async function followUp(ctx: Ctx, project: ProjectRow, req: FollowUpReque
     const recoveryAt = new Date(now.getTime() + ctx.config.acquirer.recoveryMs);
     if (!(await recordAttempt(q, a, recoveryAt, { kinds: d.kinds, max: d.max }, { commit: true })))
       throw new ApiError(errorType, 'the amount is no longer available: another request reserved it first');
-    return { same: false as const, attempt: a, txn: rows.txn };
+    return { same: false as const, attempt: a, txn: rows.txn, rows };
   });
   if (recorded.same) {
     const id = recorded.id ?? (await attemptsOf(ctx.db, project.id, recorded.txn.id)).find((x) => x.kind === req.op && inFlight(x))?.id;
@@ -121,7 +122,7 @@ export async function followUp(ctx: Ctx, project: ProjectRow, req: FollowUpReque
     connector[req.op]({ ...operationRef(txn, a.created, a.id, a.amount), reference: a.authorization_reference ?? '' }),
   );
   // apply
-  const applied = await applyFollowUp(ctx, a.id, answer);
+  const applied = await applyFollowUp(ctx, a.id, answer, { rows: recorded.rows, attempt: a });
   if (applied.order) return applied.order;
   return viewOf(ctx, project, resultOf(applied.attempt, errorType).orderId);
 }
@@ -129,17 +130,23 @@ export async function followUp(ctx: Ctx, project: ProjectRow, req: FollowUpReque
 const viewOf = async (ctx: Ctx, project: ProjectRow, orderId: OrderId) => (await loadOrderView(ctx.db, ctx, project.id, orderId))!;
 
 /**
- * Applies an answer (or its absence) to a capture, void or refund attempt still in flight, in one
- * short transaction: the first to come (the request, the recovery job) applies it; later ones find
- * it settled. One locking read, then one statement of every write with the COMMIT. Answers the
- * order view of a child order made here (rendered from what was written, no read back).
+ * Applies an answer (or its absence) to a capture, void or refund attempt still in flight, once:
+ * the first to come (the request, the recovery job) applies it; later ones find it settled.
+ * Answers the order view of a child order made here (rendered from what was written, no read back).
+ *
+ * The request's apply is planned from the rows its record read (`recorded`, the payment as the
+ * record left it), in one statement gated on those rows being unchanged (gateAsRecorded): one
+ * round trip. When the gate holds it back (the recovery job, another operation or an expiry came
+ * first), and for the recovery job, the same plan is made from the rows read again under the
+ * lock: a locking read, then the statement with the COMMIT.
  */
 export async function applyFollowUp(
   ctx: Ctx,
   attemptId: string,
   answer: Answer,
+  recorded?: Recorded,
 ): Promise<{ attempt: AttemptRow; order?: Awaited<ReturnType<typeof renderPlanned>> }> {
-  const applied = await applyInTx(ctx, attemptId, answer);
+  const applied = (recorded && (await applyAsRecorded(ctx, answer, recorded))) || (await applyInTx(ctx, attemptId, answer));
   if (!applied.planned) return { attempt: applied.attempt };
   // rendered once the transaction is over: it may read the project's data key, and on PGlite's
   // one connection a read from outside the transaction waits for it (a restarted process, whose
@@ -147,40 +154,72 @@ export async function applyFollowUp(
   return { attempt: applied.attempt, order: await renderPlanned(ctx, ctx.db, applied.planned) };
 }
 
-function applyInTx(ctx: Ctx, attemptId: string, answer: Answer): Promise<{ attempt: AttemptRow; planned?: PlannedChild }> {
+type Applied = { attempt: AttemptRow; planned?: PlannedChild };
+
+/** The payment as the record read it, and the attempt it wrote. */
+interface Recorded {
+  rows: PaymentRows;
+  attempt: AttemptRow;
+}
+
+/**
+ * The apply in one statement, from the rows the record read with the attempt it wrote (in flight,
+ * its own amount now reserved too); undefined when the gate held it back. An order of several
+ * transactions is left to the locked apply: its status derives from its siblings as they are now.
+ */
+async function applyAsRecorded(ctx: Ctx, answer: Answer, { rows: r, attempt: a }: Recorded): Promise<Applied | undefined> {
+  if (r.statuses.length !== 1) return undefined;
+  const reserved = { ...r.reserved, [a.kind]: (r.reserved[a.kind] ?? 0) + a.amount };
+  // planned on copies: the rows in memory stay as recorded if the gate holds the writes back
+  const rows = { ...r, txn: { ...r.txn }, order: { ...r.order }, statuses: [...r.statuses], reserved, attempt: a };
+  const w = new WriteSet();
+  gateAsRecorded(w, r.seen, rows.txn, a.id, reserved);
+  const applied = planApply(ctx, w, rows, answer);
+  return (await w.run(ctx.db)) ? applied : undefined;
+}
+
+function applyInTx(ctx: Ctx, attemptId: string, answer: Answer): Promise<Applied> {
   return ctx.db.tx(async (q) => {
     const rows = await lockAttemptRows(q, attemptId);
     if (!rows) throw new Error(`attempt ${attemptId} vanished`);
-    const a = rows.attempt;
-    if (!inFlight(a)) return { attempt: a };
-    const now = nowFor(rows.project);
-    const change = answered(answer, now);
-    const w = new WriteSet();
-    const outcomes = 'outcome' in answer ? processingOf(answer.outcome) : { processing: NO_ANSWER };
+    if (!inFlight(rows.attempt)) return { attempt: rows.attempt };
     // an attempt answered "processing" before has its order already (a late answer): read it
-    const child = a.result_order_id ? await childOf(q, rows, a.result_order_id) : undefined;
-    let made: PlannedChild | undefined;
-    if (change.status === 'succeeded') {
-      const spec = specOf(rows, a, 'final', outcomes);
-      if (child) planMove(ctx, w, child.txn, child, spec.status, now, { source: 'acquirer', patch: { outcomes } });
-      else made = planChildOrder(ctx, w, rows.project, rows.order, rows.txn, spec, now);
-      planSettled(ctx, w, rows, a, now, spec, child?.txn ?? made!.txn);
-      change.result_order_id = child?.order.id ?? made!.order.id;
-    } else if (change.status === 'failed') {
-      if (child) planMove(ctx, w, child.txn, child, 'error', now, { reason: 'processing_error', source: 'acquirer' });
-      // a void refused late, after a capture of all that remained closed the authorization:
-      // what it reserved is no longer capturable, so its hold goes, as an expiry's would
-      if (a.kind === 'void' && rows.txn.status !== 'accepted') planBook(w, rows.txn, rows.txn, now, releaseLegs(a.amount, 'expiry'));
-    } else if (!child) {
-      // processing, or no answer: the merchant sees a processing order until the acquirer settles it
-      made = planChildOrder(ctx, w, rows.project, rows.order, rows.txn, specOf(rows, a, 'processing', outcomes), now);
-      change.result_order_id = made.order.id;
-    }
-    planAnswered(ctx, w, a, change, now);
+    const child = rows.attempt.result_order_id ? await childOf(q, rows, rows.attempt.result_order_id) : undefined;
+    const w = new WriteSet();
+    const applied = planApply(ctx, w, rows, answer, child);
     await w.run(q, { commit: true });
-    return { attempt: { ...a, ...change }, ...(made ? { planned: made } : {}) };
+    return applied;
   });
 }
+
+/** The answer's writes gathered in `w`: the child order, what a success changes on the original, the attempt settled. */
+function planApply(ctx: Ctx, w: WriteSet, rows: PaymentRows & { attempt: AttemptRow }, answer: Answer, child?: Child): Applied {
+  const a = rows.attempt;
+  const now = nowFor(rows.project);
+  const change = answered(answer, now);
+  const outcomes = 'outcome' in answer ? processingOf(answer.outcome) : { processing: NO_ANSWER };
+  let made: PlannedChild | undefined;
+  if (change.status === 'succeeded') {
+    const spec = specOf(rows, a, 'final', outcomes);
+    if (child) planMove(ctx, w, child.txn, child, spec.status, now, { source: 'acquirer', patch: { outcomes } });
+    else made = planChildOrder(ctx, w, rows.project, rows.order, rows.txn, spec, now);
+    planSettled(ctx, w, rows, a, now, spec, child?.txn ?? made!.txn);
+    change.result_order_id = child?.order.id ?? made!.order.id;
+  } else if (change.status === 'failed') {
+    if (child) planMove(ctx, w, child.txn, child, 'error', now, { reason: 'processing_error', source: 'acquirer' });
+    // a void refused late, after a capture of all that remained closed the authorization:
+    // what it reserved is no longer capturable, so its hold goes, as an expiry's would
+    if (a.kind === 'void' && rows.txn.status !== 'accepted') planBook(w, rows.txn, rows.txn, now, releaseLegs(a.amount, 'expiry'));
+  } else if (!child) {
+    // processing, or no answer: the merchant sees a processing order until the acquirer settles it
+    made = planChildOrder(ctx, w, rows.project, rows.order, rows.txn, specOf(rows, a, 'processing', outcomes), now);
+    change.result_order_id = made.order.id;
+  }
+  planAnswered(ctx, w, a, change, now);
+  return { attempt: { ...a, ...change }, ...(made ? { planned: made } : {}) };
+}
+
+type Child = Awaited<ReturnType<typeof childOf>>;
 
 /** The child order of an attempt that was left processing, locked, with its one transaction. */
 async function childOf(q: Queryable, rows: PaymentRows, orderId: OrderId) {

@@ -12,6 +12,9 @@ import type { Queryable } from './db.ts';
  * - A gate (optional) is an UPDATE on a condition, such as "the transaction is still new";
  *   every other write of the statement happens only when the gate changed its row. That is how
  *   a step that read without a lock still changes a row at most once (run() answers false).
+ *   Or it locks rows as a step saw them (lockedAsSeen): the writes happen only while none of them
+ *   was written or locked since, so a change planned from rows read in an earlier transaction
+ *   needs no second read.
  * - The sibling CTEs all see the snapshot the statement started with, not each other's rows:
  *   only parts written for that (a delivery naming the outbox row of the same statement) refer
  *   to another part, by name.
@@ -49,8 +52,19 @@ const json = (row: Record<string, unknown>) =>
   );
 const columnsOf = (row: Record<string, unknown>) => Object.keys(row).filter((k) => row[k] !== undefined);
 
+/**
+ * A row as a step saw it: `version` is its xmin as read (the transaction that last wrote it then).
+ * `by` (in lockedAsSeen) is the transaction that read it with a lock, and may have written it since.
+ */
+export interface SeenRow {
+  table: TableName;
+  id: string;
+  version: string;
+}
+
 export class WriteSet {
   private gate?: { table: string; id: string; patch: Record<string, unknown>; where: string; params: unknown[] };
+  private seen?: { rows: SeenRow[]; by: string; also?: Part };
   private readonly updates = new Map<string, { table: string; id: string; key: string; patch: Record<string, unknown> }>();
   private readonly parts: Part[] = [];
   private wake = false;
@@ -69,12 +83,29 @@ export class WriteSet {
     patch: RowPatch<T>,
     expect: Partial<Record<keyof Tables[T], string | number | boolean | null>>,
   ) {
-    if (this.gate) throw new Error('one gate per statement');
+    if (this.gate || this.seen) throw new Error('one gate per statement');
     const params: unknown[] = [];
     const where = Object.entries(expect)
       .map(([col, v]) => (v === null ? `${col} IS NULL` : `${col} = $${params.push(v)}`))
       .join(' AND ');
     this.gate = { table, id, patch: { ...patch }, where: where || 'true', params };
+  }
+
+  /**
+   * The gate of a change planned from rows read in an earlier database transaction `by`, which
+   * locked them (FOR UPDATE) and may have written them: the statement locks them again and writes
+   * only while each is as `by` left it. Its xmin is still the one read, or `by` (its own write); its
+   * xmax is `by`'s lock or none: anyone who wrote or locked it since leaves another, so any other
+   * step of the same payment, which locks the row first, holds the writes back, and so does a lock
+   * held now (SKIP LOCKED: no wait). Row versions are exact where a `modified` time is not (two
+   * writes in one millisecond, a project's clock). `also`: a condition on other rows the change was
+   * planned from (the rows are g0, g1, ... in its SQL, its parameters its own $1..$n), read with this
+   * statement's snapshot.
+   */
+  lockedAsSeen(rows: SeenRow[], by: string, also?: Part) {
+    if (this.gate || this.seen) throw new Error('one gate per statement');
+    if (!rows.length) throw new Error('a gate on no rows');
+    this.seen = { rows, by, also };
   }
 
   /** Sets columns of one row (by id, or the unique column `key`); patches of one row are merged, the later value wins. */
@@ -130,7 +161,7 @@ export class WriteSet {
   }
 
   get empty() {
-    return !this.gate && !this.updates.size && !this.parts.length;
+    return !this.gate && !this.seen && !this.updates.size && !this.parts.length;
   }
 
   /** The one statement and its parameters. */
@@ -141,7 +172,7 @@ export class WriteSet {
       params.push(...own);
       return sql.replace(/\$(\d+)/g, (_, n: string) => `$${base + Number(n)}`);
     };
-    const gated = this.gate ? ' AND EXISTS (SELECT 1 FROM gate)' : '';
+    const gated = this.gate || this.seen ? ' AND EXISTS (SELECT 1 FROM gate)' : '';
     const ctes: string[] = [];
     const setOf = (table: string, patch: Record<string, unknown>) => {
       const cols = columnsOf(patch);
@@ -157,6 +188,22 @@ export class WriteSet {
         `gate AS (${renumber(`UPDATE ${g.table} SET ${setOf(g.table, g.patch)} WHERE id = $1 AND (${where}) RETURNING 1`, [g.id, json(g.patch), ...g.params])})`,
       );
     }
+    if (this.seen) {
+      const { rows, by, also } = this.seen;
+      const own: unknown[] = [by];
+      const from = rows.map((r, i) => `${r.table} g${i}`).join(', ');
+      let where = rows
+        .map(
+          (r, i) => `g${i}.id = $${own.push(r.id)} AND g${i}.xmin::text IN ($${own.push(r.version)}, $1) AND g${i}.xmax::text IN ('0', $1)`,
+        )
+        .join(' AND ');
+      if (also) {
+        const base = own.length;
+        own.push(...also.params);
+        where += ` AND (${also.sql.replace(/\$(\d+)/g, (_, n: string) => `$${base + Number(n)}`)})`;
+      }
+      ctes.push(`gate AS (${renumber(`SELECT 1 FROM ${from} WHERE ${where} FOR UPDATE SKIP LOCKED`, own)})`);
+    }
     let n = 0;
     for (const u of this.updates.values()) {
       if (!columnsOf(u.patch).length) continue;
@@ -169,7 +216,7 @@ export class WriteSet {
       const sql = gated ? addCondition(p.sql, gated) : p.sql;
       ctes.push(`${p.name ?? `w${n++}`} AS (${renumber(sql, p.params)})`);
     }
-    const result = this.gate ? '(SELECT count(*) FROM gate)::int AS done' : '1 AS done';
+    const result = this.gate || this.seen ? '(SELECT count(*) FROM gate)::int AS done' : '1 AS done';
     const notify = this.wake ? `, pg_notify('tender_jobs', '')` : '';
     return { sql: `WITH ${ctes.join(', ')} SELECT ${result}${notify}`, params };
   }

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/db.ts';
-import type { Part } from '../db/writes.ts';
+import type { Part, WriteSet } from '../db/writes.ts';
 import type { OperationKind } from '../../domain/attempts.ts';
-import { revive } from './card-flow.ts';
+import { revive, type Seen } from './card-flow.ts';
 import type { ProjectId, TransactionId } from '../../domain/ids.ts';
 
 /**
@@ -128,3 +128,39 @@ export const reviveAttempt = (row: object | null | undefined): AttemptRow | unde
   if (a) a.amount = Number(a.amount);
   return a;
 };
+
+/**
+ * The gate of an answer applied from the rows its record read (WriteSet.lockedAsSeen): the
+ * payment's transaction and order, and the attempt, as the record left them. Every step that
+ * changes the payment (another record, an apply, the recovery job, an expiry) locks its
+ * transaction or order first, so none has run since when the gate holds.
+ *
+ * `reserved`: what the payment's attempts in flight reserve, per kind, as the plan took it (this
+ * attempt's own amount included). The record's locking read may have waited for the lock, and a
+ * read that waited keeps its older snapshot for subqueries, so an attempt recorded by whoever held
+ * the lock may be missing from it; this statement's snapshot, taken after the record committed,
+ * sees every one, and a plan made without one is held back.
+ */
+export function gateAsRecorded(w: WriteSet, seen: Seen, txn: { id: string; order_id: string }, attemptId: string, reserved?: Reserved) {
+  w.lockedAsSeen(
+    [
+      { table: 'transactions', id: txn.id, version: seen.txn },
+      { table: 'orders', id: txn.order_id, version: seen.order },
+      { table: 'acquirer_attempts', id: attemptId, version: seen.by },
+    ],
+    seen.by,
+    reserved && {
+      sql: `(SELECT coalesce(jsonb_object_agg(r.kind, r.amount), '{}') FROM (SELECT x.kind, sum(x.amount)::bigint AS amount
+              FROM acquirer_attempts x WHERE x.transaction_id = g0.id AND x.project_id = g0.project_id AND x.status IN ('processing', 'unknown')
+              GROUP BY x.kind) r) = $1::jsonb`,
+      params: [JSON.stringify(reserved)],
+    },
+  );
+}
+
+// the table this module's gate names (its writes are parts of their own)
+declare module '../db/writes.ts' {
+  interface Tables {
+    acquirer_attempts: AttemptRow;
+  }
+}

@@ -31,6 +31,20 @@ export function revive<T>(json: object | null | undefined): T | undefined {
   return row as T;
 }
 
+/**
+ * The versions of a payment's rows as a locking read saw them (store/payments/payment-rows.ts):
+ * its transaction's and order's xmin, and the reading database transaction's id (`by`), which
+ * then writes the attempt.
+ */
+export interface Seen {
+  by: string;
+  txn: string;
+  order: string;
+}
+
+/** SQL of a locking read's column `seen` (Seen): `t` the payment's transaction, `o` its order. */
+export const SEEN_COLUMN = `jsonb_build_object('by', xid(pg_current_xact_id())::text, 'txn', t.xmin::text, 'order', o.xmin::text) AS seen`;
+
 export interface StartView {
   txn: TransactionRow;
   order: OrderRow;
@@ -43,6 +57,8 @@ export interface StartView {
 export interface ThreeDsRows extends StartView {
   project: ProjectRow;
   auth?: CardAuthRow;
+  /** the versions of the rows as read, when locked (an apply planned from them: gateAsRecorded) */
+  seen?: Seen;
 }
 
 /**
@@ -57,18 +73,19 @@ export async function threeDsRows(q: Queryable, transactionId: TransactionId, lo
     statuses: TransactionStatus[];
     auth: object | null;
     card: object | null;
+    seen?: Seen;
   }>(
     `SELECT to_jsonb(t) AS txn, to_jsonb(o) AS "order", to_jsonb(p) AS project,
             ARRAY(SELECT s.status FROM transactions s WHERE s.project_id = t.project_id AND s.order_id = t.order_id ORDER BY s.created, s.id)::text[] AS statuses,
             to_jsonb(a) AS auth,
-            (SELECT to_jsonb(v) FROM vault_cards v WHERE v.project_id = t.project_id AND v.id = a.vault_token) AS card
+            (SELECT to_jsonb(v) FROM vault_cards v WHERE v.project_id = t.project_id AND v.id = a.vault_token) AS card${lock ? `, ${SEEN_COLUMN}` : ''}
      FROM transactions t JOIN orders o ON o.id = t.order_id JOIN projects p ON p.id = t.project_id
        LEFT JOIN card_authentications a ON a.project_id = t.project_id AND a.transaction_id = t.id
      WHERE t.id = $1${lock ? ' FOR UPDATE OF t, o' : ''}`,
     [transactionId],
     { prepare: lock ? 'three_ds_rows_locked' : 'three_ds_rows' },
   );
-  return row && { ...viewOf(row), auth: revive<CardAuthRow>(row.auth) };
+  return row && { ...viewOf(row), auth: revive<CardAuthRow>(row.auth), ...(row.seen ? { seen: row.seen } : {}) };
 }
 
 /** The rows a step's read answers as JSON, revived (dates, numbers) into their entity types. */

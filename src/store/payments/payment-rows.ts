@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/db.ts';
 import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import type { TransactionStatus } from '../../domain/status.ts';
-import { revive, viewOf, type StartView } from './card-flow.ts';
+import { revive, SEEN_COLUMN, viewOf, type Seen, type StartView } from './card-flow.ts';
 import { RESERVED_COLUMN, reviveAttempt, type AttemptRow, type Reserved } from './attempts.ts';
 import type { OrderId, ProjectId, TransactionId } from '../../domain/ids.ts';
 
@@ -19,14 +19,24 @@ export interface PaymentRows {
   reference: string | null;
   /** what the payment's attempts in flight reserve, per kind (store/payments/attempts.ts) */
   reserved: Reserved;
+  /** the versions of the rows as read, for an apply planned from them (gateAsRecorded) */
+  seen: Seen;
 }
 
 const COLUMNS = `to_jsonb(t) AS txn, to_jsonb(o) AS "order", (SELECT to_jsonb(p) FROM projects p WHERE p.id = t.project_id) AS project,
   ARRAY(SELECT s.status FROM transactions s WHERE s.project_id = t.project_id AND s.order_id = t.order_id ORDER BY s.created, s.id)::text[] AS statuses,
   (SELECT a.acquirer_reference FROM card_authentications a WHERE a.transaction_id = t.id) AS reference,
-  ${RESERVED_COLUMN}`;
+  ${RESERVED_COLUMN}, ${SEEN_COLUMN}`;
 
-type Raw = { txn: object; order: object; project: object; statuses: TransactionStatus[]; reference: string | null; reserved: Reserved };
+type Raw = {
+  txn: object;
+  order: object;
+  project: object;
+  statuses: TransactionStatus[];
+  reference: string | null;
+  reserved: Reserved;
+  seen: Seen;
+};
 
 const rowsOf = (row: Raw | undefined): PaymentRows | undefined =>
   row && {
@@ -36,6 +46,7 @@ const rowsOf = (row: Raw | undefined): PaymentRows | undefined =>
     statuses: row.statuses,
     reference: row.reference,
     reserved: Object.fromEntries(Object.entries(row.reserved ?? {}).map(([k, v]) => [k, Number(v)])),
+    seen: row.seen,
   };
 
 /** A transaction of an order, locked with its order. */
@@ -116,6 +127,8 @@ export interface StartRows extends StartView {
   reserved: Reserved;
   /** the attempt named, when one was */
   attempt?: AttemptRow;
+  /** the versions of the rows as read, for an apply planned from them (gateAsRecorded) */
+  seen: Seen;
 }
 
 /**
@@ -139,11 +152,12 @@ export async function startRows(
     card: object | null;
     reserved: Reserved;
     attempt: object | null;
+    seen: Seen;
   }>(
     `SELECT to_jsonb(t) AS txn, to_jsonb(o) AS "order", (SELECT to_jsonb(p) FROM projects p WHERE p.id = $1) AS project,
             ARRAY(SELECT s.status FROM transactions s WHERE s.project_id = $1 AND s.order_id = t.order_id ORDER BY s.created, s.id)::text[] AS statuses,
             (SELECT to_jsonb(v) FROM vault_cards v WHERE v.project_id = $1 AND v.id = $4) AS card, ${RESERVED_COLUMN},
-            (SELECT to_jsonb(x) FROM acquirer_attempts x WHERE x.project_id = $1 AND x.id = $5::uuid) AS attempt
+            (SELECT to_jsonb(x) FROM acquirer_attempts x WHERE x.project_id = $1 AND x.id = $5::uuid) AS attempt, ${SEEN_COLUMN}
      FROM transactions t JOIN orders o ON o.id = t.order_id
      WHERE t.project_id = $1 AND t.order_id = $2 AND t.id = $3 FOR UPDATE OF t, o`,
     [projectId, orderId, transactionId, vaultToken, attemptId],
@@ -154,6 +168,7 @@ export async function startRows(
       ...viewOf(row),
       reserved: Object.fromEntries(Object.entries(row.reserved ?? {}).map(([k, v]) => [k, Number(v)])),
       attempt: reviveAttempt(row.attempt),
+      seen: row.seen,
     }
   );
 }
