@@ -64,12 +64,16 @@ async function sent(fn: () => Promise<void>) {
   return statements;
 }
 
-/** The apply's statements: the gated one wrote nothing, then the locked read and its write. */
+/**
+ * The apply's statements: the gated one wrote nothing, then the locked apply: the lock, the read
+ * once the lock is held (so it sees what the holder of the lock recorded), and its write.
+ */
 function fellBack(statements: string[]) {
-  assert.equal(statements.length, 3, statements.map((s) => s.slice(0, 100)).join('\n'));
+  assert.equal(statements.length, 4, statements.map((s) => s.slice(0, 100)).join('\n'));
   assert.match(statements[0], /FOR UPDATE SKIP LOCKED/, 'first the statement gated on the rows as recorded');
-  assert.match(statements[1], /FROM acquirer_attempts x .* FOR UPDATE OF t, o/, 'then the locking read');
-  assert.match(statements[2], /^WITH /, 'then the write');
+  assert.match(statements[1], /FROM acquirer_attempts x .* FOR UPDATE OF t, o/, 'then the lock');
+  assert.match(statements[2], /^SELECT to_jsonb\(t\)/, 'then the read');
+  assert.match(statements[3], /^WITH /, 'then the write');
 }
 
 test('authenticate: the order changed while the 3-D Secure server is asked, the locked apply starts the transaction', async () => {

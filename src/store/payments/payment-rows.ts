@@ -84,12 +84,23 @@ export async function lockOrderPaymentRows(q: Queryable, projectId: ProjectId, o
 
 /** An attempt with its payment, both locked (the payment and its order FOR UPDATE): where an outcome is applied. */
 export async function lockAttemptRows(q: Queryable, attemptId: string): Promise<(PaymentRows & { attempt: AttemptRow }) | undefined> {
-  const [row] = await q.query<Raw & { attempt: object }>(
-    `SELECT ${COLUMNS}, to_jsonb(x) AS attempt FROM acquirer_attempts x
+  // Two statements: a statement that waited for the lock reads the other rows (the attempts in
+  // flight, whose reservations the apply counts) as they were when it started, so an attempt
+  // recorded by whoever held the lock would be missed. Read after the lock is held.
+  const [locked] = await q.query<{ id: string }>(
+    `SELECT t.id FROM acquirer_attempts x
        JOIN transactions t ON t.id = x.transaction_id AND t.project_id = x.project_id JOIN orders o ON o.id = t.order_id
      WHERE x.id = $1 FOR UPDATE OF t, o`,
     [attemptId],
-    { prepare: 'lock_attempt_rows' },
+    { prepare: 'lock_attempt' },
+  );
+  if (!locked) return undefined;
+  const [row] = await q.query<Raw & { attempt: object }>(
+    `SELECT ${COLUMNS}, to_jsonb(x) AS attempt FROM acquirer_attempts x
+       JOIN transactions t ON t.id = x.transaction_id AND t.project_id = x.project_id JOIN orders o ON o.id = t.order_id
+     WHERE x.id = $1`,
+    [attemptId],
+    { prepare: 'attempt_rows' },
   );
   return row && { ...rowsOf(row)!, attempt: reviveAttempt(row.attempt)! };
 }
