@@ -21,7 +21,8 @@ import type { ProjectId } from '../../domain/ids.ts';
  * work the request does (Db.within) and its stored response commit together, or not at all.
  * A process that dies mid-request leaves nothing behind (no half-done work, no key stuck "in
  * flight"), so the retry runs the request once; a retry after the commit replays the answer.
- * docs/decisions.md "Idempotency-Key and crashes".
+ * docs/decisions.md "Idempotency-Key and crashes". Routes that call the acquirer are the
+ * exception: claimCall below.
  */
 export type Claimed =
   /** ours: run the request inside `open`, then finishRequest */
