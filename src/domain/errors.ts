@@ -48,6 +48,13 @@ export class ApiError extends Error {
   }
 }
 
+/** An answer that an operation is still in flight at the acquirer: not final, so not kept for an Idempotency-Key. */
+export function inFlightError(type: ErrorType, message: string): ApiError {
+  const err = new ApiError(type, message);
+  err.inFlight = true;
+  return err;
+}
+
 export const invalid = (field: string, message: string) => new ApiError('ValidationError', message, field);
 export const notFound = (what: string) => new ApiError('NotFound', `${what} not found`);
 

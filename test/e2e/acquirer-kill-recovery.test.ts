@@ -17,6 +17,22 @@ import { futureExpiry } from '../helpers/cards.ts';
 
 const store = childStore('killrec');
 
+/** A service on `s` whose acquirer is `acquirerUrl`, with a project of its own: its env, URL, child and the key's header. */
+async function killableService(s: typeof store, acquirerUrl: string, timeoutMs: number, name: string) {
+  const { env, url } = await s.env({
+    TENDER_TEST_ACQUIRER_URL: acquirerUrl,
+    ACQUIRER_TIMEOUT_MS: String(timeoutMs),
+    ACQUIRER_RECOVERY_MS: '8000',
+    TENDER_WORKER_POLL_MS: '200',
+    LOG_LEVEL: 'error',
+  });
+  const child = await s.serve(env, url);
+  const created = await runTender(['project', 'create', '--name', name, '--json'], env);
+  assert.equal(created.code, 0, created.stderr);
+  const project = JSON.parse(created.stdout.trim()) as { api_key: string };
+  return { env, url, child, auth: { authorization: basic(project.api_key) } };
+}
+
 /** A pre-authorization of `amount` paid through the vault, authenticate and the 3-D Secure page: its order and transaction. */
 async function preauthorized(url: string, auth: Record<string, string>, amount: number) {
   const api = (method: string, path: string, body?: unknown) => request(`${url}${path}`, method, body, auth);
@@ -54,18 +70,9 @@ test('a capture at the acquirer when the service is killed is applied by the res
   });
   const served = await serveConnector(acquirer);
   after(() => served.close());
-  const { env, url } = await store.env({
-    TENDER_TEST_ACQUIRER_URL: served.url,
-    ACQUIRER_TIMEOUT_MS: '5000',
-    ACQUIRER_RECOVERY_MS: '8000',
-    TENDER_WORKER_POLL_MS: '200',
-    LOG_LEVEL: 'error',
-  });
-  let child = await store.serve(env, url);
-  const created = await runTender(['project', 'create', '--name', 'Kill shop', '--json'], env);
-  assert.equal(created.code, 0, created.stderr);
-  const project = JSON.parse(created.stdout.trim()) as { api_key: string };
-  const auth = { authorization: basic(project.api_key) };
+  const started = await killableService(store, served.url, 5000, 'Kill shop');
+  const { env, url, auth } = started;
+  let child = started.child;
   const api = (method: string, path: string, body?: unknown) => request(`${url}${path}`, method, body, auth);
 
   const { o, txn } = await preauthorized(url, auth, 2000);
@@ -112,18 +119,9 @@ test(
     });
     const served = await serveConnector(acquirer);
     after(() => served.close());
-    const { env, url } = await keyedStore.env({
-      TENDER_TEST_ACQUIRER_URL: served.url,
-      ACQUIRER_TIMEOUT_MS: '4000',
-      ACQUIRER_RECOVERY_MS: '8000',
-      TENDER_WORKER_POLL_MS: '200',
-      LOG_LEVEL: 'error',
-    });
-    let child = await keyedStore.serve(env, url);
-    const created = await runTender(['project', 'create', '--name', 'Keyed kill shop', '--json'], env);
-    assert.equal(created.code, 0, created.stderr);
-    const project = JSON.parse(created.stdout.trim()) as { api_key: string };
-    const auth = { authorization: basic(project.api_key) };
+    const started = await killableService(keyedStore, served.url, 4000, 'Keyed kill shop');
+    const { env, url, auth } = started;
+    let child = started.child;
     const api = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
       request(`${url}${path}`, method, body, { ...auth, ...headers });
 

@@ -1,7 +1,7 @@
 import type { Ctx } from '../platform/context.ts';
 import { idempotencyKeyOf, type OperationKind, type Outcome } from '../../acquirer/connector.ts';
 import { newId, type OrderId } from '../../domain/ids.ts';
-import { ApiError, type ErrorType } from '../../domain/errors.ts';
+import { ApiError, inFlightError, type ErrorType } from '../../domain/errors.ts';
 import { WriteSet } from '../../store/db/writes.ts';
 import { cancelJobsPart, dueNow, schedulePart } from '../../store/platform/jobs.ts';
 import { keyedAttemptId } from './operation-key.ts';
@@ -163,13 +163,7 @@ export function resultOf(a: AttemptRow, errorType: ErrorType): { orderId: OrderI
   if (a.result_order_id) return { orderId: a.result_order_id };
   if (a.status === 'failed')
     throw new ApiError(errorType, `the acquirer refused the ${a.kind}: ${a.response_description ?? a.error ?? ''}`);
-  if (inFlight(a)) {
-    const err = new ApiError(
-      errorType,
-      `a ${a.kind} of this transaction is in progress at the acquirer (attempt ${a.id}); ask again later`,
-    );
-    err.inFlight = true;
-    throw err;
-  }
+  if (inFlight(a))
+    throw inFlightError(errorType, `a ${a.kind} of this transaction is in progress at the acquirer (attempt ${a.id}); ask again later`);
   throw new ApiError(errorType, `the ${a.kind} did not go through`);
 }

@@ -15,7 +15,7 @@ import { liabilityShift, type TransStatus } from '../../domain/card.ts';
 import { WriteSet } from '../../store/db/writes.ts';
 import { authorizeStep, type Step, type ThreeDsView } from './authorization.ts';
 export type { Step, ThreeDsView, ThreeDsVisit } from './authorization.ts';
-import { ApiError, invalid, notFound } from '../../domain/errors.ts';
+import { ApiError, inFlightError, invalid, notFound } from '../../domain/errors.ts';
 import { isFinalOrder } from '../../domain/status.ts';
 import type { ThreeDsResult } from '../../acquirer/connector.ts';
 import { connectorFor, operationRef } from './connectors.ts';
@@ -133,11 +133,7 @@ async function keyedLookup(ctx: Ctx, id: string): Promise<ThreeDsResult> {
     const trans_status = a.response_code as TransStatus;
     return { trans_status, liability_shift: liabilityShift(trans_status) };
   }
-  if (inFlight(a)) {
-    const err = new ApiError('TransactionAlreadyStarted', 'the transaction is being authenticated');
-    err.inFlight = true;
-    throw err;
-  }
+  if (inFlight(a)) throw inFlightError('TransactionAlreadyStarted', 'the transaction is being authenticated');
   throw lookupUnanswered();
 }
 
