@@ -12,7 +12,7 @@ import type { Connectors, Ctx } from './services/platform/context.ts';
 import { loadMasterKey } from './services/platform/master-key.ts';
 import { KeyCache } from './services/platform/key-cache.ts';
 import { dropSealedCvc } from './services/payments/card.ts';
-import { recoverAttempt } from './services/payments/recovery.ts';
+import { recoverAttempt, sweepDueRecoveries } from './services/payments/recovery.ts';
 import { RECOVERY_JOB } from './services/payments/attempts.ts';
 import { expirePaymentLink, followLinkOrders } from './services/links/payment-links.ts';
 import { makeWebhookSecret, queueWebhooks } from './services/webhooks/endpoints.ts';
@@ -80,8 +80,8 @@ export const jobTable: JobTable = {
   // side by side (each order keeps its own sequence), with a lease a bit longer than a round of attempts
   deliver_webhook: { run: deliverOrderWebhooks, runBatch: deliverWebhookJobs, concurrent: true, leaseMs: deliveryLeaseMs },
   expire_payment_link: { run: (ctx, job) => expirePaymentLink(ctx, job.ref_id) },
-  // an acquirer attempt still in flight: asked about, or reversed (services/payments/recovery.ts)
-  [RECOVERY_JOB]: { run: (ctx, job) => recoverAttempt(ctx, job.ref_id) },
+  // an acquirer attempt still in flight at its recover_at: asked about, or reversed (services/payments/recovery.ts)
+  [RECOVERY_JOB]: { run: (ctx, job) => recoverAttempt(ctx, job.ref_id), sweep: sweepDueRecoveries },
   delayed_capture: { run: (ctx, job) => runDelayedCapture(ctx, job.ref_id) },
   authorization_expiry: { run: (ctx, job) => expireAuthorization(ctx, job.ref_id) },
   settlement: { run: (ctx, job) => runSettlement(ctx, job.ref_id, new Date(job.run_at)).then(() => {}) },

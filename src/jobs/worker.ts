@@ -15,6 +15,11 @@ export interface JobKind {
   concurrent?: boolean;
   /** How long a claimed job stays reserved before another node may take it over (default TENDER_JOB_LEASE_MS, 60 s). */
   leaseMs?: (config: Ctx['config']) => number;
+  /**
+   * Turns work that became due elsewhere (rows of its own, not jobs) into jobs of this kind, at
+   * most `limit`; called before each run claims (of one project, or all). Returns how many.
+   */
+  sweep?: (ctx: Ctx, limit: number, projectId?: string) => Promise<number>;
 }
 
 /** Every kind of due work by name: the table main.ts writes. */
@@ -96,6 +101,7 @@ export async function runDueJobs(ctx: Ctx, table: JobTable, projectId?: string, 
   );
   renew.unref();
   try {
+    for (const kind of Object.values(table)) await kind.sweep?.(ctx, limit, projectId);
     let ran = 0;
     for (let round = 0; round < 100_000 && ran < 50_000; round++) {
       const room = Math.min(claimSize, limit - inFlight.size);

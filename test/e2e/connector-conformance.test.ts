@@ -10,6 +10,8 @@ import { startTestService, type TestService } from '../helpers/service.ts';
 import { payOrder } from '../helpers/pay.ts';
 import { checkLedger } from '../../src/services/payments/ledger-check.ts';
 import { compareWithAcquirer } from '../helpers/acquirer-truth.ts';
+import { advanceTestClock } from '../../src/services/platform/tenancy.ts';
+import { sweepDueRecoveries } from '../../src/services/payments/recovery.ts';
 
 // The simulator passes the connector conformance kit (test/helpers/conformance.ts), in process and
 // over loopback HTTP (src/acquirer/remote.ts, the acquirer of a service in another process).
@@ -112,15 +114,18 @@ test('a 3-D Secure lookup without an answer is an attempt that failed: nothing s
   assert.equal(first.status, 502, first.text);
   assert.equal(first.body.error.type, 'FailedToFetchTransactionInformation');
   const attempts = () =>
-    t.db.query<{ id: string; status: string; error: string | null }>(
-      "SELECT id, status, error FROM acquirer_attempts WHERE transaction_id = $1 AND kind = 'three_ds' ORDER BY created, id",
+    t.db.query<{ id: string; status: string; error: string | null; project_id: string }>(
+      "SELECT id, status, error, project_id FROM acquirer_attempts WHERE transaction_id = $1 AND kind = 'three_ds' ORDER BY created, id",
       [txn.id],
     );
   const [failed] = await attempts();
   assert.equal(failed.status, 'failed');
   assert.match(failed.error ?? '', /unreachable/);
+  // settled: once its recovery time has come, the sweep still passes it over
+  await advanceTestClock(t.svc.ctx, failed.project_id, t.config.acquirer.recoveryMs + 1000);
+  assert.equal(await sweepDueRecoveries(t.svc.ctx, 100, failed.project_id), 0, 'a settled lookup is not swept');
   const jobs = await t.db.query("SELECT 1 FROM jobs WHERE kind = 'acquirer_recovery' AND ref_id = $1", [failed.id]);
-  assert.equal(jobs.length, 0, 'a settled lookup keeps no recovery job');
+  assert.equal(jobs.length, 0, 'a settled lookup gets no recovery job');
   const still = (await t.api('GET', `/v1/orders/${order.id}/`)).body;
   assert.equal(still.transactions[0].status, 'new');
   const [{ n }] = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM card_authentications WHERE transaction_id = $1', [

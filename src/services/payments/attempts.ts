@@ -3,7 +3,7 @@ import { idempotencyKeyOf, type OperationKind, type Outcome } from '../../acquir
 import { newId, type OrderId } from '../../domain/ids.ts';
 import { ApiError, inFlightError, type ErrorType } from '../../domain/errors.ts';
 import { WriteSet } from '../../store/db/writes.ts';
-import { cancelJobsPart, dueNow, schedulePart } from '../../store/platform/jobs.ts';
+import { dueNow } from '../../store/platform/jobs.ts';
 import { keyedAttemptId } from './operation-key.ts';
 import { changePart, findAttempt, inFlight, recordPart, type AttemptChange, type AttemptRow } from '../../store/payments/attempts.ts';
 import type { ProjectRow, TransactionRow } from '../../domain/entities.ts';
@@ -13,16 +13,16 @@ import type { ProjectRow, TransactionRow } from '../../domain/entities.ts';
  *
  *   record   one short database transaction: the payment locked, the request checked against
  *            what is left after the reservations of attempts in flight, the attempt written
- *            `processing` with its recovery job, COMMIT.
+ *            `processing` with the time recovery asks about it (recover_at), COMMIT.
  *   call     the connector, with no database transaction open and no row lock held, bounded by
  *            ACQUIRER_TIMEOUT_MS. A throw or the timeout is no answer: the money may have moved.
  *   apply    the attempt settled (succeeded, failed) or left in flight (processing: answered
  *            later; unknown: no answer), and what the outcome moves: one statement planned from
  *            the record's rows, gated on their being as recorded (gateAsRecorded); else a second
  *            short transaction that reads them again under the lock.
- *   recover  the attempt's job (`acquirer_recovery`, any node, after a restart too) asks the
- *            acquirer about an attempt still in flight (inquire) and applies the answer; an
- *            authorization that never answered is reversed.
+ *   recover  the worker's sweep makes an attempt still in flight at its recover_at a job
+ *            (`acquirer_recovery`, any node, after a restart too), which asks the acquirer
+ *            (inquire) and applies the answer; an authorization that never answered is reversed.
  */
 
 /** The recovery job's kind (main.ts's job table). */
@@ -62,23 +62,26 @@ export function newAttempt(
     created: now,
     modified: now,
     settled: null,
+    recover_at: null,
   };
 }
 
-/** The attempt and its recovery job, gathered in `w`: the job finds the attempt if nothing applies an answer first. */
+/**
+ * The attempt, gathered in `w`, due for recovery after ACQUIRER_RECOVERY_MS: the sweep finds it
+ * then if nothing applied an answer first. Sets a.recover_at.
+ */
 export function planRecord(ctx: Ctx, w: WriteSet, a: AttemptRow, now: Date) {
+  a.recover_at = recoveryAt(ctx, now);
   w.add(recordPart(a));
-  planRecovery(ctx, w, a, new Date(now.getTime() + ctx.config.acquirer.recoveryMs));
+  if (dueNow(a.recover_at)) w.notifyJobs();
 }
 
-/** The attempt alone (a reversal, driven by its authorization's job). */
+/** When an attempt recorded now is swept for recovery if still in flight. */
+export const recoveryAt = (ctx: Ctx, now: Date) => new Date(now.getTime() + ctx.config.acquirer.recoveryMs);
+
+/** The attempt alone, never swept (a reversal, driven by its authorization's recovery). */
 export function planRecordOnly(w: WriteSet, a: AttemptRow) {
   w.add(recordPart(a));
-}
-
-function planRecovery(ctx: Ctx, w: WriteSet, a: Pick<AttemptRow, 'id' | 'project_id'>, runAt: Date) {
-  w.add(schedulePart({ project_id: a.project_id, kind: RECOVERY_JOB, ref_id: a.id, run_at: runAt }));
-  if (dueNow(runAt)) w.notifyJobs();
 }
 
 /**
@@ -119,14 +122,15 @@ export function answered(answer: Answer, now: Date): AttemptChange {
 }
 
 /**
- * The attempt's change gathered in `w`, with its recovery job: dropped once settled, asked again
- * after LATE_DECLINE_MS while the acquirer says processing, kept for its time when there was no answer.
+ * The attempt's change gathered in `w`. Settled, the sweep no longer sees it; while the acquirer
+ * says processing it is asked again after LATE_DECLINE_MS; with no answer it keeps its recover_at.
  */
 export function planAnswered(ctx: Ctx, w: WriteSet, a: AttemptRow, change: AttemptChange, now: Date) {
+  if (change.status === 'processing') {
+    change = { ...change, recover_at: new Date(now.getTime() + ctx.config.lateDeclineMs) };
+    if (dueNow(change.recover_at!)) w.notifyJobs();
+  }
   w.add(changePart(a.id, change));
-  if (change.status === 'succeeded' || change.status === 'failed' || change.status === 'reversed')
-    w.add(cancelJobsPart([RECOVERY_JOB], a.id));
-  else if (change.status === 'processing') planRecovery(ctx, w, a, new Date(now.getTime() + ctx.config.lateDeclineMs));
 }
 
 /** The outcomes a transaction shows of an acquirer's answer. */

@@ -22,6 +22,7 @@ import {
   NO_ANSWER,
   planAnswered,
   processingOf,
+  recoveryAt,
   resultOf,
   type Answer,
 } from './attempts.ts';
@@ -104,8 +105,8 @@ export async function followUp(ctx: Ctx, project: ProjectRow, req: FollowUpReque
       authorization_reference: rows.reference,
       request: { source: req.source, ...req.request },
     });
-    const recoveryAt = new Date(now.getTime() + ctx.config.acquirer.recoveryMs);
-    if (!(await recordAttempt(q, a, recoveryAt, { kinds: d.kinds, max: d.max }, { commit: true })))
+    a.recover_at = recoveryAt(ctx, now);
+    if (!(await recordAttempt(q, a, { kinds: d.kinds, max: d.max }, { commit: true })))
       throw new ApiError(errorType, 'the amount is no longer available: another request reserved it first');
     return { same: false as const, attempt: a, txn: rows.txn, rows };
   });

@@ -2,20 +2,28 @@ import type { Ctx } from '../platform/context.ts';
 import { nowFor } from '../platform/context.ts';
 import { findProject } from '../../store/platform/projects.ts';
 import * as orders from '../../store/payments/orders.ts';
-import { attemptsOf, changeAttempt, findAttempt, inFlight, type AttemptRow } from '../../store/payments/attempts.ts';
+import { attemptsOf, changeAttempt, findAttempt, inFlight, sweepDueAttempts, type AttemptRow } from '../../store/payments/attempts.ts';
 import { WriteSet } from '../../store/db/writes.ts';
 import { connectorFor, operationRef } from './connectors.ts';
-import { callAcquirer, newAttempt, planRecordOnly } from './attempts.ts';
+import { callAcquirer, newAttempt, planRecordOnly, RECOVERY_JOB } from './attempts.ts';
 import { applyAuthorization } from './authorization.ts';
 import { applyFollowUp } from './follow-ups.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
 
 /**
- * Job `acquirer_recovery` (one per attempt, scheduled when it is recorded, so a node that crashed
- * between the call and the apply leaves it to any other node, after a restart too): an attempt
- * still in flight is asked about (inquire) and its answer applied; an authorization that never
- * answered is reversed and declined with processing_error; a 3-D Secure lookup just fails. No answer from the acquirer now
- * fails the job, which the worker retries with its backoff.
+ * The sweep of job `acquirer_recovery`: every attempt still in flight at its recover_at (set at
+ * its record, ACQUIRER_RECOVERY_MS on) becomes a job, on whichever node's worker sweeps first,
+ * after a restart too. An attempt applied in time never gets one: no job row is written or
+ * deleted per payment.
+ */
+export const sweepDueRecoveries = (ctx: Ctx, limit: number, projectId?: string) =>
+  sweepDueAttempts(ctx.db, { kind: RECOVERY_JOB, limit, againMs: ctx.config.acquirer.recoveryMs, projectId });
+
+/**
+ * Job `acquirer_recovery`: an attempt still in flight is asked about (inquire) and its answer
+ * applied; an authorization that never answered is reversed and declined with processing_error; a
+ * 3-D Secure lookup just fails. No answer from the acquirer now fails the job, which the worker
+ * retries with its backoff.
  */
 export async function recoverAttempt(ctx: Ctx, attemptId: string) {
   const a = await findAttempt(ctx.db, attemptId);

@@ -31,6 +31,8 @@ export interface AttemptRow {
   created: Date;
   modified: Date;
   settled: Date | null;
+  /** when recovery asks about it, while in flight (the project's clock); null: never swept (a reversal) */
+  recover_at: Date | null;
 }
 
 /** In flight: the acquirer may still move (or have moved) its money. */
@@ -39,7 +41,10 @@ export const inFlight = (a: Pick<AttemptRow, 'status'>) => IN_FLIGHT.includes(a.
 
 /** What settling an attempt changes. */
 export type AttemptChange = Partial<
-  Pick<AttemptRow, 'status' | 'reference' | 'response_code' | 'response_description' | 'error' | 'result_order_id' | 'settled'>
+  Pick<
+    AttemptRow,
+    'status' | 'reference' | 'response_code' | 'response_description' | 'error' | 'result_order_id' | 'settled' | 'recover_at'
+  >
 > & { modified: Date };
 
 const ROW = (a: AttemptRow) => ({ ...a, request: a.request ?? {} });
@@ -53,15 +58,14 @@ export function recordPart(a: AttemptRow): Part {
 }
 
 /**
- * Records an attempt and its recovery job in one statement, only while the attempts in flight of
- * `reserve.kinds` on its transaction, with this one, stay within `reserve.max`. The statement reads
- * with its own snapshot, taken after the caller locked the payment: every attempt recorded under
- * that lock before is seen, so two requests never reserve the same money. False: nothing written.
+ * Records an attempt in one statement, only while the attempts in flight of `reserve.kinds` on its
+ * transaction, with this one, stay within `reserve.max`. The statement reads with its own snapshot,
+ * taken after the caller locked the payment: every attempt recorded under that lock before is
+ * seen, so two requests never reserve the same money. False: nothing written.
  */
 export async function recordAttempt(
   q: Queryable,
   a: AttemptRow,
-  recoveryAt: Date,
   reserve: { kinds: OperationKind[]; max: number },
   opts: { commit?: boolean } = {},
 ): Promise<boolean> {
@@ -69,14 +73,41 @@ export async function recordAttempt(
     `WITH a AS (INSERT INTO acquirer_attempts SELECT * FROM jsonb_populate_record(NULL::acquirer_attempts, $1::jsonb)
          WHERE (SELECT coalesce(sum(x.amount), 0) FROM acquirer_attempts x WHERE x.transaction_id = $2::uuid AND x.project_id = $3::uuid
                   AND x.kind = ANY($4::text[]) AND x.status IN ('processing', 'unknown')) + $5::bigint <= $6::bigint
-         RETURNING id, project_id),
-     j AS (INSERT INTO jobs (project_id, kind, ref_id, run_at, payload) SELECT a.project_id, 'acquirer_recovery', a.id::text, $7::timestamptz, '{}' FROM a
-         ON CONFLICT (kind, ref_id, project_id) DO UPDATE SET run_at = EXCLUDED.run_at, locked_until = NULL)
+         RETURNING id)
      SELECT count(*)::int AS n FROM a`,
-    [JSON.stringify(ROW(a)), a.transaction_id, a.project_id, reserve.kinds, a.amount, reserve.max, recoveryAt],
+    [JSON.stringify(ROW(a)), a.transaction_id, a.project_id, reserve.kinds, a.amount, reserve.max],
     { prepare: 'record_attempt', commit: opts.commit },
   );
   return row.n > 0;
+}
+
+/**
+ * The recovery sweep: the attempts in flight whose recover_at has come (on their project's
+ * clock) become jobs of `kind`, at most `limit`, oldest first; each one's recover_at moves
+ * `againMs` on, so an attempt its job leaves in flight comes back then, not at the next sweep.
+ * SKIP LOCKED: an attempt being applied right now is left to that apply. A job already there
+ * (its retries under way, or another node's sweep) is kept. Returns how many were taken.
+ */
+export async function sweepDueAttempts(
+  q: Queryable,
+  opts: { kind: string; limit: number; againMs: number; projectId?: string },
+): Promise<number> {
+  const [row] = await q.query<{ n: number }>(
+    `WITH due AS (SELECT a.id, a.project_id, a.recover_at FROM acquirer_attempts a JOIN projects p ON p.id = a.project_id
+                   WHERE a.status IN ('processing', 'unknown') AND a.recover_at IS NOT NULL
+                     AND a.recover_at <= now() + (p.clock_offset_ms * interval '1 millisecond')
+                     AND ($4::uuid IS NULL OR a.project_id = $4::uuid)
+                   ORDER BY a.recover_at LIMIT $2
+                   FOR UPDATE OF a SKIP LOCKED),
+          later AS (UPDATE acquirer_attempts a SET recover_at = due.recover_at + ($3 * interval '1 millisecond')
+                     FROM due WHERE a.id = due.id AND a.project_id = due.project_id),
+          jobs AS (INSERT INTO jobs (project_id, kind, ref_id, run_at, payload)
+                   SELECT project_id, $1::text, id::text, recover_at, '{}' FROM due
+                   ON CONFLICT (kind, ref_id, project_id) DO NOTHING)
+     SELECT count(*)::int AS n FROM due`,
+    [opts.kind, opts.limit, opts.againMs, opts.projectId ?? null],
+  );
+  return row.n;
 }
 
 /**
@@ -85,10 +116,10 @@ export async function recordAttempt(
  */
 export function changePart(id: string, change: AttemptChange): Part {
   return {
-    sql: `UPDATE acquirer_attempts a SET (status, reference, response_code, response_description, error, result_order_id, settled, modified) =
+    sql: `UPDATE acquirer_attempts a SET (status, reference, response_code, response_description, error, result_order_id, settled, recover_at, modified) =
             (SELECT coalesce(c.status, a.status), coalesce(c.reference, a.reference), coalesce(c.response_code, a.response_code),
                     coalesce(c.response_description, a.response_description), coalesce(c.error, a.error),
-                    coalesce(c.result_order_id, a.result_order_id), coalesce(c.settled, a.settled), c.modified
+                    coalesce(c.result_order_id, a.result_order_id), coalesce(c.settled, a.settled), coalesce(c.recover_at, a.recover_at), c.modified
                FROM jsonb_populate_record(NULL::acquirer_attempts, $2::jsonb) c)
           WHERE a.id = $1::uuid AND a.status IN ('processing', 'unknown')`,
     params: [id, JSON.stringify(change)],

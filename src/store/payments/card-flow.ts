@@ -18,6 +18,7 @@ const TIMESTAMPS = new Set([
   'expires_at',
   'setup_token_used',
   'settled',
+  'recover_at',
   'authorized',
   'capture_before',
   'occurred',

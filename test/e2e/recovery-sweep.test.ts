@@ -1,0 +1,66 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestService, type TestService } from '../helpers/service.ts';
+import { followBrowser, startPayment } from '../helpers/cards.ts';
+import { advanceTestClock } from '../../src/services/platform/tenancy.ts';
+import { sweepDueRecoveries } from '../../src/services/payments/recovery.ts';
+
+// Recovery finds attempts in flight by their recover_at (docs/money.md "Recovery"): no job row
+// is written per payment; the worker's sweep makes one for an attempt whose time has come. The
+// background worker is off, so only this test sweeps.
+let t: TestService;
+before(async () => {
+  t = await startTestService({ env: { TENDER_WORKER: 'off' }, config: { acquirer: { timeoutMs: 30_000, recoveryMs: 35_000 } } });
+});
+after(async () => t?.close());
+
+const recoveryJobs = (attemptId: string) => t.db.query("SELECT 1 FROM jobs WHERE kind = 'acquirer_recovery' AND ref_id = $1", [attemptId]);
+
+test('an authorization whose answer was lost is swept once its recovery time has come, once, and its job reverses it', async () => {
+  const shop = await t.newProject('test');
+  const p = await startPayment(t, '4000000000001026', { key: shop.api_key });
+  await followBrowser(p.redirect_url);
+  const [auth] = await t.db.query<{ id: string; status: string }>(
+    "SELECT id, status FROM acquirer_attempts WHERE transaction_id = $1 AND kind = 'authorization'",
+    [p.txn.id],
+  );
+  assert.equal(auth.status, 'unknown');
+  // recorded and answered (or not) with no job row: the applied 3-D Secure lookup left none either
+  const [{ n }] = await t.db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM jobs WHERE ref_id IN (SELECT id::text FROM acquirer_attempts WHERE transaction_id = $1)',
+    [p.txn.id],
+  );
+  assert.equal(n, 0);
+
+  assert.equal(await sweepDueRecoveries(t.svc.ctx, 100, shop.project_id), 0, 'not due before ACQUIRER_RECOVERY_MS');
+  await advanceTestClock(t.svc.ctx, shop.project_id, 36_000);
+  assert.equal(await sweepDueRecoveries(t.svc.ctx, 100, shop.project_id), 1);
+  assert.equal((await recoveryJobs(auth.id)).length, 1);
+  // swept: its recover_at moved on, so the next sweep passes it over even with its job gone
+  await t.db.query("DELETE FROM jobs WHERE kind = 'acquirer_recovery' AND ref_id = $1", [auth.id]);
+  assert.equal(await sweepDueRecoveries(t.svc.ctx, 100, shop.project_id), 0);
+  await advanceTestClock(t.svc.ctx, shop.project_id, 36_000);
+  assert.equal(await sweepDueRecoveries(t.svc.ctx, 100, shop.project_id), 1, 'asked again a recovery time later');
+
+  // run-due-jobs sweeps and runs the job: the authorization is reversed, the payment declined
+  const ran = await t.api('POST', '/v1/test/clock/run-due-jobs/', {}, { key: shop.api_key });
+  assert.equal(ran.status, 200, ran.text);
+  const order = (await t.api('GET', `/v1/orders/${p.order.id}/`, undefined, { key: shop.api_key })).body;
+  assert.equal(order.transactions[0].status, 'declined');
+  assert.equal(order.transactions[0].reason, 'processing_error');
+  assert.equal((await recoveryJobs(auth.id)).length, 0, 'the job is done');
+  await advanceTestClock(t.svc.ctx, shop.project_id, 36_000);
+  assert.equal(await sweepDueRecoveries(t.svc.ctx, 100, shop.project_id), 0, 'settled: never swept again');
+});
+
+test('the sweep of one project leaves the attempts of another alone', async () => {
+  const a = await t.newProject('test');
+  const b = await t.newProject('test');
+  const pb = await startPayment(t, '4000000000001026', { key: b.api_key });
+  await followBrowser(pb.redirect_url);
+  // both clocks past the recovery time; only a is swept
+  await advanceTestClock(t.svc.ctx, a.project_id, 36_000);
+  await advanceTestClock(t.svc.ctx, b.project_id, 36_000);
+  assert.equal(await sweepDueRecoveries(t.svc.ctx, 100, a.project_id), 0);
+  assert.equal(await sweepDueRecoveries(t.svc.ctx, 100, b.project_id), 1);
+});
