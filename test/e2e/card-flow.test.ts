@@ -386,10 +386,22 @@ test('authenticate: second start, foreign vault_token, bad cvc, unknown transact
   assert.equal(unknown.status, 404);
   const noKey = await t.api('POST', freshPath, { vault_token: stored.body.vault_token, cvc: '123' }, { key: null });
   assert.equal(noKey.status, 401);
-  // Nothing above started it.
+  // Nothing above started it, and no refused start left an attempt (the lookup is recorded with
+  // the read, before the checks, and dropped when they refuse)
   assert.equal((await t.api('GET', `/v1/orders/${fresh.order.id}/`)).body.transactions[0].status, 'new');
+  const lookups = (txnId: string) =>
+    t.db.query<{ status: string }>("SELECT status FROM acquirer_attempts WHERE transaction_id = $1 AND kind = 'three_ds'", [txnId]);
+  assert.deepEqual(await lookups(fresh.txn.id), []);
+  assert.deepEqual(
+    (await lookups(p.txn.id)).map((a) => a.status),
+    ['succeeded'],
+  );
   const ok = await t.api('POST', freshPath, { vault_token: stored.body.vault_token, cvc: '123' });
   assert.equal(ok.status, 200, ok.text);
+  assert.deepEqual(
+    (await lookups(fresh.txn.id)).map((a) => a.status),
+    ['succeeded'],
+  );
 });
 
 test('a pre-authorization (capture_mode manual) is accepted and capturable', async () => {

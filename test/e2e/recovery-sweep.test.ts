@@ -10,7 +10,10 @@ import { sweepDueRecoveries } from '../../src/services/payments/recovery.ts';
 // background worker is off, so only this test sweeps.
 let t: TestService;
 before(async () => {
-  t = await startTestService({ env: { TENDER_WORKER: 'off' }, config: { acquirer: { timeoutMs: 30_000, recoveryMs: 35_000 } } });
+  t = await startTestService({
+    env: { TENDER_WORKER: 'off' },
+    config: { acquirer: { timeoutMs: 30_000, recoveryMs: 35_000, simSlowMs: 1000, simSettleMs: 0 } },
+  });
 });
 after(async () => t?.close());
 

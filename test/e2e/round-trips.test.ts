@@ -38,8 +38,9 @@ async function counted<T>(fn: () => Promise<T>): Promise<{ result: T; statements
  * "Acquirer attempts"): the record is a short transaction, a locking read whose BEGIN goes with it
  * and one write whose COMMIT goes with it (store/pipeline.ts); no transaction is open across the
  * call; the apply is one statement planned from the record's rows and gated on their versions.
+ * Authenticate's 3-D Secure lookup moves no money: it is recorded in its read's own statement.
  */
-const EXPECTED = { create: 1, vault: 1, authenticate: 3, threeDs: 3, capture: 3, void: 3, refund: 3 };
+const EXPECTED = { create: 1, vault: 1, authenticate: 2, threeDs: 3, capture: 3, void: 3, refund: 3 };
 
 function expectCount(step: keyof typeof EXPECTED, statements: string[]) {
   assert.equal(

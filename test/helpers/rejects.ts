@@ -11,9 +11,10 @@ export interface Expect {
 
 /** Rows a rejected request must not have added, in every project. */
 export async function stored(db: Db) {
-  const [r] = await db.query<{ orders: number; transactions: number; events: number; jobs: number }>(
+  const [r] = await db.query<{ orders: number; transactions: number; events: number; jobs: number; attempts: number }>(
     `SELECT (SELECT count(*)::int FROM orders) AS orders, (SELECT count(*)::int FROM transactions) AS transactions,
-            (SELECT count(*)::int FROM events) AS events, (SELECT count(*)::int FROM jobs) AS jobs`,
+            (SELECT count(*)::int FROM events) AS events, (SELECT count(*)::int FROM jobs) AS jobs,
+            (SELECT count(*)::int FROM acquirer_attempts) AS attempts`,
   );
   return r;
 }

@@ -7,9 +7,9 @@ import { cvcSealed, openCard } from '../vault/cards.ts';
 import { addCardAuth, changeSealedCvc, cvcOfOrderPart, findCardAuth, type VaultCardRow } from '../../store/vault/cards.ts';
 import { planMove } from './transitions.ts';
 import type { StartView } from '../../store/payments/card-flow.ts';
-import { startRows, type StartRows } from '../../store/payments/payment-rows.ts';
-import { gateAsRecorded, inFlight, type AttemptRow } from '../../store/payments/attempts.ts';
-import { awaitAttempt, callAcquirer, newAttempt, planAnswered, planRecord, type Answer } from './attempts.ts';
+import { recordStart, startRows, type StartRows } from '../../store/payments/payment-rows.ts';
+import { dropAttempt, dropAttemptPart, gateAsRecorded, inFlight } from '../../store/payments/attempts.ts';
+import { awaitAttempt, callAcquirer, newAttempt, planAnswered, recoveryAt, type Answer } from './attempts.ts';
 import { keyedAttemptId } from './operation-key.ts';
 import { liabilityShift, type TransStatus } from '../../domain/card.ts';
 import { WriteSet } from '../../store/db/writes.ts';
@@ -60,9 +60,12 @@ export interface AuthenticationStart {
  * Starts card authentication, once for cards and wallets alike: the transaction must be new and
  * unexpired and the card stored for it; 3-D Secure is decided and the transaction moves
  * new -> pending. Asking the acquirer's 3-D Secure server is an attempt (docs/money.md "Acquirer
- * attempts"): recorded and committed (one locking read, one write), asked with no database
- * transaction open, its answer applied (the same again). 3-D Secure the device decided needs no
- * attempt: the start is written in the first transaction.
+ * attempts"). A lookup moves no money, so it is recorded in the statement that reads the
+ * transaction (locked for that statement), before the request is checked, and committed with it;
+ * a refused request drops it again. It is asked with no database transaction open, and its
+ * answer applied in one statement gated on the rows being as read (else under the lock).
+ * 3-D Secure the device decided (a wallet's cryptogram) is an answer with no call: the lookup is
+ * dropped in the same apply, and no attempt stays.
  */
 export async function startAuthentication(
   ctx: Ctx,
@@ -71,53 +74,48 @@ export async function startAuthentication(
   transactionId: TransactionId,
   start: AuthenticationStart,
 ): Promise<ThreeDsResult> {
-  // record
-  type Recorded =
-    | { three: ThreeDsResult }
-    | { keyed: string }
-    | { attempt: AttemptRow; card: VaultCardRow; txn: TransactionRow; now: Date; rows: StartRows };
+  // record, with the read
   const keyed = keyedAttemptId('three_ds');
-  const rec = await ctx.db.tx(async (q): Promise<Recorded> => {
-    const rows = await startRows(q, project.id, orderId, transactionId, start.vaultToken, keyed);
-    // the retry of an Idempotency-Key whose request recorded its lookup: that lookup's result
-    if (keyed && rows?.attempt) return { keyed };
-    const now = nowFor(project);
-    checkStart(rows?.txn, start, now);
-    const { txn, card } = rows!;
-    checkCard(txn, card, start);
-    start.check?.(card);
-    const w = new WriteSet();
-    const device = start.device?.(card);
-    if (device) {
-      planStarted(ctx, w, rows!, card, device, start, now);
-      await w.run(q, { commit: true });
-      return { three: device };
-    }
-    if ('three_ds' in rows!.reserved) throw new ApiError('TransactionAlreadyStarted', 'the transaction is being authenticated');
-    const a = newAttempt(project, txn, 'three_ds', txn.amount, now, { request: { vault_token: card.id } });
-    planRecord(ctx, w, a, now);
-    await w.run(q, { commit: true });
-    return { attempt: a, card, txn, now, rows: { ...rows!, attempt: a } };
+  const now = nowFor(project);
+  const a = newAttempt(project, { id: transactionId, order_id: orderId, currency: '' }, 'three_ds', 0, now, {
+    request: { vault_token: start.vaultToken },
   });
-  if ('three' in rec) return rec.three;
-  if ('keyed' in rec) return keyedLookup(ctx, rec.keyed);
-  // call, with no transaction open
-  const { attempt: a, card, txn, now } = rec;
-  const answer = await callAcquirer(ctx, a, () => start.ask(card, txn, now, a.id));
+  a.recover_at = recoveryAt(ctx, now);
+  const rows = await recordStart(ctx.db, project.id, orderId, transactionId, start.vaultToken, a, keyed ?? null);
+  // the retry of an Idempotency-Key whose request recorded its lookup: that lookup's result
+  if (keyed && rows?.attempt) return keyedLookup(ctx, keyed);
+  let card: VaultCardRow;
+  try {
+    checkStart(rows?.txn, start, now);
+    card = rows!.card!;
+    checkCard(rows!.txn, card, start);
+    start.check?.(card);
+    if ('three_ds' in rows!.reserved || !rows!.recorded)
+      throw new ApiError('TransactionAlreadyStarted', 'the transaction is being authenticated');
+  } catch (err) {
+    if (rows?.recorded) await dropAttempt(ctx.db, a.id);
+    throw err;
+  }
+  const txn = rows!.txn;
+  Object.assign(a, { amount: txn.amount, currency: txn.currency });
+  // call, with no transaction open (none for 3-D Secure the device decided)
+  const device = start.device?.(card);
+  const answer: Answer<ThreeDsResult> = device ? { outcome: device } : await callAcquirer(ctx, a, () => start.ask(card, txn, now, a.id));
+  const asked = !device;
   // apply: planned from the rows the record read, in one statement gated on their being as the
   // record left them (an order of several transactions reads its siblings again); else, or when
   // the gate held it back, planned the same from the rows read again under the lock
   let applied: Applied | undefined;
-  if (rec.rows.statuses.length === 1) {
+  if (rows!.statuses.length === 1) {
     const w = new WriteSet();
-    gateAsRecorded(w, rec.rows.seen, txn, a.id);
-    const planned = planApplied(ctx, w, { ...rec.rows, txn: { ...txn }, order: { ...rec.rows.order } }, answer, start);
+    gateAsRecorded(w, rows!.seen, txn, a.id);
+    const planned = planApplied(ctx, w, { ...rows!, attempt: a, txn: { ...txn }, order: { ...rows!.order } }, answer, start, asked);
     if (await w.run(ctx.db)) applied = planned;
   }
   applied ??= await ctx.db.tx(async (q) => {
-    const rows = await startRows(q, project.id, orderId, transactionId, start.vaultToken, a.id);
+    const again = await startRows(q, project.id, orderId, transactionId, start.vaultToken, a.id);
     const w = new WriteSet();
-    const planned = planApplied(ctx, w, rows, answer, start);
+    const planned = planApplied(ctx, w, again, answer, start, asked);
     if (!w.empty) await w.run(q, { commit: true });
     return planned;
   });
@@ -143,9 +141,10 @@ const lookupUnanswered = () =>
 type Applied = { three: ThreeDsResult } | { refused: string } | { unanswered: true };
 
 /**
- * The 3-D Secure answer's writes gathered in `w`: the attempt settled and, when the transaction
- * may still start, the start (planStarted). 3-D Secure moves no money: without an answer the
- * lookup failed, and the transaction stays new.
+ * The 3-D Secure answer's writes gathered in `w`: the attempt settled (dropped when it was not
+ * `asked`: the device decided) and, when the transaction may still start, the start
+ * (planStarted). 3-D Secure moves no money: without an answer the lookup failed, and the
+ * transaction stays new.
  */
 function planApplied(
   ctx: Ctx,
@@ -153,6 +152,7 @@ function planApplied(
   rows: StartRows | undefined,
   answer: Answer<ThreeDsResult>,
   start: AuthenticationStart,
+  asked: boolean,
 ): Applied {
   const attempt = rows?.attempt;
   if (!rows || !attempt || !inFlight(attempt)) return { refused: 'the transaction is being authenticated' };
@@ -162,7 +162,8 @@ function planApplied(
     return { unanswered: true };
   }
   const three = answer.outcome;
-  planAnswered(ctx, w, attempt, { status: 'succeeded', response_code: three.trans_status, settled: at, modified: at }, at);
+  if (asked) planAnswered(ctx, w, attempt, { status: 'succeeded', response_code: three.trans_status, settled: at, modified: at }, at);
+  else w.add(dropAttemptPart(attempt.id));
   const problem = startProblem(rows.txn, at);
   if (!problem) planStarted(ctx, w, rows, rows.card!, three, start, at);
   return problem ? { refused: problem } : { three };

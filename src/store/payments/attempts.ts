@@ -49,11 +49,14 @@ export type AttemptChange = Partial<
 
 const ROW = (a: AttemptRow) => ({ ...a, request: a.request ?? {} });
 
+/** An attempt as the jsonb its INSERT populates a row from. */
+export const attemptJson = (a: AttemptRow) => JSON.stringify(ROW(a));
+
 /** The attempt's INSERT as a part of one statement (store/writes.ts). */
 export function recordPart(a: AttemptRow): Part {
   return {
     sql: `INSERT INTO acquirer_attempts SELECT * FROM jsonb_populate_record(NULL::acquirer_attempts, $1::jsonb) WHERE true`,
-    params: [JSON.stringify(ROW(a))],
+    params: [attemptJson(a)],
   };
 }
 
@@ -75,7 +78,7 @@ export async function recordAttempt(
                   AND x.kind = ANY($4::text[]) AND x.status IN ('processing', 'unknown')) + $5::bigint <= $6::bigint
          RETURNING id)
      SELECT count(*)::int AS n FROM a`,
-    [JSON.stringify(ROW(a)), a.transaction_id, a.project_id, reserve.kinds, a.amount, reserve.max],
+    [attemptJson(a), a.transaction_id, a.project_id, reserve.kinds, a.amount, reserve.max],
     { prepare: 'record_attempt', commit: opts.commit },
   );
   return row.n > 0;
@@ -124,6 +127,18 @@ export function changePart(id: string, change: AttemptChange): Part {
           WHERE a.id = $1::uuid AND a.status IN ('processing', 'unknown')`,
     params: [id, JSON.stringify(change)],
   };
+}
+
+/** An attempt recorded before its request was checked, dropped when the request is refused: it was never sent. */
+export const dropAttemptPart = (id: string): Part => ({
+  sql: `DELETE FROM acquirer_attempts WHERE id = $1::uuid AND status = 'processing'`,
+  params: [id],
+});
+
+/** dropAttemptPart alone (one round trip). */
+export async function dropAttempt(q: Queryable, id: string) {
+  const p = dropAttemptPart(id);
+  await q.query(p.sql, p.params);
 }
 
 /** changePart alone (one round trip, its own transaction when q is the pool). */

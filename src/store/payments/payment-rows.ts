@@ -2,7 +2,7 @@ import type { Queryable } from '../db/db.ts';
 import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import type { TransactionStatus } from '../../domain/status.ts';
 import { revive, SEEN_COLUMN, viewOf, type Seen, type StartView } from './card-flow.ts';
-import { RESERVED_COLUMN, reviveAttempt, type AttemptRow, type Reserved } from './attempts.ts';
+import { attemptJson, RESERVED_COLUMN, reviveAttempt, type AttemptRow, type Reserved } from './attempts.ts';
 import type { OrderId, ProjectId, TransactionId } from '../../domain/ids.ts';
 
 /**
@@ -142,6 +142,32 @@ export interface StartRows extends StartView {
   seen: Seen;
 }
 
+type RawStart = {
+  txn: object;
+  order: object;
+  project: object;
+  statuses: TransactionStatus[];
+  card: object | null;
+  reserved: Reserved;
+  attempt: object | null;
+  seen: Seen;
+};
+
+/** The columns of a start's read: `t` the transaction, `o` its order (both locked). */
+const START_COLUMNS = `to_jsonb(t) AS txn, to_jsonb(o) AS "order", (SELECT to_jsonb(p) FROM projects p WHERE p.id = $1) AS project,
+  ARRAY(SELECT s.status FROM transactions s WHERE s.project_id = $1 AND s.order_id = t.order_id ORDER BY s.created, s.id)::text[] AS statuses,
+  (SELECT to_jsonb(v) FROM vault_cards v WHERE v.project_id = $1 AND v.id = $4) AS card, ${RESERVED_COLUMN},
+  (SELECT to_jsonb(x) FROM acquirer_attempts x WHERE x.project_id = $1 AND x.id = $5::uuid) AS attempt, ${SEEN_COLUMN}`;
+const START_FROM = `FROM transactions t JOIN orders o ON o.id = t.order_id
+  WHERE t.project_id = $1 AND t.order_id = $2 AND t.id = $3 FOR UPDATE OF t, o`;
+
+const startOf = (row: RawStart): StartRows => ({
+  ...viewOf(row),
+  reserved: Object.fromEntries(Object.entries(row.reserved ?? {}).map(([k, v]) => [k, Number(v)])),
+  attempt: reviveAttempt(row.attempt),
+  seen: row.seen,
+});
+
 /**
  * What authenticating a transaction with a stored card needs: the transaction and its order,
  * both locked (FOR UPDATE), the card, the attempts in flight and, when named, the 3-D Secure
@@ -155,31 +181,42 @@ export async function startRows(
   vaultToken: string,
   attemptId: string | null = null,
 ): Promise<StartRows | undefined> {
-  const [row] = await q.query<{
-    txn: object;
-    order: object;
-    project: object;
-    statuses: TransactionStatus[];
-    card: object | null;
-    reserved: Reserved;
-    attempt: object | null;
-    seen: Seen;
-  }>(
-    `SELECT to_jsonb(t) AS txn, to_jsonb(o) AS "order", (SELECT to_jsonb(p) FROM projects p WHERE p.id = $1) AS project,
-            ARRAY(SELECT s.status FROM transactions s WHERE s.project_id = $1 AND s.order_id = t.order_id ORDER BY s.created, s.id)::text[] AS statuses,
-            (SELECT to_jsonb(v) FROM vault_cards v WHERE v.project_id = $1 AND v.id = $4) AS card, ${RESERVED_COLUMN},
-            (SELECT to_jsonb(x) FROM acquirer_attempts x WHERE x.project_id = $1 AND x.id = $5::uuid) AS attempt, ${SEEN_COLUMN}
-     FROM transactions t JOIN orders o ON o.id = t.order_id
-     WHERE t.project_id = $1 AND t.order_id = $2 AND t.id = $3 FOR UPDATE OF t, o`,
+  const [row] = await q.query<RawStart>(
+    `SELECT ${START_COLUMNS} ${START_FROM}`,
     [projectId, orderId, transactionId, vaultToken, attemptId],
-    { prepare: 'start_rows' },
+    {
+      prepare: 'start_rows',
+    },
   );
-  return (
-    row && {
-      ...viewOf(row),
-      reserved: Object.fromEntries(Object.entries(row.reserved ?? {}).map(([k, v]) => [k, Number(v)])),
-      attempt: reviveAttempt(row.attempt),
-      seen: row.seen,
-    }
+  return row && startOf(row);
+}
+
+/**
+ * startRows and, in the same statement, the 3-D Secure lookup's attempt `lookup` recorded for the
+ * transaction read (its amount and currency taken from it), before anything is checked: the
+ * caller drops it when the start is refused (dropAttempt). The rows are read as they were before
+ * the attempt: `reserved` and `attempt` do not show it. Nothing is recorded when the attempt's
+ * id is taken (the retry of an Idempotency-Key: `attempt` is the one recorded before).
+ * `recorded`: whether it was.
+ */
+export async function recordStart(
+  q: Queryable,
+  projectId: ProjectId,
+  orderId: OrderId,
+  transactionId: TransactionId,
+  vaultToken: string,
+  lookup: AttemptRow,
+  keyedId: string | null,
+): Promise<(StartRows & { recorded: boolean }) | undefined> {
+  const [row] = await q.query<RawStart & { recorded: number }>(
+    `WITH r AS (SELECT t.amount AS lookup_amount, t.currency AS lookup_currency, ${START_COLUMNS} ${START_FROM}),
+          a AS (INSERT INTO acquirer_attempts
+                  SELECT c.* FROM r, jsonb_populate_record(NULL::acquirer_attempts,
+                    $6::jsonb || jsonb_build_object('amount', r.lookup_amount, 'currency', r.lookup_currency)) c
+                ON CONFLICT DO NOTHING RETURNING id)
+     SELECT r.*, (SELECT count(*) FROM a)::int AS recorded FROM r`,
+    [projectId, orderId, transactionId, vaultToken, keyedId, attemptJson(lookup)],
+    { prepare: 'record_start' },
   );
+  return row && { ...startOf(row), recorded: row.recorded > 0 };
 }
