@@ -141,3 +141,38 @@ test('a 3-D Secure lookup without an answer is an attempt that failed: nothing s
   );
   assert.equal((await t.api('GET', `/v1/orders/${order.id}/`)).body.transactions[0].status, 'pending');
 });
+
+test('the retry of an unanswered lookup with the same Idempotency-Key asks again: 502 while the server is down, then 200', async () => {
+  const sim = createSimulator();
+  let down = true;
+  const flaky = {
+    ...sim,
+    authenticate3ds: async (req: Parameters<typeof sim.authenticate3ds>[0]) => {
+      if (down) throw new Error('the 3-D Secure server is unreachable');
+      return sim.authenticate3ds(req);
+    },
+  };
+  const t = await start({ testConnector: flaky });
+  const { order, txn, setup_token } = await createCardOrder(t);
+  const stored = await vault(t, { pan: '4111111111111111', expiry: futureExpiry(), setup_token });
+  const path = `/v1/orders/${order.id}/transactions/${txn.id}/authenticate/`;
+  const send = () =>
+    t.api('POST', path, { vault_token: stored.body.vault_token, cvc: '123' }, { headers: { 'idempotency-key': 'start-once-1' } });
+  // a 5xx is not kept for the key: the retry runs, finds the key's lookup unanswered, and asks again
+  assert.equal((await send()).status, 502);
+  assert.equal((await send()).status, 502);
+  down = false;
+  const ok = await send();
+  assert.equal(ok.status, 200, ok.text);
+  const statuses = await t.db.query<{ status: string }>(
+    "SELECT status FROM acquirer_attempts WHERE transaction_id = $1 AND kind = 'three_ds' ORDER BY created, id",
+    [txn.id],
+  );
+  assert.deepEqual(statuses.map((a) => a.status).sort(), ['failed', 'failed', 'succeeded']);
+  assert.equal((await t.api('GET', `/v1/orders/${order.id}/`)).body.transactions[0].status, 'pending');
+  // answered now, the key replays its 200 and asks nothing more
+  const replay = await send();
+  assert.equal(replay.status, 200);
+  assert.deepEqual(replay.body, ok.body);
+  assert.equal((await t.db.query('SELECT 1 FROM acquirer_attempts WHERE transaction_id = $1', [txn.id])).length, 3);
+});

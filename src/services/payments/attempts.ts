@@ -38,10 +38,10 @@ export function newAttempt(
   kind: OperationKind,
   amount: number,
   now: Date,
-  extra: { authorization_reference?: string | null; request?: Record<string, unknown> } = {},
+  extra: { authorization_reference?: string | null; request?: Record<string, unknown>; id?: string } = {},
 ): AttemptRow {
   // under an Idempotency-Key the id comes from the key: a retry finds this attempt
-  const id = keyedAttemptId(kind) ?? newId();
+  const id = extra.id ?? keyedAttemptId(kind) ?? newId();
   return {
     id,
     project_id: project.id,

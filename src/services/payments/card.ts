@@ -1,4 +1,4 @@
-import { isUuid, type OrderId, type TransactionId } from '../../domain/ids.ts';
+import { isUuid, newId, type OrderId, type TransactionId } from '../../domain/ids.ts';
 import * as orders from '../../store/payments/orders.ts';
 import { findProject } from '../../store/platform/projects.ts';
 import { nowFor, type Ctx, type OrderStatusHook } from '../platform/context.ts';
@@ -77,13 +77,24 @@ export async function startAuthentication(
   // record, with the read
   const keyed = keyedAttemptId('three_ds');
   const now = nowFor(project);
-  const a = newAttempt(project, { id: transactionId, order_id: orderId, currency: '' }, 'three_ds', 0, now, {
-    request: { vault_token: start.vaultToken },
-  });
-  a.recover_at = recoveryAt(ctx, now);
-  const rows = await recordStart(ctx.db, project.id, orderId, transactionId, start.vaultToken, a, keyed ?? null);
-  // the retry of an Idempotency-Key whose request recorded its lookup: that lookup's result
-  if (keyed && rows?.attempt) return keyedLookup(ctx, keyed);
+  const lookup = (id?: string) => {
+    const a = newAttempt(project, { id: transactionId, order_id: orderId, currency: '' }, 'three_ds', 0, now, {
+      request: { vault_token: start.vaultToken },
+      id,
+    });
+    a.recover_at = recoveryAt(ctx, now);
+    return a;
+  };
+  let a = lookup();
+  let rows = await recordStart(ctx.db, project.id, orderId, transactionId, start.vaultToken, a, keyed ?? null);
+  // the retry of an Idempotency-Key whose request recorded its lookup: that lookup's result; when
+  // it got no answer, this retry asks again as a lookup of its own (a lookup moves no money)
+  if (keyed && rows?.attempt) {
+    const earlier = await keyedLookup(ctx, keyed);
+    if (earlier !== 'unanswered') return earlier;
+    a = lookup(newId());
+    rows = await recordStart(ctx.db, project.id, orderId, transactionId, start.vaultToken, a, null);
+  }
   let card: VaultCardRow;
   try {
     checkStart(rows?.txn, start, now);
@@ -124,15 +135,19 @@ export async function startAuthentication(
   throw lookupUnanswered();
 }
 
-/** What a retried request answers from its 3-D Secure lookup (found by its Idempotency-Key): as the first request did. */
-async function keyedLookup(ctx: Ctx, id: string): Promise<ThreeDsResult> {
+/**
+ * What a retried request answers from its 3-D Secure lookup (found by its Idempotency-Key): as the
+ * first request did, or `unanswered` when that lookup failed: no answer came (a lookup is only
+ * `failed` without one; an answer, whatever its 3-D Secure status, settles it `succeeded`).
+ */
+async function keyedLookup(ctx: Ctx, id: string): Promise<ThreeDsResult | 'unanswered'> {
   const a = (await awaitAttempt(ctx, id))!;
   if (a.status === 'succeeded') {
     const trans_status = a.response_code as TransStatus;
     return { trans_status, liability_shift: liabilityShift(trans_status) };
   }
   if (inFlight(a)) throw inFlightError('TransactionAlreadyStarted', 'the transaction is being authenticated');
-  throw lookupUnanswered();
+  return 'unanswered';
 }
 
 const lookupUnanswered = () =>
