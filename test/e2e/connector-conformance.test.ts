@@ -96,17 +96,25 @@ test('through lost answers, duplicates and errors Tender records what the acquir
   assert.deepEqual(report.violations, []);
 });
 
-test('a 3-D Secure lookup without an answer is an attempt that failed: nothing starts, and the transaction can be authenticated again', async () => {
+/** The simulator, its 3-D Secure server unreachable while `down`. */
+function flakyLookups() {
   const sim = createSimulator();
-  let down = true;
-  const flaky = {
-    ...sim,
-    authenticate3ds: async (req: Parameters<typeof sim.authenticate3ds>[0]) => {
-      if (down) throw new Error('the 3-D Secure server is unreachable');
-      return sim.authenticate3ds(req);
+  const state = {
+    down: true,
+    connector: {
+      ...sim,
+      authenticate3ds: async (req: Parameters<typeof sim.authenticate3ds>[0]) => {
+        if (state.down) throw new Error('the 3-D Secure server is unreachable');
+        return sim.authenticate3ds(req);
+      },
     },
   };
-  const t = await start({ testConnector: flaky });
+  return state;
+}
+
+test('a 3-D Secure lookup without an answer is an attempt that failed: nothing starts, and the transaction can be authenticated again', async () => {
+  const server = flakyLookups();
+  const t = await start({ testConnector: server.connector });
   const { order, txn, setup_token } = await createCardOrder(t);
   const stored = await vault(t, { pan: '4111111111111111', expiry: futureExpiry(), setup_token });
   const path = `/v1/orders/${order.id}/transactions/${txn.id}/authenticate/`;
@@ -132,7 +140,7 @@ test('a 3-D Secure lookup without an answer is an attempt that failed: nothing s
     txn.id,
   ]);
   assert.equal(n, 0, 'no 3-D Secure row without an answer');
-  down = false;
+  server.down = false;
   const again = await t.api('POST', path, { vault_token: stored.body.vault_token, cvc: '123' });
   assert.equal(again.status, 200, again.text);
   assert.deepEqual(
@@ -143,16 +151,8 @@ test('a 3-D Secure lookup without an answer is an attempt that failed: nothing s
 });
 
 test('the retry of an unanswered lookup with the same Idempotency-Key asks again: 502 while the server is down, then 200', async () => {
-  const sim = createSimulator();
-  let down = true;
-  const flaky = {
-    ...sim,
-    authenticate3ds: async (req: Parameters<typeof sim.authenticate3ds>[0]) => {
-      if (down) throw new Error('the 3-D Secure server is unreachable');
-      return sim.authenticate3ds(req);
-    },
-  };
-  const t = await start({ testConnector: flaky });
+  const server = flakyLookups();
+  const t = await start({ testConnector: server.connector });
   const { order, txn, setup_token } = await createCardOrder(t);
   const stored = await vault(t, { pan: '4111111111111111', expiry: futureExpiry(), setup_token });
   const path = `/v1/orders/${order.id}/transactions/${txn.id}/authenticate/`;
@@ -161,7 +161,7 @@ test('the retry of an unanswered lookup with the same Idempotency-Key asks again
   // a 5xx is not kept for the key: the retry runs, finds the key's lookup unanswered, and asks again
   assert.equal((await send()).status, 502);
   assert.equal((await send()).status, 502);
-  down = false;
+  server.down = false;
   const ok = await send();
   assert.equal(ok.status, 200, ok.text);
   const statuses = await t.db.query<{ status: string }>(
