@@ -62,14 +62,20 @@ async function preauthorized(url: string, auth: Record<string, string>, amount: 
   return { o: created.body as { id: string }, txn: txn as { id: string } };
 }
 
-test('a capture at the acquirer when the service is killed is applied by the restarted one', { timeout: 240_000 }, async () => {
-  // the capture is done by the acquirer 3 s after it was asked: the service is dead by then
+/** The simulator behind a socket, its captures done 3 s after they are asked (all, or only the first). */
+async function serveDelayedCaptures(opts: { onlyFirst: boolean }) {
   const acquirer = withFaults(createSimulator({ settleMs: 0 }), {
-    rule: (c): Fault => (c.method === 'capture' ? 'delay' : 'none'),
+    rule: (c): Fault => (c.method === 'capture' && (!opts.onlyFirst || acquirer.injected.delay === 0) ? 'delay' : 'none'),
     delayMs: 3000,
   });
   const served = await serveConnector(acquirer);
   after(() => served.close());
+  return { acquirer, served };
+}
+
+test('a capture at the acquirer when the service is killed is applied by the restarted one', { timeout: 240_000 }, async () => {
+  // the capture is done by the acquirer 3 s after it was asked: the service is dead by then
+  const { acquirer, served } = await serveDelayedCaptures({ onlyFirst: false });
   const started = await killableService(store, served.url, 5000, 'Kill shop');
   const { env, url, auth } = started;
   let child = started.child;
@@ -113,12 +119,7 @@ test(
   'a keyed capture at the acquirer when the service is killed: the retry answers it, the acquirer captured once',
   { timeout: 240_000 },
   async () => {
-    const acquirer = withFaults(createSimulator({ settleMs: 0 }), {
-      rule: (c): Fault => (c.method === 'capture' && acquirer.injected.delay === 0 ? 'delay' : 'none'),
-      delayMs: 3000,
-    });
-    const served = await serveConnector(acquirer);
-    after(() => served.close());
+    const { acquirer, served } = await serveDelayedCaptures({ onlyFirst: true });
     const started = await killableService(keyedStore, served.url, 4000, 'Keyed kill shop');
     const { env, url, auth } = started;
     let child = started.child;

@@ -112,12 +112,17 @@ function flakyLookups() {
   return state;
 }
 
-test('a 3-D Secure lookup without an answer is an attempt that failed: nothing starts, and the transaction can be authenticated again', async () => {
+/** A service on flakyLookups, and a new card transaction of it with its card stored, to authenticate at `path`. */
+async function startUnreachable() {
   const server = flakyLookups();
   const t = await start({ testConnector: server.connector });
   const { order, txn, setup_token } = await createCardOrder(t);
   const stored = await vault(t, { pan: '4111111111111111', expiry: futureExpiry(), setup_token });
-  const path = `/v1/orders/${order.id}/transactions/${txn.id}/authenticate/`;
+  return { server, t, order, txn, stored, path: `/v1/orders/${order.id}/transactions/${txn.id}/authenticate/` };
+}
+
+test('a 3-D Secure lookup without an answer is an attempt that failed: nothing starts, and the transaction can be authenticated again', async () => {
+  const { server, t, order, txn, path, stored } = await startUnreachable();
   const first = await t.api('POST', path, { vault_token: stored.body.vault_token, cvc: '123' });
   assert.equal(first.status, 502, first.text);
   assert.equal(first.body.error.type, 'FailedToFetchTransactionInformation');
@@ -151,11 +156,7 @@ test('a 3-D Secure lookup without an answer is an attempt that failed: nothing s
 });
 
 test('the retry of an unanswered lookup with the same Idempotency-Key asks again: 502 while the server is down, then 200', async () => {
-  const server = flakyLookups();
-  const t = await start({ testConnector: server.connector });
-  const { order, txn, setup_token } = await createCardOrder(t);
-  const stored = await vault(t, { pan: '4111111111111111', expiry: futureExpiry(), setup_token });
-  const path = `/v1/orders/${order.id}/transactions/${txn.id}/authenticate/`;
+  const { server, t, order, txn, path, stored } = await startUnreachable();
   const send = () =>
     t.api('POST', path, { vault_token: stored.body.vault_token, cvc: '123' }, { headers: { 'idempotency-key': 'start-once-1' } });
   // a 5xx is not kept for the key: the retry runs, finds the key's lookup unanswered, and asks again

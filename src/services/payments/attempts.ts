@@ -31,8 +31,12 @@ export const RECOVERY_JOB = 'acquirer_recovery';
 /** The acquirer's answer to one call, or why there was none. */
 export type Answer<T = Outcome> = { outcome: T } | { error: string };
 
-/** A new attempt's row, before it is recorded. */
+/**
+ * A new attempt's row, before it is recorded: due for recovery ACQUIRER_RECOVERY_MS after `now`
+ * should it still be in flight then; a reversal never (its authorization's recovery drives it).
+ */
 export function newAttempt(
+  ctx: Ctx,
   project: ProjectRow,
   txn: Pick<TransactionRow, 'id' | 'order_id' | 'currency'>,
   kind: OperationKind,
@@ -62,26 +66,17 @@ export function newAttempt(
     created: now,
     modified: now,
     settled: null,
-    recover_at: null,
+    recover_at: kind === 'reversal' ? null : new Date(now.getTime() + ctx.config.acquirer.recoveryMs),
   };
 }
 
 /**
- * The attempt, gathered in `w`, due for recovery after ACQUIRER_RECOVERY_MS: the sweep finds it
- * then if nothing applied an answer first. Sets a.recover_at.
+ * The attempt, gathered in `w`: the sweep finds it at its recover_at if nothing applied an answer
+ * first (the workers are woken when that is about now).
  */
-export function planRecord(ctx: Ctx, w: WriteSet, a: AttemptRow, now: Date) {
-  a.recover_at = recoveryAt(ctx, now);
+export function planRecord(w: WriteSet, a: AttemptRow) {
   w.add(recordPart(a));
-  if (dueNow(a.recover_at)) w.notifyJobs();
-}
-
-/** When an attempt recorded now is swept for recovery if still in flight. */
-export const recoveryAt = (ctx: Ctx, now: Date) => new Date(now.getTime() + ctx.config.acquirer.recoveryMs);
-
-/** The attempt alone, never swept (a reversal, driven by its authorization's recovery). */
-export function planRecordOnly(w: WriteSet, a: AttemptRow) {
-  w.add(recordPart(a));
+  if (a.recover_at && dueNow(a.recover_at)) w.notifyJobs();
 }
 
 /**

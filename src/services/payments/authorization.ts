@@ -75,14 +75,14 @@ export async function authorizeStep(ctx: Ctx, transactionId: TransactionId, step
     const dk = rows.card && (await existingDataKey(q, ctx.masterKey, project.id));
     if (!rows.card || !dk) throw new Error(`transaction ${txn.id} has no card to authorize`);
     const card = openCard(dk, rows.card);
-    const a = newAttempt(project, txn, 'authorization', txn.amount, now, { request: { step: step.kind } });
-    planRecord(ctx, w, a, now);
+    const a = newAttempt(ctx, project, txn, 'authorization', txn.amount, now, { request: { step: step.kind } });
+    planRecord(w, a);
     // the challenge's answer goes to the 3-D Secure server first: an attempt of its own
     const challenge =
       auth.trans_status === 'C' && step.kind === 'challenge'
-        ? newAttempt(project, txn, 'three_ds', txn.amount, now, { request: { step: 'challenge' } })
+        ? newAttempt(ctx, project, txn, 'three_ds', txn.amount, now, { request: { step: 'challenge' } })
         : undefined;
-    if (challenge) planRecord(ctx, w, challenge, now);
+    if (challenge) planRecord(w, challenge);
     // The CVC served this one authorization request.
     changeSealedCvc(w, rows.card.id, null);
     planMove(ctx, w, txn, rows, 'processing', now);

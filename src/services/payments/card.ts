@@ -9,7 +9,7 @@ import { planMove } from './transitions.ts';
 import type { StartView } from '../../store/payments/card-flow.ts';
 import { recordStart, startRows, type StartRows } from '../../store/payments/payment-rows.ts';
 import { dropAttempt, dropAttemptPart, gateAsRecorded, inFlight } from '../../store/payments/attempts.ts';
-import { awaitAttempt, callAcquirer, newAttempt, planAnswered, recoveryAt, type Answer } from './attempts.ts';
+import { awaitAttempt, callAcquirer, newAttempt, planAnswered, type Answer } from './attempts.ts';
 import { keyedAttemptId } from './operation-key.ts';
 import { liabilityShift, type TransStatus } from '../../domain/card.ts';
 import { WriteSet } from '../../store/db/writes.ts';
@@ -78,12 +78,10 @@ export async function startAuthentication(
   const keyed = keyedAttemptId('three_ds');
   const now = nowFor(project);
   const lookup = (id?: string) => {
-    const a = newAttempt(project, { id: transactionId, order_id: orderId, currency: '' }, 'three_ds', 0, now, {
+    return newAttempt(ctx, project, { id: transactionId, order_id: orderId, currency: '' }, 'three_ds', 0, now, {
       request: { vault_token: start.vaultToken },
       id,
     });
-    a.recover_at = recoveryAt(ctx, now);
-    return a;
   };
   let a = lookup();
   let rows = await recordStart(ctx.db, project.id, orderId, transactionId, start.vaultToken, a, keyed ?? null);

@@ -22,7 +22,6 @@ import {
   NO_ANSWER,
   planAnswered,
   processingOf,
-  recoveryAt,
   resultOf,
   type Answer,
 } from './attempts.ts';
@@ -101,11 +100,10 @@ export async function followUp(ctx: Ctx, project: ProjectRow, req: FollowUpReque
       earlier: d.earlier,
     });
     if (problem) throw new ApiError(errorType, problem);
-    const a = newAttempt(project, rows.txn, req.op, d.amount, now, {
+    const a = newAttempt(ctx, project, rows.txn, req.op, d.amount, now, {
       authorization_reference: rows.reference,
       request: { source: req.source, ...req.request },
     });
-    a.recover_at = recoveryAt(ctx, now);
     if (!(await recordAttempt(q, a, { kinds: d.kinds, max: d.max }, { commit: true })))
       throw new ApiError(errorType, 'the amount is no longer available: another request reserved it first');
     return { same: false as const, attempt: a, txn: rows.txn, rows };

@@ -5,7 +5,7 @@ import * as orders from '../../store/payments/orders.ts';
 import { attemptsOf, changeAttempt, findAttempt, inFlight, sweepDueAttempts, type AttemptRow } from '../../store/payments/attempts.ts';
 import { WriteSet } from '../../store/db/writes.ts';
 import { connectorFor, operationRef } from './connectors.ts';
-import { callAcquirer, newAttempt, planRecordOnly, RECOVERY_JOB } from './attempts.ts';
+import { callAcquirer, newAttempt, planRecord, RECOVERY_JOB } from './attempts.ts';
 import { applyAuthorization } from './authorization.ts';
 import { applyFollowUp } from './follow-ups.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
@@ -69,9 +69,9 @@ async function reverseAuthorization(ctx: Ctx, project: ProjectRow, auth: Attempt
   const now = nowFor(project);
   let rev = (await attemptsOf(ctx.db, project.id, txn.id)).find((x) => x.kind === 'reversal' && inFlight(x));
   if (!rev) {
-    rev = newAttempt(project, txn, 'reversal', auth.amount, now, { request: { original: auth.id } });
+    rev = newAttempt(ctx, project, txn, 'reversal', auth.amount, now, { request: { original: auth.id } });
     const w = new WriteSet();
-    planRecordOnly(w, rev);
+    planRecord(w, rev);
     await w.run(ctx.db);
   }
   const reversal = rev;
