@@ -1,7 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSimulator } from '../../src/acquirer/simulator/index.ts';
-import type { Connector } from '../../src/acquirer/connector.ts';
+import { holding } from '../helpers/holding.ts';
 import { startTestService, request, type TestService } from '../helpers/service.ts';
 import { createCardOrder, futureExpiry, vault } from '../helpers/cards.ts';
 import { moneyClient } from '../helpers/money.ts';
@@ -13,35 +13,6 @@ import { moneyClient } from '../helpers/money.ts';
  * lets it go): the gated statement writes nothing, and the locked apply plans again from the rows
  * as they are. Both stores; the job worker is off so that only the request's statements are seen.
  */
-
-/** The simulator, with one call of a method held until released. */
-function holding(inner: Connector) {
-  let hold: { method: string; reached: () => void; released: Promise<void> } | undefined;
-  const connector = new Proxy(inner, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop, target) as unknown;
-      if (typeof value !== 'function') return value;
-      return async (...args: unknown[]) => {
-        const h = hold?.method === prop ? hold : undefined;
-        if (h) {
-          hold = undefined;
-          h.reached();
-          await h.released;
-        }
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
-  /** Holds the next call of `method`: `reached` once it is made, `release` lets it go on. */
-  const holdNext = (method: keyof Connector) => {
-    let reached!: () => void;
-    let release!: () => void;
-    const at = new Promise<void>((r) => (reached = r));
-    hold = { method, reached, released: new Promise<void>((r) => (release = r)) };
-    return { reached: at, release };
-  };
-  return { connector, holdNext };
-}
 
 const acquirer = holding(createSimulator({ settleMs: 0 }));
 let t: TestService;

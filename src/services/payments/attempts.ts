@@ -37,7 +37,7 @@ export type Answer<T = Outcome> = { outcome: T } | { error: string };
  */
 export function newAttempt(
   ctx: Ctx,
-  project: ProjectRow,
+  project: Pick<ProjectRow, 'id'>,
   txn: Pick<TransactionRow, 'id' | 'order_id' | 'currency'>,
   kind: OperationKind,
   amount: number,

@@ -6,14 +6,22 @@ import { changeCardAuth, changeSealedCvc, type CardAuthRow } from '../../store/v
 import { changeTransaction } from '../../store/payments/changes.ts';
 import { planMove, type OrderContext } from './transitions.ts';
 import { threeDsRows, type Seen } from '../../store/payments/card-flow.ts';
-import { lockAttemptRows } from '../../store/payments/payment-rows.ts';
-import { gateAsRecorded, inFlight, type AttemptChange, type AttemptRow } from '../../store/payments/attempts.ts';
+import { lockAttemptRows, recordAuthorization } from '../../store/payments/payment-rows.ts';
+import {
+  authorizationInFlight,
+  dropAttempt,
+  gateAsRecorded,
+  inFlight,
+  type AttemptChange,
+  type AttemptRow,
+} from '../../store/payments/attempts.ts';
 import { WriteSet } from '../../store/db/writes.ts';
+import { dueNow } from '../../store/platform/jobs.ts';
 import { planAuthorized } from './operations.ts';
 import { liabilityShift, type TransStatus } from '../../domain/card.ts';
 import type { Outcome, ThreeDsResult } from '../../acquirer/connector.ts';
 import { authenticationFailed, connectorFor, operationRef } from './connectors.ts';
-import { answered, callAcquirer, newAttempt, NO_ANSWER, planAnswered, planRecord, type Answer } from './attempts.ts';
+import { answered, callAcquirer, newAttempt, NO_ANSWER, planAnswered, type Answer } from './attempts.ts';
 import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
 
 /*
@@ -50,53 +58,48 @@ const threeOf = (auth: CardAuthRow): ThreeDsResult => ({
 });
 
 /**
- * One step of the 3-D Secure page (a visit, a challenge's answer, a cancel), once: the first
- * request of a pending transaction records the authorization and moves it to processing, so a
- * repeated visit or a double submit sees it in flight and shows the order as it is.
- * Undefined for an unknown transaction or one without 3-D Secure.
+ * One step of the 3-D Secure page (a visit, a challenge's answer, a cancel), once. The first
+ * request of a pending transaction ready to be authorized records the authorization with its
+ * read, in one statement (recordAuthorization): the transaction stays `pending` while the call is
+ * under way, and the attempt in flight is what a repeated visit, a double submit, a cancel or an
+ * expiry finds (docs/money.md "The 3-D Secure page"). Undefined for an unknown transaction or one
+ * without 3-D Secure.
  */
 export async function authorizeStep(ctx: Ctx, transactionId: TransactionId, step: Step): Promise<ThreeDsVisit | undefined> {
   if (!isUuid(transactionId)) return undefined;
-  const rec = await ctx.db.tx(async (q) => {
-    const rows = await threeDsRows(q, transactionId, true);
-    if (!rows?.auth) return undefined;
-    const { txn, order, project, auth } = rows;
-    const view: ThreeDsView = { txn: { ...txn }, order: { ...order }, project, auth };
-    if (txn.status !== 'pending') return { view, order };
-    const now = nowFor(project);
-    const w = new WriteSet();
-    if (step.kind === 'cancel') {
-      if (rows.card) changeSealedCvc(w, rows.card.id, null);
-      planMove(ctx, w, txn, rows, 'cancelled', now, { reason: 'cancelled by customer', source: 'customer' });
-      await w.run(q, { commit: true });
-      return { view, order: rows.order };
-    }
-    if (auth.trans_status === 'C' && step.kind !== 'challenge') return { view, order, challenge: true };
-    const dk = rows.card && (await existingDataKey(q, ctx.masterKey, project.id));
-    if (!rows.card || !dk) throw new Error(`transaction ${txn.id} has no card to authorize`);
-    const card = openCard(dk, rows.card);
-    const a = newAttempt(ctx, project, txn, 'authorization', txn.amount, now, { request: { step: step.kind } });
-    planRecord(w, a);
+  if (step.kind === 'cancel') return cancelStep(ctx, transactionId);
+  // the attempts' transaction, amounts and times come from the row the statement reads
+  const real = new Date();
+  const unread = { id: transactionId, order_id: '', currency: '' };
+  const attempts = {
+    authorization: newAttempt(ctx, { id: '' }, unread, 'authorization', 0, real, { request: { step: step.kind } }),
     // the challenge's answer goes to the 3-D Secure server first: an attempt of its own
-    const challenge =
-      auth.trans_status === 'C' && step.kind === 'challenge'
-        ? newAttempt(ctx, project, txn, 'three_ds', txn.amount, now, { request: { step: 'challenge' } })
-        : undefined;
-    if (challenge) planRecord(w, challenge);
-    // The CVC served this one authorization request.
-    changeSealedCvc(w, rows.card.id, null);
-    planMove(ctx, w, txn, rows, 'processing', now);
-    await w.run(q, { commit: true });
-    // what the apply plans from, as this statement left the rows (planMove changed them in memory)
-    const recorded: Recorded = { rows: { txn, order, project, statuses: rows.statuses, attempt: a }, seen: rows.seen! };
-    return { view, order, attempt: a, challenge, card, txn, now, recorded };
-  });
-  if (!rec) return undefined;
-  if (!('attempt' in rec) || !rec.attempt) return { view: rec.view, order: rec.order, challenge: Boolean(rec.challenge) };
-  const { attempt: a, challenge, card, txn, now } = rec;
-  let three = threeOf(rec.view.auth!);
+    challenge:
+      step.kind === 'challenge' ? newAttempt(ctx, { id: '' }, unread, 'three_ds', 0, real, { request: { step: 'challenge' } }) : undefined,
+    answered: step.kind === 'challenge',
+    // recovery due within the wake window: the workers are told (planRecord)
+    wake: dueNow(new Date(real.getTime() + ctx.config.acquirer.recoveryMs)),
+  };
+  const rows = await recordAuthorization(ctx.db, transactionId, attempts, real, ctx.config.acquirer.recoveryMs);
+  if (!rows?.auth) return undefined;
+  const { txn, order, project, auth, attempt: a } = rows;
+  const view: ThreeDsView = { txn: { ...txn }, order: { ...order }, project, auth };
+  // not recorded: the payment is over, in flight (a second visit), or its challenge is to be answered first
+  if (!a)
+    return { view, order, challenge: txn.status === 'pending' && auth.trans_status === 'C' && step.kind !== 'challenge' && !rows.flying };
+  const dk = rows.card && (await existingDataKey(ctx.db, ctx.masterKey, project.id));
+  if (!rows.card || !dk) {
+    await dropAttempt(ctx.db, a.id);
+    if (rows.challenge) await dropAttempt(ctx.db, rows.challenge.id);
+    throw new Error(`transaction ${txn.id} has no card to authorize`);
+  }
+  const card = openCard(dk, rows.card);
+  const now = a.created;
+  const challenge = rows.challenge;
+  // call, with no transaction open: the challenge's answer, then the authorization
+  let three = threeOf(auth);
   let answer: Answer | undefined;
-  const connector = connectorFor(ctx, rec.view.project);
+  const connector = connectorFor(ctx, project);
   let asked: Answer<ThreeDsResult> | undefined;
   if (challenge && step.kind === 'challenge') {
     asked = await callAcquirer(ctx, challenge, () =>
@@ -117,8 +120,27 @@ export async function authorizeStep(ctx: Ctx, transactionId: TransactionId, step
     challenged: Boolean(asked),
     ...(challenge && asked ? { challenge: { attempt: challenge, answer: asked } } : {}),
   };
-  const order = await applyAuthorization(ctx, a.id, answer, authenticated, rec.recorded);
-  return { view: rec.view, challenge: false, order: order ?? rec.order };
+  // apply: planned from the rows as the record's statement left them
+  const recorded: Recorded = { rows: { txn, order, project, statuses: rows.statuses, attempt: a }, seen: rows.seen };
+  const after = await applyAuthorization(ctx, a.id, answer, authenticated, recorded);
+  return { view, challenge: false, order: after ?? order };
+}
+
+/** The customer cancels on the 3-D Secure page: a pending transaction is cancelled unless its authorization is in flight. */
+async function cancelStep(ctx: Ctx, transactionId: TransactionId): Promise<ThreeDsVisit | undefined> {
+  return ctx.db.tx(async (q) => {
+    const rows = await threeDsRows(q, transactionId, true);
+    if (!rows?.auth) return undefined;
+    const { txn, order, project, auth } = rows;
+    const view: ThreeDsView = { txn: { ...txn }, order: { ...order }, project, auth };
+    // read once the lock is held: an authorization recorded before it is seen
+    if (txn.status !== 'pending' || (await authorizationInFlight(q, project.id, [txn.id]))) return { view, order, challenge: false };
+    const w = new WriteSet();
+    if (rows.card) changeSealedCvc(w, rows.card.id, null);
+    planMove(ctx, w, txn, rows, 'cancelled', nowFor(project), { reason: 'cancelled by customer', source: 'customer' });
+    await w.run(q, { commit: true });
+    return { view, order, challenge: false };
+  });
 }
 
 /** What the authorization's answer writes besides the attempt: the 3-D Secure result of a challenge, the transaction's outcomes and details. */
@@ -203,7 +225,8 @@ export async function applyAuthorization(ctx: Ctx, attemptId: string, answer: An
 /** The answer's writes gathered in `w`; false when there is nothing to apply (the attempt settled, the payment moved on). */
 function planAuthorization(ctx: Ctx, w: WriteSet, rows: AuthorizationRows, answer: Answer, auth: Authenticated): boolean {
   const a = rows.attempt;
-  if (!inFlight(a) || rows.txn.status !== 'processing') return false;
+  // pending while the call was under way (the record leaves it so); processing once an answer said so, or none came
+  if (!inFlight(a) || (rows.txn.status !== 'pending' && rows.txn.status !== 'processing')) return false;
   const now = nowFor(rows.project);
   const change: AttemptChange = auth.reversed ? { status: 'reversed', settled: now, modified: now } : answered(answer, now);
   const { txn, project } = rows;
@@ -212,18 +235,12 @@ function planAuthorization(ctx: Ctx, w: WriteSet, rows: AuthorizationRows, answe
   if (auth.challenged && auth.three)
     changeCardAuth(w, txn.id, { trans_status: auth.three.trans_status, eci: auth.three.eci ?? null, modified: now });
   if (outcome?.reference) changeCardAuth(w, txn.id, { acquirer_reference: outcome.reference });
-  const to = !outcome || outcome.status === 'processing' ? undefined : outcome.status === 'accepted' ? 'accepted' : failedStatus(outcome);
-  if (!to) changeTransaction(w, txn.id, { ...patch, modified: now });
+  const to =
+    !outcome || outcome.status === 'processing' ? 'processing' : outcome.status === 'accepted' ? 'accepted' : failedStatus(outcome);
+  if (to === txn.status) changeTransaction(w, txn.id, { ...patch, modified: now });
   else {
-    planMove(
-      ctx,
-      w,
-      txn,
-      rows,
-      to,
-      now,
-      to === 'accepted' ? { reason: null, patch } : { reason: outcome!.reason ?? failedStatus(outcome!), patch },
-    );
+    const reason = to === 'accepted' ? null : to === 'processing' ? undefined : (outcome!.reason ?? failedStatus(outcome!));
+    planMove(ctx, w, txn, rows, to, now, { reason, patch });
     if (to === 'accepted') planAuthorized(w, project, txn, now);
   }
   planAnswered(ctx, w, a, change, now);

@@ -4,6 +4,7 @@ import * as orders from '../../store/payments/orders.ts';
 import { findProject } from '../../store/platform/projects.ts';
 import type { OrderRow } from '../../domain/entities.ts';
 import { moveTransaction, setOrderStatus } from './transitions.ts';
+import { authorizationInFlight } from '../../store/payments/attempts.ts';
 import { addDuration, isPositiveDuration } from '../../domain/duration.ts';
 import { settingsOf, type ProjectSettings } from '../../domain/project.ts';
 import type { OrderId, TransactionId } from '../../domain/ids.ts';
@@ -16,6 +17,8 @@ export async function expireTransaction(ctx: Ctx, transactionId: TransactionId) 
     const project = (await findProject(q, txn.project_id))!;
     const now = nowFor(project);
     if (txn.expires_at && now < new Date(txn.expires_at)) return;
+    // the 3-D Secure page's authorization in flight decides (its apply, or its recovery)
+    if (txn.status === 'pending' && (await authorizationInFlight(q, txn.project_id, [txn.id]))) return;
     await moveTransaction(ctx, q, txn, 'expired', now, { reason: 'expired', source: 'expiry' });
   });
 }

@@ -29,6 +29,7 @@ import { loadOrderView, renderOrder } from './order-view.ts';
 import { unchanged } from '../../domain/read-only.ts';
 import { moveTransaction, newEventRow, refreshOrderStatus, setOrderStatus } from './transitions.ts';
 import { canTryAgain } from './methods/attempts.ts';
+import { authorizationInFlight } from '../../store/payments/attempts.ts';
 import { schedule } from '../../store/platform/jobs.ts';
 import { checkOrderUrls } from '../platform/public-urls.ts';
 import { newId, type OrderId } from '../../domain/ids.ts';
@@ -293,6 +294,16 @@ export async function cancelOrder(ctx: Ctx, project: ProjectRow, orderId: OrderI
     const txns = await orders.transactionsOf(q, project.id, [order.id]);
     if (order.kind !== 'payment' || isFinalOrder(order.status) || txns.some((t) => !isCancellable(t.status)))
       throw new ApiError('CanNotCancelTransaction', `order in status ${order.status} can not be cancelled`);
+    // a pending card payment whose authorization is under way at the acquirer (read once the locks are held)
+    if (
+      txns.some((t) => t.status === 'pending') &&
+      (await authorizationInFlight(
+        q,
+        project.id,
+        txns.map((t) => t.id),
+      ))
+    )
+      throw new ApiError('CanNotCancelTransaction', 'the transaction is being authorized at the acquirer: it can not be cancelled');
     if (txns.length === 0) await setOrderStatus(ctx, q, order, 'cancelled', now);
     for (const t of txns) await moveTransaction(ctx, q, t, 'cancelled', now, { reason: 'cancelled by merchant', source: 'merchant' });
     return (await loadOrderView(q, ctx, project.id, order.id))!;

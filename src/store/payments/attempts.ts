@@ -210,3 +210,17 @@ declare module '../db/writes.ts' {
     acquirer_attempts: AttemptRow;
   }
 }
+
+/**
+ * Whether an authorization of one of the transactions is in flight: the 3-D Secure page records
+ * it with the transaction still `pending`, so a cancel or an expiry asks this first. Read after
+ * the caller locked the transactions: this statement's snapshot sees every one recorded before.
+ */
+export async function authorizationInFlight(q: Queryable, projectId: ProjectId, transactionIds: string[]): Promise<boolean> {
+  const [row] = await q.query<{ flying: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM acquirer_attempts WHERE project_id = $1 AND transaction_id = ANY($2::uuid[])
+                      AND kind = 'authorization' AND status IN ('processing', 'unknown')) AS flying`,
+    [projectId, transactionIds],
+  );
+  return row.flying;
+}

@@ -62,31 +62,41 @@ export interface ThreeDsRows extends StartView {
   seen?: Seen;
 }
 
+/** The columns of the 3-D Secure page's read: `t` the transaction, `o` its order, `p` its project, `a` its 3-D Secure row. */
+export const THREE_DS_COLUMNS = `to_jsonb(t) AS txn, to_jsonb(o) AS "order", to_jsonb(p) AS project,
+  ARRAY(SELECT s.status FROM transactions s WHERE s.project_id = t.project_id AND s.order_id = t.order_id ORDER BY s.created, s.id)::text[] AS statuses,
+  to_jsonb(a) AS auth,
+  (SELECT to_jsonb(v) FROM vault_cards v WHERE v.project_id = t.project_id AND v.id = a.vault_token) AS card`;
+export const THREE_DS_FROM = `FROM transactions t JOIN orders o ON o.id = t.order_id JOIN projects p ON p.id = t.project_id
+  LEFT JOIN card_authentications a ON a.project_id = t.project_id AND a.transaction_id = t.id`;
+
+export type RawThreeDs = {
+  txn: object;
+  order: object;
+  project: object;
+  statuses: TransactionStatus[];
+  auth: object | null;
+  card: object | null;
+  seen?: Seen;
+};
+
+export const threeDsOf = (row: RawThreeDs): ThreeDsRows => ({
+  ...viewOf(row),
+  auth: revive<CardAuthRow>(row.auth),
+  ...(row.seen ? { seen: row.seen } : {}),
+});
+
 /**
  * What the 3-D Secure page needs of a transaction: it, its order and project, its 3-D Secure
  * row and stored card. `lock`: the transaction and its order are locked (FOR UPDATE).
  */
 export async function threeDsRows(q: Queryable, transactionId: TransactionId, lock: boolean): Promise<ThreeDsRows | undefined> {
-  const [row] = await q.query<{
-    txn: object;
-    order: object;
-    project: object;
-    statuses: TransactionStatus[];
-    auth: object | null;
-    card: object | null;
-    seen?: Seen;
-  }>(
-    `SELECT to_jsonb(t) AS txn, to_jsonb(o) AS "order", to_jsonb(p) AS project,
-            ARRAY(SELECT s.status FROM transactions s WHERE s.project_id = t.project_id AND s.order_id = t.order_id ORDER BY s.created, s.id)::text[] AS statuses,
-            to_jsonb(a) AS auth,
-            (SELECT to_jsonb(v) FROM vault_cards v WHERE v.project_id = t.project_id AND v.id = a.vault_token) AS card${lock ? `, ${SEEN_COLUMN}` : ''}
-     FROM transactions t JOIN orders o ON o.id = t.order_id JOIN projects p ON p.id = t.project_id
-       LEFT JOIN card_authentications a ON a.project_id = t.project_id AND a.transaction_id = t.id
-     WHERE t.id = $1${lock ? ' FOR UPDATE OF t, o' : ''}`,
+  const [row] = await q.query<RawThreeDs>(
+    `SELECT ${THREE_DS_COLUMNS}${lock ? `, ${SEEN_COLUMN}` : ''} ${THREE_DS_FROM} WHERE t.id = $1${lock ? ' FOR UPDATE OF t, o' : ''}`,
     [transactionId],
     { prepare: lock ? 'three_ds_rows_locked' : 'three_ds_rows' },
   );
-  return row && { ...viewOf(row), auth: revive<CardAuthRow>(row.auth), ...(row.seen ? { seen: row.seen } : {}) };
+  return row && threeDsOf(row);
 }
 
 /** The rows a step's read answers as JSON, revived (dates, numbers) into their entity types. */

@@ -1,7 +1,18 @@
 import type { Queryable } from '../db/db.ts';
 import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import type { TransactionStatus } from '../../domain/status.ts';
-import { revive, SEEN_COLUMN, viewOf, type Seen, type StartView } from './card-flow.ts';
+import {
+  revive,
+  SEEN_COLUMN,
+  THREE_DS_COLUMNS,
+  THREE_DS_FROM,
+  threeDsOf,
+  viewOf,
+  type RawThreeDs,
+  type Seen,
+  type StartView,
+  type ThreeDsRows,
+} from './card-flow.ts';
 import { attemptJson, RESERVED_COLUMN, reviveAttempt, type AttemptRow, type Reserved } from './attempts.ts';
 import type { OrderId, ProjectId, TransactionId } from '../../domain/ids.ts';
 
@@ -220,3 +231,79 @@ export async function recordStart(
   );
   return row && { ...startOf(row), recorded: row.recorded > 0 };
 }
+
+export interface AuthorizationRecord extends ThreeDsRows {
+  seen: Seen;
+  /** the authorization attempt as recorded; none when nothing was (see recordAuthorization) */
+  attempt?: AttemptRow;
+  /** the challenge's answer's own 3-D Secure attempt, recorded with it */
+  challenge?: AttemptRow;
+  /** an authorization of the transaction was in flight when the statement started */
+  flying: boolean;
+}
+
+/**
+ * The 3-D Secure page's record, in one autocommit statement: threeDsRows, locked for the
+ * statement, and when the transaction is pending and ready to be authorized (its 3-D Secure
+ * decided, or a challenge answered in this step: `answered`) with its card stored, the
+ * authorization attempt `authorization` and, for a challenge (trans_status C), the answer's
+ * three_ds attempt `challenge` recorded, and the sealed CVC dropped (it serves this one request;
+ * the read still answers it). The attempts take the transaction's project, order, amount and
+ * currency, and the times of the project's clock at `real` (recover_at `recoveryMs` on), from
+ * the rows read. A second authorization of the transaction while one is in flight is refused by
+ * the unique index: nothing is recorded, and `attempt` is undefined. `wake`: the job workers are
+ * woken (recovery is due soon).
+ */
+export async function recordAuthorization(
+  q: Queryable,
+  transactionId: TransactionId,
+  attempts: { authorization: AttemptRow; challenge?: AttemptRow; answered: boolean; wake: boolean },
+  real: Date,
+  recoveryMs: number,
+): Promise<AuthorizationRecord | undefined> {
+  const [row] = await q.query<RawThreeDs & { seen: Seen; authorization: object | null; challenge: object | null; flying: boolean }>(
+    `WITH r AS (SELECT ${THREE_DS_COLUMNS}, ${SEEN_COLUMN},
+                  t.id AS r_txn, t.project_id AS r_project, t.order_id AS r_order, t.amount AS r_amount, t.currency AS r_currency,
+                  a.trans_status AS r_three, a.vault_token AS r_card,
+                  $2::timestamptz + p.clock_offset_ms * interval '1 millisecond' AS r_now,
+                  t.status = 'pending' AND a.trans_status IS NOT NULL AND (a.trans_status <> 'C' OR $3::boolean)
+                    AND EXISTS (SELECT 1 FROM vault_cards v WHERE v.project_id = t.project_id AND v.id = a.vault_token) AS r_ready,
+                  EXISTS (SELECT 1 FROM acquirer_attempts x WHERE x.transaction_id = t.id AND x.project_id = t.project_id
+                            AND x.kind = 'authorization' AND x.status IN ('processing', 'unknown')) AS flying
+                ${THREE_DS_FROM} WHERE t.id = $1 FOR UPDATE OF t, o),
+          x AS (INSERT INTO acquirer_attempts
+                  SELECT c.* FROM r, jsonb_populate_record(NULL::acquirer_attempts, $4::jsonb || ${FROM_READ}) c WHERE r.r_ready
+                ON CONFLICT DO NOTHING RETURNING to_jsonb(acquirer_attempts) AS row),
+          y AS (INSERT INTO acquirer_attempts
+                  SELECT c.* FROM r, x, jsonb_populate_record(NULL::acquirer_attempts, $5::jsonb || ${FROM_READ}) c
+                   WHERE $5::jsonb IS NOT NULL AND r.r_three = 'C'
+                RETURNING to_jsonb(acquirer_attempts) AS row),
+          cvc AS (UPDATE vault_cards v SET cvc_ct = NULL FROM r, x WHERE v.project_id = r.r_project AND v.id = r.r_card)
+     SELECT r.txn, r."order", r.project, r.statuses, r.auth, r.card, r.seen, r.flying,
+            (SELECT row FROM x) AS authorization, (SELECT row FROM y) AS challenge,
+            (SELECT pg_notify('tender_jobs', '') WHERE $7::boolean AND EXISTS (SELECT 1 FROM x)) AS woken FROM r`,
+    [
+      transactionId,
+      real,
+      attempts.answered,
+      attemptJson(attempts.authorization),
+      attempts.challenge ? attemptJson(attempts.challenge) : null,
+      recoveryMs,
+      attempts.wake,
+    ],
+    { prepare: 'record_authorization' },
+  );
+  if (!row) return undefined;
+  return {
+    ...threeDsOf(row),
+    seen: row.seen,
+    flying: row.flying,
+    attempt: reviveAttempt(row.authorization),
+    challenge: reviveAttempt(row.challenge),
+  };
+}
+
+/** What an attempt recorded with the page's read takes from it: see recordAuthorization. */
+const FROM_READ = `jsonb_build_object('project_id', r.r_project, 'transaction_id', r.r_txn, 'order_id', r.r_order,
+  'amount', r.r_amount, 'currency', r.r_currency, 'created', r.r_now, 'modified', r.r_now,
+  'recover_at', r.r_now + $6 * interval '1 millisecond')`;
