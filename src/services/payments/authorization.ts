@@ -26,9 +26,10 @@ import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities
 
 /*
  * The authorization of a card transaction after 3-D Secure, as an acquirer attempt
- * (attempts.ts): record (pending -> processing, the attempt, its recovery job, the CVC dropped:
- * it served this one request), call (the challenge's answer, then the authorization) with no
- * transaction open, apply (processing -> accepted | declined | error, or left processing).
+ * (attempts.ts): record (the attempt, with the read, the CVC dropped: it served this one
+ * request; the transaction stays pending), call (the challenge's answer, then the authorization)
+ * with no transaction open, apply (pending -> accepted | declined | error, or processing while
+ * the acquirer's answer is not final).
  */
 
 export interface ThreeDsView {
