@@ -130,7 +130,7 @@ export async function authorizeStep(ctx: Ctx, transactionId: TransactionId, step
 /** The customer cancels on the 3-D Secure page: a pending transaction is cancelled unless its authorization is in flight. */
 async function cancelStep(ctx: Ctx, transactionId: TransactionId): Promise<ThreeDsVisit | undefined> {
   return ctx.db.tx(async (q) => {
-    const rows = await threeDsRows(q, transactionId, true);
+    const rows = await threeDsRows(q, transactionId);
     if (!rows?.auth) return undefined;
     const { txn, order, project, auth } = rows;
     const view: ThreeDsView = { txn: { ...txn }, order: { ...order }, project, auth };

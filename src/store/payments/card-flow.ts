@@ -88,13 +88,13 @@ export const threeDsOf = (row: RawThreeDs): ThreeDsRows => ({
 
 /**
  * What the 3-D Secure page needs of a transaction: it, its order and project, its 3-D Secure
- * row and stored card. `lock`: the transaction and its order are locked (FOR UPDATE).
+ * row and stored card; the transaction and its order locked (FOR UPDATE), with their versions.
  */
-export async function threeDsRows(q: Queryable, transactionId: TransactionId, lock: boolean): Promise<ThreeDsRows | undefined> {
+export async function threeDsRows(q: Queryable, transactionId: TransactionId): Promise<ThreeDsRows | undefined> {
   const [row] = await q.query<RawThreeDs>(
-    `SELECT ${THREE_DS_COLUMNS}${lock ? `, ${SEEN_COLUMN}` : ''} ${THREE_DS_FROM} WHERE t.id = $1${lock ? ' FOR UPDATE OF t, o' : ''}`,
+    `SELECT ${THREE_DS_COLUMNS}, ${SEEN_COLUMN} ${THREE_DS_FROM} WHERE t.id = $1 FOR UPDATE OF t, o`,
     [transactionId],
-    { prepare: lock ? 'three_ds_rows_locked' : 'three_ds_rows' },
+    { prepare: 'three_ds_rows_locked' },
   );
   return row && threeDsOf(row);
 }
