@@ -72,14 +72,14 @@ export async function authorizeStep(ctx: Ctx, transactionId: TransactionId, step
   // the attempts' transaction, amounts and times come from the row the statement reads
   const real = new Date();
   const unread = { id: transactionId, order_id: '', currency: '' };
+  const authorization = newAttempt(ctx, { id: '' }, unread, 'authorization', 0, real, { request: { step: step.kind } });
   const attempts = {
-    authorization: newAttempt(ctx, { id: '' }, unread, 'authorization', 0, real, { request: { step: step.kind } }),
+    authorization,
     // the challenge's answer goes to the 3-D Secure server first: an attempt of its own
     challenge:
       step.kind === 'challenge' ? newAttempt(ctx, { id: '' }, unread, 'three_ds', 0, real, { request: { step: 'challenge' } }) : undefined,
-    answered: step.kind === 'challenge',
-    // recovery due within the wake window: the workers are told (planRecord)
-    wake: dueNow(new Date(real.getTime() + ctx.config.acquirer.recoveryMs)),
+    // recovery due within the wake window: the workers are told, as planRecord does
+    wake: dueNow(authorization.recover_at!),
   };
   const rows = await recordAuthorization(ctx.db, transactionId, attempts, real, ctx.config.acquirer.recoveryMs);
   if (!rows?.auth) return undefined;

@@ -245,7 +245,7 @@ export interface AuthorizationRecord extends ThreeDsRows {
 /**
  * The 3-D Secure page's record, in one autocommit statement: threeDsRows, locked for the
  * statement, and when the transaction is pending and ready to be authorized (its 3-D Secure
- * decided, or a challenge answered in this step: `answered`) with its card stored, the
+ * decided, or a challenge answered in this step: `challenge` given) with its card stored, the
  * authorization attempt `authorization` and, for a challenge (trans_status C), the answer's
  * three_ds attempt `challenge` recorded, and the sealed CVC dropped (it serves this one request;
  * the read still answers it). The attempts take the transaction's project, order, amount and
@@ -257,7 +257,7 @@ export interface AuthorizationRecord extends ThreeDsRows {
 export async function recordAuthorization(
   q: Queryable,
   transactionId: TransactionId,
-  attempts: { authorization: AttemptRow; challenge?: AttemptRow; answered: boolean; wake: boolean },
+  attempts: { authorization: AttemptRow; challenge?: AttemptRow; wake: boolean },
   real: Date,
   recoveryMs: number,
 ): Promise<AuthorizationRecord | undefined> {
@@ -285,7 +285,7 @@ export async function recordAuthorization(
     [
       transactionId,
       real,
-      attempts.answered,
+      attempts.challenge !== undefined,
       attemptJson(attempts.authorization),
       attempts.challenge ? attemptJson(attempts.challenge) : null,
       recoveryMs,
