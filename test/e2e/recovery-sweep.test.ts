@@ -4,6 +4,7 @@ import { startTestService, type TestService } from '../helpers/service.ts';
 import { followBrowser, startPayment } from '../helpers/cards.ts';
 import { advanceTestClock } from '../../src/services/platform/tenancy.ts';
 import { sweepDueRecoveries } from '../../src/services/payments/recovery.ts';
+import { changePart } from '../../src/store/payments/attempts.ts';
 
 // Recovery finds attempts in flight by their recover_at (docs/money.md "Recovery"): no job row
 // is written per payment; the worker's sweep makes one for an attempt whose time has come. The
@@ -66,4 +67,57 @@ test('the sweep of one project leaves the attempts of another alone', async () =
   await advanceTestClock(t.svc.ctx, b.project_id, 36_000);
   assert.equal(await sweepDueRecoveries(t.svc.ctx, 100, a.project_id), 0);
   assert.equal(await sweepDueRecoveries(t.svc.ctx, 100, b.project_id), 1);
+});
+
+test('settling an attempt reads it by its key, however many attempts are in flight', async () => {
+  // An outage leaves thousands of attempts in flight; each answer that then comes settles one. A
+  // prepared statement keeps the generic plan made when it was first run, maybe while few were in
+  // flight: that plan must find the one attempt by the primary key, not read the in-flight index
+  // through (changePart, store/payments/attempts.ts).
+  const shop = await t.newProject('test');
+  const p = await startPayment(t, '4000000000001026', { key: shop.api_key });
+  await followBrowser(p.redirect_url);
+  const [auth] = await t.db.query<{ id: string }>("SELECT id FROM acquirer_attempts WHERE transaction_id = $1 AND kind = 'authorization'", [
+    p.txn.id,
+  ]);
+  // attempts settled long ago, as a service in use has: the table is more than a page or two
+  await t.db.query(
+    `INSERT INTO acquirer_attempts (id, project_id, transaction_id, order_id, kind, amount, currency, status, idempotency_key, created, modified, settled)
+     SELECT gen_random_uuid(), project_id, transaction_id, order_id, 'inquiry', 0, currency, 'succeeded', 'history-' || n, created, modified, modified
+       FROM acquirer_attempts, generate_series(1, 2000) n WHERE id = $1`,
+    [auth.id],
+  );
+  await t.db.query('ANALYZE acquirer_attempts');
+  const settle = changePart(auth.id, { status: 'failed', settled: new Date(), modified: new Date() });
+  const plan = await t.db.tx(async (q) => {
+    await q.query("SET LOCAL plan_cache_mode = 'force_generic_plan'");
+    await q.query(`PREPARE settle_plan (uuid, text) AS ${settle.sql.replace('$2::jsonb', '$2::text::jsonb')}`);
+    const rows = await q.query<{ 'QUERY PLAN': string }>(`EXPLAIN (COSTS OFF) EXECUTE settle_plan('${auth.id}', '{}')`);
+    await q.query('DEALLOCATE settle_plan');
+    return rows.map((r) => r['QUERY PLAN']).join('\n');
+  });
+  assert.match(plan, /Index Scan using acquirer_attempts_pkey/, plan);
+  assert.doesNotMatch(plan, /acquirer_attempts_in_flight/, plan);
+
+  // with a backlog in flight on the same payment, it settles that one attempt only
+  await t.db.query(
+    `INSERT INTO acquirer_attempts (id, project_id, transaction_id, order_id, kind, amount, currency, status, idempotency_key, created, modified, recover_at)
+     SELECT gen_random_uuid(), project_id, transaction_id, order_id, 'inquiry', 0, currency, 'unknown', 'backlog-' || n, created, modified, recover_at
+       FROM acquirer_attempts, generate_series(1, 300) n WHERE id = $1`,
+    [auth.id],
+  );
+  await t.db.query(settle.sql, settle.params);
+  await t.db.query(settle.sql, settle.params);
+  const statuses = await t.db.query<{ status: string; n: number }>(
+    'SELECT status, count(*)::int AS n FROM acquirer_attempts WHERE transaction_id = $1 GROUP BY status ORDER BY status',
+    [p.txn.id],
+  );
+  assert.deepEqual(
+    statuses.map((s) => [s.status, s.n]),
+    [
+      ['failed', 1],
+      ['succeeded', 2001],
+      ['unknown', 300],
+    ],
+  );
 });

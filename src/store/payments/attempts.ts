@@ -116,6 +116,12 @@ export async function sweepDueAttempts(
 /**
  * The attempt's change while it is still in flight, as a part of one statement; a settled
  * attempt is left as it is (its outcome was applied once, by whoever came first).
+ *
+ * "Still in flight" is written as "not settled" (the same rows, by the status CHECK) so that the
+ * planner cannot answer it from the in-flight partial index: a prepared statement's generic plan,
+ * made while few attempts were in flight, did, and then read every attempt in flight to find
+ * this one, a cost that grows with a backlog (an acquirer outage leaves thousands in flight).
+ * The primary key finds the one row.
  */
 export function changePart(id: string, change: AttemptChange): Part {
   return {
@@ -124,7 +130,7 @@ export function changePart(id: string, change: AttemptChange): Part {
                     coalesce(c.response_description, a.response_description), coalesce(c.error, a.error),
                     coalesce(c.result_order_id, a.result_order_id), coalesce(c.settled, a.settled), coalesce(c.recover_at, a.recover_at), c.modified
                FROM jsonb_populate_record(NULL::acquirer_attempts, $2::jsonb) c)
-          WHERE a.id = $1::uuid AND a.status IN ('processing', 'unknown')`,
+          WHERE a.id = $1::uuid AND a.status NOT IN ('succeeded', 'failed', 'reversed')`,
     params: [id, JSON.stringify(change)],
   };
 }
