@@ -8,6 +8,14 @@
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node --import tsx bench/card-flow.ts --clients 8 --seconds 20 --rounds 4
  *
+ * `--against <checkout>` runs another checkout of Tender (its own `bench/card-flow.ts --serve`, on
+ * a throwaway database of its own) beside this one and sends it the same four requests in the
+ * same rounds, the two flows' order alternating: it prints both flows' rates, this one's over the
+ * other's, and each one's ratio to the same yardstick rounds. That is how a change is compared
+ * with the code before it "in the same hour": two separate runs differ by the yardstick's own
+ * spread between runs (on this machine 1,400 to 2,200 requests/s), which is larger than the
+ * difference measured (docs/performance-cards.md).
+ *
  * `--live` adds a live project of the same merchant bound to `tender acquirer-host` (a process
  * of its own, ISO 8583 over a loopback TCP socket) and runs the same four requests against it in
  * the same rounds (the two projects' order alternates): it prints both flows' rates, the ratio
@@ -27,7 +35,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { postgresCpuMs, processCpuMs } from './cpu.ts';
+import { postgresBackendsCpuMs, postgresCpuSince, processCpuMs } from './cpu.ts';
 import { arg, benchDatabase, cardFlow, child, pct, serveYardstick, startBenchService, stop, yardstickRow } from './common.ts';
 import { startHostProcess, type HostProcess } from '../test/helpers/acquirer-host.ts';
 
@@ -68,7 +76,7 @@ async function serve() {
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 const percent = (x: number) => `${Math.round(x * 100)} %`;
 
-type Target = 'flow' | 'live' | 'row';
+type Target = 'flow' | 'live' | 'base' | 'row';
 
 async function main() {
   const clients = arg('clients', 8);
@@ -76,12 +84,16 @@ async function main() {
   const warmup = arg('warmup', 3);
   const rounds = Math.max(1, arg('rounds', 4));
   const withLive = process.argv.includes('--live');
+  const against = process.argv.includes('--against') ? process.argv[process.argv.indexOf('--against') + 1] : undefined;
+  if (against === undefined && process.argv.includes('--against')) throw new Error('--against names a checkout of Tender');
   const loadAtStart = loadavg();
   const db = await benchDatabase(process.env.DATABASE_URL);
   const self = fileURLToPath(import.meta.url);
   let service: ChildProcess | undefined;
   let stick: ChildProcess | undefined;
   let host: HostProcess | undefined;
+  let other: ChildProcess | undefined;
+  const otherDb = against ? await benchDatabase(process.env.DATABASE_URL) : undefined;
   const settlement = withLive ? mkdtempSync(join(tmpdir(), 'tender-bench-host-')) : undefined;
   try {
     if (settlement) host = await startHostProcess(settlement);
@@ -91,9 +103,14 @@ async function main() {
     const svc = started.ready;
     const ys = await child<{ url: string }>(self, '--yardstick', { DATABASE_URL: db.url, BENCH_POOL: String(svc.pool) });
     stick = ys.proc;
+    const base = against
+      ? await child<Ready>(join(against, 'bench', 'card-flow.ts'), '--serve', { DATABASE_URL: otherDb!.url, BENCH_ACQUIRER: '' })
+      : undefined;
+    other = base?.proc;
     const steps: Record<Target, () => Promise<unknown>> = {
       flow: cardFlow(svc, svc.key),
       live: cardFlow(svc, svc.liveKey ?? ''),
+      base: base ? cardFlow(base.ready, base.ready.key) : async () => undefined,
       row: yardstickRow(ys.ready.url),
     };
 
@@ -115,49 +132,60 @@ async function main() {
       );
       return errors;
     };
-    const flows: Target[] = withLive ? ['flow', 'live'] : ['flow'];
+    const flows: Target[] = ['flow', ...(withLive ? ['live' as const] : []), ...(against ? ['base' as const] : [])];
     for (const t of [...flows, 'row' as const]) await run(steps[t], warmup * 1000, []);
     // A server with autovacuum off (this machine's CI setting) never analyzes the tables, so the
-    // planner keeps the plans it made for empty tables (sequential scans); a production server's
-    // autovacuum analyzes them as they grow. Do its work here, outside the measured time.
+    // planner keeps the plans it made for empty tables (sequential scans), and never vacuums them,
+    // so every update's dead rows stay in the tables and indexes a flow reads; a production
+    // server's autovacuum does both as they grow. Do its work here, outside the measured time, on
+    // every database of the run (--against has its own).
     const stats = new pg.Client({ connectionString: db.url });
     await stats.connect();
     const [{ autovacuum }] = (await stats.query<{ autovacuum: string }>('SHOW autovacuum')).rows;
-    const analyze = async () => {
-      if (autovacuum === 'off') await stats.query('ANALYZE');
+    const maintain = async () => {
+      if (autovacuum !== 'off') return;
+      for (const url of [db.url, ...(otherDb ? [otherDb.url] : [])]) {
+        const c = new pg.Client({ connectionString: url });
+        await c.connect();
+        await c.query('VACUUM (ANALYZE)');
+        await c.end();
+      }
     };
     const blank = () => ({ latencies: [] as number[], time: 0, node: 0, pg: 0, host: 0 });
-    const got: Record<Target, ReturnType<typeof blank>> = { flow: blank(), live: blank(), row: blank() };
+    const got: Record<Target, ReturnType<typeof blank>> = { flow: blank(), live: blank(), base: blank(), row: blank() };
     let errors = 0;
     const perRound = (seconds * 1000) / rounds;
     const lines: string[] = [];
     /** One target's turn: its rate (steps a second) and the CPU time (ms) its processes spent. */
     const turn = async (target: Target) => {
       const g = got[target];
-      const pid = target === 'row' ? stick!.pid! : service!.pid!;
+      const pid = { row: stick, base: other, flow: service, live: service }[target]!.pid!;
+      const database = target === 'base' ? otherDb!.name : db.name;
       const before = g.latencies.length;
       const n0 = processCpuMs(pid);
       const h0 = host ? processCpuMs(host.child.pid!) : 0;
-      const p0 = postgresCpuMs(db.name);
+      const p0 = postgresBackendsCpuMs(database);
       const t0 = performance.now();
       errors += await run(steps[target], perRound, g.latencies);
       const s = (performance.now() - t0) / 1000;
       g.time += s;
       g.node += processCpuMs(pid) - n0;
       g.host += host ? processCpuMs(host.child.pid!) - h0 : 0;
-      g.pg += postgresCpuMs(db.name) - p0;
+      g.pg += postgresCpuSince(database, p0);
       return (g.latencies.length - before) / s;
     };
     for (let r = 0; r < rounds; r++) {
-      await analyze();
+      await maintain();
       // the two flows' order alternates, so neither always runs on the warmer database
-      const rate = { flow: 0, live: 0, row: 0 };
+      const rate = { flow: 0, live: 0, base: 0, row: 0 };
       for (const t of r % 2 ? [...flows].reverse() : flows) rate[t] = await turn(t);
       rate.row = await turn('row');
       const parts = flows.map(
-        (t) => `${t === 'flow' ? 'simulator' : 'live'} ${rate[t].toFixed(1)} flows/s, ${percent((rate[t] * 4) / rate.row)}`,
+        (t) =>
+          `${{ flow: 'simulator', live: 'live', base: 'against' }[t as 'flow']} ${rate[t].toFixed(1)} flows/s, ${percent((rate[t] * 4) / rate.row)}`,
       );
       if (withLive) parts.push(`live / simulator ${percent(rate.live / rate.flow)}`);
+      if (against) parts.push(`this / against ${percent(rate.flow / rate.base)}`);
       lines.push(`round ${r + 1}: ${parts.join('; ')} (yardstick ${rate.row.toFixed(0)} requests/s)`);
       console.error(lines.at(-1));
     }
@@ -168,7 +196,7 @@ async function main() {
     );
     await stats.end();
     const perS = (t: Target) => got[t].latencies.length / got[t].time;
-    const summary = (t: 'flow' | 'live') => {
+    const summary = (t: 'flow' | 'live' | 'base') => {
       const g = got[t];
       const sorted = [...g.latencies].sort((a, b) => a - b);
       const requests = g.latencies.length * 4;
@@ -193,7 +221,7 @@ async function main() {
       machine: `${cpus().length} cores (${cpus()[0]?.model.trim()}), node ${process.version}`,
       load_average_at_start: loadAtStart.map((l) => Math.round(l * 10) / 10),
       load_average_at_end: loadavg().map((l) => Math.round(l * 10) / 10),
-      analyzed_each_round: autovacuum === 'off',
+      vacuumed_and_analyzed_each_round: autovacuum === 'off',
       store: 'PostgreSQL',
       clients,
       seconds_per_target: Math.round(got.flow.time),
@@ -201,6 +229,7 @@ async function main() {
       errors,
       ...summary('flow'),
       ...(withLive ? { live: summary('live'), live_over_simulator: `${percent(perS('live') / perS('flow'))} (target >= 80 %)` } : {}),
+      ...(against ? { against: { checkout: against, ...summary('base') }, this_over_against: percent(perS('flow') / perS('base')) } : {}),
       yardstick_requests_per_s: Math.round(perS('row')),
       yardstick_cpu_per_request_ms: {
         node: round3(got.row.node / got.row.latencies.length),
@@ -214,9 +243,11 @@ async function main() {
   } finally {
     await stop(stick);
     await stop(service);
+    await stop(other);
     host?.stop();
     if (settlement) rmSync(settlement, { recursive: true, force: true });
     await db.drop();
+    await otherDb?.drop();
   }
 }
 

@@ -18,20 +18,28 @@ export function processCpuMs(pid: number): number {
 }
 
 /**
- * CPU time (ms) of the PostgreSQL processes on this machine; with `database`, only the backends
- * connected to it (their command line names it), so other work on the same server is left out.
- * Without it, the exited children the postmaster reaped count too.
+ * CPU time (ms) so far of each PostgreSQL backend connected to `database` (its command line names
+ * it), so other work on the same server is left out. Per process, so that a turn's time is taken
+ * from the backends that lived through it (postgresCpuSince): a pool closing an idle connection
+ * during a turn would otherwise take its whole past off the sum.
  */
-export function postgresCpuMs(database?: string): number {
-  let ticks = 0;
+export function postgresBackendsCpuMs(database: string): Map<string, number> {
+  const cpu = new Map<string, number>();
   for (const pid of existsSync('/proc') ? readdirSync('/proc').filter((d) => /^\d+$/.test(d)) : []) {
     try {
       if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
-      if (database && !readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(` ${database} `)) continue;
-      ticks += ticksOf(pid, !database);
+      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(` ${database} `)) continue;
+      cpu.set(pid, ticksOf(pid, false) * TICK_MS);
     } catch {
       // the process ended meanwhile
     }
   }
-  return ticks * TICK_MS;
+  return cpu;
+}
+
+/** The CPU time (ms) the backends of `database` spent since `before` (a backend that ended meanwhile is not counted). */
+export function postgresCpuSince(database: string, before: Map<string, number>): number {
+  let ms = 0;
+  for (const [pid, now] of postgresBackendsCpuMs(database)) ms += now - (before.get(pid) ?? 0);
+  return ms;
 }
