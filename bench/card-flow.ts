@@ -36,7 +36,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { postgresBackendsCpuMs, postgresCpuSince, processCpuMs } from './cpu.ts';
-import { arg, benchDatabase, cardFlow, child, pct, serveYardstick, startBenchService, stop, yardstickRow } from './common.ts';
+import { arg, benchDatabase, textArg, cardFlow, child, pct, serveYardstick, startBenchService, stop, yardstickRow } from './common.ts';
 import { startHostProcess, type HostProcess } from '../test/helpers/acquirer-host.ts';
 
 interface Ready {
@@ -84,8 +84,7 @@ async function main() {
   const warmup = arg('warmup', 3);
   const rounds = Math.max(1, arg('rounds', 4));
   const withLive = process.argv.includes('--live');
-  const against = process.argv.includes('--against') ? process.argv[process.argv.indexOf('--against') + 1] : undefined;
-  if (against === undefined && process.argv.includes('--against')) throw new Error('--against names a checkout of Tender');
+  const against = textArg('against'); // a checkout of Tender
   const loadAtStart = loadavg();
   const db = await benchDatabase(process.env.DATABASE_URL);
   const self = fileURLToPath(import.meta.url);
@@ -142,14 +141,10 @@ async function main() {
     const stats = new pg.Client({ connectionString: db.url });
     await stats.connect();
     const [{ autovacuum }] = (await stats.query<{ autovacuum: string }>('SHOW autovacuum')).rows;
+    const others = otherDb ? [new pg.Client({ connectionString: otherDb.url })] : [];
+    for (const c of others) await c.connect();
     const maintain = async () => {
-      if (autovacuum !== 'off') return;
-      for (const url of [db.url, ...(otherDb ? [otherDb.url] : [])]) {
-        const c = new pg.Client({ connectionString: url });
-        await c.connect();
-        await c.query('VACUUM (ANALYZE)');
-        await c.end();
-      }
+      if (autovacuum === 'off') for (const c of [stats, ...others]) await c.query('VACUUM (ANALYZE)');
     };
     const blank = () => ({ latencies: [] as number[], time: 0, node: 0, pg: 0, host: 0 });
     const got: Record<Target, ReturnType<typeof blank>> = { flow: blank(), live: blank(), base: blank(), row: blank() };
@@ -195,6 +190,7 @@ async function main() {
        FROM transactions t JOIN projects p ON p.id = t.project_id GROUP BY 1, 2 ORDER BY 1, 2`,
     );
     await stats.end();
+    for (const c of others) await c.end();
     const perS = (t: Target) => got[t].latencies.length / got[t].time;
     const summary = (t: 'flow' | 'live' | 'base') => {
       const g = got[t];

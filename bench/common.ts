@@ -14,6 +14,15 @@ export const arg = (name: string, d: number) => {
   return i > 0 ? Number(process.argv[i + 1]) : d;
 };
 
+/** A text option's value (`--name value`); undefined when absent, a throw when given without one. */
+export const textArg = (name: string): string | undefined => {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0) return undefined;
+  const v = process.argv[i + 1];
+  if (v === undefined || v.startsWith('--')) throw new Error(`--${name} needs a value`);
+  return v;
+};
+
 /** The p-th percentile of sorted values (NaN when there are none). */
 export const pct = (sorted: number[], p: number) =>
   sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
