@@ -300,6 +300,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const isoTimeoutMs = int(env.ISO8583_TIMEOUT_MS, Math.max(1, Math.min(20_000, Math.floor((acquirerTimeoutMs * 2) / 3))));
   if (isoTimeoutMs >= acquirerTimeoutMs)
     throw new ConfigError([`ISO8583_TIMEOUT_MS=${isoTimeoutMs}: expected less than ACQUIRER_TIMEOUT_MS (${acquirerTimeoutMs})`]);
+  // recovery asks about an attempt only after its call can no longer arrive (sendDeadline):
+  // unset, it follows a longer ACQUIRER_TIMEOUT_MS up; set, it must be above it
+  const recoveryMs = int(env.ACQUIRER_RECOVERY_MS, Math.max(35_000, acquirerTimeoutMs + 5000));
+  if (recoveryMs <= acquirerTimeoutMs)
+    throw new ConfigError([`ACQUIRER_RECOVERY_MS=${recoveryMs}: expected more than ACQUIRER_TIMEOUT_MS (${acquirerTimeoutMs})`]);
   const port = overrides.port ?? int(env.PORT, 8080);
   const host = env.HOST ?? '127.0.0.1';
   const tls = tlsFiles(env);
@@ -351,7 +356,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     lateDeclineMs: int(env.LATE_DECLINE_MS, 3000),
     acquirer: {
       timeoutMs: acquirerTimeoutMs,
-      recoveryMs: int(env.ACQUIRER_RECOVERY_MS, 35_000),
+      recoveryMs,
       simSlowMs: int(env.SIM_SLOW_MS, 10_000),
       simSettleMs: int(env.SIM_SETTLE_MS, 3000),
       testUrl: env.TENDER_TEST_ACQUIRER_URL || undefined,

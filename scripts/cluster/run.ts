@@ -350,15 +350,19 @@ async function failover() {
   await b.connect();
   // an authorization whose answer the acquirer gave as the primary died is recorded but not
   // applied: the customer saw it processing, and the recovery (ACQUIRER_RECOVERY_MS) reverses it
-  // and declines it, as it does for an answer that never came
+  // and declines it, as it does for an answer that never came; one whose node was held up past
+  // its send deadline by the outage was never sent and failed at once (response code 96)
   const inFlight = async () =>
     (await b.query("SELECT count(*)::int AS n FROM acquirer_attempts WHERE status IN ('processing', 'unknown')")).rows[0].n as number;
   await until('no attempt left in flight', async () => (await inFlight()) === 0, 120_000, 500);
-  const [{ n, done, reversed }] = (
+  const [{ n, done, reversed, unsent }] = (
     await b.query(
       `SELECT count(*)::int AS n, count(*) FILTER (WHERE o.status = 'completed' AND o.id = ANY($2::uuid[]))::int AS done,
          count(*) FILTER (WHERE o.id = ANY($2::uuid[]) AND EXISTS (
-           SELECT 1 FROM acquirer_attempts a WHERE a.order_id = o.id AND a.kind = 'authorization' AND a.status = 'reversed'))::int AS reversed
+           SELECT 1 FROM acquirer_attempts a WHERE a.order_id = o.id AND a.kind = 'authorization' AND a.status = 'reversed'))::int AS reversed,
+         count(*) FILTER (WHERE o.id = ANY($2::uuid[]) AND o.status = 'error' AND EXISTS (
+           SELECT 1 FROM acquirer_attempts a WHERE a.order_id = o.id AND a.kind = 'authorization' AND a.status = 'failed'
+              AND a.response_code = '96'))::int AS unsent
        FROM orders o WHERE o.id = ANY($1::uuid[])`,
       [all, acked],
     )
@@ -367,8 +371,8 @@ async function failover() {
   console.log(`  promoted after ${promotedAfter.toFixed(1)} s; first request served ${outage.toFixed(1)} s after the kill`);
   check(n === all.length, `every acknowledged order is on the promoted server (${n}/${all.length})`);
   check(
-    done + reversed === acked.length,
-    `every acknowledged payment is completed there, or reversed by the recovery when its answer was not applied (${done} completed, ${reversed} reversed, of ${acked.length}); nothing left in flight`,
+    done + reversed + unsent === acked.length,
+    `every acknowledged payment is completed there, reversed by the recovery when its answer was not applied, or failed unsent past its send deadline (${done} completed, ${reversed} reversed, ${unsent} unsent, of ${acked.length}); nothing left in flight`,
   );
   check(
     f.failed === f.retryable,

@@ -269,10 +269,11 @@ export class Topology {
       WEBHOOK_RETRY_INTERVAL_MS: '300',
       LATE_DECLINE_MS: '1500',
       // the ISO 8583 scenario: a payment the killed node left in flight is recovered by another
-      // node after 8 s instead of 35 (the link gives up after 3 s, Tender's wait after 6)
+      // node after 10 s instead of 35 (the link gives up after 3 s, Tender's wait after 6; a call
+      // not sent within 2 s of its record is not sent at all: the send deadline)
       ISO8583_TIMEOUT_MS: '3000',
       ACQUIRER_TIMEOUT_MS: '6000',
-      ACQUIRER_RECOVERY_MS: '8000',
+      ACQUIRER_RECOVERY_MS: '10000',
       RATE_LIMIT_PER_MINUTE: '0',
       PUBLIC_RATE_LIMIT_PER_MINUTE: '0',
       LIVE_REQUIRES_TLS: 'false',

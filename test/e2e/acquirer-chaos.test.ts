@@ -67,8 +67,9 @@ test(
     const { env, url } = await store.env({
       TENDER_TEST_ACQUIRER_URL: served.url,
       ACQUIRER_TIMEOUT_MS: '1000',
-      // the recovery job comes 5 s after the call (real time): well after the timeout and the
-      // delayed call have ended, so an inquiry never races the operation it asks about
+      // the recovery job comes 5 s after the record (real time); a call is sent within 2 s of it
+      // or not at all (the send deadline), so even a delayed one has reached the acquirer before
+      // the inquiry asks about it
       ACQUIRER_RECOVERY_MS: '5000',
       TENDER_WORKER_POLL_MS: '200',
       // a job the killed process had claimed waits out its lease (real time) before another run takes it

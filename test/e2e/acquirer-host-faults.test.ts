@@ -46,10 +46,11 @@ before(async () => {
     env: {
       // a lost answer is known after 2.5 s (a payment also waits that long for the link to come
       // back after a kill); a reversal's four sends fit in Tender's own wait; the worker recovers
-      // attempts in flight after 12 s, while the run goes on
+      // attempts in flight after 15 s, while the run goes on (a call is sent within 2 s of its
+      // record, or not at all: the send deadline)
       ISO8583_TIMEOUT_MS: '2500',
       ACQUIRER_TIMEOUT_MS: '11000',
-      ACQUIRER_RECOVERY_MS: '12000',
+      ACQUIRER_RECOVERY_MS: '15000',
       ISO8583_ECHO_MS: '2000',
     },
   });

@@ -1,4 +1,4 @@
-import type { Ctx } from '../platform/context.ts';
+import { nowFor, type Ctx } from '../platform/context.ts';
 import { idempotencyKeyOf, type OperationKind, type Outcome } from '../../acquirer/connector.ts';
 import { newId, type OrderId } from '../../domain/ids.ts';
 import { ApiError, inFlightError, type ErrorType } from '../../domain/errors.ts';
@@ -101,6 +101,46 @@ export async function callAcquirer<T = Outcome>(ctx: Ctx, a: Pick<AttemptRow, 'i
   }
 }
 
+/**
+ * The answer of a money operation whose first call was not sent because its send deadline had
+ * passed (sendDeadline): nothing reached the acquirer, so the attempt fails at once.
+ */
+const NOT_SENT: Outcome = {
+  status: 'error',
+  reason: 'processing_error',
+  response_code: '96',
+  response_code_description: "Not sent: the service was held up past the call's deadline; nothing was charged",
+};
+
+/**
+ * The last moment (on the project's clock) the first call of an attempt may be sent. Recovery
+ * asks the acquirer about the attempt at its recover_at, and an acquirer's "not found" is only
+ * true if no call can still arrive after it. A call is Tender's for at most ACQUIRER_TIMEOUT_MS;
+ * half of the rest of ACQUIRER_RECOVERY_MS is left for a network that delivers it later than
+ * that. Without it, a node held up between record and call (a pause, a loaded machine) could send
+ * a refund after the inquiry failed it: the acquirer refunds, Tender does not.
+ */
+function sendDeadline(ctx: Ctx, recoverAt: Date): number {
+  const { timeoutMs, recoveryMs } = ctx.config.acquirer;
+  return recoverAt.getTime() - timeoutMs - Math.max(0, recoveryMs - timeoutMs) / 2;
+}
+
+/**
+ * Undefined while an attempt's first call may still be sent; past its deadline, the NOT_SENT
+ * answer (logged with the attempt id), and the call is not made.
+ */
+export function missedSend(
+  ctx: Ctx,
+  project: Pick<ProjectRow, 'clock_offset_ms'>,
+  a: Pick<AttemptRow, 'id' | 'kind' | 'recover_at'>,
+): Answer | undefined {
+  if (!a.recover_at) return undefined;
+  const late = nowFor(project).getTime() - sendDeadline(ctx, a.recover_at);
+  if (late <= 0) return undefined;
+  ctx.log.warn({ attempt: { id: a.id, kind: a.kind }, late_ms: late }, 'acquirer call not sent: its deadline had passed');
+  return { outcome: NOT_SENT };
+}
+
 /** The attempt's columns an answer sets. */
 export function answered(answer: Answer, now: Date): AttemptChange {
   if ('error' in answer) return { status: 'unknown', error: answer.error.slice(0, 500), modified: now };
@@ -160,6 +200,11 @@ export async function awaitAttempt(ctx: Ctx, id: string): Promise<AttemptRow | u
 /** The answer of a settled-or-not attempt to the request that asked for it: its order, or its refusal. */
 export function resultOf(a: AttemptRow, errorType: ErrorType): { orderId: OrderId } {
   if (a.result_order_id) return { orderId: a.result_order_id };
+  if (a.status === 'failed' && a.response_description === NOT_SENT.response_code_description)
+    throw new ApiError(
+      errorType,
+      `the ${a.kind} was not sent to the acquirer: the service was held up past the call's deadline; try again`,
+    );
   if (a.status === 'failed')
     throw new ApiError(errorType, `the acquirer refused the ${a.kind}: ${a.response_description ?? a.error ?? ''}`);
   if (inFlight(a))

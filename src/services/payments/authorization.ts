@@ -21,7 +21,7 @@ import { planAuthorized } from './operations.ts';
 import { liabilityShift, type TransStatus } from '../../domain/card.ts';
 import type { Outcome, ThreeDsResult } from '../../acquirer/connector.ts';
 import { authenticationFailed, connectorFor, operationRef } from './connectors.ts';
-import { answered, callAcquirer, newAttempt, NO_ANSWER, planAnswered, type Answer } from './attempts.ts';
+import { answered, callAcquirer, missedSend, newAttempt, NO_ANSWER, planAnswered, type Answer } from './attempts.ts';
 import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
 
 /*
@@ -81,7 +81,10 @@ export async function authorizeStep(ctx: Ctx, transactionId: TransactionId, step
     // recovery due within the wake window: the workers are told, as planRecord does
     wake: dueNow(authorization.recover_at!),
   };
-  const rows = await recordAuthorization(ctx.db, transactionId, attempts, real, ctx.config.acquirer.recoveryMs);
+  // a challenge's answer is sent first (within ACQUIRER_TIMEOUT_MS): the authorization's
+  // recovery, and so its send deadline, come that much later
+  const { recoveryMs, timeoutMs } = ctx.config.acquirer;
+  const rows = await recordAuthorization(ctx.db, transactionId, attempts, real, recoveryMs + (attempts.challenge ? timeoutMs : 0));
   if (!rows?.auth) return undefined;
   const { txn, order, project, auth, attempt: a } = rows;
   const view: ThreeDsView = { txn: { ...txn }, order: { ...order }, project, auth };
@@ -112,9 +115,10 @@ export async function authorizeStep(ctx: Ctx, transactionId: TransactionId, step
   }
   const decided = three;
   answer ??= PROCEED.has(decided.trans_status)
-    ? await callAcquirer(ctx, a, () =>
+    ? (missedSend(ctx, project, a) ??
+      (await callAcquirer(ctx, a, () =>
         connector.authorize({ ...operationRef(txn, now, a.id), card, three_ds: decided, capture: !txn.capture_mode }),
-      )
+      )))
     : { outcome: authenticationFailed(decided.trans_status) };
   const authenticated: Authenticated = {
     three,

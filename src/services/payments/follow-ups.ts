@@ -18,6 +18,7 @@ import {
   answered,
   awaitAttempt,
   callAcquirer,
+  missedSend,
   newAttempt,
   NO_ANSWER,
   planAnswered,
@@ -117,9 +118,11 @@ export async function followUp(ctx: Ctx, project: ProjectRow, req: FollowUpReque
   // call, with no transaction open
   const { attempt: a, txn } = recorded;
   const connector = connectorFor(ctx, project);
-  const answer = await callAcquirer(ctx, a, () =>
-    connector[req.op]({ ...operationRef(txn, a.created, a.id, a.amount), reference: a.authorization_reference ?? '' }),
-  );
+  const answer =
+    missedSend(ctx, project, a) ??
+    (await callAcquirer(ctx, a, () =>
+      connector[req.op]({ ...operationRef(txn, a.created, a.id, a.amount), reference: a.authorization_reference ?? '' }),
+    ));
   // apply
   const applied = await applyFollowUp(ctx, a.id, answer, { rows: recorded.rows, attempt: a });
   if (applied.order) return applied.order;
