@@ -326,11 +326,11 @@ export async function startTransaction(
     // Through the API an order holds one payment attempt; the hosted page (retry) may add another
     // after a failed or cancelled one, until the order expires (methods/attempts.ts says when).
     const again = opts.retry && canTryAgain(order, txns);
-    if (!again && (txns.length || isFinalOrder(order.status)))
-      throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
-    // Past its expiry the order takes no transaction, even before its expire_order job has run.
-    if (nowFor(project) >= orderExpiresAt(order, settingsOf(project.settings)))
+    if (!again && txns.length) throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
+    // Past its expiry the order takes no transaction, whether or not its expire_order job has run.
+    if (order.status === 'expired' || nowFor(project) >= orderExpiresAt(order, settingsOf(project.settings)))
       throw new ApiError('TransactionAlreadyStarted', 'this order has expired');
+    if (!again && isFinalOrder(order.status)) throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
     try {
       checkOrderInput(project, {
         currency: order.currency,
