@@ -215,6 +215,10 @@ test(
       const [{ n }] = await db.query<{ n: number }>(
         "SELECT count(*)::int AS n FROM acquirer_attempts WHERE error IS NOT NULL AND status IN ('succeeded', 'failed') AND kind <> 'authorization'",
       );
+      // calls a loaded or stalled service held past their send deadline: failed unsent (docs/money.md)
+      const [{ unsent }] = await db.query<{ unsent: number }>(
+        "SELECT count(*)::int AS unsent FROM acquirer_attempts WHERE status = 'failed' AND response_description LIKE 'Not sent:%'",
+      );
       const figures = {
         store: pgUrl ? 'PostgreSQL' : 'PGlite',
         seed: SEED,
@@ -228,6 +232,7 @@ test(
         acquirer_calls: calls,
         answers_lost_then_settled_by_inquiry: n,
         authorizations_reversed: truth.reversed,
+        not_sent_past_deadline: unsent,
         chaos_s: Math.round(chaosMs / 1000),
         total_s: Math.round((Date.now() - began) / 1000),
       };
