@@ -1,4 +1,4 @@
-// The send deadline (docs/money.md "Acquirer attempts"): an acquirer call is never sent so late
+// The send deadline (docs/money.md "The send deadline"): an acquirer call is never sent so late
 // that the recovery's inquiry could come before it. Here Tender's whole process is held up right
 // as it records an attempt (Atomics.wait stops the event loop, as a long pause or a stalled VM
 // would); the call is then past its deadline, is not sent, and the attempt fails at once with
@@ -45,7 +45,10 @@ function holdAtNextRecord() {
 
 /** What the acquirer did for the transaction's operations of `kind`. */
 async function acquirerDid(txnId: string, kind: string) {
-  const ids = await t.db.query<{ id: string }>('SELECT id FROM acquirer_attempts WHERE transaction_id = $1 AND kind = $2', [txnId, kind]);
+  const ids = await t.db.query<{ id: string }>(
+    'SELECT id FROM acquirer_attempts WHERE transaction_id = $1 AND kind = $2 ORDER BY created',
+    [txnId, kind],
+  );
   return ids.map((a) => acquirer.acquirer.get(a.id)?.outcome.status ?? 'never saw it');
 }
 
