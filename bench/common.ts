@@ -3,6 +3,7 @@
  * line numbers, a throwaway database, the service and the yardstick in child processes of their
  * own, and one card flow through the API as a shop and its customer make it.
  */
+import { randomPan } from '../test/helpers/cards.ts';
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -106,9 +107,17 @@ export const ORDER_BODY = {
 /**
  * The full frictionless card flow, four requests: create the order, vault the card,
  * authenticate, follow the 3-D Secure redirect (the page authorizes and answers the 302 to
- * return_url). Answers the order's id. `order` adds to the order's body (a webhook_url).
+ * return_url). Answers the order's id. `order` adds to the order's body (a webhook_url); `pan`
+ * gives each flow's card: by default a random card each time, as a shop's customers pay, so the
+ * velocity limits (on by default, as in production) let every flow through; one card paying
+ * hundreds of times a minute is what the per-card limit refuses (docs/risk.md).
  */
-export function cardFlow(svc: { url: string; vaultUrl: string }, key: string, order: Record<string, Json> = {}) {
+export function cardFlow(
+  svc: { url: string; vaultUrl: string },
+  key: string,
+  order: Record<string, Json> = {},
+  pan: () => string = () => randomPan('4'),
+) {
   const headers = { authorization: 'Basic ' + Buffer.from(`${key}:`).toString('base64'), 'content-type': 'application/json' };
   const post = async (u: string, body: unknown) => {
     const res = await fetch(u, { method: 'POST', headers, body: JSON.stringify(body) });
@@ -122,7 +131,7 @@ export function cardFlow(svc: { url: string; vaultUrl: string }, key: string, or
     const created = await post(`${svc.url}/v1/orders/`, body);
     const txn = created.transactions[0];
     const card = await post(`${svc.vaultUrl}/v1/cards/`, {
-      pan: '4111111111111111',
+      pan: pan(),
       expiry,
       name: 'Bench Customer',
       setup_token: txn.payment_method_details.setup_token,

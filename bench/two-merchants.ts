@@ -33,7 +33,11 @@ interface Ready {
 }
 
 async function serve() {
-  const { svc, config } = await startBenchService({ LOG_LEVEL: 'error', WEBHOOK_RETRY_INTERVAL_MS: '5000' });
+  const { svc, config } = await startBenchService({
+    LOG_LEVEL: 'error',
+    WEBHOOK_RETRY_INTERVAL_MS: '5000',
+    WEBHOOK_PRIVATE_ADDRESSES: 'allow',
+  });
   const { createProject } = await import('../src/services/platform/tenancy.ts');
   const { createUser } = await import('../src/services/portal/users.ts');
   const { seedOrders } = await import('../src/services/platform/seed.ts');

@@ -17,7 +17,13 @@ export default async function* fileFailures(source) {
   const stderr = new Map(); // file -> lines it wrote to stderr
   const ranTests = new Set(); // files in which at least one test ran
   const failedFiles = [];
+  // file -> the time its top-level tests took, to see which files to split (node 20 reports no
+  // event for a whole file that passed, and events of parallel files arrive interleaved)
+  const spent = new Map();
   for await (const { type, data } of source) {
+    if ((type === 'test:pass' || type === 'test:fail') && data.file && data.nesting === 0 && data.name !== data.file) {
+      spent.set(data.file, (spent.get(data.file) ?? 0) + (data.details?.duration_ms ?? 0));
+    }
     if (type === 'test:stderr' && data.file) {
       if (!stderr.has(data.file)) stderr.set(data.file, []);
       stderr.get(data.file).push(data.message);
@@ -25,6 +31,10 @@ export default async function* fileFailures(source) {
       ranTests.add(data.file);
     }
     if (type === 'test:fail' && data.file && data.name === data.file) failedFiles.push(data.file);
+  }
+  const slowest = [...spent].sort((a, b) => b[1] - a[1]).slice(0, 10);
+  if (slowest.length > 1) {
+    yield `\nslowest files: ${slowest.map(([f, ms]) => `${f.replace(/^.*?\/test\//, 'test/')} ${Math.round(ms / 1000)} s`).join(', ')}\n`;
   }
   if (!failedFiles.length) return;
   let out = `\n${failedFiles.length} test file(s) failed as a whole (their own tests are not counted above):\n`;

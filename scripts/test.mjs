@@ -13,18 +13,31 @@ function find(dir) {
   });
 }
 
+// Longest first, by the CPU seconds each file cost when last measured (scripts/test-costs.json, written
+// by `node scripts/test-times.mjs --write`): two lanes that start with the long files end together,
+// where a long file started last would end the run alone. A file not measured yet counts as the median.
+function longestFirst(list) {
+  const costs = JSON.parse(readFileSync(new URL('./test-costs.json', import.meta.url), 'utf8'));
+  const known = Object.values(costs).sort((a, b) => a - b);
+  const median = known[Math.floor(known.length / 2)] ?? 0;
+  const cost = (f) => costs[relative(process.cwd(), resolve(f))] ?? median;
+  return [...list].sort((a, b) => cost(b) - cost(a) || a.localeCompare(b));
+}
+
 const args = process.argv.slice(2);
-const files = args.length ? args : find('test').sort();
+const files = args.length ? args : longestFirst(find('test'));
 const concurrency = process.env.TEST_CONCURRENCY ?? '2';
 // A file that hangs (a server left open, a starved pool) fails after this instead of stalling the run.
 const fileTimeoutMs = process.env.TEST_FILE_TIMEOUT_MS ?? '300000';
 // Files that legitimately need longer, with their own limit. They run beside the others, one at a
 // time (one process more while they run), so the suite's wall time does not grow by their length.
-const SLOW = { 'test/e2e/acquirer-chaos.test.ts': 900_000 };
+const SLOW = { 'test/e2e/acquirer-chaos.test.ts': 900_000, 'test/e2e/payouts-bankfiles.test.ts': 600_000 };
 const slowLimit = (f) => SLOW[relative(process.cwd(), resolve(f))];
 const slow = files.filter(slowLimit);
 const rest = files.filter((f) => !slowLimit(f));
 
+// TypeScript through scripts/ts-register.mjs (a CPU second a file less than tsx); TEST_LOADER=tsx for tsx
+const loader = process.env.TEST_LOADER === 'tsx' ? 'tsx' : new URL('./ts-register.mjs', import.meta.url).href;
 const env = { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', NODE_ENV: 'test' };
 const run = (list, opts, stdio) =>
   new Promise((done) => {
@@ -32,7 +45,7 @@ const run = (list, opts, stdio) =>
       process.execPath,
       [
         '--import',
-        'tsx',
+        loader,
         '--test',
         `--test-concurrency=${opts.concurrency}`,
         `--test-timeout=${opts.timeoutMs}`,

@@ -1,8 +1,10 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { parseMethodAliases, type MethodAliases } from './domain/project.ts';
 import { DEFAULT_MAX_QUERY_COST } from './domain/query.ts';
+import { LIMITS, RISK_SETTINGS, type RiskLimits } from './domain/risk/limits.ts';
+import { normalIban, validBic } from './domain/payouts/sepa.ts';
 
 /** Every setting, from the environment, with a default that runs on a laptop. */
 export interface Config {
@@ -26,6 +28,10 @@ export interface Config {
   databasePool: { size: number; reportSize: number };
   dataDir: string;
   masterKey?: string;
+  /** TENDER_RISK_KEY: the platform key of card fingerprints and velocity buckets (docs/risk.md) */
+  riskKey?: string;
+  /** RISK_BIN_TABLE: a file of `prefix,country` lines, beside the test cards' BINs (docs/risk.md "The BIN table") */
+  riskBinTable?: string;
   logLevel: string;
   /** LOG_FORMAT: json lines, or pretty (one readable line per request); unset: pretty on a terminal */
   logFormat?: 'json' | 'pretty';
@@ -35,7 +41,14 @@ export interface Config {
   surfaces: Surface[];
   /** leaseMs: how long a claimed job stays reserved (a killed node's jobs are taken over after it) */
   worker: { enabled: boolean; pollMs: number; concurrency: number; leaseMs: number };
-  webhook: { timeoutMs: number; retryIntervalMs: number; maxAttempts: number; concurrency: number };
+  webhook: {
+    timeoutMs: number;
+    retryIntervalMs: number;
+    maxAttempts: number;
+    concurrency: number;
+    /** test projects' webhooks to private and loopback addresses (unset: allowed on the embedded store only; live projects never) */
+    privateAddresses?: 'allow' | 'refuse';
+  };
   setupTokenTtlSeconds: number;
   /** other identifiers clients use for Tender's payment methods (PAYMENT_METHOD_ALIASES) */
   paymentMethodAliases: MethodAliases;
@@ -61,12 +74,21 @@ export interface Config {
    * before an echo, and a JSON file of field layout overrides (a processor's variant).
    */
   iso8583: { timeoutMs: number; echoMs: number; layoutFile?: string };
+  /** EMV 3-D Secure of live projects (docs/three-d-secure.md) */
+  threeDs: {
+    /** a DS exchange without an answer by then is U (THREEDS_TIMEOUT_MS, at most the acquirer's timeout less 500 ms) */
+    timeoutMs: number;
+    /** THREEDS_ALLOW_HTTP=true: a directory server may be plain http:// (tests only) */
+    allowHttp: boolean;
+  };
   /** API requests per project (API key) per minute, on the API and the vault; 0: off */
   rateLimitPerMinute: number;
   /** requests per minute per client address and per resource on the anonymous surfaces, and failed authentications per address; 0: off */
   publicRateLimitPerMinute: number;
   /** card-testing protection on the hosted pages: declines per client or payment link within the window (0 declines: off) */
   cardTesting: { maxDeclines: number; windowSeconds: number };
+  /** velocity limits on card payments (docs/risk.md), each 0: off */
+  risk: RiskLimits;
   /** how long an API key's project stays cached (ms; 0: no cache); changes clear it at once */
   apiKeyCacheMs: number;
   /** how long a stopping server lets requests in flight finish before cutting them (ms) */
@@ -74,6 +96,10 @@ export interface Config {
   /** how long a stopping server keeps serving with /readyz red before it closes, for load balancers to notice (ms) */
   shutdownDrainMs: number;
   redisUrl?: string;
+  /** where the worker writes payout files, and the operator's account they pay from (docs/payouts.md) */
+  payouts: { dir: string; debtor?: { name: string; iban: string; bic?: string } };
+  /** where the acquiring host's settlement files arrive: the settlement job imports their dispute stages (docs/payouts.md "Disputes") */
+  settlementFileDir?: string;
   /** the merchant portal's sessions and sign-in throttling (docs/portal.md) */
   portal: {
     sessionIdleMs: number;
@@ -180,6 +206,7 @@ const SettingsSchema = Type.Object({
   WEBHOOK_RETRY_INTERVAL_MS: COUNT,
   WEBHOOK_MAX_ATTEMPTS: POSITIVE,
   WEBHOOK_CONCURRENCY: POSITIVE,
+  WEBHOOK_PRIVATE_ADDRESSES: setting('allow|refuse', 'allow or refuse'),
   SETUP_TOKEN_TTL_SECONDS: POSITIVE,
   CAPTURE_WINDOW: DURATION,
   DEFAULT_EXPIRATION_PERIOD: DURATION,
@@ -196,11 +223,19 @@ const SettingsSchema = Type.Object({
   PUBLIC_RATE_LIMIT_PER_MINUTE: COUNT,
   CARD_TESTING_MAX_DECLINES: COUNT,
   CARD_TESTING_WINDOW_SECONDS: POSITIVE,
+  RISK_LIMITS: setting('on|off', 'on or off'),
+  RISK_BIN_TABLE: setting('\\S.*', 'a file of prefix,country lines'),
+  ...Object.fromEntries([...LIMITS, ...RISK_SETTINGS].map((l) => [l.env, COUNT])),
   API_KEY_CACHE_MS: COUNT,
   SHUTDOWN_GRACE_MS: COUNT,
   SHUTDOWN_DRAIN_MS: COUNT,
   REDIS_URL: setting('rediss?://\\S+', 'a redis:// or rediss:// URL'),
   WALLET_A_TIMEOUT_MS: POSITIVE,
+  PAYOUT_DIR: setting('\\S.*', 'a directory'),
+  ACQUIRER_SETTLEMENT_DIR: setting('\\S.*', 'a directory'),
+  PAYOUT_DEBTOR_NAME: setting('\\S.{0,69}', 'the name of the account payouts are paid from, at most 70 characters'),
+  PAYOUT_DEBTOR_IBAN: setting('[A-Za-z]{2}[0-9]{2}[A-Za-z0-9 ]{1,40}', 'an IBAN'),
+  PAYOUT_DEBTOR_BIC: setting('[A-Z0-9]{8}(?:[A-Z0-9]{3})?', 'a BIC of 8 or 11 characters'),
   PORTAL_SESSION_IDLE_MINUTES: POSITIVE,
   PORTAL_SESSION_MAX_HOURS: POSITIVE,
   PORTAL_SIGNIN_MAX_FAILURES: POSITIVE,
@@ -260,6 +295,29 @@ function wholeNumber(env: NodeJS.ProcessEnv, name: string, d: number, min: numbe
   if (!Number.isSafeInteger(n) || n < min || n > max) throw new Error(`${name} must be a whole number from ${min} to ${max}, not "${v}"`);
   return n;
 }
+/** RISK_* settings (domain/risk/limits.ts lists them with their defaults). */
+function riskLimits(env: NodeJS.ProcessEnv): RiskLimits {
+  const n = (l: { env: string; default: number }, min = 0) => wholeNumber(env, l.env, l.default, min, 1e9);
+  const other = Object.fromEntries(RISK_SETTINGS.map((s) => [s.env, n(s, s.min)]));
+  return {
+    enforce: env.RISK_LIMITS !== 'off',
+    max: Object.fromEntries(LIMITS.map((l) => [l.rule, n(l)])),
+    windowSeconds: other.RISK_WINDOW_SECONDS!,
+    projectRateFloor: other.RISK_PROJECT_RATE_FLOOR!,
+    projectMinDeclines: other.RISK_PROJECT_MIN_DECLINES!,
+    refusalFloorMs: other.RISK_REFUSAL_FLOOR_MS!,
+    dryRunTimeoutMs: other.RISK_DRY_RUN_TIMEOUT_MS!,
+    dryRunMax: other.RISK_DRY_RUN_MAX_PAYMENTS!,
+    hold: {
+      sliceSeconds: other.RISK_HOLD_SLICE_SECONDS!,
+      slices: other.RISK_HOLD_SLICES!,
+      minAuthorizations: other.RISK_HOLD_MIN_AUTHORIZATIONS!,
+      minPercent: other.RISK_HOLD_MIN_PERCENT!,
+      factor: other.RISK_HOLD_FACTOR!,
+      baselineMinutes: other.RISK_HOLD_BASELINE_MINUTES!,
+    },
+  };
+}
 const trim = (u: string) => u.replace(/\/+$/, '');
 
 function bool(env: NodeJS.ProcessEnv, name: string, d: boolean): boolean {
@@ -300,7 +358,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const isoTimeoutMs = int(env.ISO8583_TIMEOUT_MS, Math.max(1, Math.min(20_000, Math.floor((acquirerTimeoutMs * 2) / 3))));
   if (isoTimeoutMs >= acquirerTimeoutMs)
     throw new ConfigError([`ISO8583_TIMEOUT_MS=${isoTimeoutMs}: expected less than ACQUIRER_TIMEOUT_MS (${acquirerTimeoutMs})`]);
-  // recovery asks about an attempt only after its call can no longer arrive (sendDeadline):
+  // recovery asks about an attempt only after its call can no longer arrive (sendFirstCall):
   // unset, it follows a longer ACQUIRER_TIMEOUT_MS up; set, it must be above it
   const recoveryMs = int(env.ACQUIRER_RECOVERY_MS, Math.max(35_000, acquirerTimeoutMs + 5000));
   if (recoveryMs <= acquirerTimeoutMs)
@@ -333,6 +391,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     databasePool: { size: int(env.DATABASE_POOL_SIZE, 10), reportSize: int(env.REPORT_CONNECTIONS, 2) },
     dataDir: resolve(env.TENDER_DATA_DIR ?? '.tender'),
     masterKey: env.TENDER_MASTER_KEY || undefined,
+    riskKey: env.TENDER_RISK_KEY || undefined,
+    riskBinTable: env.RISK_BIN_TABLE ? resolve(env.RISK_BIN_TABLE) : undefined,
     logLevel: env.LOG_LEVEL ?? 'info',
     logFormat: env.LOG_FORMAT === 'json' || env.LOG_FORMAT === 'pretty' ? env.LOG_FORMAT : undefined,
     metrics: env.METRICS_PORT ? { port: int(env.METRICS_PORT, 0), host: env.METRICS_HOST || '127.0.0.1' } : undefined,
@@ -348,6 +408,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       retryIntervalMs: int(env.WEBHOOK_RETRY_INTERVAL_MS, 120_000),
       maxAttempts: int(env.WEBHOOK_MAX_ATTEMPTS, 10),
       concurrency: int(env.WEBHOOK_CONCURRENCY, 16),
+      privateAddresses:
+        env.WEBHOOK_PRIVATE_ADDRESSES === 'allow' || env.WEBHOOK_PRIVATE_ADDRESSES === 'refuse' ? env.WEBHOOK_PRIVATE_ADDRESSES : undefined,
     },
     setupTokenTtlSeconds: int(env.SETUP_TOKEN_TTL_SECONDS, 300),
     paymentMethodAliases: parseMethodAliases(env.PAYMENT_METHOD_ALIASES),
@@ -361,6 +423,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       simSettleMs: int(env.SIM_SETTLE_MS, 3000),
       testUrl: env.TENDER_TEST_ACQUIRER_URL || undefined,
     },
+    threeDs: {
+      timeoutMs: Math.max(100, Math.min(int(env.THREEDS_TIMEOUT_MS, 10_000), acquirerTimeoutMs - 500)),
+      allowHttp: env.THREEDS_ALLOW_HTTP === 'true',
+    },
     iso8583: {
       timeoutMs: isoTimeoutMs,
       echoMs: int(env.ISO8583_ECHO_MS, 30_000),
@@ -372,10 +438,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       maxDeclines: wholeNumber(env, 'CARD_TESTING_MAX_DECLINES', 10, 0, 1e6),
       windowSeconds: wholeNumber(env, 'CARD_TESTING_WINDOW_SECONDS', 3600, 1, 7 * 86_400),
     },
+    risk: riskLimits(env),
     apiKeyCacheMs: int(env.API_KEY_CACHE_MS, 10_000),
     shutdownGraceMs: int(env.SHUTDOWN_GRACE_MS, 10_000),
     shutdownDrainMs: int(env.SHUTDOWN_DRAIN_MS, 0),
     redisUrl: env.REDIS_URL || undefined,
+    settlementFileDir: env.ACQUIRER_SETTLEMENT_DIR ? resolve(env.ACQUIRER_SETTLEMENT_DIR) : undefined,
+    payouts: {
+      dir: resolve(env.PAYOUT_DIR || join(resolve(env.TENDER_DATA_DIR ?? '.tender'), 'payouts')),
+      debtor: payoutDebtor(env),
+    },
     portal: {
       sessionIdleMs: int(env.PORTAL_SESSION_IDLE_MINUTES, 30) * 60_000,
       sessionMaxMs: int(env.PORTAL_SESSION_MAX_HOURS, 12) * 3_600_000,
@@ -420,4 +492,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     },
   };
   return { ...cfg, ...overrides };
+}
+
+/** The operator's account of PAYOUT_DEBTOR_*: all of name and IBAN, or none; a bad IBAN stops the start. */
+function payoutDebtor(env: NodeJS.ProcessEnv): Config['payouts']['debtor'] {
+  const { PAYOUT_DEBTOR_NAME: name, PAYOUT_DEBTOR_IBAN: raw, PAYOUT_DEBTOR_BIC: bic } = env;
+  if (!name && !raw && !bic) return undefined;
+  if (!name || !raw) throw new Error('PAYOUT_DEBTOR_NAME and PAYOUT_DEBTOR_IBAN are set together');
+  const iban = normalIban(raw);
+  if (!iban) throw new Error('PAYOUT_DEBTOR_IBAN is not a valid IBAN');
+  if (bic && !validBic(bic)) throw new Error('PAYOUT_DEBTOR_BIC is not a valid BIC');
+  return { name, iban, ...(bic ? { bic } : {}) };
 }

@@ -1,3 +1,4 @@
+import { binTable } from './services/risk/lists.ts';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config } from './config.ts';
@@ -8,10 +9,13 @@ import { acquireLock, releaseLock } from './store/db/lock.ts';
 import { createSimulator } from './acquirer/simulator/index.ts';
 import { remoteConnector } from './acquirer/remote.ts';
 import type { Connector } from './acquirer/connector.ts';
+import type { ProjectRow } from './domain/entities.ts';
 import type { Connectors, Ctx } from './services/platform/context.ts';
+import { unauthenticated, type Authenticator } from './acquirer/authenticator.ts';
 import { loadMasterKey } from './services/platform/master-key.ts';
 import { KeyCache } from './services/platform/key-cache.ts';
 import { dropSealedCvc } from './services/payments/card.ts';
+import { countDeclines, countFailedAttempt } from './services/risk/screen.ts';
 import { recoverAttempt, sweepDueRecoveries } from './services/payments/recovery.ts';
 import { RECOVERY_JOB } from './services/payments/attempts.ts';
 import { expirePaymentLink, followLinkOrders } from './services/links/payment-links.ts';
@@ -36,6 +40,10 @@ import { paymentRoutes } from './http/api/payments.ts';
 import { testCardRoutes } from './http/api/test-cards.ts';
 import { operationRoutes, operationTestRoutes } from './http/api/operations.ts';
 import { searchRoutes } from './http/api/search.ts';
+import { balanceRoutes } from './http/api/balances.ts';
+import { disputeRoutes } from './http/api/disputes.ts';
+import { importDisputeDir } from './services/disputes/import.ts';
+import { runMerchantPayouts } from './services/payouts/payouts.ts';
 import { walletARoutes } from './http/api/wallet-a.ts';
 import { walletBRoutes, walletBTestRoutes } from './http/api/wallet-b.ts';
 import { linkPageRoutes } from './http/pay/link-page.ts';
@@ -45,6 +53,7 @@ import { methodRoutes, methodTestRoutes } from './http/api/methods.ts';
 import { assetRoutes } from './http/pay/assets.ts';
 import type { WalletButton } from './http/pay/render.ts';
 import { threeDsRoutes } from './http/pay/three-ds.ts';
+import { threeDsEmvRoutes } from './http/pay/three-ds-emv.ts';
 import { walletPayRoutes } from './http/pay/wallet-pay.ts';
 import { walletAButton, walletAPayRoutes } from './http/pay/wallet-a-pay.ts';
 import { walletBButton, walletSheetRoutes } from './http/pay/wallet-sheet.ts';
@@ -54,8 +63,11 @@ import { portalRoutes } from './http/portal/index.ts';
 import { sealPendingHolderNames } from './services/vault/holder-names.ts';
 import type { LinkState } from './services/platform/health.ts';
 import { collectGauges, countOrderStatus } from './services/reporting/metrics.ts';
-import { observed } from './acquirer/observed.ts';
+import { paymentEventLog } from './services/reporting/payment-log.ts';
+import { observed, observedAuthenticator } from './acquirer/observed.ts';
+import { ThreeDsServers } from './acquirer/threeds/servers.ts';
 import { startMetricsServer } from './telemetry/server.ts';
+import { OPERATOR_PAGE_HEADERS, operatorPayoutsPage } from './http/operator/payouts.ts';
 import { startTracing, stopTracing, traceMixin } from './telemetry/tracing.ts';
 import { readableConsole, readableWanted } from './telemetry/console.ts';
 import { IsoLinks, linkSettings } from './acquirer/iso8583/links.ts';
@@ -68,7 +80,7 @@ import { linkJournal } from './services/payments/acquirer-link.ts';
  */
 
 /** In this order, inside the database transaction of every order status change (after its outbox row). */
-const orderStatusHooks = [queueWebhooks, followLinkOrders, dropSealedCvc, countOrderStatus];
+const orderStatusHooks = [queueWebhooks, followLinkOrders, dropSealedCvc, countDeclines, countOrderStatus];
 
 /** In this order, after a project is created; what they return is shown once (the webhook secret). */
 const projectCreatedHooks = [makeWebhookSecret, makeWalletKeys];
@@ -84,8 +96,15 @@ export const jobTable: JobTable = {
   [RECOVERY_JOB]: { run: (ctx, job) => recoverAttempt(ctx, job.ref_id), sweep: sweepDueRecoveries },
   delayed_capture: { run: (ctx, job) => runDelayedCapture(ctx, job.ref_id) },
   authorization_expiry: { run: (ctx, job) => expireAuthorization(ctx, job.ref_id) },
-  settlement: { run: (ctx, job) => runSettlement(ctx, job.ref_id, new Date(job.run_at)).then(() => {}) },
+  settlement: {
+    // the host's dispute stages of this project's payments first (each applied once), then its money
+    run: async (ctx, job) => {
+      if (ctx.config.settlementFileDir) await importDisputeDir(ctx, ctx.config.settlementFileDir, job.ref_id);
+      await runSettlement(ctx, job.ref_id, new Date(job.run_at));
+    },
+  },
   idempotency_cleanup: { run: (ctx, job) => runIdempotencyCleanup(ctx, job.ref_id) },
+  payouts: { run: (ctx, job) => runMerchantPayouts(ctx, job.ref_id).then(() => {}) },
 };
 
 /** The wallet buttons the hosted order pages offer. */
@@ -101,6 +120,8 @@ const routes = (buttons: WalletButton[]): Routes => ({
     paymentRoutes,
     operationRoutes,
     searchRoutes,
+    balanceRoutes,
+    disputeRoutes,
     walletARoutes,
     walletBRoutes,
     methodRoutes,
@@ -112,6 +133,7 @@ const routes = (buttons: WalletButton[]): Routes => ({
     methodPayRoutes,
     assetRoutes,
     threeDsRoutes,
+    threeDsEmvRoutes,
     walletPayRoutes,
     walletAPayRoutes,
     walletSheetRoutes,
@@ -134,15 +156,33 @@ export interface ContextParts {
   links?: LinkState[];
   /** the acquirer of test projects, when not the built-in simulator (tests: a fault-injecting wrapper) */
   testConnector?: Connector;
+  /** the 3-D Secure server of test projects, when not the built-in simulator's ACS */
+  testAuthenticator?: Authenticator;
+  /** the 3-D Secure server of a live project (none bound: `unauthenticated`) */
+  liveAuthenticator?: (project: ProjectRow) => Authenticator | undefined;
 }
 
-/** Every connector as built, timed and counted (acquirer/observed.ts); once per connector. */
-const observedConnectors = new WeakMap<Connector, Connector>();
-function observe(connector: Connector, log: Logger): Connector {
-  let o = observedConnectors.get(connector);
+/** Every connector as built, timed and counted (acquirer/observed.ts); once per connector and mode. */
+const observedConnectors = { test: new WeakMap<Connector, Connector>(), live: new WeakMap<Connector, Connector>() };
+function observe(connector: Connector, log: Logger, mode: 'test' | 'live'): Connector {
+  let o = observedConnectors[mode].get(connector);
   if (!o) {
-    o = observed(connector, (operation, outcome) => log.warn({ connector: connector.name, operation, outcome }, 'acquirer call failed'));
-    observedConnectors.set(connector, o);
+    o = observed(connector, mode, (operation, outcome) =>
+      log.warn({ connector: connector.name, mode, operation, outcome }, 'acquirer call failed'),
+    );
+    observedConnectors[mode].set(connector, o);
+  }
+  return o;
+}
+
+const observedAuthenticators = { test: new WeakMap<Authenticator, Authenticator>(), live: new WeakMap<Authenticator, Authenticator>() };
+function observeAuth(a: Authenticator, log: Logger, mode: 'test' | 'live'): Authenticator {
+  let o = observedAuthenticators[mode].get(a);
+  if (!o) {
+    o = observedAuthenticator(a, mode, (operation, outcome) =>
+      log.warn({ authenticator: a.name, mode, operation, outcome }, '3-D Secure call failed'),
+    );
+    observedAuthenticators[mode].set(a, o);
   }
   return o;
 }
@@ -155,6 +195,8 @@ const simulatorFor = (config: Config) =>
 
 /** The context every use case gets: for the running service and for one-off CLI commands alike. */
 export function buildContext(parts: ContextParts): Ctx {
+  // one simulator is the test projects' acquirer and ACS, unless a test hands in either
+  const sim = parts.testConnector && parts.testAuthenticator ? undefined : simulatorFor(parts.config);
   const ctx: Ctx = {
     db: parts.db,
     replica: parts.replica ?? parts.db,
@@ -163,13 +205,21 @@ export function buildContext(parts: ContextParts): Ctx {
     masterKey: loadMasterKey(parts.config, parts.log),
     keyCache: parts.keyCache,
     connectors: {
-      test: observe(parts.testConnector ?? simulatorFor(parts.config), parts.log),
-      live: parts.liveConnector && ((project) => ((c) => c && observe(c, parts.log))(parts.liveConnector!(project))),
+      test: observe(parts.testConnector ?? sim!, parts.log, 'test'),
+      live: parts.liveConnector && ((project) => ((c) => c && observe(c, parts.log, 'live'))(parts.liveConnector!(project))),
+    },
+    authenticators: {
+      test: observeAuth(parts.testAuthenticator ?? sim!, parts.log, 'test'),
+      live: (project) => observeAuth(parts.liveAuthenticator?.(project) ?? unauthenticated, parts.log, 'live'),
     },
     links: parts.links,
     dueWork: { settle: (projectId) => settleDueJobs(ctx, jobTable, projectId) },
     lifecycle: { stopping: false },
-    hooks: { orderStatus: orderStatusHooks, projectCreated: projectCreatedHooks },
+    hooks: {
+      orderStatus: [...orderStatusHooks, paymentEventLog(parts.log)],
+      attemptFailed: [countFailedAttempt],
+      projectCreated: projectCreatedHooks,
+    },
   };
   return ctx;
 }
@@ -202,6 +252,10 @@ export interface StartOptions {
   liveConnector?: Connectors['live'];
   /** the acquirer of test projects, when not the built-in simulator */
   testConnector?: Connector;
+  /** the 3-D Secure server of test projects, when not the built-in simulator's ACS */
+  testAuthenticator?: Authenticator;
+  /** the 3-D Secure server of live projects (none: each without a directory server is unauthenticated) */
+  liveAuthenticator?: (project: ProjectRow) => Authenticator | undefined;
   /** the hosted pages' wallet buttons, when not the built-in ones (tests of the page layout) */
   walletButtons?: WalletButton[];
   /** links to acquirers whose state /readyz reports (see LinkState) */
@@ -238,6 +292,10 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
       ? undefined
       : new IsoLinks(linkJournal(db), linkSettings(config.iso8583), isoLog(log), (link) => links.push(link));
     closeLinks = async () => isoLinks?.close();
+    // live projects bound to directory servers (docs/three-d-secure.md): their EMV 3DS Server
+    const threeDs = opts.liveConnector
+      ? undefined
+      : new ThreeDsServers({ timeoutMs: config.threeDs.timeoutMs, log: (msg, fields) => log.warn(fields ?? {}, msg) });
     const ctx = buildContext({
       db,
       replica,
@@ -246,8 +304,12 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
       keyCache,
       liveConnector: opts.liveConnector ?? isoLinks?.connectorFor,
       testConnector: opts.testConnector,
+      testAuthenticator: opts.testAuthenticator,
+      liveAuthenticator: opts.liveAuthenticator ?? threeDs?.authenticatorFor,
       links,
     });
+    // RISK_BIN_TABLE is read at start, as the ISO 8583 layout is: a bad line stops it, naming the line
+    binTable(ctx);
     const sealed = await sealPendingHolderNames(ctx);
     if (sealed) log.info({ sealed }, 'sealed cardholder names stored before names were encrypted');
     const app = await buildApp(ctx, routes(opts.walletButtons ?? walletButtons));
@@ -268,7 +330,14 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     }
     if (embedded) acquireLock(config.dataDir, { pid: process.pid, url: config.publicBaseUrl, token: adminToken });
     if (config.metrics) {
-      const metrics = await startMetricsServer(config.metrics.port, config.metrics.host, () => collectGauges(ctx, Object.keys(jobTable)));
+      // the operator's read-only payouts page lives here too: this listener is the operator's, never the API's
+      const pages = { '/payouts': { headers: OPERATOR_PAGE_HEADERS, render: () => operatorPayoutsPage(ctx) } };
+      const metrics = await startMetricsServer(
+        config.metrics.port,
+        config.metrics.host,
+        () => collectGauges(ctx, Object.keys(jobTable)),
+        pages,
+      );
       closeMetrics = metrics.close;
       log.info({ url: metrics.url }, 'Prometheus metrics');
     }

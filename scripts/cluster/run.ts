@@ -351,7 +351,7 @@ async function failover() {
   // an authorization whose answer the acquirer gave as the primary died is recorded but not
   // applied: the customer saw it processing, and the recovery (ACQUIRER_RECOVERY_MS) reverses it
   // and declines it, as it does for an answer that never came; one whose node was held up past
-  // its send deadline by the outage was never sent and failed at once (response code 96)
+  // its send deadline by the outage was never sent and failed at once ("Not sent: ...", code 96)
   const inFlight = async () =>
     (await b.query("SELECT count(*)::int AS n FROM acquirer_attempts WHERE status IN ('processing', 'unknown')")).rows[0].n as number;
   await until('no attempt left in flight', async () => (await inFlight()) === 0, 120_000, 500);
@@ -362,7 +362,7 @@ async function failover() {
            SELECT 1 FROM acquirer_attempts a WHERE a.order_id = o.id AND a.kind = 'authorization' AND a.status = 'reversed'))::int AS reversed,
          count(*) FILTER (WHERE o.id = ANY($2::uuid[]) AND o.status = 'error' AND EXISTS (
            SELECT 1 FROM acquirer_attempts a WHERE a.order_id = o.id AND a.kind = 'authorization' AND a.status = 'failed'
-              AND a.response_code = '96'))::int AS unsent
+              AND a.response_description LIKE 'Not sent:%'))::int AS unsent
        FROM orders o WHERE o.id = ANY($1::uuid[])`,
       [all, acked],
     )

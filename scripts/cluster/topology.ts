@@ -267,6 +267,8 @@ export class Topology {
       TENDER_JOB_LEASE_MS: '4000',
       WEBHOOK_TIMEOUT_MS: '1000',
       WEBHOOK_RETRY_INTERVAL_MS: '300',
+      // the scenarios' webhook receiver listens on 127.0.0.1: a shared service refuses that by default
+      WEBHOOK_PRIVATE_ADDRESSES: 'allow',
       LATE_DECLINE_MS: '1500',
       // the ISO 8583 scenario: a payment the killed node left in flight is recovered by another
       // node after 10 s instead of 35 (the link gives up after 3 s, Tender's wait after 6; a call
@@ -281,7 +283,7 @@ export class Topology {
     };
   }
 
-  /** Starts node n (1-based) and waits until it answers /readyz; the first start prints the test project. */
+  /** Starts node n (1-based) and waits until it answers /readyz; on an empty database, makes the test project. */
   async startNode(node: Node, extra: Record<string, string> = {}) {
     const proc = this.start(`node${node.n}`, process.execPath, [join(ROOT, 'bin/tender.mjs'), 'serve'], this.nodeEnv(node.port, extra));
     node.proc = proc;
@@ -290,9 +292,18 @@ export class Topology {
     node.exited = new Promise((resolve) => proc.on('exit', (code) => resolve(code)));
     await until(`node ${node.n}`, async () => (await fetch(`${node.url}/readyz`)).status === 200, 60_000);
     await until(`node ${node.n} output`, async () => out.includes('API docs'), 10_000);
-    const key = /API key\s+(\S+)/.exec(out);
-    const project = /project_id\s+(\S+)/.exec(out);
-    if (key && project) [this.apiKey, this.projectId] = [key[1], project[1]];
+    // on PostgreSQL, serve makes no merchant (an operator's database starts empty): the
+    // scenarios make their test project as an operator would, with `tender project create`
+    if (out.includes('No merchant yet')) this.createTestProject(this.nodeEnv(node.port, extra));
+  }
+
+  private createTestProject(env: NodeJS.ProcessEnv) {
+    const args = [join(ROOT, 'bin/tender.mjs'), 'project', 'create', '--name', 'Cluster shop', '--mode', 'test', '--json'];
+    const created = JSON.parse(execFileSync(process.execPath, args, { env, cwd: ROOT }).toString()) as {
+      api_key: string;
+      project_id: string;
+    };
+    [this.apiKey, this.projectId] = [created.api_key, created.project_id];
   }
 
   async nodesUp(count: number) {
@@ -302,7 +313,7 @@ export class Topology {
     }
     // the first node migrates the database and makes the test project, alone
     for (const node of this.nodes) await this.startNode(node);
-    if (!this.apiKey) throw new Error('the first node printed no test project');
+    if (!this.apiKey) throw new Error('no test project on the cluster');
   }
 
   /** `tender acquirer-host` (the simulated ISO 8583 acquiring host) with its settlement files and journal in `host/`. */

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { TransStatus } from '../domain/card.ts';
+import type { EmvResult, TransStatus } from '../domain/card.ts';
 import type { OperationKind } from '../domain/attempts.ts';
 
 /**
  * The boundary to an acquirer. The simulator implements it for test projects; a real acquirer
- * plugs in behind the same interface for live projects (docs/design.md "Who uses it").
+ * plugs in behind the same interface for live projects (docs/design.md "Who uses it"). 3-D Secure
+ * is not the acquirer's: it has its own boundary beside this one (authenticator.ts).
  *
  * The contract, in short (docs/money.md "Acquirer attempts"):
  * - Every call is one OPERATION with Tender's own `operation_id` (the attempt's id, recorded and
@@ -50,7 +51,7 @@ export interface Capabilities {
   partial_refund: boolean;
   /** release (part of) an authorization before capture */
   void: boolean;
-  /** 3-D Secure through this connector */
+  /** 3-D Secure through this connector's own acquirer (not the project's authenticator, authenticator.ts) */
   three_ds: boolean;
   /** may answer `processing`, the final answer coming from inquire() or a notification */
   late_answers: boolean;
@@ -71,6 +72,8 @@ export interface OperationRef {
   currency: string;
   /** the project's clock */
   now: Date;
+  /** the transaction's payment method (credit-card, wallet-a-pay...), for metrics; a connector need not read it */
+  payment_method?: string;
 }
 
 /** An operation on an earlier authorization: capture, void, refund, reversal. */
@@ -84,6 +87,8 @@ export interface ThreeDsResult {
   trans_status: TransStatus;
   eci?: string;
   liability_shift: boolean;
+  /** EMV 3-D Secure (live projects): what the authorization carries and a challenge needs */
+  emv?: EmvResult;
 }
 
 export interface Outcome {
@@ -97,6 +102,12 @@ export interface Outcome {
   response_code_description: string;
   /** the acquirer's id of the operation (an authorization's is what follow-ups name) */
   reference?: string;
+  /**
+   * Only on an authorization's answer that must not be applied as it came (a partial approval, an
+   * answer that does not match its request): the status is declined or error, and Tender reverses
+   * `amount` (what the acquirer may hold) at once, as an attempt of its own.
+   */
+  reverse?: { amount: number };
 }
 
 /** An acquirer's own later message about an operation (a webhook to Tender, a settlement file line). */
@@ -109,9 +120,13 @@ export interface InboundNotification {
 export interface Connector {
   readonly name: string;
   readonly capabilities: Capabilities;
-  authenticate3ds(req: OperationRef & { card: CardData }): Promise<ThreeDsResult>;
-  /** The customer's answer to a challenge (the simulator's ACS asks for a code). */
-  completeChallenge(req: OperationRef & { card: CardData; answer: string }): Promise<ThreeDsResult>;
+  /**
+   * True while the link to the acquirer is known to be down (it was lost, or never came up, and
+   * has not signed on since): a call now would not reach it, so Tender does not make it and the
+   * payment fails at once, nothing charged (services/payments/attempts.ts sendFirstCall). Absent:
+   * the connector has no link of its own (the simulator, an HTTP acquirer).
+   */
+  linkDown?(): boolean;
   /** capture: false for a pre-authorization (capture_mode manual or delayed). */
   authorize(req: OperationRef & { card: CardData; three_ds: ThreeDsResult; capture: boolean }): Promise<Outcome>;
   capture(req: FollowUpRef): Promise<Outcome>;

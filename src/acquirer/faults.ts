@@ -115,8 +115,6 @@ export function withFaults(inner: Connector, opts: FaultOptions = {}): FaultyCon
     capabilities: inner.capabilities,
     acquirer,
     injected,
-    authenticate3ds: (req) => inner.authenticate3ds(req),
-    completeChallenge: (req) => inner.completeChallenge(req),
     authorize: (req) => run({ method: 'authorize', operation_id: req.operation_id, amount: req.amount }, () => inner.authorize(req)),
     capture: (req) => run({ method: 'capture', operation_id: req.operation_id, amount: req.amount }, () => inner.capture(req)),
     void: (req) => run({ method: 'void', operation_id: req.operation_id, amount: req.amount }, () => inner.void(req)),

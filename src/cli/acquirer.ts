@@ -1,8 +1,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Option, type Command as Program } from 'commander';
 import { startHost } from '../acquirer/iso8583/host/server.ts';
 import { applyFaultLine, noFaults } from '../acquirer/iso8583/host/faults.ts';
 import { loadLayout } from '../acquirer/iso8583/layout.ts';
+import type { AcquirerBindingInput } from '../services/payments/acquirer-link.ts';
 
 /**
  * `tender acquirer-host`: the simulated acquiring host (docs/acquirer-iso8583.md) as its own
@@ -55,12 +57,20 @@ export function acquirerHostCommand(program: Program, fail: (err: unknown) => vo
     });
 }
 
-interface BindingFlags {
-  acquirer?: string;
-  terminalId?: string;
-  cardAcceptorId?: string;
-  refuseUnauthenticated?: boolean;
-}
+type BindingFlags = AcquirerBindingInput;
+
+/** The 3-D Secure options of a binding (docs/three-d-secure.md), on `project create` and `project set-acquirer`. */
+export const threeDsOptions = (c: Program) =>
+  c
+    .option('--directory-server <url>', 'EMV 3-D Secure: the directory server (one URL, or visa=URL,mastercard=URL)')
+    .option('--acquirer-bin <bin>', 'EMV 3-D Secure: the acquirer BIN the schemes gave the acquirer')
+    .option('--mcc <code>', 'EMV 3-D Secure: the merchant category code (4 digits)')
+    .option('--merchant-country <alpha2>', "EMV 3-D Secure: the merchant's country (sets the project's merchant_country)")
+    .option('--requestor-id <id>', 'EMV 3-D Secure: the 3DS Requestor id the DS knows (default: the project id)')
+    .option('--requestor-name <name>', 'EMV 3-D Secure: the 3DS Requestor name (default: the project name)')
+    .option('--ds-client-cert <file>', 'EMV 3-D Secure: client certificate for mutual TLS with the DS (PEM, on every node)')
+    .option('--ds-client-key <file>', 'the private key of --ds-client-cert (PEM, on every node)')
+    .option('--ds-ca <file>', "the CA of the DS's server certificate (PEM, on every node)");
 
 /** The binding flags as the admin commands take them. */
 export const bindingOptions = (o: BindingFlags) => ({
@@ -68,6 +78,15 @@ export const bindingOptions = (o: BindingFlags) => ({
   terminal_id: o.terminalId,
   card_acceptor_id: o.cardAcceptorId,
   refuse_unauthenticated: o.refuseUnauthenticated === true,
+  directory_server: o.directoryServer,
+  acquirer_bin: o.acquirerBin,
+  mcc: o.mcc,
+  merchant_country: o.merchantCountry,
+  requestor_id: o.requestorId,
+  requestor_name: o.requestorName,
+  ds_client_cert: o.dsClientCert && resolve(o.dsClientCert),
+  ds_client_key: o.dsClientKey && resolve(o.dsClientKey),
+  ds_ca: o.dsCa && resolve(o.dsCa),
 });
 
 type Run = <T>(name: string, args: Record<string, unknown>, json: boolean, print: (r: T) => string) => Promise<void>;
@@ -92,8 +111,7 @@ interface Reconciliation {
 
 /** `project set-acquirer` and `reconcile`. */
 export function acquirerCommands(program: Program, project: Program, run: Run) {
-  project
-    .command('set-acquirer')
+  threeDsOptions(project.command('set-acquirer'))
     .description('bind a live project to an acquiring host, or change its binding')
     .requiredOption('--project <id>', 'project id')
     .requiredOption('--acquirer <url>', 'iso8583://HOST:PORT or iso8583s://HOST:PORT')

@@ -12,10 +12,19 @@ import { ApiError } from '../domain/errors.ts';
 import { isUuid } from '../domain/ids.ts';
 import { createBoundProject, setAcquirer } from '../services/payments/acquirer-link.ts';
 import { reconcile } from '../services/payments/reconcile.ts';
+import { runPayouts, scheduleMerchant } from '../services/payouts/payouts.ts';
+import { readBankFile } from '../services/payouts/bankfiles.ts';
+import { payoutsOverview } from '../services/payouts/overview.ts';
+import { parseEuros } from '../domain/payouts/sepa.ts';
+import { invalid } from '../domain/errors.ts';
+import { importDisputes } from '../services/disputes/import.ts';
+import { exportEvidence, operatorList } from '../services/disputes/disputes.ts';
+import { holdList, liftProjectHold } from '../services/risk/hold.ts';
+import { riskTable } from './risk.ts';
 
 /**
  * Administrative commands. The CLI runs them on the store directly, or, when a server holds
- * the embedded store, through that server's admin endpoint (see store/lock.ts). Their args are
+ * the embedded store, through that server's admin endpoint (see store/db/lock.ts). Their args are
  * what the CLI parsed (cli/index.ts) or the admin endpoint received as JSON: checked by the use case.
  */
 export type Command = (ctx: Ctx, args: Record<string, unknown>) => Promise<unknown>;
@@ -29,6 +38,21 @@ const bindingArgs = (a: Record<string, unknown>) => ({
   terminalId: a.terminal_id === undefined ? undefined : String(a.terminal_id),
   cardAcceptorId: a.card_acceptor_id === undefined ? undefined : String(a.card_acceptor_id),
   refuseUnauthenticated: a.refuse_unauthenticated === true,
+  ...Object.fromEntries(
+    (
+      [
+        ['directoryServer', 'directory_server'],
+        ['acquirerBin', 'acquirer_bin'],
+        ['mcc', 'mcc'],
+        ['merchantCountry', 'merchant_country'],
+        ['requestorId', 'requestor_id'],
+        ['requestorName', 'requestor_name'],
+        ['dsClientCert', 'ds_client_cert'],
+        ['dsClientKey', 'ds_client_key'],
+        ['dsCa', 'ds_ca'],
+      ] as const
+    ).flatMap(([k, arg]) => (a[arg] === undefined || a[arg] === null || a[arg] === '' ? [] : [[k, String(a[arg])]])),
+  ),
 });
 
 const table: Record<string, Command> = {
@@ -56,6 +80,30 @@ const table: Record<string, Command> = {
     ),
   'project set-webhook': (ctx, a) => setProjectWebhookUrl(ctx, String(a.project), a.url ? String(a.url) : null),
   'keys rewrap': async (ctx, a) => rewrapDataKeys(ctx, parseKey(String(a.new_master_key ?? '')), { prune: Boolean(a.prune) }),
+  'payouts schedule': (ctx, a) => {
+    const minimum = a.minimum === undefined ? 0 : parseEuros(String(a.minimum));
+    if (minimum === undefined) throw invalid('minimum', 'minimum must be an amount in euros such as 25 or 25.50');
+    return scheduleMerchant(ctx, {
+      merchant: String(a.merchant ?? ''),
+      iban: String(a.iban ?? ''),
+      name: String(a.name ?? ''),
+      every: String(a.every ?? ''),
+      minimum,
+      time_zone: a.time_zone === undefined ? undefined : String(a.time_zone),
+    });
+  },
+  'payouts run': (ctx, a) => runPayouts(ctx, { out: a.out === undefined ? undefined : String(a.out) }),
+  'payouts booked': (ctx, a) => readBankFile(ctx, String(a.text ?? '')),
+  'disputes import': (ctx, a) => importDisputes(ctx, String(a.text ?? '')),
+  'disputes list': (ctx) => operatorList(ctx),
+  'disputes evidence': (ctx, a) => exportEvidence(ctx, String(a.id ?? ''), String(a.out ?? '')),
+  'risk hold list': (ctx, a) => holdList(ctx, a.project ? String(a.project) : undefined),
+  'risk hold lift': async (ctx, a) => {
+    const lifted = await liftProjectHold(ctx, String(a.project), 'operator');
+    if (!lifted) throw new ApiError('NotFound', `project ${String(a.project)} is not held`);
+    return lifted;
+  },
+  'payouts overview': (ctx) => payoutsOverview(ctx),
   'ledger check': (ctx, a) => checkLedger(ctx.db, a.project ? String(a.project) : undefined),
   seed: (ctx, a) =>
     seedOrders(ctx, {
@@ -71,6 +119,7 @@ const table: Record<string, Command> = {
       email: String(a.email),
       password: typeof a.password === 'string' ? a.password : undefined,
     }),
+  ...riskTable,
   'project list': async (ctx) =>
     (await listProjects(ctx.db)).map((p) => ({ project_id: p.id, merchant_id: p.merchant_id, name: p.name, mode: p.mode })),
 };

@@ -5,7 +5,7 @@ import { openStore } from '../store/db/open.ts';
 import { readLock } from '../store/db/lock.ts';
 import { commands, type AdminAnswer } from './commands.ts';
 import { buildContext, startService } from '../main.ts';
-import { ensureFirstProject } from './first-run.ts';
+import { ensureFirstProject, hasNoProject } from './first-run.ts';
 import { ApiError } from '../domain/errors.ts';
 import { seedCli } from './seed.ts';
 import type { rotateKey } from '../services/platform/tenancy.ts';
@@ -14,7 +14,11 @@ import type { rotateWebhookSecret, setProjectWebhookUrl } from '../services/webh
 import type { rewrapDataKeys } from '../services/platform/crypto-envelope.ts';
 import type { checkLedger } from '../services/payments/ledger-check.ts';
 import type { createUser } from '../services/portal/users.ts';
-import { acquirerCommands, acquirerHostCommand, bindingOptions } from './acquirer.ts';
+import { acquirerCommands, acquirerHostCommand, bindingOptions, threeDsOptions } from './acquirer.ts';
+import { dsHostCommand } from './ds-host.ts';
+import { payoutsCommands } from './payouts.ts';
+import { disputesCommands } from './disputes.ts';
+import { riskCommands } from './risk.ts';
 
 const program = new Program('tender').description('Tender payment service');
 
@@ -85,7 +89,7 @@ export function unknownCommand(root: Program, argv: string[]): string | undefine
 
 program
   .command('serve', { isDefault: true })
-  .description('serve the API, vault, wallet-b token service and portal; creates a test project on first run')
+  .description('serve the API, vault, wallet-b token service and portal; on a new embedded store, creates a test project')
   .action(async () => {
     const svc = await startService({ adminCommands: commands });
     const first = await ensureFirstProject(svc.ctx);
@@ -125,6 +129,13 @@ program
         '  (shown once; `npx tender user create --merchant ID --email EMAIL` adds users)',
       );
     }
+    if (!first && (await hasNoProject(svc.ctx)))
+      lines.push(
+        '',
+        'No merchant yet. Create the first one and its portal owner:',
+        '  npx tender project create --name NAME --mode live --json   (prints merchant_id, project_id, API key)',
+        '  npx tender user create --merchant MERCHANT_ID --email EMAIL',
+      );
     process.stdout.write(lines.join('\n') + '\n');
     let stopping = false;
     const stop = async () => {
@@ -181,8 +192,7 @@ async function readStdin(): Promise<string> {
 }
 
 const project = program.command('project').description('manage projects');
-project
-  .command('create')
+threeDsOptions(project.command('create'))
   .description('create a project (a new merchant unless --merchant); prints its API key and webhook secret once')
   .requiredOption('--name <name>', 'project name')
   .addOption(new Option('--mode <mode>', 'test or live').choices(['test', 'live']).default('test'))
@@ -202,6 +212,11 @@ project
         (r.webhook_secret ? `\nwebhook_secret ${r.webhook_secret}` : '') +
         (r.acquirer
           ? `\nacquirer    ${r.acquirer.acquirer} terminal ${r.acquirer.terminal_id} card acceptor ${r.acquirer.card_acceptor_id}`
+          : '') +
+        (r.acquirer?.three_ds
+          ? `\n3-D Secure  ${Object.entries(r.acquirer.three_ds.directory_servers)
+              .map(([b, u]) => (b === '*' ? u : `${b}=${u}`))
+              .join(',')}`
           : ''),
     ),
   );
@@ -260,6 +275,10 @@ program
     ),
   );
 
+payoutsCommands(program, run);
+disputesCommands(program, run);
+riskCommands(program, run, readStdin);
+
 program
   .command('ledger')
   .description('money ledger tools')
@@ -273,7 +292,7 @@ program
       if (!r.ok) process.exitCode = 1;
       if (o.json) return JSON.stringify(r);
       return r.ok
-        ? `ledger check passed: ${r.transactions} authorizations, ${r.journals} journals`
+        ? `ledger check passed: ${r.transactions} authorizations, ${r.journals} journals, ${r.balances} merchant balances`
         : [`ledger check FAILED: ${r.violations.length} violation(s)`, ...r.violations.map((v: string) => `  - ${v}`)].join('\n');
     }),
   );
@@ -329,6 +348,7 @@ program
   .action((o) => seedCli(o).catch(fail));
 
 acquirerHostCommand(program, fail);
+dsHostCommand(program, fail);
 acquirerCommands(program, project, run);
 
 export { program, run };

@@ -80,6 +80,22 @@ export const isExpired = (expiry: string, now: Date) => now.getTime() >= expiryE
 export type TransStatus = 'Y' | 'A' | 'N' | 'U' | 'R' | 'C';
 
 /** Liability moves to the issuer for authenticated (Y) and attempted (A) authentications. */
+/** An EMV 3-D Secure exchange's result (acquirer/threeds/, docs/three-d-secure.md): its ids and the issuer's authentication value. */
+export interface EmvResult {
+  /** Tender's threeDSServerTransID (the lookup attempt's id) */
+  server_trans_id: string;
+  ds_trans_id?: string;
+  acs_trans_id?: string;
+  /** the protocol version spoken (2.2.0) */
+  version: string;
+  /** the CAVV / AAV (base64), for Y and A */
+  authentication_value?: string;
+  /** a challenge's ACS URL (C) */
+  acs_url?: string;
+  /** the challenge's result as the DS's RReq gave it (the first RReq; a duplicate changes nothing) */
+  rreq?: { trans_status: TransStatus; eci?: string; authentication_value?: string };
+}
+
 export const liabilityShift = (s: TransStatus) => s === 'Y' || s === 'A';
 
 const MASTERCARD_LIKE = new Set(['mastercard', 'maestro']);

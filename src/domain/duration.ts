@@ -42,3 +42,17 @@ export function addDuration(from: Date, d: Duration | string): Date {
 }
 
 export const durationMs = (text: string) => addDuration(new Date(0), text).getTime();
+
+/** A span of time in days, hours, minutes and seconds (whole seconds), as a clock ahead is told. */
+export function spanParts(ms: number): { days: number; hours: number; minutes: number; seconds: number } {
+  const s = Math.max(0, Math.round(ms / 1000));
+  return { days: Math.floor(s / 86400), hours: Math.floor((s % 86400) / 3600), minutes: Math.floor((s % 3600) / 60), seconds: s % 60 };
+}
+
+/** A span as an ISO 8601 duration in days and time (`PT31M`, `P5DT1M`, `PT0S`). */
+export function isoSpan(ms: number): string {
+  const p = spanParts(ms);
+  const time = `${p.hours ? `${p.hours}H` : ''}${p.minutes ? `${p.minutes}M` : ''}${p.seconds ? `${p.seconds}S` : ''}`;
+  if (!p.days && !time) return 'PT0S';
+  return `P${p.days ? `${p.days}D` : ''}${time ? `T${time}` : ''}`;
+}

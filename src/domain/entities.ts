@@ -91,6 +91,8 @@ export interface TransactionRow {
   /** when the money was authorized, and until when it can be captured (null before, or when not a card's) */
   authorized: Date | null;
   capture_before: Date | null;
+  /** the velocity limits' decision on a screened card transaction (docs/risk.md) */
+  risk?: Record<string, unknown> | null;
 }
 
 /** A line of a transaction's history. */

@@ -11,13 +11,30 @@ export const ACCOUNTS = [
   'holds', // funds reserved on the cardholder's card by an authorization (debit-normal)
   'holds_contra', // the merchant's claim on those reserved funds, awaiting capture (credit-normal)
   'acquirer_receivable', // captured money the acquirer owes us, until it settles (debit-normal)
-  'merchant_payable', // what we owe the merchant, net of fees, until paid out (credit-normal)
+  'merchant_payable', // what we owe the merchant, net of fees, until the acquirer settles: the pending balance (credit-normal)
+  'merchant_available', // what we owe the merchant once settled, until a payout takes it: the available balance (credit-normal)
+  'merchant_reserved', // the rolling reserve held back from settled money until its release (credit-normal)
   'fee_income', // our fees (credit-normal)
-  'bank', // cash moved at settlement: what the acquirer paid us minus what we paid the merchant
+  'bank', // our cash: what the acquirer paid us less what payouts took (debit-normal)
 ] as const;
 export type Account = (typeof ACCOUNTS)[number];
 
-export const ENTRY_KINDS = ['hold', 'sale', 'capture', 'void', 'expiry', 'refund', 'chargeback', 'reversal', 'fee', 'settlement'] as const;
+export const ENTRY_KINDS = [
+  'hold',
+  'sale',
+  'capture',
+  'void',
+  'expiry',
+  'refund',
+  'chargeback',
+  'reversal',
+  'fee',
+  'settlement',
+  'reserve',
+  'reserve_release',
+  'payout',
+  'payout_return',
+] as const;
 export type EntryKind = (typeof ENTRY_KINDS)[number];
 
 export interface Leg {
@@ -65,22 +82,36 @@ export const reversalLegs = (amount: number, fee: number): Leg[] =>
   nonZero([leg('acquirer_receivable', amount, 'reversal'), leg('merchant_payable', -amount, 'reversal'), ...feeLegs(fee)]);
 
 /**
- * Settlement of one transaction: the acquirer pays (or takes) the gross amount, the merchant
- * receives (or pays) the settlement amount, and the difference, our fee, stays in the bank.
+ * Settlement of one transaction: the acquirer pays us (or takes back) the gross amount, and what
+ * we owe the merchant for it moves from pending (merchant_payable) to available: the settlement
+ * amount, net of the fee already booked. Nothing leaves the bank until a payout takes it.
  */
 export function settlementLegs(direction: Direction, amount: number, fee: number): Leg[] {
-  return direction === 'credit'
-    ? nonZero([
-        leg('acquirer_receivable', -amount, 'settlement'),
-        leg('merchant_payable', amount - fee, 'settlement'),
-        leg('bank', fee, 'settlement'),
-      ])
-    : nonZero([
-        leg('acquirer_receivable', amount, 'settlement'),
-        leg('merchant_payable', -(amount + fee), 'settlement'),
-        leg('bank', fee, 'settlement'),
-      ]);
+  const net = direction === 'credit' ? amount - fee : -(amount + fee);
+  const cash = direction === 'credit' ? amount : -amount;
+  return nonZero([
+    leg('acquirer_receivable', -cash, 'settlement'),
+    leg('bank', cash, 'settlement'),
+    leg('merchant_payable', net, 'settlement'),
+    leg('merchant_available', -net, 'settlement'),
+  ]);
 }
+
+/** A rolling reserve: part of settled money held back from the available balance (`reserve`), or given back to it (`reserve_release`). */
+export const reserveLegs = (amount: number, kind: 'reserve' | 'reserve_release'): Leg[] =>
+  kind === 'reserve'
+    ? nonZero([leg('merchant_available', amount, kind), leg('merchant_reserved', -amount, kind)])
+    : nonZero([leg('merchant_reserved', amount, kind), leg('merchant_available', -amount, kind)]);
+
+/** What the reserve holds back of a settled credit: `bps` of its net amount, rounded half up; debits hold nothing. */
+export const reserveFor = (direction: Direction, net: number, bps: number): number =>
+  direction === 'credit' && net > 0 && bps > 0 ? feeFor(net, bps, 0) : 0;
+
+/** A payout takes available money out of what we owe, paid from the bank; a returned or rejected one puts it back. */
+export const payoutLegs = (amount: number, kind: 'payout' | 'payout_return'): Leg[] =>
+  kind === 'payout'
+    ? nonZero([leg('merchant_available', amount, kind), leg('bank', -amount, kind)])
+    : nonZero([leg('bank', amount, kind), leg('merchant_available', -amount, kind)]);
 
 export const journalSum = (legs: readonly Pick<Leg, 'amount'>[]) => legs.reduce((s, l) => s + l.amount, 0);
 export const isBalanced = (legs: readonly Pick<Leg, 'amount'>[]) => journalSum(legs) === 0;

@@ -1,11 +1,33 @@
 /**
- * The payment methods beyond the card and the wallets, by the names the webshop plugins send
- * (docs/payment-methods.md). Pure data and the rules read from it; the sandbox flows that use it
- * are in services/payments/methods/.
+ * Every payment method, by the name the webshop plugins send: the one home of those names
+ * (docs/payment-methods.md). The card and the two wallets are paid with card data (a vault token,
+ * a device's payment token) through the acquirer; the others are the table below, pure data and
+ * the rules read from it (their sandbox flows are in services/payments/methods/). Code elsewhere
+ * names a method through these constants, never by its string: a test keeps it so.
  */
 
+export const CARD = 'credit-card';
+export const WALLET_A = 'wallet-a-pay';
+export const WALLET_B = 'wallet-b-pay';
+export const WALLETS = [WALLET_A, WALLET_B] as const;
+export type WalletMethod = (typeof WALLETS)[number];
+/** The card and the wallets: what every project can take, in this order. */
+export const CORE_METHODS = [CARD, ...WALLETS] as const;
+type CoreMethod = (typeof CORE_METHODS)[number];
+
+export const isWallet = (m: string | null | undefined): m is WalletMethod => (WALLETS as readonly unknown[]).includes(m);
+/** Paid with a card's data (the card itself or a wallet's token): a setup token, 3-D Secure, the acquirer. */
+export const paysWithCard = (m: string | null | undefined) => m === CARD || isWallet(m);
+
+/** The core methods' names on the hosted pages and in the portal. */
+export const CORE_NAMES: Record<CoreMethod, { en: string; nl: string }> = {
+  [CARD]: { en: 'Card', nl: 'Kaart' },
+  [WALLET_A]: { en: 'Wallet A Pay', nl: 'Wallet A Pay' },
+  [WALLET_B]: { en: 'Wallet B Pay', nl: 'Wallet B Pay' },
+};
+
 /** How the customer pays: what the sandbox page of the method shows. */
-export type MethodKind = 'redirect' | 'bank-transfer' | 'voucher' | 'bnpl' | 'card' | 'hosted';
+export type MethodKind = 'redirect' | 'transfer' | 'voucher' | 'bnpl' | 'card' | 'hosted';
 
 export interface MethodInfo {
   kind: MethodKind;
@@ -112,7 +134,7 @@ export const METHOD_TABLE = {
     mark: { text: 'K.', bg: '#ffb3c7', fg: '#17120f' },
   },
   'bank-transfer': {
-    kind: 'bank-transfer',
+    kind: 'transfer',
     currencies: ['EUR'],
     refundable: true,
     name: { en: 'Bank transfer', nl: 'Overboeking' },
@@ -164,10 +186,18 @@ export const METHOD_TABLE = {
 } as const satisfies Record<string, MethodInfo>;
 
 export type SandboxMethod = keyof typeof METHOD_TABLE;
+/** The method whose page lets the customer choose the method (the table's one `hosted` kind). */
+export const PAY_NOW = 'pay-now' satisfies SandboxMethod;
 export const SANDBOX_METHODS = Object.keys(METHOD_TABLE) as SandboxMethod[];
 export const isSandboxMethod = (m: string | null | undefined): m is SandboxMethod => !!m && Object.hasOwn(METHOD_TABLE, m);
 export const methodInfo = (m: SandboxMethod): MethodInfo => METHOD_TABLE[m];
 
+/** The card, the wallets, and the table's methods. */
+export const PAYMENT_METHODS = [...CORE_METHODS, ...SANDBOX_METHODS] as const;
+export type PaymentMethod = CoreMethod | SandboxMethod;
+export const isPaymentMethod = (m: string): m is PaymentMethod => (PAYMENT_METHODS as readonly string[]).includes(m);
+/** A metric's method label: a method of the fixed list, `none` (no transaction yet) or `other`; never what a client typed. */
+export const paymentMethodLabel = (m: string | null | undefined): string => (!m ? 'none' : isPaymentMethod(m) ? m : 'other');
 /** The sandbox banks of iDEAL (GET /v1/ideal/issuers/), as the older SDKs' getIdealIssuers() reads them. */
 export const IDEAL_ISSUERS = [
   { id: 'ABNANL2A', name: 'ABN AMRO', list_type: 'Nederland' },

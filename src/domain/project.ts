@@ -1,14 +1,17 @@
-import { METHOD_TABLE, SANDBOX_METHODS, type SandboxMethod } from './payment-methods.ts';
+import {
+  CORE_METHODS,
+  METHOD_TABLE,
+  PAYMENT_METHODS,
+  SANDBOX_METHODS,
+  isPaymentMethod,
+  type PaymentMethod,
+  type SandboxMethod,
+} from './payment-methods.ts';
 
-/** The currencies a method is activated with: the table's (the methods of payment-methods.ts are off until a project turns them on). */
+/** The currencies a method is activated with: the table's (a test project starts with each on; a live one turns them on). */
 export const methodCurrencies = (m: SandboxMethod): string[] => [...METHOD_TABLE[m].currencies];
 
 /** Project settings and their defaults. Stored as jsonb on the project; missing keys fall back here. */
-export const CORE_METHODS = ['credit-card', 'wallet-a-pay', 'wallet-b-pay'] as const;
-/** The card, the wallets, and the methods of payment-methods.ts (by the names the plugins send). */
-export const PAYMENT_METHODS = [...CORE_METHODS, ...SANDBOX_METHODS] as const;
-export type PaymentMethod = (typeof CORE_METHODS)[number] | SandboxMethod;
-export const isPaymentMethod = (m: string): m is PaymentMethod => (PAYMENT_METHODS as readonly string[]).includes(m);
 
 export interface FeeRule {
   /** basis points of the amount: 180 = 1.8 % */
@@ -24,25 +27,45 @@ export interface ProjectSettings {
   capture_window: string;
   /** wallet orders need a complete billing address (acquirer requirement) */
   wallet_billing_required: boolean;
+  /** the rolling reserve: `bps` of each settled credit's net amount held back for `days` days (docs/payouts.md); none when absent */
+  reserve?: { bps: number; days: number };
   /** ISO 3166-1 alpha-2 country of the merchant, as a wallet's payment request names it (default NL) */
   merchant_country?: string;
+  /** IANA time zone the portal shows the project's times in (default DEFAULT_TIME_ZONE) */
+  time_zone?: string;
   [k: string]: unknown;
 }
 
+/** The portal's times are the merchant's: most Tender merchants are Dutch (merchant_country NL). */
+const DEFAULT_TIME_ZONE = 'Europe/Amsterdam';
+
+const ZONES = new Set([...Intl.supportedValuesOf('timeZone'), 'UTC']);
+/** An IANA zone name this runtime knows (`Europe/Amsterdam`, `UTC`); offsets and abbreviations are not zones. */
+export const isTimeZone = (name: unknown): name is string => typeof name === 'string' && ZONES.has(name);
+export const timeZones = (): string[] => [...ZONES].sort();
+
+/** The project's time zone; a stored name this runtime no longer knows falls back to the default. */
+export const timeZoneOf = (settings: Partial<ProjectSettings> | null | undefined): string =>
+  isTimeZone(settings?.time_zone) ? settings.time_zone : DEFAULT_TIME_ZONE;
+
 const CURRENCIES = ['EUR', 'USD', 'GBP', 'CHF', 'DKK', 'NOK', 'SEK', 'PLN', 'CZK', 'AUD', 'CAD', 'JPY', 'KWD'];
 
-export function defaultSettings(overrides: { defaultExpiration?: string; captureWindow?: string } = {}): ProjectSettings {
+/**
+ * A new project's settings. A test project (a sandbox) starts with every method on, each with
+ * its currencies, so what a plugin offers first works at once; a live project starts with the
+ * card and the wallets and turns the others on explicitly (`tender project methods` narrows or
+ * widens either).
+ */
+export function defaultSettings(
+  overrides: { defaultExpiration?: string; captureWindow?: string; mode?: 'test' | 'live' } = {},
+): ProjectSettings {
+  const sandbox = overrides.mode === 'test' ? SANDBOX_METHODS.map((m) => [m, { currencies: methodCurrencies(m) }] as const) : [];
   return {
     payment_methods: {
-      'credit-card': { currencies: [...CURRENCIES] },
-      'wallet-a-pay': { currencies: [...CURRENCIES] },
-      'wallet-b-pay': { currencies: [...CURRENCIES] },
+      ...Object.fromEntries(CORE_METHODS.map((m) => [m, { currencies: [...CURRENCIES] }])),
+      ...Object.fromEntries(sandbox),
     },
-    fees: {
-      'credit-card': { bps: 180, fixed: 25 },
-      'wallet-a-pay': { bps: 180, fixed: 25 },
-      'wallet-b-pay': { bps: 180, fixed: 25 },
-    },
+    fees: Object.fromEntries(CORE_METHODS.map((m) => [m, { bps: 180, fixed: 25 }])),
     default_expiration_period: overrides.defaultExpiration ?? 'PT30M',
     capture_window: overrides.captureWindow ?? 'P5D',
     wallet_billing_required: true,

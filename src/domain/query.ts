@@ -27,7 +27,7 @@
  * (no completed date, no e-mail) matches `NOT field:value`, as in Lucene.
  */
 import { ORDER_STATUSES, TRANSACTION_STATUSES } from './status.ts';
-import { PAYMENT_METHODS } from './project.ts';
+import { PAYMENT_METHODS } from './payment-methods.ts';
 
 import {
   MAX_QUERY_LENGTH,
@@ -87,6 +87,11 @@ const FIELDS: Record<string, FieldDef> = {
   description: { kind: 'contains', column: 'o.description' },
   'customer.email_address': { kind: 'text', column: 'o.customer_email', fold: 'lower', lowerColumn: true },
   'customer.merchant_customer_id': { kind: 'text', column: 'o.merchant_customer_id' },
+  // extension: the customer's first and last name as the order carries them (the portal's search box)
+  'customer.name': {
+    kind: 'contains',
+    column: "concat_ws(' ', o.body->'customer'->>'first_name', o.body->'customer'->>'last_name')",
+  },
   related_payment_link_id: { kind: 'uuid', column: 'o.payment_link_id' },
   // extension: payment, or the order made from one (capture, void, refund, chargeback, reversal)
   kind: { kind: 'text', column: 'o.kind', fold: 'lower', allowed: ORDER_KINDS },

@@ -11,12 +11,15 @@ export const isRole = (r: unknown): r is Role => typeof r === 'string' && (ROLES
 /**
  * read: see pages; self: the user's own sign-out and second factor; developer: API keys,
  * webhooks and the test clock; money: captures, voids, refunds, cancels, payment links and the
- * test money tools; team: users, roles, the second-factor rule and the audit log.
+ * test money tools; team: users, roles, the second-factor rule and the audit log; risk: the
+ * project's blocklists and allowlists (docs/risk.md "Lists"); payouts: the payout schedule and
+ * account (docs/payouts.md), owners only; disputes: accepting or defending a chargeback (the
+ * merchant's word to the acquirer, as binding as the team).
  */
-export type Capability = 'read' | 'self' | 'developer' | 'money' | 'team';
+export type Capability = 'read' | 'self' | 'developer' | 'money' | 'team' | 'risk' | 'payouts' | 'disputes';
 
 const GRANTS: Record<Role, readonly Capability[]> = {
-  owner: ['read', 'self', 'developer', 'money', 'team'],
+  owner: ['read', 'self', 'developer', 'money', 'team', 'risk', 'payouts', 'disputes'],
   developer: ['read', 'self', 'developer'],
   support: ['read', 'self', 'money'],
   viewer: ['read', 'self'],
@@ -47,11 +50,18 @@ const POSTS: Record<string, Capability> = {
   '/projects/:project_id/test/clock': 'developer',
   '/projects/:project_id/webhooks/test': 'developer',
   '/projects/:project_id/webhooks/:delivery_id/resend': 'developer',
+  '/projects/:project_id/risk/rules': 'developer',
+  '/projects/:project_id/risk/rules/:rule_id/change': 'developer',
   '/projects/:project_id/links/': 'money',
   '/projects/:project_id/team/invite': 'team',
   '/projects/:project_id/team/:user_id/role': 'team',
   '/projects/:project_id/team/:user_id/remove': 'team',
   '/projects/:project_id/team/require-totp': 'team',
+  '/projects/:project_id/risk/': 'risk',
+  '/projects/:project_id/risk/:entry_id/remove': 'risk',
+  '/projects/:project_id/settings/payouts': 'payouts',
+  '/projects/:project_id/disputes/:dispute_id/accept': 'disputes',
+  '/projects/:project_id/disputes/:dispute_id/defend': 'disputes',
 };
 
 const TEAM_PAGES = new Set(['/projects/:project_id/team/', '/projects/:project_id/audit/']);

@@ -37,6 +37,8 @@ export const canMove = (from: TransactionStatus, to: TransactionStatus) => TRANS
 export const isCancellable = (s: TransactionStatus) => s === 'new' || s === 'pending';
 
 const RETRIED: readonly TransactionStatus[] = ['declined', 'error', 'cancelled'];
+/** A failed attempt the order's page takes another one after (a cancel still ends the order). */
+const REOPENED: readonly TransactionStatus[] = ['declined', 'error'];
 
 const ORDER_OF: Record<TransactionStatus, OrderStatus> = {
   new: 'new',
@@ -54,9 +56,11 @@ const ORDER_OF: Record<TransactionStatus, OrderStatus> = {
  * Order status from its transactions. A final order never changes again; otherwise one
  * transaction maps by table, and several that disagree give `see-transactions`.
  */
-export function deriveOrderStatus(current: OrderStatus, transactions: readonly TransactionStatus[]): OrderStatus {
+export function deriveOrderStatus(current: OrderStatus, transactions: readonly TransactionStatus[], reopens = false): OrderStatus {
   if (isFinalOrder(current)) return current;
   if (transactions.length === 0) return 'new';
+  // an order whose page can still take a payment stays open after a failed attempt: the spec's error is final
+  if (reopens && REOPENED.includes(transactions.at(-1)!)) return 'new';
   // an attempt that failed before a later one (a retry on the hosted page) is history, not status
   const live = transactions.filter((t, i) => i === transactions.length - 1 || !RETRIED.includes(t));
   const mapped = new Set(live.map((t) => ORDER_OF[t]));

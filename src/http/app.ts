@@ -5,7 +5,7 @@ import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Ctx } from '../services/platform/context.ts';
-import { linkStates, readinessProblems } from '../services/platform/health.ts';
+import { degradations, linkStates, readinessProblems } from '../services/platform/health.ts';
 import { installObservation } from './observe.ts';
 import { fastifyTracing, requestIdOf } from '../telemetry/tracing.ts';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './errors.ts';
@@ -126,12 +126,13 @@ export async function buildApp(ctx: Ctx, routes: Routes): Promise<FastifyInstanc
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
-    // every reason at once: the database, migrations, acquirer links, a stop under way
-    const problems = await readinessProblems(ctx);
-    // and each acquirer link's state (connected, signed on, in flight, last echo) when a node has one
+    // every reason at once: the database, migrations, a stop under way
+    const [problems, degraded] = await Promise.all([readinessProblems(ctx), degradations(ctx)]);
+    // and each acquirer link's state (connected, signed on, in flight, last echo) when a node has one;
+    // a link down leaves the node ready, degraded: only the live projects bound to it cannot pay
     const links = linkStates(ctx);
-    const shown = links.length ? { acquirer_links: links } : {};
-    if (!problems.length) return { status: 'ready', ...shown };
+    const shown = { ...(degraded.length ? { degraded } : {}), ...(links.length ? { acquirer_links: links } : {}) };
+    if (!problems.length) return { status: degraded.length ? 'degraded' : 'ready', ...shown };
     return reply.code(503).send({ error: { status: 503, type: 'ServerError', value: problems.join('; ') }, problems, ...shown });
   });
 

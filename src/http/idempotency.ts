@@ -23,6 +23,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** the route calls the acquirer: its Idempotency-Key is claimed apart from its work (claimCall) */
     callsAcquirer?: boolean;
+    /**
+     * the route runs due jobs, which may call the acquirer: claimed apart as callsAcquirer, but its
+     * work is not under the key (each job's attempt is its own; a job done is no longer due)
+     */
+    runsJobs?: boolean;
   }
 }
 
@@ -77,7 +82,7 @@ function keyOf(req: FastifyRequest): string | undefined {
  *   is stored before the client sees it;
  * - the same key with the same method, path and body answers the stored response byte for byte;
  * - with a different request: 422 IdempotencyError; while the first is still running: 409.
- * The request's work runs in one transaction with its key and response (services/idempotency.ts):
+ * The request's work runs in one transaction with its key and response (services/platform/idempotency.ts):
  * a crash leaves nothing in flight, a retry runs it once. Responses not worth keeping (5xx, 429,
  * streams) roll the work back and free the key. Keys last 24 h.
  * Routes that call the acquirer (config.callsAcquirer) cannot hold a transaction across the call:
@@ -93,6 +98,7 @@ export function idempotency(app: FastifyInstance, ctx: Ctx) {
     route.handler = function (this: FastifyInstance, req: FastifyRequest, reply: FastifyReply) {
       const held = req.idempotencyKey;
       if (!held) return handler.call(this, req, reply);
+      if (!held.open && route.config?.runsJobs) return handler.call(this, req, reply);
       if (!held.open) return withOperationKey(req.project.id, held.key, () => handler.call(this, req, reply));
       return ctx.db.within(held.open, () => handler.call(this, req, reply));
     };
@@ -108,7 +114,8 @@ export function idempotency(app: FastifyInstance, ctx: Ctx) {
       .update(`POST ${target}\n${canonicalJson(req.body ?? null)}`)
       .digest('hex');
     const c = { project_id: req.project.id, key, method: 'POST', path: target, request_hash, now: nowFor(req.project) };
-    const claim = req.routeOptions.config.callsAcquirer ? await claimCall(ctx, c) : await claimRequest(ctx, c);
+    const { callsAcquirer, runsJobs } = req.routeOptions.config;
+    const claim = callsAcquirer || runsJobs ? await claimCall(ctx, c) : await claimRequest(ctx, c);
     if (claim.kind === 'run' || claim.kind === 'call') {
       req.idempotencyKey = { key, open: claim.kind === 'run' ? claim.open : null, done: false, final: true };
       return;

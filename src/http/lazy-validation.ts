@@ -5,19 +5,26 @@ import { createRequire } from 'node:module';
  * validators are compiled on the route's first request, or by warm() once the server listens,
  * instead of all (about a hundred schemas, a few hundred milliseconds) before it can listen.
  * The compiler, its options and its error objects are Fastify's defaults; only the time moves.
+ * One difference: a query string is text, so its values are coerced to their schema's types
+ * (`?limit=5` is the integer 5), while bodies stay strict (a JSON `"5"` is not an amount).
  */
 type Validate = ((data: unknown, dataCxt?: unknown) => unknown) & { errors?: unknown };
 type Compile = (route: { schema: unknown; method: string; url: string; httpPart?: string }) => Validate;
+type Options = { customOptions?: Record<string, unknown> };
 
 const fromFastify = createRequire(createRequire(import.meta.url).resolve('fastify'));
 
 export function lazyValidators() {
-  let factory: ((externalSchemas: unknown, options: unknown) => Compile) | undefined;
+  let factory: ((externalSchemas: unknown, options: Options) => Compile) | undefined;
   const pending: Array<() => unknown> = [];
-  const buildValidator = (externalSchemas: unknown, options: unknown): Compile => {
-    let compiler: Compile | undefined;
+  const buildValidator = (externalSchemas: unknown, options: Options): Compile => {
+    let strict: Compile | undefined;
+    let coercing: Compile | undefined;
+    const made = (o: Options) => (factory ??= fromFastify('@fastify/ajv-compiler')())(externalSchemas, o);
     const compile = (route: Parameters<Compile>[0]) =>
-      (compiler ??= (factory ??= fromFastify('@fastify/ajv-compiler')())(externalSchemas, options))(route);
+      route.httpPart === 'querystring'
+        ? (coercing ??= made({ ...options, customOptions: { ...options.customOptions, coerceTypes: true } }))(route)
+        : (strict ??= made(options))(route);
     return (route) => {
       let fn: Validate | undefined;
       const compiled = () => (fn ??= compile(route));

@@ -5,7 +5,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  * registry per process, read by the metrics server (telemetry/server.ts) on METRICS_PORT.
  *
  * Labels are bounded sets: surfaces, route patterns, methods, status classes, connector names,
- * operations, outcomes, reasons, currencies (ISO 4217), card brands, job kinds. Never an id, a
+ * operations, outcomes, reasons, currencies (ISO 4217), card brands, job kinds, the project's
+ * mode (test, live) and its payment method (paymentMethodLabel: the fixed method list). Never an id, a
  * key, a URL or anything a client typed: a label value is a time series of its own, and a
  * metric is read by people who may not see card data.
  *
@@ -16,6 +17,10 @@ export const registry = new Registry();
 registry.setDefaultLabels({ service: 'tender' });
 // process: CPU, memory, event-loop lag, handles, GC (prom-client's default metrics, process_* and nodejs_*)
 collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
+// gauges named like counters (`promtool check metrics` refuses a gauge ending in _total); each is
+// the sum of the labelled gauge of the same name without it (nodejs_active_handles by type...)
+for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'])
+  registry.removeSingleMetric(name);
 
 const registers = [registry];
 // seconds: from a quarter millisecond (an in-memory PGlite statement) to ten seconds (a timed-out acquirer)
@@ -40,20 +45,20 @@ export const http = {
 export const payments = {
   authorizations: new Counter({
     name: 'tender_authorizations_total',
-    help: "Authorization answers from the acquirer, by connector, card brand, outcome (accepted, declined, error, processing) and decline reason ('' when none)",
-    labelNames: ['connector', 'brand', 'outcome', 'reason'] as const,
+    help: "Authorization answers from the acquirer, by mode (test, live), payment method, connector, card brand, outcome (accepted, declined, error, processing) and decline reason ('' when none)",
+    labelNames: ['mode', 'method', 'connector', 'brand', 'outcome', 'reason'] as const,
     registers,
   }),
   orders: new Counter({
     name: 'tender_orders_total',
-    help: 'Order status changes, by kind (payment, capture, void, refund, chargeback, reversal) and the status reached',
-    labelNames: ['kind', 'status'] as const,
+    help: 'Order status changes, by mode (test, live), payment method, kind (payment, capture, void, refund, chargeback, reversal) and the status reached',
+    labelNames: ['mode', 'method', 'kind', 'status'] as const,
     registers,
   }),
   amount: new Counter({
     name: 'tender_order_amount_minor_total',
-    help: 'Money of orders that completed, in minor units of the currency (cents), by kind and currency',
-    labelNames: ['kind', 'currency'] as const,
+    help: 'Money of orders that completed, in minor units of the currency (cents), by mode (test, live), payment method, kind and currency',
+    labelNames: ['mode', 'method', 'kind', 'currency'] as const,
     registers,
   }),
 };
@@ -61,33 +66,55 @@ export const payments = {
 export const acquirer = {
   calls: new Counter({
     name: 'tender_acquirer_calls_total',
-    help: 'Calls to an acquirer, by connector, operation and outcome (accepted, declined, error, processing, timeout, failed: threw)',
-    labelNames: ['connector', 'operation', 'outcome'] as const,
+    help: 'Calls to an acquirer, by mode (test, live), connector, operation and outcome (accepted, declined, error, processing, timeout, failed: threw)',
+    labelNames: ['mode', 'connector', 'operation', 'outcome'] as const,
     registers,
   }),
   duration: new Histogram({
     name: 'tender_acquirer_call_duration_seconds',
-    help: 'Time an acquirer call took, by connector and operation',
-    labelNames: ['connector', 'operation'] as const,
+    help: 'Time an acquirer call took, by mode (test, live), connector and operation',
+    labelNames: ['mode', 'connector', 'operation'] as const,
     buckets: LATENCY,
     registers,
   }),
   inFlight: new Gauge({
     name: 'tender_acquirer_in_flight',
-    help: 'Acquirer calls under way now, by connector',
-    labelNames: ['connector'] as const,
+    help: 'Acquirer calls under way now, by mode (test, live) and connector',
+    labelNames: ['mode', 'connector'] as const,
     registers,
   }),
   unknown: new Counter({
     name: 'tender_acquirer_unknown_outcomes_total',
-    help: 'Authorizations the acquirer answered "processing" (outcome not known yet), by connector',
-    labelNames: ['connector'] as const,
+    help: 'Authorizations the acquirer answered "processing" (outcome not known yet), by mode (test, live) and connector',
+    labelNames: ['mode', 'connector'] as const,
     registers,
   }),
   recoveries: new Counter({
     name: 'tender_acquirer_recoveries_total',
-    help: 'Inquiries that settled an unknown outcome (answer no longer processing), by connector and the outcome found',
-    labelNames: ['connector', 'outcome'] as const,
+    help: 'Inquiries that settled an unknown outcome (answer no longer processing), by mode (test, live), connector and the outcome found',
+    labelNames: ['mode', 'connector', 'outcome'] as const,
+    registers,
+  }),
+};
+
+/**
+ * The velocity limits' decisions (docs/risk.md): one per screened card attempt, labelled by the
+ * project's mode, the decision and the rule that decided it (riskDecisionLabels: a rule name from
+ * the fixed list, `none` for pass). Never the project, card or address: find those from the
+ * transactions' `risk` objects.
+ */
+export const risk = {
+  decisions: new Counter({
+    name: 'tender_risk_decisions_total',
+    help: 'Card attempts screened by the velocity limits, by mode (test, live), decision (refuse, challenge, flag, pass) and the rule that decided it (the first rule of that action; none for pass)',
+    labelNames: ['mode', 'decision', 'rule'] as const,
+    registers,
+  }),
+  /** the platform hold (docs/risk.md): projects held, by mode; which project is in `tender risk hold list` */
+  holds: new Counter({
+    name: 'tender_risk_holds_total',
+    help: 'Projects held by the platform hold (their decline ratio stayed far above their own for minutes), by mode (test, live)',
+    labelNames: ['mode'] as const,
     registers,
   }),
 };
@@ -146,7 +173,12 @@ export const gauges = {
     labelNames: ['kind'] as const,
     registers,
   }),
-  ready: new Gauge({ name: 'tender_ready', help: '1 when /readyz answers ready, else 0', registers }),
+  ready: new Gauge({ name: 'tender_ready', help: '1 when /readyz answers ready (or degraded), else 0', registers }),
+  linksDown: new Gauge({
+    name: 'tender_acquirer_links_down',
+    help: "Acquirer links known down on this node (/readyz degraded): their live projects' payments fail at once",
+    registers,
+  }),
   scrapeErrors: new Counter({
     name: 'tender_metrics_collect_errors_total',
     help: 'Scrapes where a gauge could not be read (the database did not answer)',
@@ -162,3 +194,6 @@ export function statementKind(sql: string): string {
   const m = /^\s*(?:BEGIN;\s*)?(select|insert|update|delete|with)\b/i.exec(sql);
   return m ? m[1].toLowerCase() : 'other';
 }
+
+/** The two modes a project runs in: test (the simulator's sandbox) or live money. */
+export type ModeLabel = 'test' | 'live';

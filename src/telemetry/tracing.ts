@@ -61,8 +61,15 @@ export const tracingOn = () => provider !== undefined;
 const tracer = () => trace.getTracer('tender');
 
 /**
- * A query string and digit runs that could be a card number are cut from every string attribute
- * before a span leaves the process: URLs of webhooks and pages may carry tokens in their query.
+ * The segment after /invite/ and the other one-time link segments: the same rule as the log's
+ * (src/log.ts URL_SECRET; telemetry imports nothing of ours, so it is written here again).
+ */
+const URL_SECRET = /(\/(?:invite|invites|invitations?|tokens?|once|reset|verify)\/)[A-Za-z0-9_~.%-]{8,}/gi;
+
+/**
+ * A query string, secrets of one-time links and digit runs that could be a card number are cut
+ * from every string attribute before a span leaves the process: URLs of webhooks and pages may
+ * carry tokens in their query, an invitation link its token in its path.
  */
 function scrub(span: ReadableSpan) {
   const attrs = span.attributes as Record<string, unknown>;
@@ -72,7 +79,7 @@ function scrub(span: ReadableSpan) {
       delete attrs[k];
       continue;
     }
-    let out = /^(url\.full|http\.url|url\.path|http\.route)$/.test(k) ? v.split('?')[0] : v;
+    let out = (/^(url\.full|http\.url|url\.path|http\.route)$/.test(k) ? v.split('?')[0] : v).replace(URL_SECRET, '$1[masked]');
     out = out.replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\d(?:[ -]?\d){11,}/gi, (m) =>
       /[a-f]/i.test(m) ? m : '[masked]',
     );

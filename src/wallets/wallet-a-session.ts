@@ -2,7 +2,7 @@ import type { Config } from '../config.ts';
 /**
  * wallet-a-pay merchant validation (the browser's onvalidatemerchant event): the rules of a
  * session request, the live call to the wallet provider over mutual TLS, and the offline
- * sandbox validator of test projects. No store here; services/wallet-keys.ts wires it up.
+ * sandbox validator of test projects. No store here; services/wallets/keys.ts wires it up.
  * See docs/wallets.md.
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';

@@ -1,11 +1,13 @@
 // Issue 29's chaos test (docs/reliability.md "The acquirer over a network"): at least 1,000
 // acquirer operations (sales, pre-authorizations, partial and full captures, partial and full
-// voids, partial refunds) from 8 clients against the real service in a child process, whose
+// voids, partial refunds; through the API, with and without an Idempotency-Key, and through the
+// portal's confirmations) from 8 clients against the real service in a child process, whose
 // acquirer is the simulator behind withFaults (lost answers, timeouts, duplicate answers,
 // errors) served by this test over loopback, so what the acquirer did survives the kills; the
 // service is SIGKILLed at random moments (seeded) and restarted. Then recovery runs to the end,
 // and: `tender ledger check` passes, every operation Tender recorded is what the acquirer did,
-// no payment moved money twice, nothing is left in flight.
+// no payment moved money twice, nothing is left in flight. A keyed request or a portal form cut by
+// a kill is sent again, the same, once the service is back (issue 41): it acts once.
 // PGlite: a data directory of its own; PostgreSQL (DATABASE_URL): a schema of its own.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,7 +20,8 @@ import { serveConnector } from '../helpers/acquirer-server.ts';
 import { childStore, exited, killed, pgUrl, sleep } from '../helpers/child-service.ts';
 import { compareWithAcquirer } from '../helpers/acquirer-truth.ts';
 import { runTender } from '../helpers/cli.ts';
-import { basic, cardOrder, request } from '../helpers/service.ts';
+import { basic, cardOrder, request, type TestService } from '../helpers/service.ts';
+import { PortalClient } from '../helpers/portal.ts';
 import { futureExpiry } from '../helpers/cards.ts';
 
 const SEED = Number(process.env.CHAOS_SEED ?? 29);
@@ -80,9 +83,16 @@ test(
     let child = await store.serve(env, url);
     const created = await runTender(['project', 'create', '--name', 'Chaos shop', '--json'], env);
     assert.equal(created.code, 0, created.stderr);
-    const project = JSON.parse(created.stdout.trim()) as { project_id: string; api_key: string };
+    const project = JSON.parse(created.stdout.trim()) as { project_id: string; api_key: string; merchant_id: string };
     const auth = { authorization: basic(project.api_key) };
-    const api = (method: string, path: string, body?: unknown) => request(`${url}${path}`, method, body, auth);
+    const api = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+      request(`${url}${path}`, method, body, { ...auth, ...headers });
+    // a portal user of the shop's merchant, signed in once (the session outlives restarts)
+    const made = await runTender(['user', 'create', '--merchant', project.merchant_id, '--email', 'chaos@shop.example', '--json'], env);
+    assert.equal(made.code, 0, made.stderr);
+    const portal = new PortalClient({ config: { portalUrl: `${url}/portal` } } as unknown as TestService);
+    assert.equal((await portal.signIn('chaos@shop.example', JSON.parse(made.stdout.trim()).password)).status, 303);
+    await portal.get(`/projects/${project.project_id}/orders/`);
 
     // the kills: at random moments (seeded: after 60 to 140 more operations answered, then 0 to
     // 300 ms into whatever is under way), SIGKILL, then a restart; clients cut off wait for it.
@@ -124,6 +134,33 @@ test(
       const res = await api(method, path, body);
       if (res.status === 201) answered++; // an operation recorded (a refusal before the call records none)
       return res;
+    };
+    // a keyed request or a portal form, sent again the same when a kill cut it (and while it is
+    // told to wait: the key's claim, an operation in progress), until it has its answer
+    let resent = 0;
+    const again = async (kind: string, send: () => Promise<{ status: number; text: string }>, ok: number) => {
+      asked[kind] = (asked[kind] ?? 0) + 1;
+      for (let tries = 0; ; tries++) {
+        const res = await send().catch(() => undefined);
+        // recorded, its outcome being recovered (the retry of an attempt left in flight): Tender settles it
+        if (res && (res.status === ok || /in progress at the acquirer/.test(res.text))) return void answered++;
+        // refused: nothing done; else told to wait (409: the key's claim, a form still being processed)
+        if (res && !(res.status === 409 && /still being processed/.test(res.text))) return;
+        if (tries > 240) throw new Error(`${kind}: no answer after ${tries} sends`);
+        if (!res) await up;
+        resent++;
+        await sleep(250);
+      }
+    };
+    let seq = 0;
+    const keyed = (kind: string, path: string, body?: unknown) => {
+      const key = { 'idempotency-key': `chaos-${SEED}-${++seq}` };
+      return again(`keyed ${kind}`, () => api('POST', path, body, key), 201);
+    };
+    const form = (kind: string, order: string, fields: Record<string, string>) => {
+      const token = `chaos-${SEED}-form-${String(++seq).padStart(8, '0')}`;
+      const path = `/projects/${project.project_id}/orders/${order}/actions`;
+      return again(`portal ${kind}`, () => portal.post(path, { ...fields, token }), 303);
     };
     const pay = async (captureMode?: 'manual') => {
       const o = await api('POST', '/v1/orders/', cardOrder({ amount: 2000 }, captureMode ? { capture_mode: captureMode } : {}));
@@ -171,6 +208,21 @@ test(
       async () => {
         const p = await pay('manual');
         await money('void', 'POST', `${p.txn}/voids/`);
+      },
+      // keyed: a pre-authorization captured, then partly refunded, each with an Idempotency-Key
+      async () => {
+        const p = await pay('manual');
+        await keyed('capture', `${p.txn}/captures/`);
+        await keyed('partial refund', `/v1/orders/${p.order}/refunds/`, { amount: 800 });
+      },
+      // the portal: a pre-authorization partly voided, captured, partly refunded; or voided in full
+      async (r: number) => {
+        const p = await pay('manual');
+        const txn = p.txn.split('/').at(-1)!;
+        if (r < 0.3) return form('void', p.order, { action: 'void', transaction_id: txn });
+        await form('partial void', p.order, { action: 'void', transaction_id: txn, amount: '400', description: 'part' });
+        await form('capture', p.order, { action: 'capture', transaction_id: txn });
+        await form('partial refund', p.order, { action: 'refund', amount: '500' });
       },
     ];
     let cut = 0;
@@ -226,6 +278,7 @@ test(
         attempts: truth.attempts,
         operations: Object.values(truth.attempts).reduce((x, y) => x + y, 0),
         stories_cut: cut,
+        resent,
         kills: restarts.length,
         restart_ms: restarts.length ? Math.round(restarts.reduce((x, y) => x + y, 0) / restarts.length) : 0,
         faults: acquirer.injected,

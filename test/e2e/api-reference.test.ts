@@ -177,3 +177,46 @@ test('/docs: nested fields (transactions, customer) under their field; a search 
     /0 operations mention <code>&lt;zzz&gt;<\/code>/,
   );
 });
+
+/** A value of a query parameter's schema as a client writes it: not the default, so it must be read. */
+function queryValue(schema: Json): string {
+  if (schema.enum) return String(schema.enum.at(-1));
+  if (schema.type === 'integer' || schema.type === 'number') {
+    const low = schema.minimum ?? 1;
+    return String(Math.min(schema.maximum ?? low + 4, low + 4));
+  }
+  if (schema.type === 'boolean') return 'true';
+  return 'x';
+}
+
+test('every documented query parameter of every route is read from the query string (issue 42, item 14)', async () => {
+  const paid = await payOrder(t, exampleOf(doc.paths['/v1/orders/'].post.requestBody.content['application/json']));
+  const problems: string[] = [];
+  const checked: string[] = [];
+  for (const { path, method, op } of operations()) {
+    const query: Array<{ name: string; schema: Json }> = (op.parameters ?? []).filter((p: Json) => p.in === 'query');
+    if (!query.length) continue;
+    const url = path.replace('{order_id}', paid.id).replace('{transaction_id}', paid.transactions[0].id);
+    const body = exampleOf(op.requestBody?.content?.['application/json']);
+    const send = (q: string) => t.api(method.toUpperCase(), `${url}?${q}`, body, op.security?.length ? {} : { key: null });
+    const one = query.map((p) => `${p.name}=${encodeURIComponent(queryValue(p.schema))}`);
+    // each parameter alone, then all of them together
+    for (const q of [...one, one.join('&')]) {
+      const res = await send(q);
+      checked.push(`${method.toUpperCase()} ${path}?${q}`);
+      if (res.status < 200 || res.status >= 300)
+        problems.push(`${method.toUpperCase()} ${path}?${q}: ${res.status} ${res.text.slice(0, 200)}`);
+    }
+    // a value that is not of the parameter's type is still refused, naming the parameter
+    for (const p of query.filter((p) => p.schema.type === 'integer' || p.schema.enum)) {
+      const res = await send(`${p.name}=not-a-${p.schema.type ?? 'value'}`);
+      if (res.status !== 400 || res.body?.error?.field !== p.name)
+        problems.push(`${path}?${p.name}=junk: ${res.status} ${res.text.slice(0, 200)}`);
+    }
+  }
+  assert.ok(
+    checked.some((c) => c.includes('/v1/webhooks/deliveries/?limit=5')),
+    checked.join('\n'),
+  );
+  assert.deepEqual(problems, []);
+});

@@ -79,17 +79,16 @@ test('challenge card with the right code completes; with a wrong code it is decl
     assert.equal(o.status, 'completed');
     assert.equal(o.transactions[0].status, 'accepted');
 
-    // without a return_url the customer stays on the service's result page
-    const wrong = await createOrder({ return_url: undefined });
+    // a wrong code on order_url: the customer stays on the order's page, which may take another attempt
+    const wrong = await createOrder({ return_url: `${shopUrl}/return` });
     await fillCard(page, wrong.order_url, '4000002760003184');
     await page.getByRole('button', { name: /^Pay / }).click();
     await page.getByLabel('Verification code').fill('0000');
     await page.getByRole('button', { name: 'Verify' }).click();
-    await page.waitForURL(`**/pay/${wrong.id}/result/`);
-    await page.getByRole('heading', { name: 'Payment failed' }).waitFor();
-    assert.match(await page.locator('.reason').innerText(), /could not be verified/);
+    await page.waitForURL(`**/pay/${wrong.id}/`);
+    assert.match(await page.locator('[data-retry]').innerText(), /did not go through/);
     const w = await getOrder(wrong.id);
-    assert.equal(w.status, 'error');
+    assert.equal(w.status, 'new');
     assert.equal(w.transactions[0].status, 'declined');
     assert.equal(w.transactions[0].reason, 'authentication_failed');
   } finally {
@@ -97,38 +96,83 @@ test('challenge card with the right code completes; with a wrong code it is decl
   }
 });
 
-test('a declined card ends on the result page with the failure; a typo is shown at its field first', { timeout: 120_000 }, async () => {
-  const order = await createOrder({ return_url: undefined, customer: { ...validOrder().customer, locale: 'nl-NL' } });
-  const page = await phone();
-  try {
-    await page.goto(order.order_url);
-    const chooser = page.locator('li[data-method="credit-card"] details:not([open]) > summary');
-    if (await chooser.count()) await chooser.click();
-    await page.getByLabel('Kaartnummer').fill('4000 0000 0000 0003');
-    await page.getByLabel('Vervaldatum').fill('12/34');
-    await page.getByLabel('CVC-code').fill('123');
-    await page.getByLabel('Naam op de kaart').fill('Ada Lovelace');
-    await page.getByRole('button', { name: /^Betaal / }).click();
-    // the page's script checks first (the server's rules, its words): the error sits next to the card number, which is focused
-    await page.locator('#pan-error').waitFor();
-    assert.match(await page.locator('#pan-error').innerText(), /niet geldig/);
-    assert.equal(await page.getByLabel('Kaartnummer').getAttribute('aria-invalid'), 'true');
-    assert.equal(await page.getByLabel('Naam op de kaart').inputValue(), 'Ada Lovelace');
-    assert.equal(await page.evaluate(() => document.activeElement?.id), 'pan');
-    assert.deepEqual((await getOrder(order.id)).transactions, []);
+test(
+  'a declined card keeps the customer on the order page with a plain message; a typo is shown at its field first',
+  { timeout: 120_000 },
+  async () => {
+    const order = await createOrder({ return_url: undefined, customer: { ...validOrder().customer, locale: 'nl-NL' } });
+    const page = await phone();
+    try {
+      await page.goto(order.order_url);
+      const chooser = page.locator('li[data-method="credit-card"] details:not([open]) > summary');
+      if (await chooser.count()) await chooser.click();
+      await page.getByLabel('Kaartnummer').fill('4000 0000 0000 0003');
+      await page.getByLabel('Vervaldatum').fill('12/34');
+      await page.getByLabel('CVC-code').fill('123');
+      await page.getByLabel('Naam op de kaart').fill('Ada Lovelace');
+      await page.getByRole('button', { name: /^Betaal / }).click();
+      // the page's script checks first (the server's rules, its words): the error sits next to the card number, which is focused
+      await page.locator('#pan-error').waitFor();
+      assert.match(await page.locator('#pan-error').innerText(), /niet geldig/);
+      assert.equal(await page.getByLabel('Kaartnummer').getAttribute('aria-invalid'), 'true');
+      assert.equal(await page.getByLabel('Naam op de kaart').inputValue(), 'Ada Lovelace');
+      assert.equal(await page.evaluate(() => document.activeElement?.id), 'pan');
+      assert.deepEqual((await getOrder(order.id)).transactions, []);
 
-    await page.getByLabel('Kaartnummer').fill('4000000000000002');
-    await page.getByLabel('CVC-code').fill('123');
-    await page.getByRole('button', { name: /^Betaal / }).click();
-    await page.waitForURL(`**/pay/${order.id}/result/`);
-    await page.getByRole('heading', { name: 'Betaling mislukt' }).waitFor();
-    assert.match(await page.locator('.reason').innerText(), /geweigerd/);
-    assert.match(await page.locator('.retry').innerText(), /opnieuw proberen/);
-    const o = await getOrder(order.id);
-    assert.equal(o.status, 'error');
-    assert.equal(o.transactions[0].status, 'declined');
-    assert.equal(o.transactions[0].reason, 'declined');
-  } finally {
-    await page.context().close();
-  }
-});
+      await page.getByLabel('Kaartnummer').fill('4000000000000002');
+      await page.getByLabel('CVC-code').fill('123');
+      await page.getByRole('button', { name: /^Betaal / }).click();
+      await page.waitForURL(`**/pay/${order.id}/`);
+      assert.match(await page.locator('[data-retry]').innerText(), /De vorige poging is niet gelukt/);
+      assert.doesNotMatch(await page.content(), /geweigerd|declined/i, 'no issuer detail');
+      await page.locator('#pan').waitFor({ state: 'attached' }); // every method again, the card form among them
+      const o = await getOrder(order.id);
+      assert.equal(o.status, 'new');
+      assert.equal(o.transactions[0].status, 'declined');
+      assert.equal(o.transactions[0].reason, 'declined');
+    } finally {
+      await page.context().close();
+    }
+  },
+);
+
+test(
+  'after a declined card the next attempt pays the order; "Back to the shop" cancels it to failure_url; no error on the way',
+  { timeout: 120_000 },
+  async () => {
+    const outbox = async (id: string) =>
+      (await t.db.query<{ status: string }>('SELECT status FROM outbox WHERE order_id = $1 ORDER BY id', [id])).map((r) => r.status);
+    const paid = await createOrder({ return_url: `${shopUrl}/return` });
+    const left = await createOrder({ return_url: `${shopUrl}/return`, failure_url: `${shopUrl}/failed` });
+    const page = await phone();
+    try {
+      await fillCard(page, paid.order_url, '4000000000000002');
+      await page.getByRole('button', { name: /^Pay / }).click();
+      await page.waitForURL(`**/pay/${paid.id}/`);
+      await fillCard(page, paid.order_url, '4111111111111111');
+      await page.getByRole('button', { name: /^Pay / }).click();
+      await page.waitForURL(`${shopUrl}/return**`);
+      const o = await getOrder(paid.id);
+      assert.equal(o.status, 'completed');
+      assert.deepEqual(
+        o.transactions.map((x: { status: string }) => x.status),
+        ['declined', 'accepted'],
+      );
+      assert.ok(!(await outbox(paid.id)).includes('error'), `${await outbox(paid.id)}`);
+
+      await fillCard(page, left.order_url, '4000000000000002');
+      await page.getByRole('button', { name: /^Pay / }).click();
+      await page.waitForURL(`**/pay/${left.id}/`);
+      assert.equal((await getOrder(left.id)).status, 'new');
+      await page.getByRole('button', { name: 'Back to the shop' }).click();
+      await page.waitForURL(`${shopUrl}/failed**`);
+      assert.equal(new URL(page.url()).searchParams.get('order_id'), left.id);
+      assert.equal((await getOrder(left.id)).status, 'cancelled');
+      const changes = await outbox(left.id);
+      assert.equal(changes.at(-1), 'cancelled');
+      assert.ok(!changes.includes('error'), `${changes}`);
+    } finally {
+      await page.context().close();
+    }
+  },
+);

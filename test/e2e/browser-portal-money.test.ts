@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser } from '../helpers/browser.ts';
-import { startTestService, type TestService } from '../helpers/service.ts';
+import { LOCAL_RECEIVERS, startTestService, type TestService } from '../helpers/service.ts';
 import { payOrder } from '../helpers/pay.ts';
 import { assertAccessible, PortalClient, portalUser, signInPage } from '../helpers/portal.ts';
 
@@ -27,7 +27,9 @@ const VIEWS = {
 } as const;
 
 before(async () => {
-  t = await startTestService({ env: { WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_MAX_ATTEMPTS: '1', WEBHOOK_BREAKER_FAILURES: '0' } });
+  t = await startTestService({
+    env: { ...LOCAL_RECEIVERS, WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_MAX_ATTEMPTS: '1', WEBHOOK_BREAKER_FAILURES: '0' },
+  });
   browser = await launchBrowser();
   owner = await portalUser(t);
   const server = createServer((req, res) => {

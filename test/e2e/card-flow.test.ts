@@ -445,3 +445,21 @@ test('the challenge page speaks the customer locale (nl), then Accept-Language',
   const plain = await request(en.redirect_url, 'GET');
   assert.match(plain.text, /Verification code/);
 });
+
+test('the test clock run with an Idempotency-Key runs due jobs that call the acquirer, and replays its answer', async () => {
+  // a capture answered "processing": the recovery job asks again once LATE_DECLINE_MS passed
+  const shop = await t.newProject('test');
+  const p = await startPayment(t, '4000000000001034', { orderOver: urls, txnOver: { capture_mode: 'manual' }, key: shop.api_key });
+  await followBrowser(p.redirect_url);
+  const capture = await t.api('POST', `/v1/orders/${p.order.id}/transactions/${p.txn.id}/captures/`, undefined, { key: shop.api_key });
+  assert.equal(capture.body.status, 'processing', capture.text);
+  const headers = { 'idempotency-key': 'clock-run-1' };
+  const ran = await t.api('POST', '/v1/test/clock/run-due-jobs/', { advance: 'PT11M' }, { key: shop.api_key, headers });
+  // (on PostgreSQL the service's own worker may take the due job first: this run then waits for it)
+  assert.equal(ran.status, 200, ran.text);
+  const captured = await t.api('GET', `/v1/orders/${capture.body.id}/`, undefined, { key: shop.api_key });
+  assert.equal(captured.body.status, 'completed', 'the job asked the acquirer again and applied its answer: ' + captured.text);
+  const again = await t.api('POST', '/v1/test/clock/run-due-jobs/', { advance: 'PT11M' }, { key: shop.api_key, headers });
+  assert.equal(again.headers.get('idempotent-replayed'), 'true');
+  assert.equal(again.text, ran.text, 'the clock is not advanced twice');
+});

@@ -4,13 +4,14 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request, basic } from '../helpers/service.ts';
 import { BIN, embeddedEnv, runTender, type Run, freePort } from '../helpers/cli.ts';
 import { pgliteDb } from '../../src/store/db/lite.ts';
 import type { Json } from '../helpers/json.ts';
+import { camt053 } from '../helpers/bankfiles.ts';
 
 let dir: string;
 let env: NodeJS.ProcessEnv;
@@ -142,6 +143,25 @@ test('while `serve` holds the directory, commands go through it; SIGTERM exits 0
     const migrate = await tender(['migrate']);
     assert.equal(migrate.code, 0, migrate.stderr);
     assert.match(migrate.stdout, /running server/);
+
+    // a bank file travels to the server whole, past the API's 1 MB body limit; a broken one is refused in one line
+    const statement = camt053('STMTCLI', [
+      { iban: 'NL91ABNA0417164300', entries: [{ end_to_end_id: 'TSE00000000000000000000000000000000', cents: 100, direction: 'DBIT' }] },
+    ]).replace('</Document>', `<!-- ${'x'.repeat(2 * 1024 * 1024)} --></Document>`);
+    writeFileSync(join(dir, 'statement.xml'), statement);
+    const bankFile = await tender(['payouts', 'booked', join(dir, 'statement.xml'), '--json']);
+    assert.equal(bankFile.code, 1, bankFile.stderr);
+    assert.deepEqual(
+      JSON.parse(bankFile.stdout).unmatched.map((u: Json) => u.reason),
+      ['unknown_end_to_end_id'],
+    );
+    writeFileSync(join(dir, 'broken.xml'), statement.slice(0, 400));
+    const broken = await tender(['payouts', 'booked', join(dir, 'broken.xml')]);
+    assert.equal(broken.code, 1);
+    assert.match(
+      broken.stderr,
+      /^tender: (ValidationError: )?the file is not well-formed XML: the file ends inside a tag at line \d+, column \d+ \(cut off\?\)\n$/,
+    );
 
     const order = await request(`${base}/v1/orders/`, 'POST', { currency: 'EUR', amount: 100 }, { authorization: basic(rotated.api_key) });
     assert.equal(order.status, 201, order.text);

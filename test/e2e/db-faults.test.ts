@@ -225,3 +225,36 @@ test(
     await killed(server);
   },
 );
+
+// PGlite runs one transaction at a time: two cannot deadlock there
+if (pgUrl)
+  test('two transactions that deadlock: PostgreSQL stops one, it runs again, both commit', async () => {
+    const table = `deadlock_probe_${randomUUID().slice(0, 8)}`;
+    await t.db.exec(`CREATE TABLE ${table} (id int PRIMARY KEY, n int NOT NULL); INSERT INTO ${table} VALUES (1, 0), (2, 0)`);
+    try {
+      let locked = 0;
+      let tries = 0;
+      const bothLocked = async () => {
+        locked++;
+        await waitFor('both rows locked', async () => locked >= 2, 10_000);
+      };
+      // each locks one row, waits until the other has locked its row, then wants the other's
+      const crossing = (first: number, second: number) =>
+        t.db.tx(async (q) => {
+          const round = ++tries;
+          await q.query(`UPDATE ${table} SET n = n + 1 WHERE id = $1`, [first]);
+          if (round <= 2) await bothLocked();
+          await q.query(`UPDATE ${table} SET n = n + 1 WHERE id = $1`, [second]);
+        });
+      await Promise.all([crossing(1, 2), crossing(2, 1)]);
+      assert.equal(tries, 3, 'one of the two was stopped by the deadlock detector and ran again');
+      const rows = await t.db.query<{ n: number }>(`SELECT n FROM ${table} ORDER BY id`);
+      assert.deepEqual(
+        rows.map((r) => r.n),
+        [2, 2],
+        'both committed once: the stopped one left nothing behind',
+      );
+    } finally {
+      await t.db.exec(`DROP TABLE ${table}`);
+    }
+  });

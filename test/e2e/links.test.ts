@@ -2,12 +2,12 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startTestService, type TestService } from '../helpers/service.ts';
+import { LOCAL_RECEIVERS, startTestService, type TestService } from '../helpers/service.ts';
 import type { Json } from '../helpers/json.ts';
 
 let t: TestService;
 before(async () => {
-  t = await startTestService();
+  t = await startTestService({ env: LOCAL_RECEIVERS });
 });
 after(async () => t?.close());
 

@@ -7,6 +7,8 @@ import { request as httpRequest } from 'node:http';
 import { Writable } from 'node:stream';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { createLogger, maskDigits } from '../../src/log.ts';
+import { payOrder } from '../helpers/pay.ts';
+import { moneyClient } from '../helpers/money.ts';
 
 const lines: string[] = [];
 const logStream = new Writable({
@@ -100,4 +102,45 @@ test('headers logged by the service are masked the same way; credentials are red
   assert.ok(!text.includes('Basic abc'));
   assert.ok(!text.includes(t.project.api_key));
   assert.equal(maskDigits('a 4111 1111 1111 1111 b'), 'a [masked] b');
+});
+
+test('payment events are log lines with project, order, amount and outcome; none holds the card, its CVC or the holder', async () => {
+  lines.length = 0;
+  const money = moneyClient(() => t);
+  const sale = await payOrder(t, { amount: 1250 });
+  const declined = await payOrder(t, { amount: 1300 }, { pan: '4000000000009995' });
+  const preauth = await money.preauth();
+  assert.equal((await money.capture(preauth)).status, 201);
+  assert.equal((await money.refund(sale, 250)).status, 201);
+  const lost = await payOrder(t, { amount: 1400 }, { pan: '4000000000001026' });
+  assert.equal(lost.status, 'processing');
+  assert.equal((await money.runJobs('PT1M', t.project.api_key)).status, 200);
+
+  const events = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => /^payment |^authorization /.test(String(l.msg)));
+  const find = (msg: string, orderId: string) => {
+    const e = events.find((x) => x.msg === msg && (x.order_id === orderId || x.of_order_id === orderId));
+    assert.ok(e, `"${msg}" for ${orderId} in ${JSON.stringify(events.map((x) => x.msg))}`);
+    assert.equal(e.project_id, t.project.project_id);
+    assert.equal(e.mode, 'test');
+    return e;
+  };
+  const authorized = find('payment authorized', sale.id);
+  assert.equal(authorized.amount, 1250);
+  assert.equal(authorized.currency, 'EUR');
+  assert.equal(authorized.method, 'credit-card');
+  assert.ok(['accepted', 'completed'].includes(String(authorized.outcome)), String(authorized.outcome));
+  const decline = find('payment declined', declined.id);
+  assert.equal(decline.amount, 1300);
+  assert.equal(decline.outcome, 'declined');
+  assert.equal(decline.reason, 'insufficient_funds');
+  find('payment captured', preauth.id);
+  assert.equal(find('payment refunded', sale.id).amount, 250);
+  assert.equal(find('payment reversed', lost.id).amount, 1400);
+  assert.equal(find('payment declined', lost.id).reason, 'processing_error');
+
+  const log = lines.join('');
+  for (const pan of ['4111111111111111', '4000000000009995', '4000000000001026'])
+    assert.ok(!log.replace(/[^0-9]/g, ' ').includes(pan), `card number ${pan} in the log`);
+  assert.ok(!/ada|lovelace/i.test(log), 'the cardholder name is in the log');
+  assert.ok(!/"cvc"|"cvv"|"pan"|"expiry"/i.test(log), 'a card field is in the log');
 });

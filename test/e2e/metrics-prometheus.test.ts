@@ -10,6 +10,8 @@ import { payOrder } from '../helpers/pay.ts';
 import { freePort } from '../helpers/cli.ts';
 import { startPrometheus, type Prometheus } from '../helpers/prometheus.ts';
 import { jobGauges } from '../../src/store/platform/job-gauges.ts';
+import { isPaymentMethod } from '../../src/domain/payment-methods.ts';
+import { spawnSync } from 'node:child_process';
 
 let t: TestService;
 let prom: Prometheus;
@@ -91,6 +93,20 @@ test('every metric family moves as payments, declines, operations and a failing 
     (v) => Math.abs(v - 4 / 7) < 1e-9, // 4 accepted, 2 declined, 1 error; processing left out
     'the authorization rate',
   );
+  // by mode and payment method: a test project's traffic is told apart from live money
+  await prom.until('sum(tender_authorizations_total{mode="test",method="credit-card",outcome="accepted"})', (v) => v === 4);
+  await prom.until('tender_orders_total{mode="test",method="credit-card",kind="payment",status="completed"}', (v) => v === 4);
+  await prom.until('tender_order_amount_minor_total{mode="test",method="credit-card",kind="refund",currency="EUR"}', (v) => v === 495);
+  await prom.until(
+    'tender_acquirer_calls_total{mode="test",connector="simulator",operation="authorize",outcome="accepted"}',
+    (v) => v === 4,
+  );
+  assert.equal(await prom.value('count(tender_authorizations_total{mode="live"})'), undefined, 'no live series from test payments');
+  for (const family of ['tender_authorizations_total', 'tender_orders_total', 'tender_order_amount_minor_total'])
+    for (const { metric } of await prom.samples(family)) {
+      assert.ok(['test', 'live'].includes(metric.mode), `${family} mode=${metric.mode}`);
+      assert.ok(isPaymentMethod(metric.method) || ['none', 'other'].includes(metric.method), `${family} method=${metric.method}`);
+    }
   // exact counts: a status change is counted once, whichever path wrote it (one statement or the general one)
   await prom.until('tender_orders_total{kind="payment",status="completed"}', (v) => v === 4); // 2 sales, 2 pre-authorizations
   await prom.until('tender_orders_total{kind="payment",status="processing"}', (v) => v === 8, 'every card payment passes processing once');
@@ -145,6 +161,13 @@ test('every metric family moves as payments, declines, operations and a failing 
   await prom.until('process_resident_memory_bytes', (v) => v > 0);
   await prom.until('nodejs_eventloop_lag_seconds', (v) => v >= 0);
   await prom.until('tender_metrics_collect_errors_total', (v) => v === 0);
+});
+
+test('promtool check metrics passes on /metrics (names, types, help, units)', async () => {
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  assert.match(text, /^tender_authorizations_total\{/m, 'payments were counted before the check');
+  const checked = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+  assert.equal(checked.status, 0, `promtool check metrics:\n${checked.stdout}${checked.stderr}`);
 });
 
 test('the job gauges: a due job not taken counts with its lag, a leased one as running', async () => {

@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { startTestService, validOrder, type TestService } from '../helpers/service.ts';
+import { LOCAL_RECEIVERS, startTestService, validOrder, type TestService } from '../helpers/service.ts';
 
 let t: TestService;
 let hookUrl: string;
@@ -11,7 +11,7 @@ const calls: { order_id: string; event: string }[] = [];
 let closeReceiver: () => Promise<void>;
 
 before(async () => {
-  t = await startTestService();
+  t = await startTestService({ env: LOCAL_RECEIVERS });
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));

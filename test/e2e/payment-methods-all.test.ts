@@ -95,7 +95,7 @@ test('each outcome of each method with a sandbox page sends one webhook per stat
 });
 
 test('bank transfer and viacash: money arrived or expired, each a webhook; amex and pay-now paid, each a webhook', async () => {
-  for (const method of SANDBOX_METHODS.filter((m) => ['bank-transfer', 'voucher'].includes(methodInfo(m).kind))) {
+  for (const method of SANDBOX_METHODS.filter((m) => ['transfer', 'voucher'].includes(methodInfo(m).kind))) {
     const paid = await create(method);
     made(method, paid.id);
     assert.equal(paid.status, 'processing');

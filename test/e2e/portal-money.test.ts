@@ -126,7 +126,7 @@ test("home, list and CSV count money once, and the period's totals equal the led
   const cells = [...eur.matchAll(/<td[^>]*>([^<]+)<\/td>/g)].map((m) => m[1]);
   assert.deepEqual(cells, ['3', euros(books.captured), euros(books.refunded), euros(0), euros(books.net)]);
   assert.match(home.text, /data-period-success-rate>83\.3 %</, 'five of six payments ended with money authorized');
-  assert.match(home.text, /<svg viewBox="0 0 700 220" role="img" aria-labelledby="chart-0-title chart-0-desc"/);
+  assert.match(home.text, /<svg viewBox="0 0 400 220" role="img" aria-labelledby="chart-0-title chart-0-desc"/);
   assert.equal((home.text.match(/<rect /g) ?? []).length, 7, 'one bar per day');
 
   const csv = await c.get(`/projects/${t.project.project_id}/orders.csv`);

@@ -146,3 +146,17 @@ test('failed sign-ins from one address lock that address, whichever accounts the
     await s.close();
   }
 });
+
+test('the search box finds a reference, order id, e-mail, customer name, last four digits and amount as typed', async () => {
+  const customer = { ...validOrder().customer, first_name: 'Maria', last_name: 'de Vries', email_address: 'maria@vries.example' };
+  const vries = await payOrder(t, { merchant_order_id: 'sb-vries', amount: 4321, customer }, { pan: '5555555555554444' });
+  const other = await payOrder(t, { merchant_order_id: 'sb-other', amount: 1234 }, { pan: '4242424242424242' });
+  const found = async (q: string) => references((await list({ q })).text).filter((r) => r.startsWith('sb-'));
+  for (const q of ['sb-vries', vries.id, 'maria@vries.example', 'Vries', 'vries', 'de Vries', '4444', '43.21', '43,21', 'Vries 4444'])
+    assert.deepEqual(await found(q), ['sb-vries'], q);
+  assert.deepEqual(await found('4242'), ['sb-other']);
+  assert.deepEqual(await found(other.transactions[0].id), ['sb-other'], 'a transaction id');
+  assert.deepEqual(await found('Vries 4242'), [], 'each word must match');
+  // the search language still works as it is typed
+  assert.deepEqual(await found('merchant_order_id:sb-o*'), ['sb-other']);
+});

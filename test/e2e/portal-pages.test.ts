@@ -50,7 +50,7 @@ test("home: today's count and net volume, success rate, and the SVG chart of net
   assert.ok(today >= 2, home.text);
   assert.match(home.text, /<p class="stat">€35\.00<\/p>/, 'today: 10.00 + 25.00 completed');
   assert.match(home.text, /data-success-rate>\d+\.\d %</);
-  assert.match(home.text, /<svg viewBox="0 0 700 220" role="img" aria-labelledby="chart-0-title chart-0-desc"/);
+  assert.match(home.text, /<svg viewBox="0 0 400 220" role="img" aria-labelledby="chart-0-title chart-0-desc"/);
   assert.equal((home.text.match(/<rect /g) ?? []).length, 14, 'one bar per day of the default period');
   assert.match(home.text, /<td data-label="Day">\d{4}-\d{2}-\d{2}<\/td>/, 'the numbers as a table too');
 });

@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { Webhook } from 'standardwebhooks';
-import { startTestService, type TestService } from '../helpers/service.ts';
+import { LOCAL_RECEIVERS, startTestService, type TestService } from '../helpers/service.ts';
 import { payOrder } from '../helpers/pay.ts';
 import { PortalClient, portalUser } from '../helpers/portal.ts';
 
@@ -21,7 +21,7 @@ let close: () => Promise<void>;
 let url: string;
 
 before(async () => {
-  t = await startTestService({ env: { WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_MAX_ATTEMPTS: '1' } });
+  t = await startTestService({ env: { ...LOCAL_RECEIVERS, WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_MAX_ATTEMPTS: '1' } });
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (d) => (body += d));

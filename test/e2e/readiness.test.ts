@@ -1,5 +1,6 @@
 // /readyz says whether this node can serve payments, and when not, each reason in its body: the
-// database does not answer, migrations are pending, an acquirer link is down, a stop is under way.
+// database does not answer, migrations are pending, a stop is under way; an acquirer link down
+// leaves it ready but degraded, naming the link.
 // Both stores (PGlite by default, PostgreSQL with DATABASE_URL).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -47,7 +48,10 @@ after(async () => {
 
 const ready = async () => {
   const res = await fetch(`${svc.url}/readyz`);
-  return { status: res.status, body: (await res.json()) as { status?: string; problems?: string[]; error?: { value: string } } };
+  return {
+    status: res.status,
+    body: (await res.json()) as { status?: string; problems?: string[]; degraded?: string[]; error?: { value: string } },
+  };
 };
 
 test('ready when the database answers, every migration is applied and the links are up', async () => {
@@ -80,14 +84,19 @@ test('a migration pending: 503 naming it', async () => {
   assert.equal((await ready()).status, 200);
 });
 
-test('an acquirer link down: 503 naming the link; with the database gone too, both reasons', async () => {
+test('an acquirer link down: still 200, degraded naming the link; with the database gone too, 503 for the database', async () => {
   linkUp = false;
   try {
     const r = await ready();
-    assert.equal(r.status, 503);
-    assert.deepEqual(r.body.problems, ['acquirer link down: acquirer-a']);
+    assert.equal(r.status, 200, 'one link down does not take the node out of the balancer');
+    assert.equal(r.body.status, 'degraded');
+    assert.deepEqual(r.body.degraded, ['acquirer link down: acquirer-a']);
+    assert.equal(r.body.problems, undefined);
     unreachable = true;
-    assert.deepEqual((await ready()).body.problems, ['database unavailable', 'acquirer link down: acquirer-a']);
+    const both = await ready();
+    assert.equal(both.status, 503);
+    assert.deepEqual(both.body.problems, ['database unavailable']);
+    assert.deepEqual(both.body.degraded, ['acquirer link down: acquirer-a']);
   } finally {
     unreachable = false;
     linkUp = true;

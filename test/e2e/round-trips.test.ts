@@ -40,9 +40,11 @@ async function counted<T>(fn: () => Promise<T>): Promise<{ result: T; statements
  * call; the apply is one statement planned from the record's rows and gated on their versions.
  * Authenticate's 3-D Secure lookup and the 3-D Secure page's authorization are recorded in their
  * read's own statement (the page's transaction stays pending during the call: its attempt in
- * flight is what a second visit, a cancel or an expiry sees).
+ * flight is what a second visit, a cancel or an expiry sees). Authenticate's third is the velocity
+ * limits' screening (docs/risk.md): one statement counts the attempt and reads its counters; its
+ * fourth, sent beside the third (not after it), reads the blocklists and allowlists the payment is on.
  */
-const EXPECTED = { create: 1, vault: 1, authenticate: 2, threeDs: 2, capture: 3, void: 3, refund: 3 };
+const EXPECTED = { create: 1, vault: 1, authenticate: 4, threeDs: 2, capture: 3, void: 3, refund: 3 };
 
 function expectCount(step: keyof typeof EXPECTED, statements: string[]) {
   assert.equal(

@@ -16,6 +16,7 @@ import type { EntryRow } from '../../src/store/payments/ledger.ts';
 import type { LinkRow } from '../../src/store/links/payment-links.ts';
 import type { AttemptRow, DeliveryRow, SecretRow } from '../../src/store/webhooks/deliveries.ts';
 import type { AuditRow, KeyRow, PortalUserRow, SessionRow } from '../../src/store/portal/merchants.ts';
+import type { ListRow, PlatformAuditRow } from '../../src/store/risk/lists.ts';
 
 /** The keys of Row, each once: an object literal of this type must name them all and nothing else. */
 const columnsOf = <Row>(keys: Record<keyof Row, true>) => ({ columns: Object.keys(keys), whole: true });
@@ -90,6 +91,7 @@ const ROWS: Record<string, { columns: string[]; whole: boolean }> = {
     modified: true,
     authorized: true,
     capture_before: true,
+    risk: true,
   }),
   events: selection(columnsOf<EventRow>({ id: true, transaction_id: true, event: true, source: true, occurred: true, noticed: true })),
   jobs: selection(columnsOf<JobRow>({ id: true, project_id: true, kind: true, ref_id: true, payload: true, run_at: true, attempts: true })),
@@ -167,6 +169,7 @@ const ROWS: Record<string, { columns: string[]; whole: boolean }> = {
       vault_token: true,
       trans_status: true,
       eci: true,
+      emv: true,
       acquirer_reference: true,
       created: true,
       modified: true,
@@ -184,6 +187,7 @@ const ROWS: Record<string, { columns: string[]; whole: boolean }> = {
     amount: true,
     kind: true,
     created: true,
+    payout_id: true,
   }),
   payment_links: columnsOf<LinkRow>({
     id: true,
@@ -268,6 +272,9 @@ const ROWS: Record<string, { columns: string[]; whole: boolean }> = {
     created: true,
   }),
   api_keys: selection(columnsOf<KeyRow>({ id: true, hint: true, created: true, last_used: true, revoked: true })),
+  risk_lists: selection(columnsOf<ListRow>({ id: true, list: true, kind: true, value: true, created: true, created_by: true })),
+  platform_risk_lists: selection(columnsOf<ListRow>({ id: true, list: true, kind: true, value: true, created: true, created_by: true })),
+  platform_audit: columnsOf<PlatformAuditRow>({ id: true, actor: true, action: true, detail: true, created: true }),
 };
 
 let store: { db: Db; drop(): Promise<void> };

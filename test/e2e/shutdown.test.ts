@@ -77,7 +77,8 @@ test('a request that outlives SHUTDOWN_GRACE_MS is cut and the stop completes', 
 });
 
 test('a stop turns /readyz red first and keeps serving for SHUTDOWN_DRAIN_MS, then closes', { timeout: 30_000 }, async () => {
-  const t = await startTestService({ env: { SHUTDOWN_DRAIN_MS: '1500' } });
+  // a drain long enough that a loaded machine still sends the order inside it
+  const t = await startTestService({ env: { SHUTDOWN_DRAIN_MS: '5000' } });
   assert.equal((await fetch(`${t.url}/readyz`)).status, 200);
   const closing = t.close();
   const ready = await fetch(`${t.url}/readyz`);

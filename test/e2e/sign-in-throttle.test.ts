@@ -65,6 +65,40 @@ test('20 wrong passwords at once: every one counted, at most the limit checked, 
   assert.equal(locks[0].detail.scope, 'account');
 });
 
+test('8 parallel sign-ins with the right password lock nothing: each is signed in or told to retry in a second (issue 42, item 13)', async () => {
+  const user = await portalUser(t);
+  const clients = await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      const c = new PortalClient(t);
+      await c.get('/sign-in');
+      return c;
+    }),
+  );
+  const results = await Promise.all(clients.map((c) => c.post('/sign-in', { email: user.email, password: PASSWORD })));
+  const counts = tally(results);
+  assert.ok(counts[303] >= 1, JSON.stringify(counts));
+  for (const r of results.filter((r) => r.status !== 303)) {
+    assert.equal(r.status, 429, r.text);
+    assert.equal(r.headers.get('retry-after'), '1', 'past the limit while the others were checked: retry at once, not a lock');
+  }
+  const log = await auditOf(user.email);
+  assert.deepEqual(
+    log.filter((e) => e.action.startsWith('sign_in_')),
+    [],
+    'no failure and no lock in the audit log',
+  );
+  const counted = await t.db.query<{ scope: string; failures: number; locked_until: Date | null }>(
+    'SELECT scope, failures, locked_until FROM portal_sign_in_failures WHERE scope = $1',
+    [`account:${user.email}`],
+  );
+  assert.ok(
+    counted.every((r) => r.failures === 0 && r.locked_until === null),
+    JSON.stringify(counted),
+  );
+  const again = await new PortalClient(t).signIn(user.email, PASSWORD);
+  assert.equal(again.status, 303, 'the account is not locked');
+});
+
 test('second-factor codes are throttled: wrong codes lock (429, Retry-After), the right code is then refused, all audited', async () => {
   const { email, secret } = await withSecondFactor();
   const c = new PortalClient(t);

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { startTestService, validOrder, type TestService } from '../helpers/service.ts';
 import { advanceClock } from '../../src/store/platform/projects.ts';
 import { claimDue, finishJob } from '../../src/store/platform/jobs.ts';
+import { PortalClient, portalUser } from '../helpers/portal.ts';
 
 let t: TestService;
 before(async () => {
@@ -62,4 +63,36 @@ test('run-due-jobs waits for a due job that another runner is claiming right now
   const res = await call!;
   assert.equal(res.status, 200, res.text);
   assert.equal((await t.api('GET', `/v1/orders/${order.id}/`)).body.status, 'expired');
+});
+
+test("a clock moved ahead: run-due-jobs, the portal's test banner and the API reference say so and by how much", async () => {
+  const shop = await t.newProject('test');
+  const key = { key: shop.api_key };
+  const user = await portalUser(t, shop.merchant_id);
+  const portal = new PortalClient(t);
+  assert.equal((await portal.signIn(user.email, user.password)).status, 303);
+  const home = `/projects/${shop.project_id}/`;
+  const before = (await portal.get(home)).text;
+  assert.match(before, /data-test-mode/);
+  assert.doesNotMatch(before, /data-clock-ahead/, 'a clock at real time is not mentioned');
+  const ran = await t.api('POST', '/v1/test/clock/run-due-jobs/', { advance: 'PT31M' }, key);
+  assert.equal(ran.status, 200, ran.text);
+  assert.equal(ran.body.offset_ms, 31 * 60_000);
+  assert.equal(ran.body.ahead, 'PT31M');
+  const order = await t.api('POST', '/v1/orders/', validOrder(), key);
+  const dated = new Date(order.body.created).getTime() - Date.now();
+  assert.ok(dated > 30 * 60_000 && dated <= 31 * 60_000, `created ${order.body.created}`);
+  const banner = /<span data-clock-ahead="1860000">([^<]+)<\/span>/.exec((await portal.get(home)).text);
+  assert.ok(banner, 'the banner tells the clock ahead');
+  assert.match(
+    banner[1],
+    /31 minutes ahead of real time \(PT31M, .*only goes forward\): new orders are dated \d{4}-\d\d-\d\d \d\d:\d\d UTC/,
+  );
+  assert.ok(banner[1].includes(order.body.created.slice(0, 10)), banner[1]);
+  const doc = (await t.api('GET', '/openapi.json', undefined, { key: null })).body;
+  const op = doc.paths['/v1/test/clock/run-due-jobs/'].post;
+  assert.match(op.description, /only moves forward/);
+  assert.match(op.description, /dated ahead by `offset_ms`/);
+  const answer = op.responses['200'].content['application/json'].schema;
+  assert.match(JSON.stringify(answer), /ISO 8601 duration/);
 });

@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, get as httpGet, type Server } from 'node:http';
 import { Writable } from 'node:stream';
-import { basic, request, startTestService, validOrder, type TestService } from '../helpers/service.ts';
+import { LOCAL_RECEIVERS, basic, request, startTestService, validOrder, type TestService } from '../helpers/service.ts';
 import { createCardOrder, futureExpiry } from '../helpers/cards.ts';
 import { payOrder } from '../helpers/pay.ts';
 import { freePort } from '../helpers/cli.ts';
@@ -52,7 +52,7 @@ before(async () => {
       done();
     },
   });
-  t = await startTestService({ logStream, env: { METRICS_PORT: String(metricsPort) } });
+  t = await startTestService({ logStream, env: { ...LOCAL_RECEIVERS, METRICS_PORT: String(metricsPort) } });
 });
 after(async () => {
   await t?.close();
@@ -105,6 +105,16 @@ test("a card payment's request span has database and acquirer child spans under 
   assert.ok(line, 'a log line for the request');
   assert.equal(line.reqId, traceId);
   assert.equal(line.trace_id, traceId);
+});
+
+test("an invitation link's token is not in its request span (issue 42, item 11)", async () => {
+  const token = 'Zq9Xv2LmTr8Kp4WsNb6YcD1e';
+  const res = await fetch(`${t.config.portalUrl}/invite/${token}`, { redirect: 'manual' });
+  await res.text();
+  const traceId = res.headers.get('x-request-id')!;
+  const span = await waitFor('the invitation page span', async () => spans.find((s) => s.traceId === traceId && !s.parentSpanId), 20_000);
+  assert.match(String(attr(span, 'url.path')), /\/invite\/\[masked\]$/);
+  assert.ok(!bodies.join('').includes(token), 'the token is in an exported span');
 });
 
 test("a caller's traceparent is kept: its trace id becomes the request id", async () => {

@@ -7,7 +7,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { Webhook } from 'standardwebhooks';
-import { request, basic, validOrder } from '../helpers/service.ts';
+import { LOCAL_RECEIVERS, request, basic, validOrder } from '../helpers/service.ts';
 import { pgliteDb } from '../../src/store/db/lite.ts';
 import { type Queryable } from '../../src/store/db/db.ts';
 
@@ -31,6 +31,7 @@ test(
   async () => {
     const hookPort = await freePort(); // nothing listens there yet: the receiver is down
     const { env, url } = await store.env({
+      ...LOCAL_RECEIVERS,
       TENDER_WORKER_POLL_MS: '100',
       WEBHOOK_TIMEOUT_MS: '1000',
       WEBHOOK_RETRY_INTERVAL_MS: '300', // real time: the project's clock is not advanced here

@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import { Webhook } from 'standardwebhooks';
-import { startTestService, validOrder, cardOrder, type TestService } from '../helpers/service.ts';
+import { LOCAL_RECEIVERS, startTestService, validOrder, cardOrder, type TestService } from '../helpers/service.ts';
 import { commands } from '../../src/cli/commands.ts';
 import { findOrder } from '../../src/store/payments/orders.ts';
 import { setOrderStatus } from '../../src/services/payments/transitions.ts';
@@ -29,7 +29,13 @@ const receivers: Array<() => Promise<void>> = [];
 before(async () => {
   // every attempt reaches the receiver here: no circuit breaker (webhook-fairness.test.ts has it)
   t = await startTestService({
-    env: { WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_RETRY_INTERVAL_MS: '60000', WEBHOOK_MAX_ATTEMPTS: '10', WEBHOOK_BREAKER_FAILURES: '0' },
+    env: {
+      ...LOCAL_RECEIVERS,
+      WEBHOOK_TIMEOUT_MS: '2000',
+      WEBHOOK_RETRY_INTERVAL_MS: '60000',
+      WEBHOOK_MAX_ATTEMPTS: '10',
+      WEBHOOK_BREAKER_FAILURES: '0',
+    },
   });
 });
 after(async () => {

@@ -80,6 +80,7 @@ export function childStore(name: string): ChildStore {
         PORT: String(port),
         HOST: '127.0.0.1',
         LOG_LEVEL: 'warn',
+        RISK_LIMITS: 'off',
         ...extra,
       };
       delete env.PUBLIC_BASE_URL;

@@ -1,10 +1,13 @@
+import type { Authenticator } from '../../src/acquirer/authenticator.ts';
 import type { Connector } from '../../src/acquirer/connector.ts';
+
+type Both = Connector & Authenticator;
 
 /**
  * A connector whose next call of one method is held until the test lets it go: what happens to a
  * payment while its call is at the acquirer.
  */
-export function holding(inner: Connector) {
+export function holding(inner: Both) {
   let hold: { method: string; reached: () => void; released: Promise<void> } | undefined;
   const connector = new Proxy(inner, {
     get(target, prop) {
@@ -22,7 +25,7 @@ export function holding(inner: Connector) {
     },
   });
   /** Holds the next call of `method`: `reached` once it is made, `release` lets it go on. */
-  const holdNext = (method: keyof Connector) => {
+  const holdNext = (method: keyof Both) => {
     let reached!: () => void;
     let release!: () => void;
     const at = new Promise<void>((r) => (reached = r));

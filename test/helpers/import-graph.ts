@@ -31,7 +31,20 @@ export const RULES: Record<string, string[]> = {
  * Inside services/ and store/, a folder per capability, lowest first: a file of a group imports only
  * its own group and those beneath it, in either layer (store/db is the store's driver, beneath all).
  */
-const GROUPS = ['db', 'platform', 'vault', 'payments', 'webhooks', 'wallets', 'links', 'reporting', 'portal'];
+const GROUPS = [
+  'db',
+  'platform',
+  'vault',
+  'risk',
+  'payments',
+  'webhooks',
+  'wallets',
+  'links',
+  'reporting',
+  'payouts',
+  'disputes',
+  'portal',
+];
 const GROUPED = new Set(['services', 'store']);
 
 /** The capability folder of a file in services/ or store/ (`services/vault/cards.ts` -> vault). */

@@ -1,20 +1,31 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import type { Authenticator } from '../../src/acquirer/authenticator.ts';
+import type { Connector } from '../../src/acquirer/connector.ts';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import { traceMixin } from '../../src/telemetry/tracing.ts';
 import { pgDb } from '../../src/store/db/pg.ts';
-import { pgliteDb } from '../../src/store/db/lite.ts';
+import { dumpLite, pgliteDb } from '../../src/store/db/lite.ts';
 import { type Db } from '../../src/store/db/db.ts';
 import { migrate } from '../../src/store/db/migrate.ts';
 import { startService, type Service, type StartOptions } from '../../src/main.ts';
 import { createProject } from '../../src/services/platform/tenancy.ts';
+import { setActiveMethods } from '../../src/services/payments/methods/settings.ts';
+import { CORE_METHODS } from '../../src/domain/payment-methods.ts';
 import type pino from 'pino';
 import { customerExample } from '../../src/domain/schemas/examples.ts';
 import type { Json } from './json.ts';
+
+/**
+ * The settings of a test whose webhooks go to receivers on this machine: test projects' webhooks
+ * reach loopback by default only on the embedded store (docs/webhooks.md "Private addresses").
+ */
+export const LOCAL_RECEIVERS = { WEBHOOK_PRIVATE_ADDRESSES: 'allow' } as const;
 
 /** A fresh, empty store of its own: a PostgreSQL schema when DATABASE_URL is set, else in-memory PGlite. */
 export async function freshStore(
@@ -22,8 +33,7 @@ export async function freshStore(
 ): Promise<{ db: Db; drop(): Promise<void> }> {
   const url = process.env.DATABASE_URL;
   if (!url) {
-    const db = await pgliteDb('memory://');
-    await migrate(db);
+    const db = await migratedLite();
     return { db, drop: async () => db.close() };
   }
   const schema = `t_${randomBytes(6).toString('hex')}`;
@@ -57,6 +67,56 @@ export async function freshStore(
       await c.end();
     },
   };
+}
+
+const MIGRATIONS = fileURLToPath(new URL('../../src/store/migrations/', import.meta.url));
+
+/**
+ * Where the migrated, empty PGlite cluster of these migrations is kept between test files: named
+ * by a hash of every migration's name and text and of PGlite's version, so a changed migration
+ * makes a new one.
+ */
+function templatePath(): string {
+  const hash = createHash('sha256');
+  hash.update(readFileSync(fileURLToPath(new URL('../../node_modules/@electric-sql/pglite/package.json', import.meta.url))));
+  for (const name of readdirSync(MIGRATIONS).sort()) hash.update(name).update(readFileSync(join(MIGRATIONS, name)));
+  return join(tmpdir(), `tender-test-pglite-${hash.digest('hex').slice(0, 16)}.tar`);
+}
+
+let template: Promise<Blob | undefined> | undefined;
+const readTemplate = async (path: string) => {
+  try {
+    return new Blob([readFileSync(path)]);
+  } catch {
+    return undefined; // not made yet: the first store of this run makes it
+  }
+};
+
+/**
+ * A fresh in-memory PGlite with every migration applied. PGlite's initdb and the migrations cost
+ * about 3 CPU seconds a store, paid by every test file (often more than once); loading the cluster
+ * a first store left (a tarball in the temporary directory) costs under one. migrate() still runs
+ * after the load and finds nothing to do; should the tarball not open, the store is made afresh.
+ */
+async function migratedLite(): Promise<Db> {
+  const path = templatePath();
+  const dump = await (template ??= readTemplate(path));
+  if (dump) {
+    const db = await pgliteDb('memory://', { loadDataDir: dump }).catch(() => undefined);
+    if (db) {
+      await migrate(db);
+      return db;
+    }
+  }
+  const db = await pgliteDb('memory://');
+  await migrate(db);
+  // kept before the test writes anything; written under another name first, so no file reads half of it
+  const made = await dumpLite(db);
+  const part = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  writeFileSync(part, Buffer.from(await made.arrayBuffer()));
+  renameSync(part, path);
+  template = Promise.resolve(made);
+  return db;
 }
 
 /** A database of its own, on the server (or PgBouncer, whose `*` entry forwards any name) of url. */
@@ -143,6 +203,10 @@ export async function request<T = Json>(
   return { status: res.status, headers: res.headers, body: parsed, text };
 }
 
+/** A test connector that answers 3-D Secure too (the simulator, a wrapper of it) is the test projects' authenticator. */
+const authenticatorIn = (c: Connector | undefined): Authenticator | undefined =>
+  c && typeof (c as Partial<Authenticator>).authenticate3ds === 'function' ? (c as Connector & Authenticator) : undefined;
+
 /** Starts the whole service on a random port with its own store and a test project. */
 export async function startTestService(
   opts: {
@@ -154,6 +218,13 @@ export async function startTestService(
     liveConnector?: StartOptions['liveConnector'];
     /** the acquirer of test projects instead of the simulator (a fault-injecting wrapper) */
     testConnector?: StartOptions['testConnector'];
+    /**
+     * the 3-D Secure server of test projects; default: the test connector when it answers 3-D
+     * Secure too (the simulator and wrappers of it), else the built-in simulator
+     */
+    testAuthenticator?: StartOptions['testAuthenticator'];
+    /** the 3-D Secure server of live projects; default: the live connector when it answers 3-D Secure too */
+    liveAuthenticator?: StartOptions['liveAuthenticator'];
     walletButtons?: StartOptions['walletButtons'];
     /** the store search, reports and the portal's lists read (DATABASE_REPLICA_URL's role), made from the test's own store */
     replica?: (db: Db) => Promise<Db>;
@@ -171,6 +242,8 @@ export async function startTestService(
       TENDER_DATA_DIR: dataDir,
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
       TENDER_WORKER_POLL_MS: '200',
+      // one test card paid over and over from one address: the velocity limits' own tests turn them on
+      RISK_LIMITS: 'off',
       LIVE_REQUIRES_TLS: 'false',
       ...opts.env,
     },
@@ -185,9 +258,17 @@ export async function startTestService(
     log,
     liveConnector: opts.liveConnector,
     testConnector: opts.testConnector,
+    testAuthenticator: opts.testAuthenticator ?? authenticatorIn(opts.testConnector),
+    liveAuthenticator: opts.liveAuthenticator ?? (opts.liveConnector && ((p) => authenticatorIn(opts.liveConnector!(p)))),
     walletButtons: opts.walletButtons,
   });
-  const project = await createProject(svc.ctx, { name: 'Test shop', mode: 'test' });
+  // A test project starts with every method on; the tests' projects offer the card and the wallets,
+  // as the hosted-page and API tests expect (the card form at once), unless a test turns more on.
+  const narrowed = async (made: Awaited<ReturnType<typeof createProject>>) => {
+    await setActiveMethods(svc.ctx, made.project_id, [...CORE_METHODS]);
+    return made;
+  };
+  const project = await narrowed(await createProject(svc.ctx, { name: 'Test shop', mode: 'test' }));
   const api: TestService['api'] = (method, path, body, o = {}) => {
     const key = o.key === undefined ? project.api_key : o.key;
     const headers: Record<string, string> = { ...(key !== null ? { authorization: basic(key) } : {}), ...o.headers };
@@ -200,7 +281,7 @@ export async function startTestService(
     db: store.db,
     project,
     api,
-    newProject: (mode = 'test') => createProject(svc.ctx, { name: `Shop ${mode}`, mode }),
+    newProject: async (mode = 'test') => narrowed(await createProject(svc.ctx, { name: `Shop ${mode}`, mode })),
     async close() {
       await svc.close();
       await store.drop();

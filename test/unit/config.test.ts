@@ -60,3 +60,13 @@ test('TLS settings: both files or neither, TRUST_PROXY forms, LIVE_REQUIRES_TLS 
   assert.equal(loadConfig({ LIVE_REQUIRES_TLS: 'false' }).liveRequiresTls, false);
   assert.throws(() => loadConfig({ LIVE_REQUIRES_TLS: 'maybe' }), /LIVE_REQUIRES_TLS/);
 });
+
+test('WEBHOOK_PRIVATE_ADDRESSES: allow or refuse; unset leaves the default to the store (issue 42, item 12)', () => {
+  assert.equal(loadConfig({}).webhook.privateAddresses, undefined);
+  assert.equal(loadConfig({ WEBHOOK_PRIVATE_ADDRESSES: 'allow' }).webhook.privateAddresses, 'allow');
+  assert.equal(loadConfig({ WEBHOOK_PRIVATE_ADDRESSES: 'refuse' }).webhook.privateAddresses, 'refuse');
+  assert.throws(
+    () => loadConfig({ WEBHOOK_PRIVATE_ADDRESSES: 'yes' }),
+    (err: Error) => err instanceof ConfigError && /WEBHOOK_PRIVATE_ADDRESSES="yes": expected allow or refuse/.test(err.message),
+  );
+});

@@ -1,7 +1,7 @@
 // Which database errors mean "the connection, not the statement, failed" (a 503 the client may retry).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connectionLost, unavailableOr } from '../../src/store/db/db.ts';
+import { connectionLost, isConflict, unavailableOr } from '../../src/store/db/db.ts';
 import { ApiError } from '../../src/domain/errors.ts';
 
 test("lost connections: server shutdowns, refused and broken sockets, the driver's own messages", () => {
@@ -29,4 +29,16 @@ test('a lost connection becomes a 503 ServiceUnavailable ApiError', () => {
   assert.ok(err instanceof ApiError);
   assert.equal(err.status, 503);
   assert.deepEqual(err.toBody().error.type, 'ServiceUnavailable');
+});
+
+test('a deadlock or a serialization failure is a conflict: a 503 to retry once tx() gave up, never a 500', () => {
+  for (const code of ['40P01', '40001']) {
+    const err = Object.assign(new Error('deadlock detected'), { code });
+    assert.equal(isConflict(err), true, code);
+    const api = unavailableOr(err) as ApiError;
+    assert.ok(api instanceof ApiError, code);
+    assert.equal(api.status, 503);
+    assert.equal(isConflict(api), true, 'still seen as a conflict through its cause');
+  }
+  for (const code of ['23505', '57014', '22P02']) assert.equal(isConflict(Object.assign(new Error('x'), { code })), false, code);
 });

@@ -293,3 +293,53 @@ test('fault rates roll on a seeded generator: the same seed, the same faults; de
   applyFaultLine(f, 'delay 50');
   assert.equal(delayOf(f), 50, 'without delay-rate every answer is delayed');
 });
+
+test('dispute stages: raised in order on the admin words, journaled, written as settlement lines, remembered after a restart', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'host-disputes-'));
+  let host = await startHost({ port: 0, settlementDir: dir });
+  const t = await terminal(host.port);
+  try {
+    t.send(req('0800', { 70: '001' }));
+    await t.next();
+    const sale = card('4111111111111111', 1200);
+    t.send(sale);
+    assert.equal((await t.next()).fields[39], '00');
+    const rrn = sale.fields[37];
+    const id = host.disputes.apply(`chargeback TERM0001 ${rrn} 1000 10.4`).replace(/^ok /, '');
+    assert.match(id, /^DSP\d{9}$/);
+    assert.match(host.disputes.apply(`chargeback TERM0001 ${rrn} 201`), /1\.\.200/);
+    assert.equal(host.disputes.apply(`second-presentment ${id}`), `ok ${id}`);
+    assert.match(host.disputes.apply(`second-presentment ${id}`), /already had/);
+    t.end();
+    await host.close();
+
+    const file = join(dir, `settlement-${new Date().toISOString().slice(0, 10)}.csv`);
+    const full = readFileSync(file, 'utf8');
+    // the last stage's line cut off by a kill: written again at start, and the dispute goes on
+    writeFileSync(file, full.trim().split('\n').slice(0, -1).join('\n') + '\n');
+    host = await startHost({ port: 0, settlementDir: dir });
+    assert.equal(readFileSync(file, 'utf8'), full);
+    assert.equal(host.disputes.apply(`pre-arbitration ${id}`), `ok ${id}`);
+    assert.match(host.disputes.apply(`chargeback TERM0001 ${rrn}`), /^ok DSP000000002$/, 'the rest of the sale, a new id');
+    const rows = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => l.split(','));
+    assert.deepEqual(
+      rows.map((r) => [r[2], r[4], r[5], r[8], r[9]]),
+      [
+        [rrn, 'sale', '1200', '', ''],
+        [rrn, 'chargeback', '1000', id, '10.4'],
+        [rrn, 'second_presentment', '1000', id, '10.4'],
+        [rrn, 'pre_arbitration', '1000', id, '10.4'],
+        [rrn, 'chargeback', '200', 'DSP000000002', '4837'],
+      ],
+    );
+    assert.ok(rows.every((r) => r.length === 10));
+  } finally {
+    t.end();
+    await host.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

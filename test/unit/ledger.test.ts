@@ -10,8 +10,11 @@ import {
   holdLegs,
   isBalanced,
   journalSum,
+  payoutLegs,
   refundable,
   releaseLegs,
+  reserveFor,
+  reserveLegs,
   remainingAuthorization,
   reversalLegs,
   settlementLegs,
@@ -40,6 +43,10 @@ test('every journal builder balances to zero, for many amounts and fees', () => 
         settlementLegs('credit', a, f),
         settlementLegs('debit', a, f),
         feeLegs(f),
+        reserveLegs(a, 'reserve'),
+        reserveLegs(a, 'reserve_release'),
+        payoutLegs(a, 'payout'),
+        payoutLegs(a, 'payout_return'),
       ]) {
         assert.equal(journalSum(legs), 0, JSON.stringify(legs));
         assert.ok(isBalanced(legs));
@@ -63,9 +70,27 @@ test('a pre-authorization life: hold, partial void, capture, refund, settlement 
   ];
   assert.equal(balanceOf(legs, 'holds'), 0, 'hold fully released by void and capture');
   assert.equal(balanceOf(legs, 'acquirer_receivable'), 0, 'the acquirer paid what it owed');
-  assert.equal(balanceOf(legs, 'merchant_payable'), 0, 'the merchant was paid out');
+  assert.equal(balanceOf(legs, 'merchant_payable'), 0, 'nothing is pending any more');
+  assert.equal(balanceOf(legs, 'merchant_available'), -(1448 - 300), 'the merchant is owed the net, until a payout');
   assert.equal(balanceOf(legs, 'fee_income'), -52, 'our fee, credited');
-  assert.equal(balanceOf(legs, 'bank'), 52, 'and in the bank');
+  assert.equal(balanceOf(legs, 'bank'), 1200, 'the acquirer paid 1500 and took 300 back');
+  const paid = [...legs, ...payoutLegs(1148, 'payout')];
+  assert.equal(balanceOf(paid, 'merchant_available'), 0, 'a payout takes it out of what we owe');
+  assert.equal(balanceOf(paid, 'bank'), 52, 'our fee stays in the bank');
+});
+
+test('a rolling reserve holds back part of a settled credit and gives it back on release; debits hold nothing', () => {
+  assert.equal(reserveFor('credit', 1934, 1000), 193, '10 % of 1934, half up');
+  assert.equal(reserveFor('credit', 1935, 1000), 194, '193.5 rounds half up');
+  assert.equal(reserveFor('debit', 300, 1000), 0);
+  assert.equal(reserveFor('credit', 1934, 0), 0);
+  assert.equal(reserveFor('credit', -5, 1000), 0, 'a fee above the amount holds nothing');
+  const legs = [...settlementLegs('credit', 1995, 61), ...reserveLegs(193, 'reserve')];
+  assert.equal(balanceOf(legs, 'merchant_available'), -(1934 - 193));
+  assert.equal(balanceOf(legs, 'merchant_reserved'), -193);
+  const released = [...legs, ...reserveLegs(193, 'reserve_release')];
+  assert.equal(balanceOf(released, 'merchant_reserved'), 0);
+  assert.equal(balanceOf(released, 'merchant_available'), -1934);
 });
 
 test('a sale books receivable and payable at once, net of the fee; no hold', () => {

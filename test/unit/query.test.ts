@@ -10,6 +10,7 @@ import {
   SEARCH_FIELDS,
   SORT_FIELDS,
 } from '../../src/domain/query.ts';
+import { searchBoxQuery } from '../../src/domain/search-box.ts';
 
 const UUID = '6f1c2d3e-1111-4222-8333-444455556666';
 const TXN = (pred: string) => `EXISTS (SELECT 1 FROM transactions t WHERE t.order_id = o.id AND t.project_id = o.project_id AND ${pred})`;
@@ -252,6 +253,10 @@ describe('compileQuery: grammar', () => {
       description: ['description:"gift card"', { where: 'o.description ILIKE $1', params: ['%gift card%'] }],
       'customer.email_address': ['customer.email_address:a@b.c', { where: 'lower(o.customer_email) = $1', params: ['a@b.c'] }],
       'customer.merchant_customer_id': ['customer.merchant_customer_id:C-1', { where: 'o.merchant_customer_id = $1', params: ['C-1'] }],
+      'customer.name': [
+        'customer.name:Vries',
+        { where: "concat_ws(' ', o.body->'customer'->>'first_name', o.body->'customer'->>'last_name') ILIKE $1", params: ['%Vries%'] },
+      ],
       related_payment_link_id: [`related_payment_link_id:${UUID}`, { where: 'o.payment_link_id = $1::uuid', params: [UUID] }],
       'transactions.payment_method': [
         'transactions.payment_method:credit-card',
@@ -472,5 +477,26 @@ describe('search_after cursors and keyset paging', () => {
   it('refuses a cursor made with another sort', () => {
     const cursor = encodeSearchAfter(995, UUID, parseSort('amount desc'));
     assertQueryError(() => keysetCondition(desc, cursor, 1), { param: 'search_after', message: /"amount desc", not "created desc"/ });
+  });
+});
+
+describe("searchBoxQuery: the portal's one box", () => {
+  it('each word may be a reference, e-mail, description, name, last four, order or transaction id, or amount', () => {
+    assert.equal(
+      searchBoxQuery('Vries 1111', 'EUR'),
+      '("Vries" OR customer.name:"Vries") AND ("1111" OR customer.name:"1111" OR transactions.payment_method_details.last4:1111 OR amount:111100)',
+    );
+    assert.equal(searchBoxQuery(UUID, 'EUR'), `("${UUID}" OR customer.name:"${UUID}" OR id:${UUID} OR transactions.id:${UUID})`);
+    assert.equal(searchBoxQuery('€19,95', 'EUR'), '("€19,95" OR customer.name:"€19,95" OR amount:1995)');
+    assert.equal(
+      searchBoxQuery('1995', 'JPY'),
+      '("1995" OR customer.name:"1995" OR transactions.payment_method_details.last4:1995 OR amount:1995)',
+    );
+    for (const q of ['Vries 1111', UUID, '19.95', 'ada@example.com ORD-7']) c(searchBoxQuery(q, 'EUR')); // each compiles
+  });
+  it('text in the search language, and nothing, are taken as they are', () => {
+    for (const q of ['status:completed', 'ORD-*', '"two words"', 'a OR b', '-cancelled', '(a)']) assert.equal(searchBoxQuery(q, 'EUR'), q);
+    assert.equal(searchBoxQuery('  ', 'EUR'), '');
+    assert.equal(searchBoxQuery('*', 'EUR'), '');
   });
 });

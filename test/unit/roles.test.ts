@@ -40,3 +40,11 @@ test('owners may do everything; an unknown POST route or action is owners only (
   assert.ok(may('owner', 'POST', '/projects/:project_id/team/require-totp'));
   assert.ok(may('owner', 'GET', '/projects/:project_id/audit/'));
 });
+
+test("the Risk page's lists: everyone reads them, only owners change them", () => {
+  for (const role of ROLES) {
+    assert.ok(may(role, 'GET', '/projects/:project_id/risk/'), role);
+    assert.equal(may(role, 'POST', '/projects/:project_id/risk/'), role === 'owner', role);
+    assert.equal(may(role, 'POST', '/projects/:project_id/risk/:entry_id/remove'), role === 'owner', role);
+  }
+});

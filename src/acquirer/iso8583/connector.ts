@@ -9,7 +9,7 @@ const ISO8583_CAPABILITIES: Capabilities = {
   partial_refund: true,
   // a void is a reversal (0400) of the pre-authorization
   void: true,
-  // no 3-D Secure server yet: live payments are non-authenticated e-commerce
+  // 3-D Secure is the project's authenticator's (acquirer/authenticator.ts), not the link's
   three_ds: false,
   // every answer is final: 0110/0210/0230/0410 have no "pending"
   late_answers: false,
@@ -25,8 +25,6 @@ export function isoConnector(ops: IsoOperations): Connector {
   return {
     name: 'iso8583',
     capabilities: ISO8583_CAPABILITIES,
-    authenticate3ds: async (req) => ops.authenticate3ds(req.card),
-    completeChallenge: async (req) => ops.authenticate3ds(req.card),
     authorize: (req) => ops.authorize(req),
     capture: (req) => ops.capture(req),
     void: (req) => ops.void(req),

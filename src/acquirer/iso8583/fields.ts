@@ -43,15 +43,17 @@ export function parseOriginalData(v: string): OriginalData {
 /**
  * Field 48, the 3-D Secure result, as tag-length-value elements: a 2-letter tag, 3 digits of
  * length, the value. EC the ECI (2 digits), AV the authentication value (base64, the CAVV/AAV),
- * DS the directory server transaction id (a UUID). Unknown tags are kept and ignored.
+ * DS the directory server transaction id (a UUID), VR the EMV 3-D Secure protocol version (2.2.0).
+ * Unknown tags are kept and ignored.
  */
 export interface SecureResult {
   eci: string;
   authenticationValue?: string;
   dsTransactionId?: string;
+  version?: string;
 }
 
-const TAGS = { eci: 'EC', authenticationValue: 'AV', dsTransactionId: 'DS' } as const;
+const TAGS = { eci: 'EC', authenticationValue: 'AV', dsTransactionId: 'DS', version: 'VR' } as const;
 
 export function secureField(r: SecureResult): string {
   let out = '';
@@ -78,6 +80,7 @@ export function parseSecureField(v: string): SecureResult {
     eci: found.EC,
     ...(found.AV !== undefined ? { authenticationValue: found.AV } : {}),
     ...(found.DS !== undefined ? { dsTransactionId: found.DS } : {}),
+    ...(found.VR !== undefined ? { version: found.VR } : {}),
   };
 }
 

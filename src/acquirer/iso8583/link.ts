@@ -3,6 +3,7 @@ import tls from 'node:tls';
 import { answerMti, decode, Deframer, encode, frame, type Message } from './codec.ts';
 import { ISO_1987, type Layout } from './layout.ts';
 import { NETWORK, transmissionTime } from './fields.ts';
+import { WarningTally } from './warnings.ts';
 
 /**
  * One persistent connection to an acquiring host, shared by every payment going to it.
@@ -85,8 +86,12 @@ export class Link {
     this.connect();
   }
 
+  /** a host's junk repeats by the thousand: its warnings are counted and summarised (warnings.ts) */
+  private readonly warnings = new WarningTally((msg, fields) => this.opts.log?.('warn', msg, fields));
+
   private log(level: 'info' | 'warn', msg: string, fields: Record<string, unknown> = {}) {
-    this.opts.log?.(level, msg, { acquirer: this.opts.url, ...fields });
+    if (level === 'warn') this.warnings.warn(msg, { acquirer: this.opts.url, ...fields });
+    else this.opts.log?.(level, msg, { acquirer: this.opts.url, ...fields });
   }
 
   state(): LinkState {
@@ -255,6 +260,7 @@ export class Link {
 
   async close() {
     this.closed = true;
+    this.warnings.close();
     clearInterval(this.echoTimer);
     clearTimeout(this.reconnectTimer);
     this.waitingForSignOn.splice(0).forEach((w) => w());

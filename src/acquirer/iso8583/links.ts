@@ -89,7 +89,15 @@ export class IsoLinks {
       });
       link = made;
     }
-    const connector = isoConnector(new IsoOperations(link, this.journal, binding));
+    const open = link;
+    const connector: Connector = {
+      ...isoConnector(new IsoOperations(link, this.journal, binding)),
+      // known down: it tried and is not signed on (a link just opened waits for its sign-on instead)
+      linkDown: () => {
+        const s = open.state();
+        return !s.signed_on && s.reconnects > 0;
+      },
+    };
     this.connectors.set(project.id, { key, connector });
     return connector;
   };

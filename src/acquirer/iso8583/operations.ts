@@ -5,6 +5,7 @@ import { currencyField, ECOMMERCE_ENTRY, expiryField, originalData, PROCESSING, 
 import type { JournalEntry, LinkJournal, MessageKind } from './journal.ts';
 import { LinkUnknown, type Link } from './link.ts';
 import { outcomeOf } from './responses.ts';
+import { checkAnswer, type AnswerCheck } from './checks.ts';
 
 /**
  * The ISO 8583 operations of one project's binding, shaped as the operation-id contract of the
@@ -67,17 +68,24 @@ const refused = (code: string, description: string): Outcome => ({
   response_code_description: description,
 });
 
+/** Field 48 of an authorization: the ECI, and what EMV 3-D Secure gave (AV for Y and A, DS, VR). */
+function secureOf(card: Pick<CardData, 'brand'>, three: ThreeDsResult) {
+  const emv = three.emv;
+  const authenticated = three.trans_status === 'Y' || three.trans_status === 'A';
+  return {
+    eci: three.eci ?? eciFor(card.brand, 'U'),
+    ...(authenticated && emv?.authentication_value ? { authenticationValue: emv.authentication_value } : {}),
+    ...(emv?.ds_trans_id ? { dsTransactionId: emv.ds_trans_id } : {}),
+    ...(emv ? { version: emv.version } : {}),
+  };
+}
+
 export class IsoOperations {
   constructor(
     private link: Link,
     private journal: LinkJournal,
     private binding: Binding,
   ) {}
-
-  /** No 3-D Secure server yet: every live payment is non-authenticated e-commerce (U, ECI 07, no liability shift). */
-  authenticate3ds(card: Pick<CardData, 'brand'>): ThreeDsResult {
-    return { trans_status: 'U', eci: eciFor(card.brand, 'U'), liability_shift: false };
-  }
 
   async authorize(req: Operation & { card: CardData; three_ds: ThreeDsResult; capture: boolean }): Promise<Outcome> {
     const authenticated: TransStatus[] = ['Y', 'A'];
@@ -96,7 +104,7 @@ export class IsoOperations {
         14: expiryField(req.card.expiry),
         22: ECOMMERCE_ENTRY,
         37: e.rrn,
-        48: secureField({ eci: req.three_ds.eci ?? eciFor(req.card.brand, 'U') }),
+        48: secureField(secureOf(req.card, req.three_ds)),
         49: currency,
       },
     }));
@@ -204,23 +212,68 @@ export class IsoOperations {
     return this.exchange(e, build(e));
   }
 
+  /**
+   * Sends the message and takes its answer once it is checked against the request (checks.ts).
+   * An authorization's answer that does not match, or approves only part of the amount, is not
+   * applied: the outcome asks Tender to reverse it (`reverse`), and the journal keeps no answer
+   * (what Tender took from the host is what reconciles). Any other message's mismatched answer is
+   * no answer: a reversal is sent again (0401), a follow-up is left to recovery's inquiry.
+   */
   private async exchange(e: JournalEntry, m: Message): Promise<Outcome> {
     let answer: Message | undefined;
+    let problems: string[] = [];
     if (e.kind === 'reversal') {
       // a reversal is sent until answered: 0400, then 0401 repeats of the same message
       for (let i = 0; i < REVERSAL_TRIES && !answer; i++) {
         try {
-          answer = await this.link.request(i === 0 ? m : { ...m, mti: '0401' });
+          const sent = i === 0 ? m : { ...m, mti: '0401' };
+          answer = await this.link.request(sent);
+          problems = checkAnswer(sent, answer).problems;
+          if (problems.length) answer = undefined;
         } catch (err) {
           if (i === REVERSAL_TRIES - 1) throw err;
         }
       }
+      if (!answer) throw new LinkUnknown(`the reversal's answers did not match it: ${problems.join('; ')}`);
     } else {
       answer = await this.link.request(m);
     }
-    const code = answer!.fields[39]?.trim() || '96';
-    const approval = answer!.fields[38]?.trim() || null;
+    const code = answer.fields[39]?.trim() || '96';
+    const check = checkAnswer(m, answer);
+    if (e.kind === 'preauth' || e.kind === 'sale') {
+      const refused = refusedAnswer(code, check, e.amount, referenceOf(e));
+      if (refused) return refused;
+    } else if (check.problems.length || code === '10')
+      throw new LinkUnknown(`the acquirer's answer did not match the request: ${check.problems.join('; ') || 'a partial approval'}`);
+    const approval = answer.fields[38]?.trim() || null;
     await this.journal.answered(e.project_id, e.operation_id, code, approval, new Date());
     return outcomeOf(code, referenceOf(e));
   }
+}
+
+/**
+ * An authorization's answer Tender does not take: a mismatch (declined, processing_error, the
+ * full amount reversed) or a partial approval (declined with its code 10, the approved amount
+ * reversed: Tender's e-commerce requests never offer partial approval).
+ */
+function refusedAnswer(code: string, check: AnswerCheck, amount: number, reference: string): Outcome | undefined {
+  if (check.problems.length)
+    return {
+      status: 'declined',
+      reason: 'processing_error',
+      response_code: code,
+      response_code_description: `The acquirer's answer did not match the request (${check.problems.join('; ')}): reversed`,
+      reference,
+      reverse: { amount },
+    };
+  if (code !== '10') return undefined;
+  const approved = check.partial ?? amount;
+  return {
+    status: 'declined',
+    reason: 'declined',
+    response_code: code,
+    response_code_description: `Approved for partial amount (${approved} of ${amount}): Tender takes no partial approvals; reversed`,
+    reference,
+    reverse: { amount: approved },
+  };
 }

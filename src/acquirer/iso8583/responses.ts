@@ -13,11 +13,12 @@ interface Meaning {
 const RESPONSE_CODES: Record<string, Meaning> = {
   '00': { status: 'accepted', description: 'Approved' },
   '08': { status: 'accepted', description: 'Honor with identification' },
-  '10': { status: 'accepted', description: 'Approved for partial amount' },
   '01': { status: 'declined', reason: 'declined', description: 'Refer to card issuer' },
   '03': { status: 'declined', reason: 'declined', description: 'Invalid merchant' },
   '04': { status: 'declined', reason: 'declined', description: 'Pick up card' },
   '05': { status: 'declined', reason: 'declined', description: 'Do not honor' },
+  // never taken as an approval: the connector reverses what the host approved (operations.ts)
+  '10': { status: 'declined', reason: 'declined', description: 'Approved for partial amount: not taken, reversed' },
   '12': { status: 'declined', reason: 'declined', description: 'Invalid transaction' },
   '13': { status: 'declined', reason: 'declined', description: 'Invalid amount' },
   '14': { status: 'declined', reason: 'declined', description: 'Invalid card number' },

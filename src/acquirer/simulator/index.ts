@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { detectBrands, eciFor, isExpired, liabilityShift, luhnValid, type TransStatus } from '../../domain/card.ts';
+import type { Authenticator } from '../authenticator.ts';
 import type { Capabilities, CardData, Connector, OperationKind, Outcome, Reason, ThreeDsResult } from '../connector.ts';
 import { CHALLENGE_CODE, testCard } from './cards.ts';
 
@@ -111,7 +112,8 @@ export interface SimulatorOptions {
   settleMs?: number;
 }
 
-export type Simulator = Connector & { readonly operations: ReadonlyMap<string, SimulatedOperation> };
+/** The sandbox's acquirer and its simulated ACS (the 3-D Secure boundary, authenticator.ts): one object, two boundaries. */
+export type Simulator = Connector & Authenticator & { readonly operations: ReadonlyMap<string, SimulatedOperation> };
 
 export function createSimulator(opts: SimulatorOptions = {}): Simulator {
   const slowMs = opts.slowMs ?? 10_000;
@@ -151,7 +153,7 @@ export function createSimulator(opts: SimulatorOptions = {}): Simulator {
     name: 'simulator',
     capabilities: SIMULATOR_CAPABILITIES,
     operations: done,
-    authenticate3ds: async (req) => decideAuthentication(req.card),
+    authenticate3ds: async (req) => (req.challenge ? threeDs(req.card.brand, 'C') : decideAuthentication(req.card)),
     completeChallenge: async (req) => decideChallenge(req.card, req.answer),
     async authorize(req) {
       const fault = testCard(req.card.pan)?.fault;

@@ -1,8 +1,9 @@
 /**
  * Realistic examples of the API's bodies, shown in the OpenAPI document (/openapi.json, /docs).
- * Each request example is valid for a new test project: test/e2e/openapi.test.ts posts every
+ * Each request example is valid for a new test project: test/e2e/api-reference.test.ts posts every
  * one. Ids and times are of one made-up story: an order of two mugs, paid by card.
  */
+import { CARD, WALLET_A, WALLET_B } from '../payment-methods.ts';
 
 const MERCHANT = '6f1c2a1e-3b7d-4c55-9a3e-2b1f0c9d8e71';
 const PROJECT = '0dacfae3-d432-4561-bd42-2aeb2d14c388';
@@ -32,10 +33,10 @@ export const orderInputExample = {
   return_url: 'https://shop.example/return',
   webhook_url: 'https://shop.example/webhooks',
   customer: customerExample,
-  transactions: [{ payment_method: 'credit-card' }],
+  transactions: [{ payment_method: CARD }],
 };
 
-export const transactionInputExample = { payment_method: 'credit-card', expiration_period: 'PT30M' };
+export const transactionInputExample = { payment_method: CARD, expiration_period: 'PT30M' };
 
 export const orderUpdateExample = { description: 'Two mugs, gift wrapped', merchant_order_id: 'shop-1001-b' };
 
@@ -59,7 +60,7 @@ export const transactionExample = {
   amount: 1995,
   credit_debit: 'credit',
   expiration_period: 'PT30M',
-  payment_method: 'credit-card',
+  payment_method: CARD,
   payment_method_details: { setup_token: '417cb48b-4f07-4617-aca6-087c0edd9792' },
   payment_url: `${BASE}/pay/${ORDER}/transactions/${TRANSACTION}/`,
   is_capturable: false,
@@ -112,7 +113,7 @@ export const linkInputExample = {
   amount: 4950,
   currency: 'EUR',
   description: 'Invoice 2024-117',
-  payment_methods: ['credit-card', 'wallet-b-pay'],
+  payment_methods: [CARD, WALLET_B],
   expiration_period: 'P14D',
   return_url: 'https://shop.example/thanks',
 };
@@ -156,11 +157,11 @@ export const projectExample = {
   mode: 'test',
   status: 'active-testing',
   created: AT,
-  payment_methods: ['credit-card', 'wallet-a-pay', 'wallet-b-pay'],
+  payment_methods: [CARD, WALLET_A, WALLET_B],
 };
 
 export const currenciesExample = {
-  payment_methods: { 'credit-card': { currencies: ['EUR', 'USD', 'GBP'] }, 'wallet-b-pay': { currencies: ['EUR', 'USD'] } },
+  payment_methods: { [CARD]: { currencies: ['EUR', 'USD', 'GBP'] }, [WALLET_B]: { currencies: ['EUR', 'USD'] } },
 };
 
 export const searchInputExample = { query: 'status:completed AND amount:[1000 TO *]', size: 10, sort: 'created desc' };
@@ -189,7 +190,7 @@ export const redirectExample = { redirect_url: `${BASE}/pay/3ds/${TRANSACTION}/`
 export const partialVoidExample = { amount: 500, description: 'One mug out of stock' };
 export const refundExample = { amount: 995, description: 'One mug returned' };
 export const clockExample = { advance: 'PT31M' };
-export const clockAnswerExample = { clock: '2026-11-25T10:46:00+00:00', offset_ms: 1_860_000, jobs_run: 1 };
+export const clockAnswerExample = { clock: '2026-11-25T10:46:00+00:00', offset_ms: 1_860_000, ahead: 'PT31M', jobs_run: 1 };
 
 export const walletPayAnswerExample = {
   is_successful: true,

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Enum } from './common.ts';
-import { PAYMENT_METHODS } from '../project.ts';
+import { PAYMENT_METHODS } from '../payment-methods.ts';
 import { LINK_STATUSES } from '../link-status.ts';
 
 const Ids = Type.Array(Type.String({ format: 'uuid' }));

@@ -1,6 +1,7 @@
 import { Type, type Static, type TOptional, type TUnknown } from '@sinclair/typebox';
 import { Amount, Currency, Duration, Enum, Url } from './common.ts';
-import { PAYMENT_METHODS } from '../project.ts';
+import { RiskView } from './risk.ts';
+import { PAYMENT_METHODS, CARD } from '../payment-methods.ts';
 import { ORDER_STATUSES, TRANSACTION_STATUSES } from '../status.ts';
 import {
   customerExample,
@@ -16,7 +17,7 @@ export const PaymentMethodName = Type.String({
   minLength: 1,
   maxLength: 64,
   description: `one of ${PAYMENT_METHODS.join(', ')}, or an alias the operator configured for one (PAYMENT_METHOD_ALIASES)`,
-  examples: ['credit-card'],
+  examples: [CARD],
 });
 import { ADDRESS_PATTERN, ADDRESS_TYPES, NAME_PATTERN, POSTAL_CODE_PATTERN } from '../customer.ts';
 
@@ -91,7 +92,7 @@ const Client = Type.Object(
 
 /**
  * Open to other members here so that the payment method is checked first (an unknown method is
- * reported as such, not as its details' unknown field); services/orders.ts then refuses members
+ * reported as such, not as its details' unknown field); services/payments/orders.ts then refuses members
  * not listed, by name.
  */
 export const PaymentMethodDetailsInput = Type.Object(
@@ -189,7 +190,7 @@ export const READ_ONLY_FIELDS = [
 
 /**
  * PUT takes the order as GET returns it (the SDKs' update flow): the merchant's fields, validated
- * as on creation, and the read-only ones, compared with the order by services/orders.ts.
+ * as on creation, and the read-only ones, compared with the order by services/payments/orders.ts.
  */
 export const OrderUpdate = Type.Object(
   {
@@ -227,6 +228,7 @@ const TransactionView = Type.Object(
     payment_method_details: Type.Optional(Any),
     payment_url: Type.Optional(Type.String()),
     is_capturable: Type.Boolean(),
+    risk: Type.Optional(RiskView),
     events: Type.Array(Any),
   },
   { additionalProperties: true, examples: [transactionExample] },

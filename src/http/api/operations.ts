@@ -6,7 +6,8 @@ import { ApiError } from '../../domain/errors.ts';
 import type { Ctx } from '../../services/platform/context.ts';
 import { captureTransaction, voidTransaction, type CaptureInput } from '../../services/payments/captures.ts';
 import { refundOrder } from '../../services/payments/refunds.ts';
-import { chargeback, reverseChargeback, settleOrder } from '../../services/payments/chargebacks.ts';
+import { settleOrder } from '../../services/payments/chargebacks.ts';
+import { testChargeback, testReversal } from '../../services/disputes/disputes.ts';
 import { answer, errorAnswers, OrderIdParams, TransactionParams } from '../../domain/schemas/common.ts';
 import { orderExample, paidOrderExample, partialVoidExample, refundExample } from '../../domain/schemas/examples.ts';
 import { OrderView } from '../../domain/schemas/order.ts';
@@ -213,7 +214,7 @@ export const operationTestRoutes =
         description:
           'The issuer takes back `amount` (default: all captured money not yet refunded or charged back). Answers the chargeback order.',
         response: movement('chargeback', 'debit', 1995),
-        run: chargeback,
+        run: testChargeback,
       },
       {
         path: '/v1/test/orders/:order_id/reversal/',
@@ -221,7 +222,7 @@ export const operationTestRoutes =
         description:
           'The merchant won the dispute: `amount` (default: all that is charged back) is credited again. Answers the reversal order.',
         response: movement('chargeback reversal', 'credit', 1995),
-        run: reverseChargeback,
+        run: testReversal,
       },
     ];
     for (const d of disputes)

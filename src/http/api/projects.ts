@@ -4,7 +4,7 @@ import type { Ctx } from '../../services/platform/context.ts';
 import { activeMethods, settingsOf } from '../../domain/project.ts';
 import { answer, errorAnswers, Enum } from '../../domain/schemas/common.ts';
 import { currenciesExample, projectExample } from '../../domain/schemas/examples.ts';
-import { PAYMENT_METHODS } from '../../domain/project.ts';
+import { PAYMENT_METHODS } from '../../domain/payment-methods.ts';
 import { BasicAuth } from '../auth.ts';
 
 const ProjectView = Type.Object(

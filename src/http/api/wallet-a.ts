@@ -12,6 +12,7 @@ import {
   walletASessionExample,
 } from '../../domain/schemas/examples.ts';
 import { BasicAuth } from '../auth.ts';
+import { WALLET_A } from '../../domain/payment-methods.ts';
 
 const SessionBody = Type.Object(
   {
@@ -52,7 +53,7 @@ const errors = errorAnswers(400, 401, 403, 502, 504);
 export const walletARoutes =
   (ctx: Ctx): FastifyPluginAsyncTypebox =>
   async (app) => {
-    const tags = ['wallet-a-pay'];
+    const tags = [WALLET_A];
     app.post(
       '/v1/wallet-a-pay/sessions/',
       {

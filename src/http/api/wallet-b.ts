@@ -5,6 +5,7 @@ import { configureRecipient, pinTokenClock, tokenizationParameters } from '../..
 import { answer, errorAnswers } from '../../domain/schemas/common.ts';
 import { recipientExample, tokenClockExample, tokenizationExample } from '../../domain/schemas/examples.ts';
 import { BasicAuth } from '../auth.ts';
+import { WALLET_B } from '../../domain/payment-methods.ts';
 
 const Tokenization = Type.Object({
   recipient_id: Type.String(),
@@ -34,7 +35,7 @@ const errors = errorAnswers(400, 401, 403);
 export const walletBRoutes =
   (ctx: Ctx): FastifyPluginAsyncTypebox =>
   async (app) => {
-    const tags = ['wallet-b-pay'];
+    const tags = [WALLET_B];
     app.get(
       '/v1/wallet-b-pay/tokenization/',
       {

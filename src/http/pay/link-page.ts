@@ -3,7 +3,7 @@ import { isUuid } from '../../domain/ids.ts';
 import type { Ctx } from '../../services/platform/context.ts';
 import { nowFor } from '../../services/platform/context.ts';
 import { linkPage, linkUrl, orderFromLink, type LinkPage } from '../../services/links/payment-links.ts';
-import { isPaymentMethod } from '../../domain/project.ts';
+import { isPaymentMethod, CARD } from '../../domain/payment-methods.ts';
 import { formatAmount, pickLocale, STRINGS, type Locale } from './i18n.ts';
 import { esc, layout, messagePage, STYLE_HASH, summaryBlock } from './render.ts';
 import { checkCsrf, contentSecurityPolicy, csrfKey, issueCsrf, originAllowed, setPageHeaders } from './security.ts';
@@ -40,12 +40,12 @@ const TEXT = {
     paid_text: 'Deze betaallink is al betaald. Bedankt!',
     expired_title: 'Link verlopen',
     expired_text: 'Deze betaallink is verlopen. Er is geen geld afgeschreven. Vraag de winkel om een nieuwe link.',
-    failed_title: 'Uw betaling is niet gelukt',
-    failed_text: 'Er is geen geld afgeschreven. U kunt het hieronder opnieuw proberen.',
-    busy_text: 'Er is al een betaling voor deze link gestart. Heeft u die afgebroken, dan kunt u hieronder opnieuw beginnen.',
+    failed_title: 'Je betaling is niet gelukt',
+    failed_text: 'Er is geen geld afgeschreven. Je kunt het hieronder opnieuw proberen.',
+    busy_text: 'Er is al een betaling voor deze link gestart. Heb je die afgebroken, dan kun je hieronder opnieuw beginnen.',
     pay_with: (m: string) => `Betalen met ${m}`,
     missing_title: 'Betaallink niet gevonden',
-    missing_text: 'Deze betaallink bestaat niet. Controleer de link die u van de winkel heeft gekregen.',
+    missing_text: 'Deze betaallink bestaat niet. Controleer de link die je van de winkel hebt gekregen.',
     refused_title: 'Probeer het opnieuw',
     refused_text: 'Dit formulier is verlopen of niet vanaf deze pagina verstuurd. Open de betaallink opnieuw.',
     reload: 'Terug naar de betaallink',
@@ -133,7 +133,7 @@ export const linkPageRoutes =
       // wallets look like wallets, not like a second and third "Pay" button
       const buttons = page.methods.map(
         (m) =>
-          `<li><button type="submit" name="payment_method" value="${esc(m)}"${m === 'credit-card' ? '' : ' class="wallet"'}>${esc(t.pay_with(s.method[m] ?? m))}</button></li>`,
+          `<li><button type="submit" name="payment_method" value="${esc(m)}"${m === CARD ? '' : ' class="wallet"'}>${esc(t.pay_with(s.method[m] ?? m))}</button></li>`,
       );
       const choose = buttons.length
         ? `<section class="panel" aria-labelledby="choose"><h1 id="choose">${esc(s.choose_method)}</h1>

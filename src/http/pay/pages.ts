@@ -1,3 +1,4 @@
+import { formatMinor } from '../../domain/currency.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Ctx } from '../../services/platform/context.ts';
 import { ApiError } from '../../domain/errors.ts';
@@ -7,6 +8,7 @@ import {
   canRetry,
   checkCardForm,
   isOpenCardTransaction,
+  leaveCheckout,
   loadCheckout,
   outcomeOf,
   payByCard,
@@ -46,7 +48,7 @@ import {
   type CsrfScope,
 } from './security.ts';
 import { pageErrorStatus } from '../errors.ts';
-import { isSandboxMethod } from '../../domain/payment-methods.ts';
+import { isSandboxMethod, CARD, PAY_NOW, WALLET_B } from '../../domain/payment-methods.ts';
 import { detectBrands } from '../../domain/card.ts';
 import { brandRefused } from '../../services/payments/methods/rules.ts';
 import { methodButtons, methodPanel, methodText } from './methods/render.ts';
@@ -87,11 +89,16 @@ const paths = {
   method: (o: string) => `/pay/${o}/method/`,
   outcomeForm: (o: string, t: string) => `/pay/${o}/transactions/${t}/outcome/`,
   outcome: (o: string) => `/pay/${o}/outcome/`,
+  leave: (o: string) => `/pay/${o}/leave/`,
   // the 3-D Secure pages of src/http/pay (payments), where a waiting challenge continues
   threeDs: (t: string) => `/pay/3ds/${t}/`,
 };
 
 /** The hosted order pages; `buttons` are the wallets they offer (listed in main.ts). */
+
+/** A request header's one value. */
+const header = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+
 export const payPages = (buttonsOfWallets: WalletButton[]) => (ctx: Ctx) => async (app: FastifyInstance) => {
   const key = csrfKey(ctx.masterKey);
   const fkey = flashKey(ctx.masterKey);
@@ -158,7 +165,7 @@ export const payPages = (buttonsOfWallets: WalletButton[]) => (ctx: Ctx) => asyn
           ? paths.order(c.order.id)
           : undefined;
     const waitingForCustomer =
-      transaction?.status === 'pending' && (transaction.payment_method === 'credit-card' || transaction.payment_method === 'wallet-b-pay');
+      transaction?.status === 'pending' && (transaction.payment_method === CARD || transaction.payment_method === WALLET_B);
     // while the bank answers, the page's script asks for the outcome (no meta refresh)
     const poll =
       outcome === 'pending' && !waitingForCustomer ? { url: paths.outcome(c.order.id), again: paths.result(c.order.id) } : undefined;
@@ -166,10 +173,11 @@ export const payPages = (buttonsOfWallets: WalletButton[]) => (ctx: Ctx) => asyn
       summary(c, locale, t, outcome === 'open') +
       statusBlock(t, {
         outcome,
-        reason,
+        // an order still open after a failed attempt tells no issuer detail (a card tester's oracle)
+        reason: c.order.status === 'new' ? undefined : reason,
         message,
         shopUrl:
-          outcome === 'open' || outcome === 'pending' || c.order.payment_link_id || !hasMerchantPage(c)
+          outcome === 'open' || outcome === 'pending' || c.order.payment_link_id || !hasMerchantPage(c) || c.order.status === 'new'
             ? undefined
             : returnUrlFor(ctx.config, c.order),
         payUrl: outcome === 'open' ? paths.order(c.order.id) : undefined,
@@ -218,10 +226,10 @@ export const payPages = (buttonsOfWallets: WalletButton[]) => (ctx: Ctx) => asyn
       live && !txnId
         ? {}
         : methodButtons(
-            live ? c.methods.filter((m) => m === 'credit-card') : c.methods,
+            live ? c.methods.filter((m) => m === CARD) : c.methods,
             locale,
             { action: paths.method(c.order.id), csrf: csrf('method', txnId), transactionId: txnId },
-            txnId ? (t.method['credit-card'] ?? 'Card') : undefined,
+            txnId ? (t.method[CARD] ?? 'Card') : undefined,
           );
     const amount = formatAmount(c.order.amount, c.order.currency, locale);
     const formOf = (action: string, txnId?: string) =>
@@ -231,13 +239,20 @@ export const payPages = (buttonsOfWallets: WalletButton[]) => (ctx: Ctx) => asyn
     let extras: CspExtras = formTargets(c);
     if (txn && isOpenCardTransaction(txn)) {
       body = cardPanel(t, formOf(paths.txnCard(c.order.id, txn.id), txn.id));
-    } else if (txn && txn.payment_method === 'pay-now' && txn.status === 'new') {
+    } else if (txn && txn.payment_method === PAY_NOW && txn.status === 'new') {
       // pay-now: this attempt's page lists every method; the one chosen becomes this transaction's
       const wallets = renderWallets(buttonsOfWallets, { checkout: c, locale, t, csrf }, c.methods);
       extras = merge(extras, wallets.csp);
       body = methodsBlock(t, c.methods, { ...wallets.html, ...buttons(txn.id) });
     } else if (txn && isSandboxMethod(txn.payment_method)) {
-      body = methodPanel(txn, locale, { action: paths.outcomeForm(c.order.id, txn.id), csrf: csrf('outcome', txn.id), amount, live });
+      const amountPlain = formatMinor(c.order.amount, c.order.currency).replace('.', locale === 'nl' ? ',' : '.');
+      body = methodPanel(txn, locale, {
+        action: paths.outcomeForm(c.order.id, txn.id),
+        csrf: csrf('outcome', txn.id),
+        amount,
+        amountPlain,
+        live,
+      });
     } else if (txn) {
       // a wallet transaction waiting for its wallet: only that wallet's buttons
       const method = txn.payment_method as Checkout['methods'][number];
@@ -248,25 +263,31 @@ export const payPages = (buttonsOfWallets: WalletButton[]) => (ctx: Ctx) => asyn
       const wallets = renderWallets(buttonsOfWallets, { checkout: c, locale, t, csrf }, c.methods);
       extras = merge(extras, wallets.csp);
       const html = { ...wallets.html, ...buttons() };
-      const shown = c.methods.filter((m) => m === 'credit-card' || html[m]);
-      if (shown.length === 1 && shown[0] === 'credit-card') {
+      const shown = c.methods.filter((m) => m === CARD || html[m]);
+      if (shown.length === 1 && shown[0] === CARD) {
         body = cardPanel(t, formOf(paths.orderCard(c.order.id)));
       } else {
         // several methods: the card form opens when chosen (or when it comes back with errors)
-        const card = c.methods.includes('credit-card')
+        const card = c.methods.includes(CARD)
           ? { form: formOf(paths.orderCard(c.order.id)), open: Boolean(form.general || form.check) }
           : undefined;
         body = methodsBlock(t, c.methods, html, card);
       }
-      if (retry) body = `<p class="alert" role="status" data-retry>${esc(methodText(locale).try_again)}</p>` + body;
+      if (retry) {
+        // a plain note (no issuer detail a card tester could use), every method again, and a way out
+        body = `<p class="alert" role="status" data-retry>${esc(methodText(locale).try_again)}</p>` + body;
+        body += `<form method="post" action="${paths.leave(c.order.id)}" data-leave><input type="hidden" name="csrf" value="${esc(csrf('leave'))}"><button class="button secondary" type="submit">${esc(t.back_to_shop)}</button></form>`;
+      }
     }
-    // the card form's help while typing (assets/checkout.js)
-    const script = body.includes('data-card-form') ? checkoutScriptPath : undefined;
+    // the card form's help while typing, the copy buttons of a transfer's details (assets/checkout.js)
+    const cardTyped = body.includes('data-card-form');
+    const script = cardTyped || body.includes('data-copy=') ? checkoutScriptPath : undefined;
     if (script) extras = merge(extras, { 'script-src': ["'self'"] });
     return send(
       reply,
       code,
-      layout({ locale, t, title: `${t.title}: ${c.merchantName}`, body: summary(c, locale, t) + body, script }),
+      // the test card's hint only where a card can be typed (not on iDEAL, Klarna or a transfer)
+      layout({ locale, t, title: `${t.title}: ${c.merchantName}`, body: summary(c, locale, t, cardTyped) + body, script }),
       extras,
     );
   }
@@ -301,7 +322,17 @@ export const payPages = (buttonsOfWallets: WalletButton[]) => (ctx: Ctx) => asyn
     try {
       // card testing: too many declines from this client or through this order's payment link
       await checkCardTesting(ctx, c.project, { address: req.ip, linkId: c.order.payment_link_id });
-      const { redirect_url, transaction_id } = await payByCard(ctx, c, check.card, transactionId);
+      const { redirect_url, transaction_id } = await payByCard(ctx, c, check.card, transactionId, {
+        address: req.ip,
+        // the AReq's browser fields when the page's script measured none (docs/three-d-secure.md)
+        browser: {
+          ip: req.ip,
+          accept: header(req.headers.accept),
+          user_agent: header(req.headers['user-agent']),
+          language: header(req.headers['accept-language'])?.split(',')[0]?.split(';')[0]?.trim() || undefined,
+          javascript: false,
+        },
+      });
       await recordCardAttempt(ctx, c.project, { transactionId: transaction_id, linkId: c.order.payment_link_id, address: req.ip });
       return reply.code(303).header('Location', redirect_url).send();
     } catch (err) {
@@ -363,6 +394,23 @@ export const payPages = (buttonsOfWallets: WalletButton[]) => (ctx: Ctx) => asyn
   app.post<{ Params: TxnParams }>('/pay/:order_id/transactions/:transaction_id/card/', { schema: { hide: true } }, async (req, reply) =>
     submitCard(req, reply, req.params.order_id, req.params.transaction_id),
   );
+
+  // "Back to the shop" after a failed attempt: the order ends cancelled, the customer goes to the merchant.
+  app.post<{ Params: OrderParams }>('/pay/:order_id/leave/', { schema: { hide: true } }, async (req, reply) => {
+    const c = await load(req, req.params.order_id);
+    if (!c) return notFound(req, reply);
+    const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
+    if (
+      !originAllowed(req.headers.origin, ctx.config.publicBaseUrl) ||
+      !checkCsrf(key, { action: 'leave', orderId: c.order.id }, body.csrf, c.now)
+    )
+      return reply.code(303).header('Location', paths.order(c.order.id)).send();
+    const order = await leaveCheckout(ctx, c);
+    return reply
+      .code(303)
+      .header('Location', order.status === 'new' ? paths.result(c.order.id) : returnUrlFor(ctx.config, order))
+      .send();
+  });
 
   // What the waiting page's script asks for: the outcome only, never the order's data.
   app.get<{ Params: OrderParams }>('/pay/:order_id/outcome/', { schema: { hide: true } }, async (req, reply) => {

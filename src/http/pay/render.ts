@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { PaymentMethod } from '../../domain/project.ts';
+import { type PaymentMethod, CARD } from '../../domain/payment-methods.ts';
 import type { CardField, Checkout, Outcome } from '../../services/payments/checkout.ts';
 import type { Locale, Strings } from './i18n.ts';
 import type { CspExtras } from './security.ts';
@@ -18,29 +18,38 @@ const CSS = `
 *,*::before,*::after{box-sizing:border-box}
 html{-webkit-text-size-adjust:100%}
 body{margin:0;background:#f2f4f7;color:#101828;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
-main{max-width:30rem;margin:0 auto;padding:1rem}
-.panel{background:#fff;border-radius:14px;box-shadow:0 1px 3px rgba(16,24,40,.12);padding:1.25rem;margin-bottom:1rem}
+main{max-width:30rem;margin:0 auto;padding:.5rem .75rem}
+.panel{background:#fff;border-radius:14px;box-shadow:0 1px 3px rgba(16,24,40,.12);padding:1rem;margin-bottom:.75rem}
 .merchant{margin:0;font-size:.95rem;color:#475467}
 .merchant strong{color:#101828}
-.amount{margin:.25rem 0 0;font-size:clamp(1.35rem,7vw,2rem);font-weight:700;letter-spacing:-.01em;overflow-wrap:anywhere}
+.amount{margin:.1rem 0 0;font-size:clamp(1.35rem,7vw,2rem);font-weight:700;letter-spacing:-.01em;overflow-wrap:anywhere}
 .amount .code{font-size:.9rem;font-weight:600;color:#475467;margin-left:.35rem}
-.description{margin:.25rem 0 0;color:#344054}
-.ref{margin:.25rem 0 0;font-size:.85rem;color:#475467}
-.test{background:#fef0c7;color:#7a2e0e;border-radius:10px;padding:.6rem .8rem;margin-bottom:1rem;font-size:.9rem}
+.description{margin:0;color:#344054}
+.ref{margin:0;font-size:.85rem;color:#475467}
+.test{background:#fef0c7;color:#7a2e0e;border-radius:10px;padding:.5rem .8rem;margin-bottom:.75rem;font-size:.85rem;line-height:1.4}
 .test p{margin:0}
 h1{font-size:1.25rem;margin:0 0 .75rem}
+.card-head{display:flex;flex-wrap:wrap;align-items:center;justify-content:space-between;gap:.5rem;margin-bottom:.75rem}
+.card-head h1{margin:0}
+.brands{display:flex;gap:.3rem;list-style:none;margin:0;padding:0}
+.brands>*{line-height:0}
+.brands svg{display:block;width:2.6rem;height:1.65rem}
+.brands[data-typed]>:not([data-current]){opacity:.35}
+details>summary .brands{display:inline-flex;float:right;margin-top:-.1rem}
+.with-mark{display:flex;align-items:center;gap:.6rem}
+.with-mark .mark{flex:none}
 h2{font-size:1.05rem;margin:0 0 .75rem}
 .methods{list-style:none;margin:0;padding:0}
 .methods>li+li{margin-top:.75rem}
 details>summary{cursor:pointer;font-weight:600;padding:.85rem 1rem;border:1px solid #667085;border-radius:10px;list-style-position:inside}
 details[open]>summary{margin-bottom:1rem}
-.field{margin-bottom:1rem}
+.field{margin-bottom:.85rem}
 .row{display:grid;grid-template-columns:1fr 1fr;column-gap:.75rem}
-.row>.field{min-width:0;display:grid;grid-row:span 3;grid-template-rows:subgrid;align-content:start}
-.row>.field>label{align-self:end}
+.row>.field{min-width:0;display:grid;grid-row:span 4;grid-template-rows:subgrid;align-content:start;row-gap:0}
 label{display:block;font-weight:600;margin-bottom:.3rem}
 .hint{display:block;font-weight:400;font-size:.85rem;color:#475467}
-input[type=text],select{display:block;width:100%;font:inherit;font-size:1.05rem;padding:.7rem .8rem;border:1px solid #667085;border-radius:10px;background:#fff;color:#101828}
+.field>.hint{margin:.25rem 0 0}
+input[type=text],select{display:block;width:100%;font:inherit;font-size:1.05rem;padding:.6rem .8rem;border:1px solid #667085;border-radius:10px;background:#fff;color:#101828}
 input[aria-invalid=true]{border-color:#b42318;border-width:2px}
 :focus-visible,summary:focus-visible,a:focus-visible{outline:3px solid #1849a9;outline-offset:2px}
 input:focus{outline:3px solid #1849a9;outline-offset:1px}
@@ -56,7 +65,6 @@ button:hover,.button:hover{background:#133a87}
 .wallet{background:#000;color:#fff;border-radius:999px}
 .wallet:hover{background:#344054}
 button[disabled]{background:#475467;cursor:progress}
-.brand{margin:.3rem 0 0;font-size:.9rem;font-weight:600;color:#344054;min-height:1.35em}
 fieldset{border:0;margin:0 0 1rem;padding:0;min-width:0}
 legend{font-weight:600;margin-bottom:.3rem;padding:0}
 .choice{display:flex;gap:.5rem;align-items:flex-start;font-weight:400;margin:.35rem 0}
@@ -68,8 +76,16 @@ legend{font-weight:600;margin-bottom:.3rem;padding:0}
 .status p{margin:.25rem 0}
 .reason{font-weight:600}
 .vh{position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
+.details{margin:0 0 .75rem}
+.details>div{display:flex;flex-wrap:wrap;align-items:center;gap:.15rem .75rem;padding:.5rem 0;border-bottom:1px solid #eaecf0}
+.details dt{flex:0 0 100%;font-size:.85rem;color:#475467}
+.details dd{margin:0;flex:1 1 auto;min-width:0;display:flex;align-items:center;justify-content:space-between;gap:.5rem}
+.details code{font-size:1.05rem;overflow-wrap:anywhere;user-select:all}
+.copy{display:inline-block;width:auto;flex:none;font-size:.85rem;padding:.3rem .7rem;margin:0;background:#fff;color:#1849a9;border:1px solid #1849a9;border-radius:8px}
+.copy:hover{background:#eff4ff}
+.copy[hidden]{display:none}
 footer{text-align:center;font-size:.8rem;color:#475467;padding:.5rem 0 1.5rem}
-@media (min-width:40rem){main{padding-top:3rem}}
+@media (min-width:40rem){main{padding:3rem 1rem 1rem}.panel{padding:1.25rem;margin-bottom:1rem}}
 `.trim();
 
 /** The CSP source that allows exactly our stylesheet. */
@@ -146,9 +162,9 @@ function field(f: CardField, label: string, t: Strings, m: CardFormModel, input:
   const describedBy = [hint ? `${f}-hint` : '', err ? `${f}-error` : ''].filter(Boolean).join(' ');
   const attrs = `id="${f}" name="${f}"${describedBy ? ` aria-describedby="${describedBy}"` : ''}${err ? ' aria-invalid="true"' : ''}${first ? ' autofocus' : ''}`;
   return `<div class="field">
-<label for="${f}">${esc(label)}${hint ? ` <span class="hint" id="${f}-hint">${esc(hint)}</span>` : ''}</label>
+<label for="${f}">${esc(label)}</label>
 ${input.replace('<input ', `<input ${attrs} `)}
-${err ? `<p class="field-error" id="${f}-error">${esc(t.field_error[err] ?? err)}</p>` : ''}
+${hint ? `<span class="hint" id="${f}-hint">${esc(hint)}</span>\n` : ''}${err ? `<p class="field-error" id="${f}-error">${esc(t.field_error[err] ?? err)}</p>` : ''}
 </div>`;
 }
 
@@ -167,7 +183,7 @@ export function cardForm(m: CardFormModel, t: Strings): string {
   const messages = { ...t.field_error, busy: t.paying, cvc_hint: t.cvc_hint, cvc_hint_amex: t.cvc_hint_amex };
   return `${alert}<form method="post" action="${esc(m.action)}" novalidate class="card-form" data-card-form data-messages="${esc(JSON.stringify(messages))}">
 <input type="hidden" name="csrf" value="${esc(m.csrf)}">
-${field('pan', t.card_number, t, m, `<input type="text" inputmode="numeric" autocomplete="cc-number" maxlength="23" spellcheck="false" autocorrect="off" required>`).replace(/\n<\/div>$/, `\n<p class="brand" id="pan-brand" aria-live="polite"></p>\n</div>`)}
+${field('pan', t.card_number, t, m, `<input type="text" inputmode="numeric" autocomplete="cc-number" maxlength="23" spellcheck="false" autocorrect="off" required>`).replace(/\n<\/div>$/, `\n<p class="vh" id="pan-brand" aria-live="polite"></p>\n</div>`)}
 <div class="row">
 ${field('expiry', t.expiry, t, m, `<input type="text" inputmode="numeric" autocomplete="cc-exp" maxlength="9" placeholder="${esc(t.expiry_hint)}" value="${esc(m.keep?.expiry)}" required>`, t.expiry_hint)}
 ${field('cvc', t.cvc, t, m, `<input type="text" inputmode="numeric" autocomplete="cc-csc" maxlength="4" required>`, t.cvc_hint)}
@@ -176,6 +192,28 @@ ${field('name', t.cardholder_name, t, m, `<input type="text" autocomplete="cc-na
 <button type="submit" data-label="${esc(t.pay_button(m.amount))}">${esc(t.pay_button(m.amount))}</button>
 <p class="note">${esc(t.secure_note)}</p>
 </form>`;
+}
+
+// ---- card brand marks ---------------------------------------------------------------
+
+/**
+ * Our own marks of the brands the form takes: a coloured card with the brand's name, no logo of
+ * the schemes. The page's script marks the brand of the number being typed (data-current).
+ */
+const MARKS: [brand: string, name: string, bg: string, fg: string, text: string, size: number][] = [
+  ['visa', 'Visa', '#1a1f71', '#fff', 'VISA', 13],
+  ['mastercard', 'Mastercard', '#fff', '#101828', 'mastercard', 7.5],
+  ['amex', 'American Express', '#016fd0', '#fff', 'AMEX', 12],
+  ['maestro', 'Maestro', '#fff', '#101828', 'maestro', 10],
+];
+
+function brandMarks(t: Strings, inSummary = false): string {
+  // a <summary> holds phrasing content only: there the marks are spans, not a list
+  const [list, item] = inSummary ? ['span', 'span'] : ['ul', 'li'];
+  return `<${list} class="brands"${inSummary ? '' : ` aria-label="${esc(t.cards_accepted)}"`}>${MARKS.map(
+    ([brand, name, bg, fg, text, size]) =>
+      `<${item} data-brand="${brand}"><svg viewBox="0 0 52 33" role="img" aria-label="${esc(name)}" xmlns="http://www.w3.org/2000/svg"><rect x=".5" y=".5" width="51" height="32" rx="4" fill="${bg}" stroke="#98a2b3"/><text x="26" y="21" text-anchor="middle" font-family="system-ui,sans-serif" font-weight="700" font-size="${size}" fill="${fg}">${text}</text></svg></${item}>`,
+  ).join('')}</${list}>`;
 }
 
 // ---- wallet buttons: the hook for the wallet engineer ---------------------------------
@@ -231,8 +269,8 @@ export function methodsBlock(
 ): string {
   const items: string[] = [];
   for (const m of methods) {
-    if (m === 'credit-card' && card) {
-      items.push(`<li class="method" data-method="credit-card"><details${card.open ? ' open' : ''}><summary>${esc(t.method[m] ?? m)}</summary>
+    if (m === CARD && card) {
+      items.push(`<li class="method" data-method="${CARD}"><details${card.open ? ' open' : ''}><summary><span>${esc(t.method[m] ?? m)}</span>${brandMarks(t, true)}</summary>
 ${card.form}
 </details></li>`);
     } else if (wallets[m]) {
@@ -247,7 +285,7 @@ ${items.join('\n')}
 }
 
 export function cardPanel(t: Strings, form: string): string {
-  return `<section class="panel" aria-labelledby="card-heading"><h1 id="card-heading">${esc(t.card_heading)}</h1>
+  return `<section class="panel" aria-labelledby="card-heading"><div class="card-head"><h1 id="card-heading">${esc(t.card_heading)}</h1>${brandMarks(t)}</div>
 ${form}
 </section>`;
 }

@@ -16,6 +16,7 @@ import { Enum, Uuid } from '../../domain/schemas/common.ts';
 import { checkCsrf, csrfKey, issueCsrf, originAllowed, originsOf, setPageHeaders } from './security.ts';
 import type { OrderRow } from '../../domain/entities.ts';
 import { createHash } from 'node:crypto';
+import { creqOf } from '../../services/payments/three-ds-emv.ts';
 import type { FastifyRequest } from 'fastify';
 
 /**
@@ -74,6 +75,23 @@ function challengePage(config: Ctx['config'], view: ThreeDsView, csrf: string, l
   );
 }
 
+/** Posts the CReq to the issuer's ACS (a live challenge): at once with script, by a button without. */
+function acsPage(acs: { acs_url: string; creq: string; session: string }, locale: Locale) {
+  const t = STRINGS[locale].three_ds;
+  return page(
+    t.title,
+    `<h1>${esc(t.heading)}</h1><form id="acs" method="post" action="${esc(acs.acs_url)}">` +
+      `<input type="hidden" name="creq" value="${esc(acs.creq)}"><input type="hidden" name="threeDSSessionData" value="${esc(acs.session)}">` +
+      `<div class="actions"><button class="primary" type="submit">${esc(t.verify)}</button></div></form>`,
+    locale,
+  ).replace('</body>', `<script>${ACS_SCRIPT}</script></body>`);
+}
+
+const ACS_SCRIPT = "document.getElementById('acs').submit();";
+const ACS_SCRIPT_HASH = `sha256-${createHash('sha256').update(ACS_SCRIPT).digest('base64')}`;
+const acsCsp = (config: Ctx['config'], acsUrl: string) =>
+  `default-src 'none'; style-src '${STYLE_HASH}'; script-src '${ACS_SCRIPT_HASH}'; form-action ${new URL(acsUrl).origin} ${new URL(config.publicBaseUrl).origin}; frame-ancestors 'none'; base-uri 'none'`;
+
 const scope = (view: ThreeDsView) => ({ action: '3ds', orderId: view.txn.order_id, transactionId: view.txn.id });
 
 function sendPage(reply: FastifyReply, status: number, csp: string, html: string) {
@@ -108,6 +126,14 @@ export const threeDsRoutes =
       const visit = await visitThreeDs(ctx, req.params.transaction_id);
       if (!visit) return notFoundPage(req, reply);
       const { view } = visit;
+      const acs = visit.challenge ? creqOf(view) : undefined;
+      if (acs)
+        return sendPage(
+          reply,
+          200,
+          acsCsp(ctx.config, acs.acs_url),
+          acsPage(acs, pickLocale(view.order.body?.customer?.locale, req.headers['accept-language'])),
+        );
       if (visit.challenge) {
         const token = issueCsrf(key, scope(view), nowFor(view.project));
         return sendPage(

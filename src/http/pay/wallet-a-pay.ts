@@ -16,6 +16,7 @@ import type { WalletButton } from './render.ts';
 import { checkCsrf, csrfKey, originAllowed } from './security.ts';
 import { renderWallet } from './wallet-sheet.ts';
 import { BrowserInfo, payable, WalletPayAnswer } from './wallet-pay.ts';
+import { WALLET_A } from '../../domain/payment-methods.ts';
 
 /**
  * wallet-a-pay payments (docs/wallets.md "wallet-a-pay payments"):
@@ -85,12 +86,12 @@ function paymentRequestOf(c: Checkout, transactionId?: string) {
 
 /** The wallet-a-pay button (renderWallet): the device's script needs only our origin. */
 export const walletAButton: WalletButton = {
-  method: 'wallet-a-pay',
+  method: WALLET_A,
   csp: { 'script-src': ["'self'"], 'connect-src': ["'self'"] },
   render(slot) {
     const o = slot.checkout.order.id;
     const txn = slot.transaction;
-    return renderWallet(slot, 'wallet-a-pay', () => ({
+    return renderWallet(slot, WALLET_A, () => ({
       config_url: `/pay/${o}/wallet-a-pay/config/${txn ? `?transaction_id=${txn.id}` : ''}`,
       session_url: `/pay/${o}/wallet-a-pay/session/`,
       pay_url: `/pay/${o}/wallet-a-pay/device/`,
@@ -116,7 +117,7 @@ export const walletAPayRoutes =
       '/pay/:order_id/select-payment-method/wallet-a-pay/:transaction_id/',
       {
         schema: {
-          tags: ['wallet-a-pay'],
+          tags: [WALLET_A],
           summary: 'Pay a wallet-a-pay transaction with the wallet’s payment token',
           description:
             'The token (EC_v1) is verified (signature chain to the provider’s root), decrypted with the project’s payment processing key, ' +
@@ -141,7 +142,7 @@ export const walletAPayRoutes =
       '/pay/:order_id/wallet-a-pay/config/',
       { schema: { hide: true } },
       async (req, reply) => {
-        const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-a-pay', req.query.transaction_id);
+        const c = payable(await loadCheckout(ctx, req.params.order_id), WALLET_A, req.query.transaction_id);
         return reply
           .header('Cache-Control', 'no-store')
           .send({ version: 3, payment_request: paymentRequestOf(c, req.query.transaction_id) });
@@ -153,7 +154,7 @@ export const walletAPayRoutes =
       { schema: { hide: true, body: SessionBody } },
       async (req, reply) => {
         const body = req.body as typeof SessionBody.static;
-        const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-a-pay', body.transaction_id);
+        const c = payable(await loadCheckout(ctx, req.params.order_id), WALLET_A, body.transaction_id);
         guard(req.headers.origin, c, body.csrf, body.transaction_id);
         const session = await createSession(ctx, c.project, {
           validationUrl: body.validationUrl,
@@ -170,10 +171,10 @@ export const walletAPayRoutes =
       { schema: { hide: true, body: DeviceBody } },
       async (req, reply) => {
         const { csrf, paymentToken, transaction_id, billingContact, ...browser } = req.body as typeof DeviceBody.static;
-        const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-a-pay', transaction_id);
+        const c = payable(await loadCheckout(ctx, req.params.order_id), WALLET_A, transaction_id);
         guard(req.headers.origin, c, csrf, transaction_id);
         // checked before anything starts: a refused address stores and pays nothing
-        const billing = deviceBilling(c, 'wallet-a-pay', transaction_id, billingContact);
+        const billing = deviceBilling(c, WALLET_A, transaction_id, billingContact);
         return reply
           .header('Cache-Control', 'no-store')
           .send(await payOnPageWithWalletA(ctx, c, transaction_id, paymentToken, browser, billing));

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Ctx } from '../../services/platform/context.ts';
 import { loadCheckout, outcomeOf, transactionOf, type Checkout } from '../../services/payments/checkout.ts';
-import { billingNeeded, payOnPage, payWithWalletB, type WalletMethod } from '../../services/wallets/pay.ts';
+import { billingNeeded, payOnPage, payWithWalletB } from '../../services/wallets/pay.ts';
 import { deviceBilling } from '../../services/wallets/billing.ts';
 import { recipientKeys } from '../../services/wallets/keys.ts';
 import { ApiError, notFound } from '../../domain/errors.ts';
@@ -11,6 +11,7 @@ import { formatMinor } from '../../domain/currency.ts';
 import { answer, errorAnswers, TransactionParams, Uuid } from '../../domain/schemas/common.ts';
 import { walletBPayExample, walletPayAnswerExample } from '../../domain/schemas/examples.ts';
 import { checkCsrf, csrfKey, originAllowed } from './security.ts';
+import { WALLET_B, type WalletMethod } from '../../domain/payment-methods.ts';
 
 /**
  * The wallet-b-pay pay step and what the hosted page's device wallet button needs:
@@ -126,7 +127,7 @@ export const walletPayRoutes =
       '/pay/:order_id/select-payment-method/wallet-b-pay/:transaction_id/',
       {
         schema: {
-          tags: ['wallet-b-pay'],
+          tags: [WALLET_B],
           summary: 'Pay a wallet-b-pay transaction with its vaulted card',
           description:
             'With a cryptogram (CRYPTOGRAM_3DS) the payment is authorized at once, with liability shift. With an empty cryptogram (PAN_ONLY) ' +
@@ -158,7 +159,7 @@ export const walletPayRoutes =
       '/pay/:order_id/wallet-b-pay/config/',
       { schema: { hide: true } },
       async (req, reply) => {
-        const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-b-pay', req.query.transaction_id);
+        const c = payable(await loadCheckout(ctx, req.params.order_id), WALLET_B, req.query.transaction_id);
         return reply.header('Cache-Control', 'no-store').send(await paymentRequestOf(ctx, c, req.query.transaction_id));
       },
     );
@@ -169,13 +170,13 @@ export const walletPayRoutes =
       async (req, reply) => {
         const body = req.body as typeof DeviceBody.static;
         const { csrf, walletBPayMessage, transaction_id, billingAddress, ...browser } = body;
-        const c = payable(await loadCheckout(ctx, req.params.order_id), 'wallet-b-pay', transaction_id);
+        const c = payable(await loadCheckout(ctx, req.params.order_id), WALLET_B, transaction_id);
         const scope = { action: 'wallet-b-device', orderId: c.order.id, transactionId: transaction_id };
         if (!originAllowed(req.headers.origin, ctx.config.publicBaseUrl) || !checkCsrf(key, scope, csrf, c.now)) {
           throw new ApiError('Forbidden', 'this page has expired: reload it and try again');
         }
         // checked before anything starts: a refused address stores and pays nothing
-        const billing = deviceBilling(c, 'wallet-b-pay', transaction_id, billingAddress);
+        const billing = deviceBilling(c, WALLET_B, transaction_id, billingAddress);
         const result = await payOnPage(ctx, c, transaction_id, walletBPayMessage, browser, billing);
         return reply.header('Cache-Control', 'no-store').send(result);
       },

@@ -11,7 +11,6 @@ import {
   type Billing,
   type BillingField,
   type SandboxAuthMethod,
-  type WalletMethod,
 } from '../../services/wallets/pay.ts';
 import { payOnPageWithWalletA, sandboxWalletAToken } from '../../services/wallets/wallet-a.ts';
 import { WALLET_FIELD } from '../../services/wallets/billing.ts';
@@ -36,6 +35,7 @@ import {
 } from './security.ts';
 import { DEVICE_CSRF_ACTION, deviceUrls, walletScriptPath } from './wallet-pay.ts';
 import { TEXT } from './wallet-sheet-i18n.ts';
+import { WALLET_A, WALLET_B, type WalletMethod } from '../../domain/payment-methods.ts';
 
 /**
  * The sandbox wallet sheets of test projects (one per wallet), the rendering both wallets'
@@ -75,12 +75,12 @@ interface SheetWallet {
 
 const SHEET_WALLETS: SheetWallet[] = [
   {
-    method: 'wallet-b-pay',
+    method: WALLET_B,
     authMethods: ['CRYPTOGRAM_3DS', 'PAN_ONLY'],
     pay: async (ctx, c, txnId, card, authMethod) => payOnPage(ctx, c, txnId, await sandboxToken(ctx, c.project, { ...card, authMethod })),
   },
   {
-    method: 'wallet-a-pay',
+    method: WALLET_A,
     authMethods: ['CRYPTOGRAM_3DS'],
     pay: async (ctx, c, txnId, card) =>
       payOnPageWithWalletA(ctx, c, txnId, await sandboxWalletAToken(ctx, c.project, transactionOf(c, txnId)!, card)),
@@ -124,12 +124,12 @@ export function renderWallet(slot: WalletSlot, method: WalletMethod, device: () 
 }
 
 export const walletBButton: WalletButton = {
-  method: 'wallet-b-pay',
+  method: WALLET_B,
   // the device button's script, its calls to us, and the wallet's payment method manifest,
   // which the browser fetches under the page's connect-src when the script asks canMakePayment()
   csp: { 'script-src': ["'self'"], 'connect-src': ["'self'", 'https://google.com', 'https://pay.google.com'] },
   render: (slot) =>
-    renderWallet(slot, 'wallet-b-pay', () => ({
+    renderWallet(slot, WALLET_B, () => ({
       ...deviceUrls(slot.checkout.order.id, slot.transaction?.id),
       csrf: slot.csrf(DEVICE_CSRF_ACTION, slot.transaction?.id),
     })),

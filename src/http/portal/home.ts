@@ -6,6 +6,7 @@ import { field, type Kit } from './kit.ts';
 import { esc, money, table } from './view.ts';
 import { volumeChart } from './charts.ts';
 import { moneyWords } from './money-view.ts';
+import { balancesPanel, payoutAccountNotice } from './payouts.ts';
 
 /**
  * Home: today's and this week's money, and a chosen period's net volume by day per currency,
@@ -83,6 +84,7 @@ export const homeRoutes = (kit: Kit) => async (app: FastifyInstance) => {
       { numeric: [2, 3, 4] },
     );
     const body = `<h1>${esc(t.home_title)}: ${esc(project.name)}</h1>
+${await payoutAccountNotice(kit, req, project, locale)}
 <div class="grid">
 <section class="panel" aria-labelledby="today"><h2 id="today">${esc(t.today)}</h2>
 <p class="muted">${esc(w.net)}</p>${volume(d)}<p class="muted">${esc(t.payments)}: <strong data-today-count>${count(d)}</strong></p></section>
@@ -95,7 +97,8 @@ export const homeRoutes = (kit: Kit) => async (app: FastifyInstance) => {
 <p class="muted">${esc(w.totals_hint)}</p>${totals}
 <p>${esc(t.success_rate)}: <strong data-period-success-rate>${esc(share(period))}</strong></p>
 ${charts}
-<h3>${esc(w.by_method)}</h3>${period.byMethod.length ? methods : `<p>${esc(t.no_payments)}</p>`}</section>`;
+<h3>${esc(w.by_method)}</h3>${period.byMethod.length ? methods : `<p>${esc(t.no_payments)}</p>`}</section>
+${await balancesPanel(kit, req, locale)}`;
     return kit.page(req, reply, { title: t.home_title, body, nav: 'home', project });
   });
 };

@@ -1,5 +1,6 @@
 import type { Locale } from '../pay/i18n.ts';
 import type { Role } from '../../domain/roles.ts';
+import { describeListChange } from './i18n-risk.ts';
 
 /** The portal's words for the team, roles, invitations and the audit log, in English and Dutch. */
 
@@ -68,7 +69,7 @@ const en = {
       case 'chargeback':
       case 'settle':
       case 'resend':
-        return `${{ capture: 'Captured', void: 'Voided', refund: 'Refunded', cancel: 'Cancelled', chargeback: 'Simulated a chargeback on', settle: 'Simulated settlement of', resend: 'Resent webhooks of' }[action]} order ${s(d.order_id).slice(0, 8)}${d.amount !== undefined ? ` (${s(d.amount)} minor units)` : ''}`;
+        return `${{ capture: 'Captured', void: 'Voided', refund: 'Refunded', cancel: 'Cancelled', chargeback: 'Simulated a chargeback on', settle: 'Simulated settlement of', resend: 'Resent webhooks of' }[action]} order ${s(d.order_id)}${d.amount !== undefined ? ` (${s(d.amount)} minor units)` : ''}`;
       case 'webhook_url_changed':
         return d.webhook_url ? `Set the webhook URL to ${s(d.webhook_url)}` : 'Cleared the webhook URL';
       case 'webhook_secret_rotated':
@@ -76,7 +77,7 @@ const en = {
       case 'webhook_test':
         return `Sent a test event to ${s(d.url)}`;
       case 'webhook_delivery_resent':
-        return `Resent webhook delivery ${s(d.delivery_id).slice(0, 8)}`;
+        return `Resent webhook delivery ${s(d.delivery_id)}`;
       case 'link_created':
         return 'Created a payment link';
       case 'totp_enabled':
@@ -97,6 +98,9 @@ const en = {
         return 'Required two-step sign-in for everyone';
       case 'two_factor_optional':
         return 'Made two-step sign-in optional';
+      case 'risk_list_added':
+      case 'risk_list_removed':
+        return describeListChange('en', action, d);
       default:
         return action.replace(/_/g, ' ');
     }
@@ -150,6 +154,7 @@ const nl: TeamStrings = {
   accept: 'Mijn account aanmaken',
   invite_gone: 'Deze uitnodiging is al gebruikt, verlopen of bestaat niet.',
   no_permission: 'Je rol staat dit niet toe.',
+  entry: (action, d) => (action.startsWith('risk_list_') ? describeListChange('nl', action, d) : en.entry(action, d)),
 };
 
 export const TEAM_STRINGS: Record<Locale, TeamStrings> = { en, nl };

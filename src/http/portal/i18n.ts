@@ -2,6 +2,13 @@ import type { Locale } from '../pay/i18n.ts';
 
 /** The portal's words, in English and Dutch. Keys are the same in both (the type checks it). */
 
+/** `1 day 2 hours 5 minutes`: the parts of a span that are not zero, each with its word. */
+function spanWords(p: { days: number; hours: number; minutes: number; seconds: number }, words: [string, string][]) {
+  const n = [p.days, p.hours, p.minutes, p.seconds];
+  const parts = n.map((v, i) => (v ? `${v} ${words[i][v === 1 ? 0 : 1]}` : '')).filter(Boolean);
+  return parts.length ? parts.join(' ') : `0 ${words[3][1]}`;
+}
+
 const en = {
   portal: 'Merchant portal',
   skip: 'Skip to content',
@@ -11,6 +18,15 @@ const en = {
   sign_out: 'Sign out',
   test_mode: 'Test mode',
   test_mode_text: 'Test project: no real money is moved.',
+  clock_ahead: (span: string, iso: string, now: string) =>
+    `Its clock is ${span} ahead of real time (${iso}, moved with the test clock, which only goes forward): new orders are dated ${now}.`,
+  span: (p: { days: number; hours: number; minutes: number; seconds: number }) =>
+    spanWords(p, [
+      ['day', 'days'],
+      ['hour', 'hours'],
+      ['minute', 'minutes'],
+      ['second', 'seconds'],
+    ]),
   live_mode: 'Live',
   language: 'Language',
   // sign-in
@@ -46,7 +62,8 @@ const en = {
   // orders
   orders_title: 'Orders',
   search: 'Search',
-  search_hint: 'The search language of the API, such as status:completed or a reference.',
+  search_hint:
+    'A reference, order id, e-mail, customer name, last four card digits or amount; or the API search language, such as status:completed.',
   status: 'Status',
   method: 'Payment method',
   any: 'Any',
@@ -167,6 +184,8 @@ const en = {
   unauthenticated: 'Payments without 3-D Secure',
   refused: 'Refused',
   accepted_no_shift: 'Accepted (ECI 07, no liability shift)',
+  directory_servers: '3-D Secure directory servers',
+  directory_servers_none: 'None: payments are not authenticated',
   methods_title: 'Payment methods',
   currencies: 'Currencies',
   fees_title: 'Fees',
@@ -220,6 +239,15 @@ const nl: PortalStrings = {
   sign_out: 'Afmelden',
   test_mode: 'Testmodus',
   test_mode_text: 'Testproject: er wordt geen echt geld verplaatst.',
+  clock_ahead: (span: string, iso: string, now: string) =>
+    `De klok van dit project loopt ${span} voor op de echte tijd (${iso}, verzet met de testklok, die alleen vooruit gaat): nieuwe bestellingen krijgen de datum ${now}.`,
+  span: (p: { days: number; hours: number; minutes: number; seconds: number }) =>
+    spanWords(p, [
+      ['dag', 'dagen'],
+      ['uur', 'uur'],
+      ['minuut', 'minuten'],
+      ['seconde', 'seconden'],
+    ]),
   live_mode: 'Live',
   language: 'Taal',
   sign_in: 'Inloggen',
@@ -252,7 +280,8 @@ const nl: PortalStrings = {
   chart_desc: (total, max) => `${total} voltooide betalingen in totaal; hoogstens ${max} op één dag.`,
   orders_title: 'Bestellingen',
   search: 'Zoeken',
-  search_hint: 'De zoektaal van de API, zoals status:completed of een referentie.',
+  search_hint:
+    'Een referentie, order-id, e-mail, klantnaam, laatste vier cijfers van een kaart of bedrag; of de zoektaal van de API, zoals status:completed.',
   status: 'Status',
   method: 'Betaalmethode',
   any: 'Alle',
@@ -364,6 +393,8 @@ const nl: PortalStrings = {
   unauthenticated: 'Betalingen zonder 3-D Secure',
   refused: 'Geweigerd',
   accepted_no_shift: 'Geaccepteerd (ECI 07, geen verschuiving van aansprakelijkheid)',
+  directory_servers: '3-D Secure-directoryservers',
+  directory_servers_none: 'Geen: betalingen worden niet geauthenticeerd',
   webhook_url: 'Webhook-URL',
   webhook_hint: 'Waar updates van bestellingen heen gaan. Leeg: geen webhooks (bestellingen kunnen hun eigen noemen).',
   save: 'Opslaan',

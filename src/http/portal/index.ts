@@ -17,6 +17,10 @@ import { allows, capabilityOf } from '../../domain/roles.ts';
 import { requiresTotp } from '../../services/portal/team.ts';
 import { TEAM_STRINGS } from './i18n-team.ts';
 import { methodPortalRoutes } from './methods.ts';
+import { disputePortalRoutes } from './disputes.ts';
+import { riskRuleRoutes } from './risk-rules.ts';
+import { riskRoutes } from './risk.ts';
+import { payoutRoutes } from './payouts.ts';
 
 /**
  * The merchant portal at {portal_url}: server-rendered pages on the API's services.
@@ -209,10 +213,14 @@ ${csrfField(req.portal.csrf)}
     await area.register(homeRoutes(kit));
     await area.register(orderRoutes(kit));
     await area.register(linkRoutes(kit));
+    await area.register(payoutRoutes(kit));
     await area.register(settingsRoutes(kit));
     await area.register(testToolRoutes(kit));
     await area.register(teamRoutes(kit));
     await area.register(webhookRoutes(kit));
     await area.register(methodPortalRoutes(kit));
+    await area.register(disputePortalRoutes(kit));
+    await area.register(riskRuleRoutes(kit));
+    await area.register(riskRoutes(kit));
   });
 };

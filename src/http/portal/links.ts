@@ -44,7 +44,7 @@ export const linkRoutes = (kit: Kit) => async (app: FastifyInstance) => {
       esc(l.description ?? ''),
       esc(money(l.amount, l.currency, locale)),
       badge(l.state.status, t.link_status[l.state.status] ?? l.state.status),
-      esc(when(l.created)),
+      esc(when(l.created, project)),
       copyable(`link-${l.id}`, l.url, t, l.merchant_order_id),
     ]);
     // payment links ask for money: support and owners make them (domain/roles.ts)
@@ -113,8 +113,8 @@ ${field(req.query, 'created') ? notice(t.link_created) : ''}
 <dt>${esc(t.status)}</dt><dd data-link-status="${esc(link.status)}">${badge(link.status, t.link_status[link.status] ?? link.status)}</dd>
 <dt>${esc(t.amount)}</dt><dd>${esc(money(link.amount, link.currency, locale))}</dd>
 ${link.description ? `<dt>${esc(t.description)}</dt><dd>${esc(link.description)}</dd>` : ''}
-<dt>${esc(t.created)}</dt><dd>${esc(when(link.created))}</dd>
-<dt>${esc(t.expires)}</dt><dd data-expires>${esc(when(addDuration(new Date(link.created), link.expiration_period)))}</dd>
+<dt>${esc(t.created)}</dt><dd>${esc(when(link.created, project))}</dd>
+<dt>${esc(t.expires)}</dt><dd data-expires>${esc(when(addDuration(new Date(link.created), link.expiration_period), project))}</dd>
 <dt>${esc(t.link)}</dt><dd>${copyable('link-url', link.payment_url, t, t.link)}</dd>
 </dl></section>
 <section class="panel" aria-labelledby="link-orders"><h2 id="link-orders">${esc(t.link_orders)}</h2>

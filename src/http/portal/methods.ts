@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError, notFound } from '../../domain/errors.ts';
-import { PAYMENT_METHODS, activeMethods, settingsOf, type ProjectSettings } from '../../domain/project.ts';
-import { isSandboxMethod, methodInfo } from '../../domain/payment-methods.ts';
+import { activeMethods, defaultSettings, settingsOf, type ProjectSettings } from '../../domain/project.ts';
+import { PAYMENT_METHODS, isSandboxMethod, methodInfo } from '../../domain/payment-methods.ts';
 import { setActiveMethods } from '../../services/payments/methods/settings.ts';
 import { settleTransfer } from '../../services/payments/methods/sandbox.ts';
 import { audit } from '../../services/portal/actions.ts';
@@ -47,18 +47,22 @@ const label = (m: string, locale: string) => (isSandboxMethod(m) ? `${methodInfo
 /** Settings: every method with a checkbox (on when active) and the currencies it takes. */
 export function methodsSettings(
   p: { id: string; settings: Partial<ProjectSettings> },
-  o: { locale: string; csrf: string; action: string; currencies: string },
+  o: { locale: string; csrf: string; action: string; currencies: string; anyCurrency: string },
 ): string {
   const s = settingsOf(p.settings);
   const on = activeMethods(s) as string[];
   const x = text(o.locale);
+  // a method that is off shows the currencies it would take when turned on
+  const defaults = defaultSettings().payment_methods;
   const rows = PAYMENT_METHODS.map((m) => {
-    const cur = s.payment_methods[m]?.currencies ?? (isSandboxMethod(m) ? [...methodInfo(m).currencies] : []);
-    return `<li class="choice"><input type="checkbox" id="method-${esc(m)}" name="method" value="${esc(m)}"${on.includes(m) ? ' checked' : ''}>
-<label for="method-${esc(m)}">${esc(label(m, o.locale))} <span class="hint">${esc(o.currencies)}: ${esc(cur.join(', '))}</span></label></li>`;
+    const cur = s.payment_methods[m]?.currencies ?? defaults[m]?.currencies ?? (isSandboxMethod(m) ? [...methodInfo(m).currencies] : []);
+    const id = `method-${esc(m)}`;
+    return `<li class="method-choice${on.includes(m) ? ' on' : ''}"><input type="checkbox" id="${id}" name="method" value="${esc(m)}" aria-describedby="${id}-currencies"${on.includes(m) ? ' checked' : ''}>
+<label for="${id}">${esc(label(m, o.locale))}</label>
+<p class="hint" id="${id}-currencies"><span class="vh">${esc(o.currencies)}: </span>${cur.length ? cur.map((c) => `<span class="currency">${esc(c)}</span>`).join(' ') : esc(o.anyCurrency)}</p></li>`;
   }).join('\n');
   return `<section class="panel" aria-labelledby="methods-on"><h2 id="methods-on">${esc(x.title)}</h2><p>${esc(x.intro)}</p>
-<form method="post" action="${esc(o.action)}">${csrfField(o.csrf)}<ul class="plain" data-methods>
+<form method="post" action="${esc(o.action)}">${csrfField(o.csrf)}<ul class="method-list" data-methods>
 ${rows}
 </ul><button type="submit">${esc(x.save)}</button></form></section>`;
 }

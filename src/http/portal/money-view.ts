@@ -117,6 +117,7 @@ export interface OrderView {
   refund_of_order_id?: string;
   chargeback_of_order_id?: string;
   reversal_of_order_id?: string;
+  customer?: { first_name?: string; last_name?: string; email_address?: string };
   transactions?: TxnView[];
 }
 export interface TxnView {

@@ -1,9 +1,11 @@
+import { riskPanel } from './risk-rules.ts';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../domain/errors.ts';
 import { parseMajorAmount } from '../../domain/portal.ts';
+import { searchBoxQuery } from '../../domain/search-box.ts';
 import { formatMinor } from '../../domain/currency.ts';
-import { PAYMENT_METHODS } from '../../domain/project.ts';
+import { PAYMENT_METHODS } from '../../domain/payment-methods.ts';
 import { nowFor } from '../../services/platform/context.ts';
 import { searchOrders } from '../../services/reporting/search.ts';
 import { isOrderAction, orderAction, orderWithRelated, type OrderAction } from '../../services/portal/actions.ts';
@@ -14,7 +16,8 @@ import { moneyByOrder, type PaymentMoney } from '../../services/portal/money.ts'
 import { cardText, moneyCsv, type OrderView, type TxnView, moneyFacts, moneyWords, stateBadge } from './money-view.ts';
 import { clientGone } from '../gone.ts';
 import { field, type Kit } from './kit.ts';
-import { alert, badge, csrfField, esc, money, notice, table, when } from './view.ts';
+import { VIEW_STRINGS } from './i18n-views.ts';
+import { alert, badge, csrfField, esc, idCode, money, notice, table, when } from './view.ts';
 
 /** Orders: the list (search, quick filters, paging, CSV), an order's page, and its actions. */
 
@@ -23,7 +26,7 @@ const STATUSES = ['new', 'processing', 'completed', 'cancelled', 'expired', 'err
 const PAGE_SIZE = 25;
 const CSV_MAX = 10_000;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
-/** One per action form: the action runs once per token (services/portal.ts orderAction). */
+/** One per action form: the action runs once per token (services/portal/actions.ts orderAction). */
 const newToken = () => randomBytes(18).toString('base64url');
 
 interface Filter {
@@ -38,6 +41,8 @@ interface Filter {
   email: string;
   min: string;
   max: string;
+  /** the list: payments (their money moves beneath them), or the refunds */
+  kind: string;
 }
 
 const filterOf = (query: unknown): Filter => ({
@@ -51,6 +56,7 @@ const filterOf = (query: unknown): Filter => ({
   email: field(query, 'email').trim().slice(0, 254),
   min: field(query, 'min').trim(),
   max: field(query, 'max').trim(),
+  kind: field(query, 'kind') === 'refund' ? 'refund' : '',
 });
 
 /** A value as one quoted term of the search language. */
@@ -62,14 +68,15 @@ const quoted = (v: string) => `"${v.replace(/["\\]/g, '\\$&')}"`;
  * beneath their payment, so that the list counts money once.
  */
 function composeQuery(f: Filter, currency = 'EUR'): string {
-  const parts: string[] = ['kind:payment'];
+  const parts: string[] = [f.kind === 'refund' ? 'kind:refund' : 'kind:payment'];
   if (/^\d{4}$/.test(f.last4)) parts.push(`transactions.payment_method_details.last4:${f.last4}`);
   if (/^[a-z0-9_-]{2,40}$/i.test(f.brand)) parts.push(`transactions.payment_method_brand:${f.brand.toLowerCase()}`);
   if (f.email) parts.push(`customer.email_address:${quoted(f.email)}`);
   const min = f.min ? parseMajorAmount(f.min, currency) : undefined;
   const max = f.max ? parseMajorAmount(f.max, currency) : undefined;
   if (min !== undefined || max !== undefined) parts.push(`amount:[${min ?? '*'} TO ${max ?? '*'}]`);
-  if (f.q.trim() && f.q.trim() !== '*') parts.push(`(${f.q.trim()})`);
+  const typed = searchBoxQuery(f.q, currency);
+  if (typed) parts.push(`(${typed})`);
   if (STATUSES.includes(f.status)) parts.push(`status:${f.status}`);
   if ((PAYMENT_METHODS as readonly string[]).includes(f.method)) parts.push(`transactions.payment_method:${f.method}`);
   const from = DATE.test(f.from) ? f.from : '*';
@@ -80,6 +87,12 @@ function composeQuery(f: Filter, currency = 'EUR'): string {
 
 const filterQuery = (f: Filter, extra: Record<string, string> = {}) =>
   new URLSearchParams(Object.entries({ ...f, ...extra }).filter(([, v]) => v) as [string, string][]).toString();
+
+/** The customer as the list shows them: name, else email. */
+const customerOf = (o: OrderView) => {
+  const c = o.customer ?? {};
+  return [c.first_name, c.last_name].filter(Boolean).join(' ') || c.email_address || '';
+};
 
 export const orderRoutes = (kit: Kit) => async (app: FastifyInstance) => {
   const ctx = kit.ctx;
@@ -108,7 +121,10 @@ export const orderRoutes = (kit: Kit) => async (app: FastifyInstance) => {
     const opt = (v: string, label: string, cur: string) =>
       `<option value="${esc(v)}"${v === cur ? ' selected' : ''}>${esc(label)}</option>`;
     const base = `${kit.base}/projects/${project.id}/orders/`;
-    const form = `<form method="get" action="${base}" class="filters" role="search">
+    const v = VIEW_STRINGS[locale];
+    const refunds = f.kind === 'refund';
+    const tabs = `<nav class="tabs" aria-label="${esc(t.orders_title)}"><a href="${base}"${refunds ? '' : ' aria-current="page"'}>${esc(v.payments)}</a><a href="${base}?kind=refund"${refunds ? ' aria-current="page"' : ''}>${esc(v.refunds)}</a></nav>`;
+    const form = `<form method="get" action="${base}" class="filters" role="search">${refunds ? '<input type="hidden" name="kind" value="refund">' : ''}
 <div class="field wide"><label for="q">${esc(t.search)} <span class="hint" id="q-hint">${esc(t.search_hint)}</span></label><input type="search" id="q" name="q" value="${esc(f.q)}" aria-describedby="q-hint"></div>
 <div class="field"><label for="status">${esc(t.status)}</label><select id="status" name="status">${opt('', t.any, f.status)}${STATUSES.map((s) => opt(s, s, f.status)).join('')}</select></div>
 <div class="field"><label for="method">${esc(t.method)}</label><select id="method" name="method">${opt('', t.any, f.method)}${PAYMENT_METHODS.map((m) => opt(m, m, f.method)).join('')}</select></div>
@@ -132,17 +148,29 @@ export const orderRoutes = (kit: Kit) => async (app: FastifyInstance) => {
         const txns = o.transactions ?? [];
         const txn = txns.find((x) => x.status === 'accepted' || x.status === 'completed') ?? txns.at(-1);
         const p = moneys.get(o.id);
+        if (refunds)
+          return [
+            esc(when(o.created, project)),
+            `<a class="id" href="${orderPath(project, o.id)}">${esc(o.id)}</a>`,
+            o.refund_of_order_id ? `<a class="id" href="${orderPath(project, o.refund_of_order_id)}">${esc(o.refund_of_order_id)}</a>` : '',
+            esc(o.description ?? ''),
+            esc(customerOf(o)),
+            esc(money(o.amount, o.currency, locale)),
+            badge(o.status),
+          ];
         return [
-          esc(when(o.created)),
+          esc(when(o.created, project)),
           `<a href="${orderPath(project, o.id)}">${esc(o.merchant_order_id ?? o.id)}</a>`,
           esc(o.description ?? ''),
+          esc(customerOf(o)),
           esc(money(o.amount, o.currency, locale)),
           p ? stateBadge(w, p.money) : badge(o.status),
           p ? esc(money(p.money.net, o.currency, locale)) : '',
           esc(txn ? cardText(txn) : ''),
         ];
       });
-      const count = `<p class="muted" role="status">${esc(t.results(result.total, result.total_relation === 'gte'))}</p>`;
+      const more = result.total_relation === 'gte';
+      const count = `<p class="muted" role="status">${esc(refunds ? v.refunds_count(result.total, more) : t.results(result.total, more))}</p>`;
       const pager = [
         after ? `<a href="${base}?${filterQuery(f)}">${esc(t.first_page)}</a>` : '',
         result.search_after && result.orders.length === PAGE_SIZE
@@ -150,18 +178,30 @@ export const orderRoutes = (kit: Kit) => async (app: FastifyInstance) => {
           : '',
       ].join('');
       list = `${count}${
-        rows.length
-          ? table(t.orders_title, [t.created, t.reference, t.description, t.amount, t.status, moneyWords(locale).net, t.method], rows, {
-              numeric: [3, 5],
-            })
-          : `<p>${esc(t.no_orders)}</p>`
+        !rows.length
+          ? `<p>${esc(refunds ? v.no_refunds : t.no_orders)}</p>`
+          : refunds
+            ? table(v.refunds_title, [t.created, v.refund, v.of_payment, t.description, t.customer, t.amount, t.status], rows, {
+                numeric: [5],
+              })
+            : table(
+                t.orders_title,
+                [t.created, t.reference, t.description, t.customer, t.amount, t.status, moneyWords(locale).net, t.method],
+                rows,
+                { numeric: [4, 6] },
+              )
       }
 <div class="pager">${pager}</div>`;
     }
-    const body = `<h1>${esc(t.orders_title)}</h1>
-<section class="panel" aria-label="${esc(t.search)}">${form}<p><a class="button secondary" href="${kit.base}/projects/${project.id}/orders.csv?${filterQuery(f)}" download>${esc(t.download_csv)}</a></p></section>
-${error ? alert(error) : ''}<section class="panel" aria-label="${esc(t.orders_title)}">${list}</section>`;
-    return kit.page(req, reply, { title: t.orders_title, body, nav: 'orders', project, status: error ? 400 : 200 });
+    const title = refunds ? v.refunds_title : t.orders_title;
+    // the CSV counts each payment's money once: it lists payments, so the refunds list has none
+    const csv = refunds
+      ? ''
+      : `<p><a class="button secondary" href="${kit.base}/projects/${project.id}/orders.csv?${filterQuery(f)}" download>${esc(t.download_csv)}</a></p>`;
+    const body = `<h1>${esc(title)}</h1>${tabs}
+<section class="panel" aria-label="${esc(t.search)}">${form}${csv}</section>
+${error ? alert(error) : ''}<section class="panel" aria-label="${esc(title)}">${list}</section>`;
+    return kit.page(req, reply, { title, body, nav: 'orders', project, status: error ? 400 : 200 });
   });
 
   /**
@@ -218,7 +258,7 @@ ${error ? alert(error) : ''}<section class="panel" aria-label="${esc(t.orders_ti
       ...(pm ? moneyFacts(w, pm.money, order.currency, locale) : []),
       [t.status, badge(order.status)],
       [t.kind, esc(order.kind ?? (order.flags?.includes('is-refund') ? 'refund' : 'payment'))],
-      [t.created, esc(when(order.created))],
+      [t.created, esc(when(order.created, project))],
       [t.order_id, `<code>${esc(order.id)}</code>`],
       ...(order.description ? ([[t.description, esc(order.description)]] as [string, string][]) : []),
       ...(customer ? ([[t.customer, esc(customer)]] as [string, string][]) : []),
@@ -232,7 +272,7 @@ ${error ? alert(error) : ''}<section class="panel" aria-label="${esc(t.orders_ti
     const txns = order.transactions;
     const yn = (v: unknown) => (v === undefined ? '' : v ? t.yes : t.no);
     const txnRows = txns.map((x) => [
-      `<code>${esc(x.id.slice(0, 8))}</code>`,
+      idCode(x.id),
       esc(x.payment_method ?? ''),
       esc(x.payment_method_brand ?? ''),
       esc(x.payment_method_details?.truncated_pan ?? ''),
@@ -250,8 +290,7 @@ ${error ? alert(error) : ''}<section class="panel" aria-label="${esc(t.orders_ti
     // Timeline: the order, its transactions' events, and the orders made from it.
     const events: { at: string; html: string }[] = [{ at: order.created, html: `${esc(t.created)}: ${esc(t.order)} ${esc(ref)}` }];
     for (const x of txns)
-      for (const e of x.events ?? [])
-        events.push({ at: e.occurred, html: `${esc(t.transaction)} <code>${esc(x.id.slice(0, 8))}</code>: ${esc(e.event)}` });
+      for (const e of x.events ?? []) events.push({ at: e.occurred, html: `${esc(t.transaction)} ${idCode(x.id)}: ${esc(e.event)}` });
     for (const r of related)
       events.push({
         at: r.created,
@@ -260,10 +299,10 @@ ${error ? alert(error) : ''}<section class="panel" aria-label="${esc(t.orders_ti
     events.sort((a, b) => new Date(a.at).getTime() - new Date(b.at).getTime());
     const relatedRows = related.map((r) => [
       esc(kindOf(r)),
-      `<a href="${orderPath(project, r.id)}">${esc(r.id.slice(0, 8))}</a>`,
+      `<a class="id" href="${orderPath(project, r.id)}">${esc(r.id)}</a>`,
       m(r.amount),
       badge(r.status),
-      esc(when(r.created)),
+      esc(when(r.created, project)),
     ]);
     const deliveries = log.deliveries.map((d) => {
       const last = d.attempts.at(-1);
@@ -273,7 +312,7 @@ ${error ? alert(error) : ''}<section class="panel" aria-label="${esc(t.orders_ti
         badge(d.status),
         String(d.attempts.length),
         esc(last ? (('response_status' in last ? last.response_status : undefined) ?? last.error ?? '') : ''),
-        esc(when(d.created)),
+        esc(when(d.created, project)),
       ];
     });
     const actions = actionForms(req, project, order, txns, pm);
@@ -282,7 +321,8 @@ ${o.error ? alert(o.error) : ''}${o.done ? notice(t.action_done[o.done] ?? '') :
 <section class="panel" aria-labelledby="facts-h"><h2 id="facts-h" class="vh">${esc(t.order)}</h2><dl class="facts">${facts.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${v}</dd>`).join('')}</dl></section>
 <section class="panel" aria-labelledby="actions-h"><h2 id="actions-h">${esc(t.actions)}</h2>${o.fieldError ? alert(o.fieldError) : ''}${actions || `<p>${esc(t.no_actions)}</p>`}</section>
 <section class="panel" aria-labelledby="txns-h"><h2 id="txns-h">${esc(t.transactions)}</h2>${table(t.transactions, [t.transaction, t.method, t.brand, t.card, t.status, t.three_ds, t.liability_shift, t.capture_mode, t.capturable, t.amount], txnRows, { numeric: [9] })}</section>
-<section class="panel" aria-labelledby="timeline-h"><h2 id="timeline-h">${esc(t.timeline)}</h2><ol class="timeline">${events.map((e) => `<li><span class="muted">${esc(when(e.at))}</span> ${e.html}</li>`).join('')}</ol></section>
+${riskPanel(txns, req.portal.locale)}
+<section class="panel" aria-labelledby="timeline-h"><h2 id="timeline-h">${esc(t.timeline)}</h2><ol class="timeline">${events.map((e) => `<li><span class="muted">${esc(when(e.at, project))}</span> ${e.html}</li>`).join('')}</ol></section>
 <section class="panel" aria-labelledby="related-h"><h2 id="related-h">${esc(pm ? w.movements : t.related)}</h2>${relatedRows.length ? table(pm ? w.movements : t.related, [t.kind, t.order_id, t.amount, t.status, t.created], relatedRows, { numeric: [2] }) : `<p>${esc(pm ? w.no_movements : t.no_related)}</p>`}</section>
 <section class="panel" aria-labelledby="webhooks-h"><h2 id="webhooks-h">${esc(t.webhooks)}</h2>${deliveries.length ? table(t.webhooks, [t.event, t.url, t.status, t.attempts, t.last_response, t.created], deliveries) : `<p>${esc(t.no_deliveries)}</p>`}
 ${kit.can(req, 'developer') ? confirmLink(req, project, order.id, 'resend') : ''}</section>`;
@@ -311,7 +351,7 @@ ${kit.can(req, 'developer') ? confirmLink(req, project, order.id, 'resend') : ''
     o: { txn?: string; amount?: { label: string; value?: string }; description?: boolean } = {},
   ) {
     const t = req.portal.t;
-    const idp = `${action}-${o.txn?.slice(0, 8) ?? 'order'}`;
+    const idp = `${action}-${o.txn ?? 'order'}`;
     return `<form method="get" action="${kit.base}/projects/${project.id}/orders/${orderId}/confirm">
 <input type="hidden" name="action" value="${action}"><input type="hidden" name="token" value="${newToken()}">${o.txn ? `<input type="hidden" name="transaction_id" value="${esc(o.txn)}">` : ''}
 ${o.amount ? `<div class="field"><label for="${idp}-amount">${esc(o.amount.label)}</label><input type="text" inputmode="decimal" id="${idp}-amount" name="amount" size="10" value="${esc(o.amount.value ?? '')}"></div>` : ''}

@@ -1,14 +1,17 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../domain/errors.ts';
-import { activeMethods, settingsOf } from '../../domain/project.ts';
+import { activeMethods, settingsOf, timeZoneOf, timeZones } from '../../domain/project.ts';
+import { saveTimeZone } from '../../services/portal/time-zone.ts';
+import { VIEW_STRINGS } from './i18n-views.ts';
 import { methodsSettings } from './methods.ts';
+import { payoutSettingsPanel, savePayouts } from './payouts.ts';
 import { audit, auditLog, createKey, keysOf, revokeKey, rotateSecret, saveWebhookUrl } from '../../services/portal/actions.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
 import { confirmTotp, disableTotp, pendingTotp, startTotpSetup } from '../../services/portal/users.ts';
 import { field, type Kit } from './kit.ts';
 import { TEAM_STRINGS } from './i18n-team.ts';
 import type { PortalStrings } from './i18n.ts';
-import { alert, badge, copyable, csrfField, esc, money, notice, qrSvg, table, when } from './view.ts';
+import { alert, badge, copyable, csrfField, esc, idCode, money, notice, qrSvg, table, when } from './view.ts';
 
 /** Settings: API keys, webhooks, payment methods and fees, the second factor, the audit log. */
 export const settingsRoutes = (kit: Kit) => async (app: FastifyInstance) => {
@@ -23,6 +26,10 @@ export const settingsRoutes = (kit: Kit) => async (app: FastifyInstance) => {
     error?: string;
     totpError?: string;
     methodsError?: string;
+    zoneError?: string;
+    /** what the time zone field shows after a refused save */
+    zoneTyped?: string;
+    payoutsError?: string;
   }
 
   async function settingsPage(req: FastifyRequest, reply: FastifyReply, o: Shown = {}) {
@@ -38,9 +45,9 @@ export const settingsRoutes = (kit: Kit) => async (app: FastifyInstance) => {
       `<form method="post" action="${action}" class="inline">${csrfField(csrf)}${extra}<button type="submit"${cls ? ` class="${cls}"` : ''}>${button}</button></form>`;
     const keyRows = keys.map((k) => [
       `<code>${esc(k.hint)}</code>`,
-      esc(when(k.created)),
-      esc(k.last_used ? when(k.last_used) : t.never),
-      k.revoked ? badge('cancelled', `${t.revoked} ${when(k.revoked)}`) : badge('active', t.active),
+      esc(when(k.created, project)),
+      esc(k.last_used ? when(k.last_used, project) : t.never),
+      k.revoked ? badge('cancelled', `${t.revoked} ${when(k.revoked, project)}`) : badge('active', t.active),
       k.revoked || !dev
         ? ''
         : form(path(project, `keys/${k.id}/revoke`), `${esc(t.revoke)}<span class="vh"> ${esc(k.hint)}</span>`, 'danger'),
@@ -64,13 +71,22 @@ export const settingsRoutes = (kit: Kit) => async (app: FastifyInstance) => {
         : `<p>${esc(t.totp_off)}</p>${form(path(project, 'totp/setup'), esc(t.totp_setup))}`;
     const log = await auditLog(ctx, user);
     const auditRows = log.map((a) => [
-      esc(when(a.created)),
+      esc(when(a.created, project)),
       esc(a.email ?? ''),
       esc(a.action),
-      esc(a.project_id ? a.project_id.slice(0, 8) : ''),
+      a.project_id ? idCode(a.project_id) : '',
       esc(a.address ?? ''),
       `<code>${esc(Object.keys(a.detail ?? {}).length ? JSON.stringify(a.detail) : '')}</code>`,
     ]);
+    const v = VIEW_STRINGS[locale];
+    const zone = `<section class="panel" aria-labelledby="time-zone"><h2 id="time-zone">${esc(v.time_zone)}</h2><p>${esc(v.time_zone_intro)}</p>
+${o.zoneError ? alert(o.zoneError) : ''}<form method="post" action="${path(project, 'time-zone')}">${csrfField(csrf)}
+<div class="field"><label for="zone">${esc(v.time_zone)} <span class="hint" id="zone-hint">${esc(v.time_zone_hint)}</span></label>
+<input type="text" id="zone" name="time_zone" list="zones" maxlength="64" autocomplete="off" spellcheck="false" value="${esc(o.zoneTyped ?? timeZoneOf(project.settings))}" aria-describedby="zone-hint"${o.zoneError ? ' aria-invalid="true"' : ''}>
+<datalist id="zones">${timeZones()
+      .map((z) => `<option value="${esc(z)}">`)
+      .join('')}</datalist></div>
+<button type="submit">${esc(v.time_zone_save)}</button></form></section>`;
     const body = `<h1>${esc(t.settings_title)}</h1>
 ${o.error ? alert(o.error) : ''}${o.message ? notice(o.message) : ''}
 <section class="panel" aria-labelledby="api-key"><h2 id="api-key">${esc(t.api_key)}</h2>
@@ -92,8 +108,10 @@ ${o.newSecret ? `<div class="notice" role="status"><p>${esc(t.new_secret_shown_o
 ${dev ? `<p>${form(path(project, 'webhook-secret'), esc(t.rotate_secret), 'secondary', once)}</p>` : ''}</section>
 ${project.mode === 'live' ? acquirerPanel(project.settings.acquirer, t) : ''}
 <section class="panel" aria-labelledby="methods"><h2 id="methods">${esc(t.methods_title)}</h2>${table(t.methods_title, [t.method, t.currencies], methodRows)}</section>
-${o.methodsError ? alert(o.methodsError) : ''}${methodsSettings(project, { locale, csrf, action: path(project, 'methods'), currencies: t.currencies })}
+${o.methodsError ? alert(o.methodsError) : ''}${methodsSettings(project, { locale, csrf, action: path(project, 'methods'), currencies: t.currencies, anyCurrency: v.any_currency })}
 <section class="panel" aria-labelledby="fees"><h2 id="fees">${esc(t.fees_title)}</h2>${table(t.fees_title, [t.method, t.fee], feeRows)}</section>
+${zone}
+${await payoutSettingsPanel(kit, req, project, o.payoutsError)}
 <section class="panel" aria-labelledby="security"><h2 id="security">${esc(t.security)}</h2>${o.totpError ? alert(o.totpError) : ''}${totp}</section>
 <section class="panel" aria-labelledby="audit"><h2 id="audit">${esc(t.audit_title)}</h2><p>${esc(t.audit_intro)}</p>
 ${auditRows.length ? table(t.audit_title, [t.time, t.user, t.event, t.project, t.address, t.details], auditRows) : `<p>${esc(t.no_audit)}</p>`}</section>`;
@@ -159,6 +177,25 @@ ${auditRows.length ? table(t.audit_title, [t.time, t.user, t.event, t.project, t
     return settingsPage(req, reply, { newSecret: rotated.done.webhook_secret });
   });
 
+  app.post('/projects/:project_id/settings/time-zone', async (req, reply) => {
+    const project = await kit.project(req);
+    const typed = field(req.body, 'time_zone');
+    try {
+      await saveTimeZone(ctx, kit.actor(req), project, typed);
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status >= 500) throw err;
+      return settingsPage(req, reply, { status: err.status, zoneError: `${err.type}: ${err.message}`, zoneTyped: typed.slice(0, 64) });
+    }
+    return kit.redirect(reply, `/projects/${project.id}/settings/?saved=1#time-zone`);
+  });
+
+  app.post('/projects/:project_id/settings/payouts', async (req, reply) => {
+    const project = await kit.project(req);
+    const error = await savePayouts(kit, req, project);
+    if (error) return settingsPage(req, reply, { status: 400, payoutsError: error });
+    return kit.redirect(reply, `/projects/${project.id}/settings/?saved=1#payouts-settings`);
+  });
+
   app.post('/projects/:project_id/settings/totp/setup', async (req, reply) => {
     const project = await kit.project(req);
     await startTotpSetup(kit.ctx, req.portal.session!.user);
@@ -188,17 +225,24 @@ ${auditRows.length ? table(t.audit_title, [t.time, t.user, t.event, t.project, t
 function acquirerPanel(binding: unknown, t: PortalStrings): string {
   const b = (binding ?? {}) as Record<string, unknown>;
   const text = (v: unknown) => (typeof v === 'string' ? esc(v) : '');
+  const ds = ((b.three_ds ?? {}) as { directory_servers?: Record<string, unknown> }).directory_servers;
+  const servers = ds
+    ? Object.entries(ds)
+        .map(([brand, url]) => `${brand === '*' ? '' : `${esc(brand)} `}<code>${text(url)}</code>`)
+        .join('<br>')
+    : esc(t.directory_servers_none);
   const body =
     typeof b.acquirer === 'string'
       ? table(
           t.acquirer_title,
-          [t.acquirer_address, t.terminal_id, t.card_acceptor_id, t.unauthenticated],
+          [t.acquirer_address, t.terminal_id, t.card_acceptor_id, t.unauthenticated, t.directory_servers],
           [
             [
               `<code>${text(b.acquirer)}</code>`,
               text(b.terminal_id),
               text(b.card_acceptor_id),
               esc(b.refuse_unauthenticated === true ? t.refused : t.accepted_no_shift),
+              servers,
             ],
           ],
         )

@@ -5,7 +5,7 @@ import { auditLog } from '../../services/portal/actions.ts';
 import { changeRole, inviteUser, membersOf, pendingInvites, removeUser, requiresTotp, setRequireTotp } from '../../services/portal/team.ts';
 import { field, type Kit } from './kit.ts';
 import { TEAM_STRINGS } from './i18n-team.ts';
-import { alert, copyable, csrfField, esc, notice, table, when } from './view.ts';
+import { alert, copyable, csrfField, esc, idCode, notice, table, when } from './view.ts';
 
 /** The team (owners: invite, change roles, remove, require a second factor) and the audit log. */
 export const teamRoutes = (kit: Kit) => async (app: FastifyInstance) => {
@@ -32,13 +32,13 @@ export const teamRoutes = (kit: Kit) => async (app: FastifyInstance) => {
       esc(m.email),
       `<span data-role="${m.role}">${esc(w.role_short[m.role])}</span>`,
       esc(m.totp ? w.on : w.off),
-      esc(when(m.created)),
+      esc(when(m.created, project)),
       m.id === me.id
         ? ''
         : `<form method="post" action="${base}${m.id}/role" class="inline">${csrfField(csrf)}<label for="role-${m.id}" class="vh">${esc(`${w.role}: ${m.email}`)}</label>${roleSelect(`role-${m.id}`, m.role)}<button type="submit" class="secondary">${esc(w.change_role)}<span class="vh"> ${esc(m.email)}</span></button></form>
 <form method="post" action="${base}${m.id}/remove" class="inline">${csrfField(csrf)}<button type="submit" class="danger">${esc(w.remove)}<span class="vh"> ${esc(m.email)}</span></button></form>`,
     ]);
-    const inviteRows = invites.map((i) => [esc(i.email), esc(w.role_short[i.role]), esc(when(i.expires))]);
+    const inviteRows = invites.map((i) => [esc(i.email), esc(w.role_short[i.role]), esc(when(i.expires, project))]);
     const body = `<h1>${esc(w.team_title)}</h1>
 ${o.error ? alert(o.error) : ''}${o.done ? notice(o.done) : ''}
 <section class="panel" aria-labelledby="members-h"><h2 id="members-h" class="vh">${esc(w.team_title)}</h2>
@@ -100,10 +100,10 @@ ${inviteRows.length ? `<h3>${esc(w.pending)}</h3>${table(w.pending, [t.email, w.
     const w = TEAM_STRINGS[locale];
     const log = await auditLog(ctx, req.portal.session!.user, 200);
     const rows = log.map((a) => [
-      esc(when(a.created)),
+      esc(when(a.created, project)),
       esc(a.email ?? ''),
       `<span data-action="${esc(a.action)}">${esc(w.entry(a.action, (a.detail ?? {}) as Record<string, unknown>))}</span>`,
-      esc(a.project_id ? a.project_id.slice(0, 8) : ''),
+      a.project_id ? idCode(a.project_id) : '',
       esc(a.address ?? ''),
     ]);
     const body = `<h1>${esc(w.audit_title)}</h1><section class="panel" aria-labelledby="audit-h"><h2 id="audit-h" class="vh">${esc(w.audit_title)}</h2>

@@ -30,7 +30,7 @@ export const testToolRoutes = (kit: Kit) => async (app: FastifyInstance) => {
     const body = `<h1>${esc(t.test_title)}</h1>
 ${o.error ? alert(o.error) : ''}${o.message ? notice(o.message) : ''}
 <section class="panel" aria-labelledby="clock"><h2 id="clock">${esc(t.clock)}</h2>
-<p data-clock>${esc(t.clock_now(when(nowFor(project))))}</p>
+<p data-clock>${esc(t.clock_now(when(nowFor(project), project)))}</p>
 ${
   kit.can(req, 'developer')
     ? `<form method="post" action="${kit.base}/projects/${project.id}/test/clock">${csrfField(csrf)}${kit.onceField()}

@@ -4,8 +4,14 @@ import { esc } from '../pay/render.ts';
 import { formatAmount, type Locale } from '../pay/i18n.ts';
 import type { PortalStrings } from './i18n.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
+import { timeZoneOf, type ProjectSettings } from '../../domain/project.ts';
 import type { Role } from '../../domain/roles.ts';
+import { DISPUTE_STRINGS } from './i18n-disputes.ts';
+import { RISK_STRINGS } from './i18n-risk.ts';
 import { TEAM_STRINGS } from './i18n-team.ts';
+import { PAYOUT_STRINGS } from './i18n-payouts.ts';
+import { isoSpan, spanParts } from '../../domain/duration.ts';
+import { nowFor } from '../../services/platform/context.ts';
 
 /**
  * HTML of the merchant portal: server-rendered pages, one stylesheet and one small script
@@ -30,7 +36,7 @@ export const PORTAL_CSP = [
   "base-uri 'none'",
 ].join('; ');
 
-export type NavItem = 'home' | 'orders' | 'links' | 'test' | 'settings' | 'webhooks' | 'team' | 'audit';
+export type NavItem = 'home' | 'orders' | 'links' | 'payouts' | 'disputes' | 'test' | 'settings' | 'webhooks' | 'risk' | 'team' | 'audit';
 
 export interface Chrome {
   locale: Locale;
@@ -49,6 +55,14 @@ export interface Chrome {
   nav?: NavItem;
 }
 
+/** What the test banner says of a project clock moved ahead with the test clock: by how much, and the date new orders get. */
+function clockAhead({ project, t }: Chrome): string {
+  const ahead = Number(project?.clock_offset_ms ?? 0);
+  if (!project || ahead < 1000) return '';
+  const now = nowFor(project).toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
+  return ` <span data-clock-ahead="${ahead}">${esc(t.clock_ahead(t.span(spanParts(ahead)), isoSpan(ahead), now))}</span>`;
+}
+
 export function layout(c: Chrome, title: string, body: string): string {
   const { t, base, project } = c;
   const signedIn = Boolean(c.projects);
@@ -58,8 +72,11 @@ export function layout(c: Chrome, title: string, body: string): string {
         ['home', t.nav.home, `${p}/`],
         ['orders', t.nav.orders, `${p}/orders/`],
         ['links', t.nav.links, `${p}/links/`],
+        ['payouts', PAYOUT_STRINGS[c.locale].nav, `${p}/payouts/`],
+        ['disputes', DISPUTE_STRINGS[c.locale].nav, `${p}/disputes/`],
         ...(project.mode === 'test' ? ([['test', t.nav.test, `${p}/test/`]] as [NavItem, string, string][]) : []),
         ['webhooks', TEAM_STRINGS[c.locale].webhooks_nav, `${p}/webhooks/`],
+        ['risk', RISK_STRINGS[c.locale].nav, `${p}/risk/`],
         ['settings', t.nav.settings, `${p}/settings/`],
         ...(c.role === 'owner'
           ? ([
@@ -87,7 +104,7 @@ export function layout(c: Chrome, title: string, body: string): string {
 <body>
 <a class="skip" href="#main">${esc(t.skip)}</a>
 <header>
-${project?.mode === 'test' ? `<div class="testbar" data-test-mode>${esc(t.test_mode)} <span>— ${esc(t.test_mode_text)}</span></div>\n` : ''}<div class="top">
+${project?.mode === 'test' ? `<div class="testbar" data-test-mode>${esc(t.test_mode)} <span class="testbar-more">— ${esc(t.test_mode_text)}</span>${clockAhead(c)}</div>\n` : ''}<div class="top">
 <p class="brand">Tender${c.merchant ? ` <span>${esc(c.merchant)}</span>` : ` <span>${esc(t.portal)}</span>`}</p>
 ${
   signedIn && c.projects!.length
@@ -127,8 +144,34 @@ ${body}
 
 export const money = (minor: number, currency: string, locale: Locale) => formatAmount(minor, currency, locale);
 
-/** A moment as people read it, language-neutral: 2026-01-31 14:05 UTC. */
-export const when = (d: Date | string | null | undefined) => (d ? `${new Date(d).toISOString().slice(0, 16).replace('T', ' ')} UTC` : '');
+/**
+ * A moment as people read it, language-neutral, in the project's time zone (Settings) and naming
+ * it: 2026-01-31 15:05 CET. Formatters are kept per zone: a list page formats hundreds of times.
+ */
+export function when(d: Date | string | null | undefined, project: { settings: Partial<ProjectSettings> | null }): string {
+  if (!d) return '';
+  const zone = timeZoneOf(project.settings);
+  let f = FORMATS.get(zone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-GB', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      timeZoneName: 'short',
+    });
+    FORMATS.set(zone, f);
+  }
+  const part = Object.fromEntries(f.formatToParts(new Date(d)).map((p) => [p.type, p.value]));
+  return `${part.year}-${part.month}-${part.day} ${part.hour}:${part.minute} ${part.timeZoneName}`;
+}
+const FORMATS = new Map<string, Intl.DateTimeFormat>();
+
+/** An id in full: short prefixes of time-ordered ids are alike (a capture and its refund made in one second). */
+export const idCode = (id: string) => `<code class="id">${esc(id)}</code>`;
 
 export const badge = (status: string, label = status) => `<span class="badge ${esc(status)}">${esc(label)}</span>`;
 

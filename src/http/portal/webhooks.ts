@@ -27,7 +27,7 @@ export const webhookRoutes = (kit: Kit) => async (app: FastifyInstance) => {
       const attempts = d.attempts
         .map(
           (a) =>
-            `<li>#${a.attempt} ${esc('time' in a && a.time ? when(a.time) : '')} ${
+            `<li>#${a.attempt} ${esc('time' in a && a.time ? when(a.time, project) : '')} ${
               'response_status' in a && a.response_status !== undefined ? `HTTP ${a.response_status}` : ''
             } ${'duration_ms' in a && a.duration_ms !== undefined ? `${a.duration_ms} ms` : ''} ${
               a.error ? `<span class="muted">${esc(a.error)}</span>` : ''
@@ -35,16 +35,16 @@ export const webhookRoutes = (kit: Kit) => async (app: FastifyInstance) => {
         )
         .join('');
       return [
-        esc(when(d.created)),
+        esc(when(d.created, project)),
         esc(d.event === 'test' ? w.test_event : d.event),
         d.order_id
-          ? `<a href="${kit.base}/projects/${project.id}/orders/${d.order_id}/">${esc(d.order_id.slice(0, 8))}</a>`
+          ? `<a class="id" href="${kit.base}/projects/${project.id}/orders/${d.order_id}/">${esc(d.order_id)}</a>`
           : esc(w.no_order),
         `<code>${esc(d.url)}</code>`,
         `<span data-delivery-status="${d.status}">${badge(d.status === 'succeeded' ? 'completed' : d.status === 'failed' ? 'error' : d.status, d.status)}</span>`,
         attempts ? `<ol class="attempts">${attempts}</ol>` : '',
         dev
-          ? `<form method="post" action="${base}${d.id}/resend" class="inline">${csrfField(csrf)}<button type="submit" class="secondary">${esc(w.resend)}<span class="vh"> ${esc(d.id.slice(0, 8))}</span></button></form>`
+          ? `<form method="post" action="${base}${d.id}/resend" class="inline">${csrfField(csrf)}<button type="submit" class="secondary">${esc(w.resend)}<span class="vh"> ${esc(d.id)}</span></button></form>`
           : '',
       ];
     });

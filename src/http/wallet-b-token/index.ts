@@ -6,6 +6,7 @@ import { answer, errorAnswers, Uuid } from '../../domain/schemas/common.ts';
 import { tokenizeAnswerExample, tokenizeExample } from '../../domain/schemas/examples.ts';
 import { limitAnonymous } from '../rate-limit.ts';
 import { throttleOf } from '../../services/platform/throttle.ts';
+import { WALLET_B } from '../../domain/payment-methods.ts';
 
 /**
  * {wallet_b_token_url}/tokens/ and /test/tokens/: the wallet-b-pay token service. No API key
@@ -53,7 +54,7 @@ export const walletBTokenRoutes =
         test ? '/test/tokens/' : '/tokens/',
         {
           schema: {
-            tags: ['wallet-b-pay'],
+            tags: [WALLET_B],
             summary: test ? 'Tokenize a wallet-b-pay token of the test environment' : 'Tokenize a wallet-b-pay token',
             description:
               "Verifies and decrypts the token with the project's keys, vaults its card against the setupToken and answers the vault token. " +

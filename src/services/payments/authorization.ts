@@ -7,8 +7,11 @@ import { changeTransaction } from '../../store/payments/changes.ts';
 import { planMove, type OrderContext } from './transitions.ts';
 import { threeDsRows, type Seen } from '../../store/payments/card-flow.ts';
 import { lockAttemptRows, recordAuthorization } from '../../store/payments/payment-rows.ts';
+import { transactionById } from '../../store/payments/orders.ts';
 import {
+  attemptsOf,
   authorizationInFlight,
+  changeAttempt,
   dropAttempt,
   gateAsRecorded,
   inFlight,
@@ -20,8 +23,8 @@ import { dueNow } from '../../store/platform/jobs.ts';
 import { planAuthorized } from './operations.ts';
 import { liabilityShift, type TransStatus } from '../../domain/card.ts';
 import type { Outcome, ThreeDsResult } from '../../acquirer/connector.ts';
-import { authenticationFailed, connectorFor, operationRef } from './connectors.ts';
-import { answered, callAcquirer, missedSend, newAttempt, NO_ANSWER, planAnswered, type Answer } from './attempts.ts';
+import { authenticationFailed, authenticatorFor, connectorFor, operationRef } from './connectors.ts';
+import { answered, callAcquirer, newAttempt, NO_ANSWER, planAnswered, planRecord, sendFirstCall, type Answer } from './attempts.ts';
 import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
 
 /*
@@ -56,6 +59,7 @@ const threeOf = (auth: CardAuthRow): ThreeDsResult => ({
   trans_status: auth.trans_status,
   eci: auth.eci ?? undefined,
   liability_shift: liabilityShift(auth.trans_status),
+  ...(auth.emv ? { emv: auth.emv } : {}),
 });
 
 /**
@@ -107,7 +111,7 @@ export async function authorizeStep(ctx: Ctx, transactionId: TransactionId, step
   let asked: Answer<ThreeDsResult> | undefined;
   if (challenge && step.kind === 'challenge') {
     asked = await callAcquirer(ctx, challenge, () =>
-      connector.completeChallenge({ ...operationRef(txn, now, challenge.id), card, answer: step.answer }),
+      authenticatorFor(ctx, project).completeChallenge({ ...operationRef(txn, now, challenge.id), card, answer: step.answer }),
     );
     // no answer from the 3-D Secure server: nothing was authorized, the payment fails
     three = 'outcome' in asked ? asked.outcome : { trans_status: 'U', liability_shift: false };
@@ -115,10 +119,13 @@ export async function authorizeStep(ctx: Ctx, transactionId: TransactionId, step
   }
   const decided = three;
   answer ??= PROCEED.has(decided.trans_status)
-    ? (missedSend(ctx, project, a) ??
-      (await callAcquirer(ctx, a, () =>
-        connector.authorize({ ...operationRef(txn, now, a.id), card, three_ds: decided, capture: !txn.capture_mode }),
-      )))
+    ? await sendFirstCall(
+        ctx,
+        project,
+        a,
+        () => connector.authorize({ ...operationRef(txn, now, a.id), card, three_ds: decided, capture: !txn.capture_mode }),
+        connector,
+      )
     : { outcome: authenticationFailed(decided.trans_status) };
   const authenticated: Authenticated = {
     three,
@@ -127,8 +134,101 @@ export async function authorizeStep(ctx: Ctx, transactionId: TransactionId, step
   };
   // apply: planned from the rows as the record's statement left them
   const recorded: Recorded = { rows: { txn, order, project, statuses: rows.statuses, attempt: a }, seen: rows.seen };
-  const after = await applyAuthorization(ctx, a.id, answer, authenticated, recorded);
+  const refused = 'outcome' in answer && answer.outcome.reverse ? answer.outcome : undefined;
+  const after = refused
+    ? await reverseRefused(ctx, project, a, refused, authenticated, recorded)
+    : await applyAuthorization(ctx, a.id, answer, authenticated, recorded);
   return { view, challenge: false, order: after ?? order };
+}
+
+/**
+ * An answer Tender does not take (a partial approval, an answer that does not match its request):
+ * logged with the attempt id and reversed at once. Should the reversal get no answer (or be
+ * refused), the authorization is left in flight with no answer: its recovery reverses it.
+ */
+async function reverseRefused(ctx: Ctx, project: ProjectRow, a: AttemptRow, refused: Outcome, auth: Authenticated, recorded: Recorded) {
+  ctx.log.warn(
+    { attempt: { id: a.id, kind: a.kind }, response_code: refused.response_code, reverse_amount: refused.reverse!.amount },
+    `acquirer answer not taken, reversing: ${refused.response_code_description}`,
+  );
+  try {
+    return await reverseAuthorization(ctx, project, a, refused, auth);
+  } catch (err) {
+    return applyAuthorization(ctx, a.id, { error: (err as Error).message }, auth, recorded);
+  }
+}
+
+/**
+ * Undoes an authorization the acquirer may hold: one whose answer never came (the customer has
+ * gone, and Tender cannot know whether the issuer holds the money; recovery.ts), or one whose
+ * answer Tender does not take (`refused`, with the amount to reverse). The reversal is an attempt
+ * of its own (recorded before the call; a retry reuses it, so the acquirer sees one reversal, of
+ * the amount and for the cause first recorded); once accepted the authorization attempt is
+ * `reversed` and the payment declined: with the refused answer's code, else processing_error.
+ * A reversal without an answer, or refused, throws (the recovery job retries).
+ */
+export async function reverseAuthorization(
+  ctx: Ctx,
+  project: ProjectRow,
+  auth: AttemptRow,
+  refused?: Outcome,
+  authenticated: Authenticated = {},
+) {
+  const txn = await transactionById(ctx.db, auth.transaction_id);
+  if (!txn) return undefined;
+  const now = nowFor(project);
+  let rev = (await attemptsOf(ctx.db, project.id, txn.id)).find((x) => x.kind === 'reversal' && inFlight(x));
+  if (!rev) {
+    const cause = refused ? { refused: { ...refused, reverse: undefined } } : {};
+    rev = newAttempt(ctx, project, txn, 'reversal', refused?.reverse?.amount ?? auth.amount, now, {
+      request: { original: auth.id, ...cause },
+    });
+    const w = new WriteSet();
+    planRecord(w, rev);
+    await w.run(ctx.db);
+  }
+  const reversal = rev;
+  const asked = await callAcquirer(ctx, reversal, () =>
+    connectorFor(ctx, project).reverse({
+      ...operationRef(txn, now, reversal.id, reversal.amount),
+      original_operation_id: auth.id,
+      ...(auth.reference ? { reference: auth.reference } : {}),
+    }),
+  );
+  if ('error' in asked) {
+    await changeAttempt(ctx.db, reversal.id, { status: 'unknown', error: asked.error.slice(0, 500), modified: now });
+    throw new Error(`attempt ${auth.id}: the reversal got no answer: ${asked.error}`);
+  }
+  if (asked.outcome.status !== 'accepted') {
+    await changeAttempt(ctx.db, reversal.id, { status: 'failed', response_code: asked.outcome.response_code, settled: now, modified: now });
+    throw new Error(`attempt ${auth.id}: the acquirer refused the reversal: ${asked.outcome.response_code_description}`);
+  }
+  await changeAttempt(ctx.db, reversal.id, {
+    status: 'succeeded',
+    response_code: asked.outcome.response_code,
+    response_description: asked.outcome.response_code_description,
+    settled: now,
+    modified: now,
+  });
+  // the payment's own line (payment declined) follows from the order's change
+  ctx.log.info(
+    {
+      project_id: project.id,
+      order_id: txn.order_id,
+      mode: project.mode,
+      amount: Number(reversal.amount),
+      currency: txn.currency,
+      outcome: 'reversed',
+    },
+    'payment reversed',
+  );
+  const outcome: Outcome = (reversal.request.refused as Outcome | undefined) ?? {
+    status: 'declined',
+    reason: 'processing_error',
+    response_code: asked.outcome.response_code,
+    response_code_description: 'no answer from the acquirer: the authorization was reversed',
+  };
+  return applyAuthorization(ctx, auth.id, { outcome }, { ...authenticated, reversed: true });
 }
 
 /** The customer cancels on the 3-D Secure page: a pending transaction is cancelled unless its authorization is in flight. */
@@ -238,7 +338,12 @@ function planAuthorization(ctx: Ctx, w: WriteSet, rows: AuthorizationRows, answe
   const outcome: Outcome | undefined = 'outcome' in answer ? answer.outcome : undefined;
   const patch = outcomePatch(txn, outcome ?? NO_ANSWER, auth.three);
   if (auth.challenged && auth.three)
-    changeCardAuth(w, txn.id, { trans_status: auth.three.trans_status, eci: auth.three.eci ?? null, modified: now });
+    changeCardAuth(w, txn.id, {
+      trans_status: auth.three.trans_status,
+      eci: auth.three.eci ?? null,
+      ...(auth.three.emv ? { emv: auth.three.emv } : {}),
+      modified: now,
+    });
   if (outcome?.reference) changeCardAuth(w, txn.id, { acquirer_reference: outcome.reference });
   const to =
     !outcome || outcome.status === 'processing' ? 'processing' : outcome.status === 'accepted' ? 'accepted' : failedStatus(outcome);

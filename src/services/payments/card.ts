@@ -18,10 +18,13 @@ export type { Step, ThreeDsView, ThreeDsVisit } from './authorization.ts';
 import { ApiError, inFlightError, invalid, notFound } from '../../domain/errors.ts';
 import { isFinalOrder } from '../../domain/status.ts';
 import type { ThreeDsResult } from '../../acquirer/connector.ts';
-import { connectorFor, operationRef } from './connectors.ts';
+import type { Purchase } from '../../acquirer/authenticator.ts';
+import { authenticatorFor, connectorFor, operationRef } from './connectors.ts';
 import type { Config } from '../../config.ts';
 import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import { SEALED, sealHolderName } from '../vault/holder-names.ts';
+import { holdRefusal, screenCard, type RiskView, type Shopper } from '../risk/screen.ts';
+import { CARD } from '../../domain/payment-methods.ts';
 
 /**
  * Card payments after the vault (the authorization itself: authorization.ts): authenticate (3-D Secure), authorize through the project's
@@ -51,9 +54,9 @@ export interface AuthenticationStart {
   /** 3-D Secure decided without the acquirer: the device authenticated the customer (a wallet's cryptogram) */
   device?(card: VaultCardRow): ThreeDsResult | undefined;
   /** asks the acquirer's 3-D Secure server, as the attempt `operationId`, with no database transaction open */
-  ask(card: VaultCardRow, txn: TransactionRow, now: Date, operationId: string): Promise<ThreeDsResult>;
-  /** what else the started transaction keeps: the card's sealed CVC (the hosted form), details to show */
-  keep?(card: VaultCardRow): { cvc?: string; details?: Record<string, unknown> };
+  ask(card: VaultCardRow, txn: TransactionRow, now: Date, operationId: string, order: OrderRow): Promise<ThreeDsResult>;
+  /** what else the started transaction keeps: the card's sealed CVC (the hosted form), details to show, the risk decision */
+  keep?(card: VaultCardRow): { cvc?: string; details?: Record<string, unknown>; risk?: RiskView };
 }
 
 /**
@@ -109,7 +112,9 @@ export async function startAuthentication(
   Object.assign(a, { amount: txn.amount, currency: txn.currency });
   // call, with no transaction open (none for 3-D Secure the device decided)
   const device = start.device?.(card);
-  const answer: Answer<ThreeDsResult> = device ? { outcome: device } : await callAcquirer(ctx, a, () => start.ask(card, txn, now, a.id));
+  const answer: Answer<ThreeDsResult> = device
+    ? { outcome: device }
+    : await callAcquirer(ctx, a, () => start.ask(card, txn, now, a.id, rows!.order));
   const asked = !device;
   // apply: planned from the rows the record read, in one statement gated on their being as the
   // record left them (an order of several transactions reads its siblings again); else, or when
@@ -201,6 +206,7 @@ function planStarted(
     vault_token: card.id,
     trans_status: three.trans_status,
     eci: three.eci ?? null,
+    emv: three.emv ?? null,
     acquirer_reference: null,
     created: now,
     modified: now,
@@ -215,7 +221,7 @@ function planStarted(
   if (three.trans_status !== 'C') details.liability_shift = three.liability_shift;
   planMove(ctx, w, txn, rows, 'pending', now, {
     ...(start.source ? { source: start.source } : {}),
-    patch: { payment_method_brand: card.brand, details },
+    patch: { payment_method_brand: card.brand, details, ...(kept.risk ? { risk: kept.risk } : {}) },
   });
 }
 
@@ -255,8 +261,13 @@ const FAILED = new Set(['cancelled', 'expired', 'error']);
  * cancelled, expired and error orders, return_url otherwise, with order_id and project_id
  * appended to the URL's own query. Without a URL, the service's own result page.
  */
-export function returnUrlFor(config: Config, order: Pick<OrderRow, 'id' | 'project_id' | 'status' | 'body'>): string {
+export function returnUrlFor(
+  config: Config,
+  order: Pick<OrderRow, 'id' | 'project_id' | 'status' | 'body'> & Partial<Pick<OrderRow, 'payment_link_id'>>,
+): string {
   const b = order.body ?? {};
+  // an attempt failed and the order's page takes another: the customer stays with us, on that page
+  if (order.status === 'new' && b.order_url === true && !order.payment_link_id) return `${config.publicBaseUrl}/pay/${order.id}/`;
   const target: string | undefined = FAILED.has(order.status) ? (b.failure_url ?? b.return_url) : b.return_url;
   if (!target) return resultUrl(config, order.id);
   const url = new URL(target);
@@ -264,6 +275,9 @@ export function returnUrlFor(config: Config, order: Pick<OrderRow, 'id' | 'proje
   url.search = url.search.length > 1 ? `${url.search}&${extra}` : `?${extra}`;
   return url.toString();
 }
+
+/** 3-D Secure of an attempt the velocity limits refused: R, so the card is never authorized. */
+const REFUSED: ThreeDsResult = { trans_status: 'R', liability_shift: false };
 
 /** 3 digits; 4 only for American Express (the hosted form; the API's cvc field takes 3, docs/design.md). */
 const CVC = /^[0-9]{3,4}$/;
@@ -274,11 +288,11 @@ export function authenticate(ctx: Ctx, project: ProjectRow, orderId: OrderId, tr
 }
 
 /** For the hosted card form: the same start, bound to the transaction instead of an API key. */
-export async function startCardPayment(ctx: Ctx, transactionId: TransactionId, input: StartInput) {
+export async function startCardPayment(ctx: Ctx, transactionId: TransactionId, input: StartInput, shopper: Shopper = {}) {
   const txn = isUuid(transactionId) ? await orders.transactionById(ctx.db, transactionId) : undefined;
   const project = txn && (await findProject(ctx.db, txn.project_id));
   if (!txn || !project) throw notFound('transaction');
-  return start(ctx, project, txn.order_id, txn.id, input);
+  return start(ctx, project, txn.order_id, txn.id, input, shopper);
 }
 
 async function start(
@@ -287,25 +301,64 @@ async function start(
   orderId: OrderId,
   transactionId: TransactionId,
   input: StartInput,
+  shopper: Shopper = {},
 ): Promise<{ redirect_url: string }> {
   if (typeof input.vault_token !== 'string' || !isUuid(input.vault_token)) throw invalid('vault_token', 'vault_token must be a uuid');
   if (typeof input.cvc !== 'string' || !CVC.test(input.cvc)) throw invalid('cvc', 'cvc must be 3 digits');
-  const connector = connectorFor(ctx, project);
+  // a live project with no acquirer is refused before anything is recorded
+  connectorFor(ctx, project);
+  const authenticator = authenticatorFor(ctx, project);
   const dk = await dataKeyFor(ctx, project.id);
+  let risk: RiskView | undefined;
   await startAuthentication(ctx, project, orderId, transactionId, {
     vaultToken: input.vault_token,
     field: 'vault_token',
-    method: 'credit-card',
+    method: CARD,
     check: (card) => {
       if (input.cvc.length === 4 && card.brand !== 'amex') throw invalid('cvc', 'cvc must be 3 digits');
     },
-    ask: (card, txn, now, operationId) => connector.authenticate3ds({ ...operationRef(txn, now, operationId), card: openCard(dk, card) }),
+    // the velocity limits (docs/risk.md): a refused attempt asks no 3-D Secure server and is
+    // declined authentication_failed at the 3-D Secure page, with no authorization
+    ask: async (card, txn, now, operationId, order) => {
+      const began = Date.now();
+      const data = openCard(dk, card);
+      risk = await screenCard(ctx, project, order, txn, data.pan, shopper);
+      if (risk.action === 'refuse') return holdRefusal(ctx, began).then(() => REFUSED);
+      return authenticator.authenticate3ds({
+        ...operationRef(txn, now, operationId),
+        card: data,
+        ...(risk.action === 'challenge' ? { challenge: true } : {}),
+        purchase: purchaseOf(ctx.config, project, order, txn, shopper),
+      });
+    },
     keep(card) {
       const name = openCard(dk, card).name;
-      return { cvc: cvcSealed(dk, card, input.cvc), details: name !== undefined ? { [SEALED]: sealHolderName(dk, name) } : {} };
+      return { cvc: cvcSealed(dk, card, input.cvc), details: name !== undefined ? { [SEALED]: sealHolderName(dk, name) } : {}, risk };
     },
   });
   return { redirect_url: threeDsUrl(ctx.config, transactionId) };
+}
+
+/** What an EMV AReq carries of the order, its customer and browser, and Tender's URLs (acquirer/authenticator.ts Purchase). */
+function purchaseOf(config: Config, project: ProjectRow, order: OrderRow, txn: TransactionRow, shopper: Shopper = {}): Purchase {
+  const b = order.body ?? {};
+  const c = b.customer ?? {};
+  const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
+  return {
+    merchant_name: str(b.merchant_name) ?? project.name,
+    notification_url: `${threeDsUrl(config, txn.id)}cres`,
+    server_url: `${config.publicBaseUrl}/pay/3ds/rreq`,
+    requestor_url: config.publicBaseUrl,
+    customer: {
+      email: str(c.email_address),
+      phone: Array.isArray(c.phone_numbers) ? str(c.phone_numbers[0]) : undefined,
+      address: str(c.address),
+      city: str(c.city),
+      postal_code: str(c.postal_code),
+      country: str(c.country),
+    },
+    ...(shopper.browser ? { browser: shopper.browser } : shopper.address ? { browser: { ip: shopper.address } } : {}),
+  };
 }
 
 /** What the 3-D Secure page needs to know about a transaction (no lock). */

@@ -3,17 +3,19 @@ import { isUuid, type OrderId } from '../../domain/ids.ts';
 import { nowFor } from '../platform/context.ts';
 import * as orders from '../../store/payments/orders.ts';
 import { findProject } from '../../store/platform/projects.ts';
-import { activeMethods, methodAccepts, settingsOf, type PaymentMethod, type ProjectSettings } from '../../domain/project.ts';
-import { orderExpiresAt } from './expiry.ts';
+import { activeMethods, methodAccepts, settingsOf, type ProjectSettings } from '../../domain/project.ts';
+import { type PaymentMethod, CARD, PAY_NOW, isSandboxMethod, methodProblem } from '../../domain/payment-methods.ts';
+import { orderExpiresAt } from '../../domain/order-page.ts';
 import { canTryAgain } from './methods/attempts.ts';
 import { brandRefused } from './methods/rules.ts';
-import { isSandboxMethod, methodProblem } from '../../domain/payment-methods.ts';
 import { ApiError, notFound } from '../../domain/errors.ts';
 import { startTransaction } from './orders.ts';
 import { storeCardForTransaction } from '../vault/cards.ts';
 import { startCardPayment } from './card.ts';
+import { setOrderStatus } from './transitions.ts';
 import { detectBrands, luhnValid } from '../../domain/card.ts';
 import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
+import type { Shopper } from '../risk/screen.ts';
 
 /**
  * Use cases behind the hosted payment pages (src/http/pay): what a page shows, and paying
@@ -39,7 +41,7 @@ function offeredMethods(settings: ProjectSettings, order: Pick<OrderRow, 'curren
   const list = Array.isArray(wanted) && wanted.length ? (wanted as string[]) : undefined;
   // a method of payment-methods.ts only where the order meets its rules (amount, BNPL's order lines and address)
   const usable = (m: PaymentMethod) =>
-    m === 'pay-now' ||
+    m === PAY_NOW ||
     !isSandboxMethod(m) ||
     !methodProblem(
       m,
@@ -71,7 +73,7 @@ export const transactionOf = (c: Checkout, id: string) => c.transactions.find((t
 
 /** A card transaction the customer can still enter a card for. */
 export const isOpenCardTransaction = (t: TransactionRow | undefined): boolean =>
-  !!t && t.payment_method === 'credit-card' && t.status === 'new' && !t.setup_token_used;
+  !!t && t.payment_method === CARD && t.status === 'new' && !t.setup_token_used;
 
 export type Outcome = 'open' | 'pending' | 'paid' | 'failed' | 'cancelled' | 'expired';
 
@@ -93,14 +95,34 @@ export function outcomeOf(c: Checkout): { outcome: Outcome; reason?: string; tra
       return { outcome: 'pending', transaction };
   }
   if (!transaction && orderLapsed(c)) return { outcome: 'expired' };
+  // an attempt failed and the order stayed open for another (its page): failed, as the customer sees it
+  if (transaction && (transaction.status === 'declined' || transaction.status === 'error'))
+    return { outcome: 'failed', reason, transaction };
   // a card already stored for the transaction: 3-D Secure is about to start
-  if (transaction && transaction.payment_method === 'credit-card' && !isOpenCardTransaction(transaction))
-    return { outcome: 'pending', transaction };
+  if (transaction && transaction.payment_method === CARD && !isOpenCardTransaction(transaction)) return { outcome: 'pending', transaction };
   return { outcome: 'open', transaction };
 }
 
 /** After a failed or cancelled attempt, the hosted page offers the methods again until the order expires. */
 export const canRetry = (c: Checkout): boolean => canTryAgain(c.order, c.transactions) && !orderLapsed(c);
+
+/**
+ * "Back to the shop" after a failed attempt on the order's page: the customer gives up, so the
+ * order ends cancelled (its webhook goes) and the customer goes to failure_url, else return_url.
+ * Nothing changes for an order that is not open after a failed attempt. Answers the order as it is.
+ */
+export async function leaveCheckout(ctx: Ctx, c: Checkout): Promise<OrderRow> {
+  if (c.order.status !== 'new' || !canTryAgain(c.order, c.transactions)) return c.order;
+  return ctx.db.tx(async (q) => {
+    await orders.lockTransactionsOfOrder(q, c.project.id, c.order.id);
+    const order = await orders.findOrder(q, c.project.id, c.order.id, true);
+    if (!order || order.status !== 'new') return order ?? c.order;
+    const txns = await orders.transactionsOf(q, c.project.id, [order.id]);
+    if (!canTryAgain(order, txns)) return order;
+    await setOrderStatus(ctx, q, order, 'cancelled', nowFor(c.project));
+    return order;
+  });
+}
 
 /** An order without a transaction past its expiry, before its expire_order job has run. */
 const orderLapsed = (c: Checkout) => c.now >= orderExpiresAt(c.order, settingsOf(c.project.settings));
@@ -181,6 +203,7 @@ export async function payByCard(
   c: Checkout,
   card: CardEntry,
   transactionId?: string,
+  shopper: Shopper = {},
 ): Promise<{ redirect_url: string; transaction_id: string }> {
   const outcome = outcomeOf(c).outcome;
   const retry = canRetry(c);
@@ -188,9 +211,9 @@ export async function payByCard(
   let txn = transactionId ? transactionOf(c, transactionId) : c.transactions.find(isOpenCardTransaction);
   if (transactionId && !txn) throw notFound('transaction');
   if (!txn) {
-    if (!c.methods.includes('credit-card')) throw new ApiError('Forbidden', 'card payments are not offered for this order');
+    if (!c.methods.includes(CARD)) throw new ApiError('Forbidden', 'card payments are not offered for this order');
     if (c.transactions.length && !retry) throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
-    const view = await startTransaction(ctx, c.project, c.order.id, { payment_method: 'credit-card' }, { retry });
+    const view = await startTransaction(ctx, c.project, c.order.id, { payment_method: CARD }, { retry });
     txn = await orders.transactionById(ctx.db, view.transactions.at(-1)!.id);
     if (txn) c.transactions.push(txn);
   }
@@ -205,6 +228,6 @@ export async function payByCard(
     name: card.name,
     setup_token: txn.setup_token,
   });
-  const { redirect_url } = await startCardPayment(ctx, txn.id, { vault_token: stored.vault_token, cvc: card.cvc });
+  const { redirect_url } = await startCardPayment(ctx, txn.id, { vault_token: stored.vault_token, cvc: card.cvc }, shopper);
   return { redirect_url, transaction_id: txn.id };
 }

@@ -2,11 +2,10 @@ import type { Ctx } from '../platform/context.ts';
 import { nowFor } from '../platform/context.ts';
 import * as orders from '../../store/payments/orders.ts';
 import { findProject } from '../../store/platform/projects.ts';
-import type { OrderRow } from '../../domain/entities.ts';
 import { moveTransaction, setOrderStatus } from './transitions.ts';
 import { authorizationInFlight } from '../../store/payments/attempts.ts';
-import { addDuration, isPositiveDuration } from '../../domain/duration.ts';
-import { settingsOf, type ProjectSettings } from '../../domain/project.ts';
+import { settingsOf } from '../../domain/project.ts';
+import { orderExpiresAt } from '../../domain/order-page.ts';
 import type { OrderId, TransactionId } from '../../domain/ids.ts';
 
 /** A transaction not authorized within its expiration_period expires, and its order with it. */
@@ -23,20 +22,9 @@ export async function expireTransaction(ctx: Ctx, transactionId: TransactionId) 
   });
 }
 
-/**
- * When an order created without a transaction stops taking one: its own expiration_period, else
- * the project's default, from its creation. (An order with a transaction expires with it.)
- */
-export function orderExpiresAt(
-  order: Pick<OrderRow, 'created' | 'body'>,
-  settings: Pick<ProjectSettings, 'default_expiration_period'>,
-): Date {
-  const own = order.body?.expiration_period;
-  const period = typeof own === 'string' && isPositiveDuration(own) ? own : settings.default_expiration_period;
-  return addDuration(new Date(order.created), period);
-}
+const FAILED_ATTEMPT = ['declined', 'error', 'cancelled'];
 
-/** Job expire_order: an order still without a transaction at its expiry becomes expired (with its webhook). */
+/** Job expire_order: an order still without a transaction (or with failed attempts only) at its expiry becomes expired (with its webhook). */
 export async function expireOrder(ctx: Ctx, orderId: OrderId) {
   await ctx.db.tx(async (q) => {
     const order = await orders.orderById(q, orderId);
@@ -45,7 +33,8 @@ export async function expireOrder(ctx: Ctx, orderId: OrderId) {
     await orders.lockTransactionsOfOrder(q, order.project_id, order.id);
     const locked = await orders.findOrder(q, order.project_id, order.id, true);
     if (!locked || locked.status !== 'new') return;
-    if ((await orders.transactionsOf(q, locked.project_id, [locked.id])).length) return;
+    // an order with an attempt under way expires with it; one whose attempts all failed (its page took more) now
+    if ((await orders.transactionsOf(q, locked.project_id, [locked.id])).some((t) => !FAILED_ATTEMPT.includes(t.status))) return;
     const project = (await findProject(q, locked.project_id))!;
     const now = nowFor(project);
     if (now < orderExpiresAt(locked, settingsOf(project.settings))) return;

@@ -17,13 +17,13 @@ import { connectorFor, operationRef } from './connectors.ts';
 import {
   answered,
   awaitAttempt,
-  callAcquirer,
-  missedSend,
   newAttempt,
   NO_ANSWER,
   planAnswered,
   processingOf,
+  refuseHeld,
   resultOf,
+  sendFirstCall,
   type Answer,
 } from './attempts.ts';
 import {
@@ -84,6 +84,7 @@ export interface FollowUpRequest {
 /** The order that records the operation, as the API answers it. */
 export async function followUp(ctx: Ctx, project: ProjectRow, req: FollowUpRequest) {
   const errorType = ERROR_OF[req.op];
+  refuseHeld(ctx, { kind: req.op }); // before the record: a broken rule leaves nothing behind
   // record
   const recorded = await ctx.db.tx(async (q) => {
     const rows = await req.lock(q);
@@ -118,11 +119,13 @@ export async function followUp(ctx: Ctx, project: ProjectRow, req: FollowUpReque
   // call, with no transaction open
   const { attempt: a, txn } = recorded;
   const connector = connectorFor(ctx, project);
-  const answer =
-    missedSend(ctx, project, a) ??
-    (await callAcquirer(ctx, a, () =>
-      connector[req.op]({ ...operationRef(txn, a.created, a.id, a.amount), reference: a.authorization_reference ?? '' }),
-    ));
+  const answer = await sendFirstCall(
+    ctx,
+    project,
+    a,
+    () => connector[req.op]({ ...operationRef(txn, a.created, a.id, a.amount), reference: a.authorization_reference ?? '' }),
+    connector,
+  );
   // apply
   const applied = await applyFollowUp(ctx, a.id, answer, { rows: recorded.rows, attempt: a });
   if (applied.order) return applied.order;

@@ -1,11 +1,14 @@
 import type { Queryable } from '../../store/db/db.ts';
 import * as ledger from '../../store/payments/ledger.ts';
 import { counterViolations, remainingAuthorization, refundable } from '../../domain/ledger.ts';
+import { identityProblem } from '../../domain/payouts/balances.ts';
 
 export interface LedgerReport {
   ok: boolean;
   transactions: number;
   journals: number;
+  /** the merchant, mode and currency triples whose balance identity was checked */
+  balances: number;
   violations: string[];
 }
 
@@ -15,7 +18,12 @@ export interface LedgerReport {
  * - every journal balances to zero;
  * - the counters equal what the capture, void, refund, chargeback and reversal orders add up to;
  * - the ledger agrees with the counters: the open hold and the receivable of each authorization;
- * - every money transaction has its fee and settlement figures.
+ * - every money transaction has its fee and settlement figures;
+ * - per merchant, mode and currency: captured − refunded − charged back + chargebacks won back
+ *   = fees + paid out + pending + available + reserved (docs/payouts.md);
+ * - every payout's journals agree with its state: one on its way or booked has taken its amount
+ *   from the available balance, a returned or rejected one has given it all back;
+ * - every payout's lines (the entries it took, services/payouts/statements.ts) add up to its amount.
  */
 export async function checkLedger(q: Queryable, projectId?: string): Promise<LedgerReport> {
   const v: string[] = [];
@@ -53,5 +61,25 @@ export async function checkLedger(q: Queryable, projectId?: string): Promise<Led
 
   for (const t of await ledger.missingFigures(q, projectId)) v.push(`${at(t.order_id, t.id)}: fee or settlement figures are missing`);
 
-  return { ok: v.length === 0, transactions: totals.length, journals: await ledger.countJournals(q, projectId), violations: v };
+  const merchants = await ledger.merchantFlows(q, projectId);
+  for (const f of merchants) {
+    const problem = identityProblem(f);
+    if (problem) v.push(problem);
+  }
+
+  for (const p of await ledger.payoutsOffBooks(q, projectId))
+    v.push(
+      `payout ${p.id} (${p.state}, ${p.amount}): its journals take ${p.taken} from the available balance, ` +
+        `not ${p.state === 'returned' || p.state === 'rejected' ? 0 : p.amount}`,
+    );
+
+  for (const p of await ledger.payoutLinesOffBooks(q, projectId)) v.push(`payout ${p.id} (${p.amount}): its lines add up to ${p.lines}`);
+
+  return {
+    ok: v.length === 0,
+    transactions: totals.length,
+    journals: await ledger.countJournals(q, projectId),
+    balances: merchants.length,
+    violations: v,
+  };
 }

@@ -27,7 +27,7 @@ import type { EventRow, OrderKind, OrderRow, ProjectRow, TransactionRow } from '
 export type MoneyTransaction = TransactionRow;
 
 /**
- * Books a successful authorization, gathered in `w` (store/writes.ts) with the move to
+ * Books a successful authorization, gathered in `w` (store/db/writes.ts) with the move to
  * `accepted`; `txn` changes in memory as the row will:
  * - a sale is captured at once: fee and settlement figures, and its sale journal;
  * - a pre-authorization holds the amount (hold journal) and becomes capturable until
@@ -219,7 +219,7 @@ export interface PlannedChild {
 
 /**
  * The order that records a movement of an original order's money (capture, void, refund,
- * chargeback, reversal), gathered in `w` (store/writes.ts): one transaction linked by
+ * chargeback, reversal), gathered in `w` (store/db/writes.ts): one transaction linked by
  * of_transaction_id, moved from new to its status (a row inserted by the statement cannot also
  * be updated by it, so both go in with it), with both events, the order's outbox row and what
  * the status hooks write. `project`: as read with the payment.
@@ -238,7 +238,7 @@ export function planChildOrder(
   const events = [newEventRow(txn, 'new', now, spec.source), newEventRow(txn, spec.status, now, spec.source)];
   Object.assign(txn, { status: spec.status, modified: now });
   const next = deriveOrderStatus('new', [spec.status]);
-  if (next !== 'new') Object.assign(order, planOrderStatus(ctx, w, order, next, now, project, true));
+  if (next !== 'new') Object.assign(order, planOrderStatus(ctx, w, order, next, now, project, true, txn));
   addOrder(w, order, txn);
   addEvents(w, events);
   return { order, txn, events: events.map((e) => ({ ...e })) };

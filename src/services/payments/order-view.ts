@@ -72,6 +72,7 @@ function renderTransaction(
     is_capturable: t.is_capturable,
     events: events.map((e) => ({ event: e.event, id: e.id, occurred: iso(e.occurred), noticed: iso(e.noticed), source: e.source })),
     outcomes: t.outcomes,
+    ...(t.risk ? { risk: t.risk } : {}),
     flags: order.flags.includes('is-test') ? ['is-test'] : [],
     fee_currency: t.fee_currency,
     fee_amount: t.fee_amount,

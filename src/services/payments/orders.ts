@@ -13,17 +13,9 @@ import { ApiError, invalid, notFound } from '../../domain/errors.ts';
 import { isCurrency } from '../../domain/currency.ts';
 import { addDuration, isPositiveDuration } from '../../domain/duration.ts';
 import { customerProblem, missingBilling } from '../../domain/customer.ts';
-import {
-  activeMethods,
-  isPaymentMethod,
-  methodAccepts,
-  resolveMethod,
-  settingsOf,
-  type MethodAliases,
-  type PaymentMethod,
-} from '../../domain/project.ts';
+import { activeMethods, methodAccepts, resolveMethod, settingsOf, type MethodAliases } from '../../domain/project.ts';
+import { isPaymentMethod, type PaymentMethod, CARD, isSandboxMethod, isWallet } from '../../domain/payment-methods.ts';
 import { deriveOrderStatus, isCancellable, isFinalOrder } from '../../domain/status.ts';
-import { isSandboxMethod } from '../../domain/payment-methods.ts';
 import { checkMethodRules, methodStart } from './methods/rules.ts';
 import { loadOrderView, renderOrder } from './order-view.ts';
 import { unchanged } from '../../domain/read-only.ts';
@@ -34,10 +26,9 @@ import { schedule } from '../../store/platform/jobs.ts';
 import { checkOrderUrls } from '../platform/public-urls.ts';
 import { newId, type OrderId } from '../../domain/ids.ts';
 import type { OrderBody, OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
-import { orderExpiresAt } from './expiry.ts';
+import { orderExpiresAt } from '../../domain/order-page.ts';
 
 /** The wallet methods (wallet-a-pay, wallet-b-pay): the one spelling of "is a wallet" here. */
-const isWallet = (method: string) => method === 'wallet-a-pay' || method === 'wallet-b-pay';
 
 /** Rules of an order body that its schema cannot express. Throws the first one broken. */
 export function checkOrderInput(project: ProjectRow, input: OrderInput) {
@@ -57,7 +48,7 @@ export function checkOrderInput(project: ProjectRow, input: OrderInput) {
     checkMethodRules(t, input, 'transactions[0].payment_method');
     if (t.expiration_period !== undefined && !isPositiveDuration(t.expiration_period))
       throw invalid('transactions[0].expiration_period', 'expiration_period must be a positive ISO 8601 duration');
-    if (t.capture_mode && t.payment_method !== 'credit-card' && !isWallet(t.payment_method) && !isSandboxMethod(t.payment_method))
+    if (t.capture_mode && t.payment_method !== CARD && !isWallet(t.payment_method) && !isSandboxMethod(t.payment_method))
       throw invalid('transactions[0].capture_mode', `capture_mode is not supported for ${t.payment_method}`);
     checkTransactionInformation(settings, t, input);
   }
@@ -138,7 +129,7 @@ function newTransactionRow(project: ProjectRow, order: OrderRow, t: TransactionI
     ...orders.NO_MONEY_MOVED,
     reason: null,
     of_transaction_id: null,
-    setup_token: (start?.storeAs ?? t.payment_method) === 'credit-card' || isWallet(t.payment_method) ? randomUUID() : null,
+    setup_token: (start?.storeAs ?? t.payment_method) === CARD || isWallet(t.payment_method) ? randomUUID() : null,
     setup_token_used: null,
     details,
     outcomes: null,

@@ -1,23 +1,12 @@
-import { ApiError } from '../../domain/errors.ts';
 import { linkMessagesOfDays, type LinkMessageRow } from '../../store/payments/acquirer-link.ts';
 import type { Ctx } from '../platform/context.ts';
+import { isDispute, parseSettlementFile, type MoneyLine } from '../../domain/settlement-file.ts';
 
 /**
  * `tender reconcile`: a host's settlement file against what Tender's link says was settled.
  * Both sides are netted per terminal and RRN: a sale, completion or refund counts its amount,
  * a reversal cancels the message whose RRN it names (docs/acquirer-iso8583.md "Reconciliation").
  */
-
-export interface SettlementLine {
-  date: string;
-  terminal: string;
-  rrn: string;
-  stan: string;
-  type: 'sale' | 'completion' | 'refund' | 'reversal';
-  amount: number;
-  currency: string;
-  authorization_code: string;
-}
 
 export interface ReconcileRow {
   terminal: string;
@@ -37,26 +26,6 @@ export interface Reconciliation {
   amount_differences: ReconcileRow[];
   /** settled and reversed on both sides: nothing moved */
   cancelled: number;
-}
-
-const HEADER = 'date,terminal,rrn,stan,type,amount,currency,authorization_code';
-const TYPES = new Set(['sale', 'completion', 'refund', 'reversal']);
-
-function parseSettlement(text: string): SettlementLine[] {
-  const lines = text.split(/\r?\n/).filter((l) => l.trim() !== '');
-  if (lines[0]?.trim() !== HEADER) throw new ApiError('ValidationError', `not a settlement file: the first line must be ${HEADER}`);
-  return lines.slice(1).map((l, i) => {
-    const [date, terminal, rrn, stan, type, amount, currency, authorization_code, ...rest] = l.split(',');
-    const where = `settlement file line ${i + 2}`;
-    if (rest.length || authorization_code === undefined) throw new ApiError('ValidationError', `${where}: expected 8 columns`);
-    if (!/^\d{4}-\d{2}-\d{2}$/.test(date))
-      throw new ApiError('ValidationError', `${where}: date ${JSON.stringify(date)} is not YYYY-MM-DD`);
-    if (!TYPES.has(type)) throw new ApiError('ValidationError', `${where}: unknown type ${JSON.stringify(type)}`);
-    if (!/^\d+$/.test(amount) || !Number.isSafeInteger(Number(amount)))
-      throw new ApiError('ValidationError', `${where}: amount must be minor units`);
-    if (!/^[A-Z]{3}$/.test(currency)) throw new ApiError('ValidationError', `${where}: currency ${JSON.stringify(currency)}`);
-    return { date, terminal, rrn, stan, type: type as SettlementLine['type'], amount: Number(amount), currency, authorization_code };
-  });
 }
 
 interface Side {
@@ -85,7 +54,7 @@ function tenderSide(rows: LinkMessageRow[]): Map<string, Side> {
   return out;
 }
 
-function hostSide(lines: SettlementLine[]): Map<string, Side> {
+function hostSide(lines: MoneyLine[]): Map<string, Side> {
   const out = new Map<string, Side>();
   for (const l of lines) {
     const k = keyOf(l.terminal, l.rrn);
@@ -98,7 +67,8 @@ function hostSide(lines: SettlementLine[]): Map<string, Side> {
 }
 
 export async function reconcile(ctx: Pick<Ctx, 'db'>, text: string, opts: { acquirer?: string } = {}): Promise<Reconciliation> {
-  const lines = parseSettlement(text);
+  // dispute stages name a settled message again: `tender disputes import` applies them, they move no message's money
+  const lines = parseSettlementFile(text).filter((l): l is MoneyLine => !isDispute(l));
   const days = [...new Set(lines.map((l) => l.date))].sort();
   const rows = (await linkMessagesOfDays(ctx.db, days)).filter((r) => !opts.acquirer || r.acquirer === opts.acquirer);
   const tender = tenderSide(rows);

@@ -1,14 +1,11 @@
 import type { Ctx } from '../platform/context.ts';
 import { nowFor } from '../platform/context.ts';
 import { findProject } from '../../store/platform/projects.ts';
-import * as orders from '../../store/payments/orders.ts';
-import { attemptsOf, changeAttempt, findAttempt, inFlight, sweepDueAttempts, type AttemptRow } from '../../store/payments/attempts.ts';
-import { WriteSet } from '../../store/db/writes.ts';
-import { connectorFor, operationRef } from './connectors.ts';
-import { callAcquirer, newAttempt, planRecord, RECOVERY_JOB } from './attempts.ts';
-import { applyAuthorization } from './authorization.ts';
+import { changeAttempt, findAttempt, inFlight, sweepDueAttempts } from '../../store/payments/attempts.ts';
+import { connectorFor } from './connectors.ts';
+import { callAcquirer, RECOVERY_JOB } from './attempts.ts';
+import { applyAuthorization, reverseAuthorization } from './authorization.ts';
 import { applyFollowUp } from './follow-ups.ts';
-import type { ProjectRow } from '../../domain/entities.ts';
 
 /**
  * The sweep of job `acquirer_recovery`: every attempt still in flight at its recover_at (set at
@@ -40,7 +37,10 @@ export async function recoverAttempt(ctx: Ctx, attemptId: string) {
       settled: now,
       modified: now,
     });
-  if (a.kind === 'authorization' && !(a.status === 'processing' && a.reference)) return reverseAuthorization(ctx, project, a);
+  if (a.kind === 'authorization' && !(a.status === 'processing' && a.reference)) {
+    await reverseAuthorization(ctx, project, a);
+    return;
+  }
   const connector = connectorFor(ctx, project);
   const asked = await callAcquirer(ctx, a, () =>
     connector.inquire({
@@ -53,61 +53,7 @@ export async function recoverAttempt(ctx: Ctx, attemptId: string) {
     }),
   );
   if ('error' in asked) throw new Error(`attempt ${a.id}: the acquirer did not answer the inquiry: ${asked.error}`);
-  if (a.kind === 'authorization') await applyAuthorization(ctx, a.id, asked);
+  if (a.kind === 'authorization' && asked.outcome.reverse) await reverseAuthorization(ctx, project, a, asked.outcome);
+  else if (a.kind === 'authorization') await applyAuthorization(ctx, a.id, asked);
   else await applyFollowUp(ctx, a.id, asked);
-}
-
-/**
- * An authorization without an answer: the customer has gone, and Tender cannot know whether the
- * issuer holds the money, so it undoes it. The reversal is an attempt of its own (recorded before
- * the call; a retry reuses it, so the acquirer sees one reversal); once accepted the authorization
- * attempt is `reversed` and the payment declined with processing_error.
- */
-async function reverseAuthorization(ctx: Ctx, project: ProjectRow, auth: AttemptRow) {
-  const txn = await orders.transactionById(ctx.db, auth.transaction_id);
-  if (!txn) return;
-  const now = nowFor(project);
-  let rev = (await attemptsOf(ctx.db, project.id, txn.id)).find((x) => x.kind === 'reversal' && inFlight(x));
-  if (!rev) {
-    rev = newAttempt(ctx, project, txn, 'reversal', auth.amount, now, { request: { original: auth.id } });
-    const w = new WriteSet();
-    planRecord(w, rev);
-    await w.run(ctx.db);
-  }
-  const reversal = rev;
-  const asked = await callAcquirer(ctx, reversal, () =>
-    connectorFor(ctx, project).reverse({
-      ...operationRef(txn, now, reversal.id, auth.amount),
-      original_operation_id: auth.id,
-      ...(auth.reference ? { reference: auth.reference } : {}),
-    }),
-  );
-  if ('error' in asked) {
-    await changeAttempt(ctx.db, reversal.id, { status: 'unknown', error: asked.error.slice(0, 500), modified: now });
-    throw new Error(`attempt ${auth.id}: the reversal got no answer: ${asked.error}`);
-  }
-  if (asked.outcome.status !== 'accepted') {
-    await changeAttempt(ctx.db, reversal.id, { status: 'failed', response_code: asked.outcome.response_code, settled: now, modified: now });
-    throw new Error(`attempt ${auth.id}: the acquirer refused the reversal: ${asked.outcome.response_code_description}`);
-  }
-  await changeAttempt(ctx.db, reversal.id, {
-    status: 'succeeded',
-    response_code: asked.outcome.response_code,
-    response_description: asked.outcome.response_code_description,
-    settled: now,
-    modified: now,
-  });
-  await applyAuthorization(
-    ctx,
-    auth.id,
-    {
-      outcome: {
-        status: 'declined',
-        reason: 'processing_error',
-        response_code: asked.outcome.response_code,
-        response_code_description: 'no answer from the acquirer: the authorization was reversed',
-      },
-    },
-    { reversed: true },
-  );
 }

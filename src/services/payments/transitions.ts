@@ -7,11 +7,13 @@ import { newId, type OrderId, type ProjectId } from '../../domain/ids.ts';
 import type { Ctx } from '../platform/context.ts';
 import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import { WriteSet } from '../../store/db/writes.ts';
+import { pageTakesPayment } from '../../domain/order-page.ts';
+import { settingsOf } from '../../domain/project.ts';
 
 export interface StatusChange {
   reason?: string | null;
   source?: string;
-  /** the columns that change with the status (store/orders.ts StatusColumns) */
+  /** the columns that change with the status (store/payments/orders.ts StatusColumns) */
   patch?: orders.StatusColumns;
 }
 
@@ -58,7 +60,7 @@ export async function refreshOrderStatus(
   now: Date,
 ): Promise<OrderStatus> {
   const view = await orderContext(q, projectId, orderId);
-  const next = deriveOrderStatus(view.order.status, view.statuses);
+  const next = deriveOrderStatus(view.order.status, view.statuses, reopens(view, now));
   if (next === view.order.status) return next;
   const w = new WriteSet();
   planOrderStatus(ctx, w, view.order, next, now, view.project);
@@ -74,6 +76,10 @@ export async function setOrderStatus(ctx: HooksCtx, q: Queryable, order: OrderRo
   await w.run(q);
 }
 
+/** A failed attempt leaves the order open while its page can take another (docs/hosted-pages.md "Retry"). */
+const reopens = (view: Pick<OrderContext, 'order' | 'project'>, now: Date) =>
+  pageTakesPayment(view.order, settingsOf(view.project.settings), now);
+
 /** What a planned move needs to know of the transaction's order, read with the transaction. */
 export interface OrderContext {
   order: OrderRow;
@@ -83,7 +89,7 @@ export interface OrderContext {
 }
 
 /**
- * A transaction's move, gathered in `w` (store/writes.ts): the transaction's row, its event, the
+ * A transaction's move, gathered in `w` (store/db/writes.ts): the transaction's row, its event, the
  * order's derived status with its outbox row, and what the order status hooks write. `view` was
  * read with the order locked; the rows in memory change as the statement will change them.
  * Answers false for a move the state machine refuses (nothing is gathered).
@@ -105,12 +111,13 @@ export function planMove(
   const mine = statuses.indexOf(txn.status);
   if (mine < 0) throw new Error(`transaction ${txn.id} is ${txn.status} in memory but not among its order's statuses as read`);
   statuses[mine] = to;
-  const next = deriveOrderStatus(order.status, statuses);
+  const next = deriveOrderStatus(order.status, statuses, reopens(view, now));
   const patch: Pick<TransactionRow, 'status' | 'modified'> & orders.StatusColumns = { ...change.patch, status: to, modified: now };
   if (change.reason !== undefined) patch.reason = change.reason;
   changeTransaction(w, txn.id, patch);
   addEvents(w, [newEventRow(txn, to, now, change.source ?? 'set_status')]);
-  if (next !== from) Object.assign(order, planOrderStatus(ctx, w, order, next, now, view.project));
+  if (next !== from) Object.assign(order, planOrderStatus(ctx, w, order, next, now, view.project, false, { ...txn, ...patch }));
+  if ((to === 'error' || to === 'declined') && next !== 'error') for (const hook of ctx.hooks.attemptFailed) hook(w, { ...txn, ...patch });
   Object.assign(txn, patch);
   view.statuses = statuses;
   return true;
@@ -119,7 +126,8 @@ export function planMove(
 /**
  * An order's status change gathered in `w`: the order's row (unless `inserted`: the caller
  * inserts it with the new status), its outbox row and what the hooks write, in the order main.ts
- * lists them. Answers the changed columns.
+ * lists them; `txn`, the transaction whose move made the change, is handed to the hooks. Answers
+ * the changed columns.
  */
 export function planOrderStatus(
   ctx: HooksCtx,
@@ -129,6 +137,7 @@ export function planOrderStatus(
   now: Date,
   project: ProjectRow,
   inserted = false,
+  txn?: TransactionRow,
 ) {
   const completed = isFinalOrder(next) ? now : null;
   const changed = { status: next, modified: now, completed };
@@ -136,6 +145,6 @@ export function planOrderStatus(
   // before the hooks' parts: a delivery names this row (a CTE sees only those before it)
   addOutbox(w, order, next, now);
   const after = { ...order, ...changed };
-  for (const hook of ctx.hooks.orderStatus) hook(w, after, order.status, next, now, project);
+  for (const hook of ctx.hooks.orderStatus) hook(w, after, order.status, next, now, project, txn);
   return changed;
 }

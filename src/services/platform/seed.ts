@@ -9,7 +9,7 @@ export type { SeedOptions, SeedResult };
 /** The most orders one `tender seed` makes. */
 export const MAX_SEED_ORDERS = 10_000_000;
 
-/** `tender seed`: realistic orders of every kind in a project, written straight in SQL (store/seed.ts). */
+/** `tender seed`: realistic orders of every kind in a project, written straight in SQL (store/platform/seed.ts). */
 export async function seedOrders(ctx: Ctx, opts: SeedOptions): Promise<SeedResult> {
   const total = opts.orders;
   if (!Number.isSafeInteger(total) || total < 1 || total > MAX_SEED_ORDERS)

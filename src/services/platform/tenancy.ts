@@ -35,7 +35,11 @@ export async function createProject(
     } else {
       await projects.insertMerchant(q, merchantId, input.name);
     }
-    const settings = defaultSettings({ defaultExpiration: ctx.config.defaultExpiration, captureWindow: ctx.config.captureWindow });
+    const settings = defaultSettings({
+      defaultExpiration: ctx.config.defaultExpiration,
+      captureWindow: ctx.config.captureWindow,
+      mode: input.mode,
+    });
     await projects.insertProject(q, { id: projectId, merchant_id: merchantId, name: input.name, mode: input.mode, settings });
     await projects.insertApiKey(q, { id: randomUUID(), project_id: projectId, key_hash: k.hash, hint: k.hint });
   });

@@ -16,6 +16,14 @@ import { chargeback, settleOrder } from '../payments/chargebacks.ts';
 import { getLink, linkState, linkUrl } from '../links/payment-links.ts';
 import type { PortalUser } from './users.ts';
 import { isUuid, type OrderId, type ProjectId } from '../../domain/ids.ts';
+import { withOperationKey } from '../payments/operation-key.ts';
+import type { Queryable } from '../../store/db/db.ts';
+
+/**
+ * The operation key of a portal confirmation: its user and token. A space never appears in an
+ * Idempotency-Key (visible ASCII only), so no API request of the project can name the same attempts.
+ */
+const portalOperationKey = (actor: Actor, token: string) => `portal ${actor.user.id} ${token}`;
 
 /**
  * The merchant portal's use cases, on the services the API uses. Everything here is scoped to
@@ -90,6 +98,9 @@ export interface ActionInput {
   description?: string;
 }
 
+/** The actions that call the acquirer: never inside a transaction (docs/money.md "Acquirer attempts"). */
+const MONEY_ACTIONS: OrderAction[] = ['capture', 'void', 'refund'];
+
 /**
  * Runs an action on an order through the API's services (same rules, same errors), once per
  * `token`: the confirmation form's token, so a resent form answers the first result.
@@ -108,10 +119,27 @@ export async function orderAction(
     throw new ApiError('Forbidden', 'test tools are available to test projects only');
   if (!/^[A-Za-z0-9_-]{16,64}$/.test(token))
     throw new ApiError('ValidationError', 'the confirmation is missing or not valid; start again from the order', 'token');
+  const audited = (q: Queryable) =>
+    store.insertAudit(q, {
+      id: randomUUID(),
+      merchant_id: actor.user.merchant_id,
+      user_id: actor.user.id,
+      email: actor.user.email,
+      project_id: project.id,
+      action,
+      detail: {
+        order_id: orderId,
+        ...(input.amount !== undefined ? { amount: input.amount } : {}),
+        ...(input.transactionId ? { transaction_id: input.transactionId } : {}),
+      },
+      address: actor.address,
+    });
+  if (MONEY_ACTIONS.includes(action)) return moneyAction();
   // The claim, the work and its result commit together (as an Idempotency-Key request does):
   // a process that dies mid-action leaves neither the work nor the token behind, so the
   // confirmation can be sent again and acts once. A second send of the same token waits for
-  // the first to commit, then answers its result.
+  // the first to commit, then answers its result. None of these actions calls the acquirer
+  // (callAcquirer refuses to run inside this transaction).
   const open = await ctx.db.begin();
   try {
     const claim = await store.claimAction(open.q, token, actor.user.id);
@@ -123,11 +151,7 @@ export async function orderAction(
     const result = await ctx.db.within(open, async () => {
       const shown = await run();
       await store.finishAction(ctx.db, token, shown);
-      await audit(ctx, actor, action, project.id, {
-        order_id: orderId,
-        ...(input.amount !== undefined ? { amount: input.amount } : {}),
-        ...(input.transactionId ? { transaction_id: input.transactionId } : {}),
-      });
+      await audited(ctx.db);
       return shown;
     });
     await open.commit();
@@ -135,6 +159,25 @@ export async function orderAction(
   } catch (err) {
     await open.rollback(); // an action refused with an error may be tried again with the same token
     throw err;
+  }
+
+  /**
+   * A capture, void or refund takes the API's path (record and commit, call with nothing open,
+   * apply) with no transaction around it. The token is claimed in a statement of its own; the
+   * attempt the action records takes its id from the token (withOperationKey, as an
+   * Idempotency-Key does), so the same form sent again (a double click, or after the process was
+   * killed mid-call) finds that attempt and answers its result: the acquirer is asked once. A
+   * refusal before any attempt leaves nothing: the corrected form, same token, acts.
+   */
+  async function moneyAction(): Promise<string> {
+    const claim = await store.claimAction(ctx.db, token, actor.user.id);
+    if (claim !== true && claim.result !== null) return claim.result;
+    const shown = await withOperationKey(project.id, portalOperationKey(actor, token), run);
+    await ctx.db.tx(async (q) => {
+      await store.finishAction(q, token, shown);
+      await audited(q);
+    });
+    return shown;
   }
 
   async function run(): Promise<string> {

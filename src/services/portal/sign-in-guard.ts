@@ -7,11 +7,14 @@ import { ApiError } from '../../domain/errors.ts';
 /**
  * Sign-in throttling (docs/security.md "Portal sign-in"). Every attempt, password or second-factor
  * code, is counted per scope before it is checked, by one atomic statement: twenty parallel
- * guesses are twenty counts, and those past the limit are refused unchecked. A scope that
- * reaches its limit is locked, each lock twice as long as the one before (up to a ceiling), so a
- * flood of guesses costs the attacker more and more while the owner waits at most the ceiling;
- * an owner with a second factor is not kept out by a locked account at all (see signIn).
- * Failures and locks go to the audit log of the account's merchant.
+ * guesses are twenty counts, and those past the limit are refused unchecked (429, a second to
+ * wait). An attempt gives its count back when it was right, or refused unchecked, so the count
+ * is of wrong ones and of those still being checked; only a wrong one that reaches the limit
+ * locks (eight parallel sign-ins with the right password locked the account). Each lock of a
+ * scope is twice as long as the one before (up to a ceiling), so a flood of guesses costs the
+ * attacker more and more while the owner waits at most the ceiling; an owner with a second
+ * factor is not kept out by a locked account at all (see signIn). Failures and locks go to the
+ * audit log of the account's merchant.
  */
 
 /** 429 with the seconds to wait (Retry-After). */
@@ -36,8 +39,10 @@ export interface Counted {
   max: number;
   /** this attempt's number in the window */
   n: number;
-  /** seconds the scope is locked for; 0: this attempt may be checked */
+  /** seconds the scope is locked for, or to wait when refused unchecked; 0: this attempt may be checked */
   wait: number;
+  /** past the limit while earlier attempts are being checked: refused unchecked, its count given back */
+  unchecked?: true;
 }
 
 const secondsUntil = (at: Date | null | undefined, now: Date) => (at ? Math.max(0, Math.ceil((at.getTime() - now.getTime()) / 1000)) : 0);
@@ -49,12 +54,19 @@ export class SignInGuard {
     private readonly who: Who,
   ) {}
 
-  /** Counts one attempt; an attempt past the limit (only parallel ones get there) locks the scope. */
+  /**
+   * Counts one attempt. One past the limit (only parallel ones get there: a wrong one at the
+   * limit locks) is refused unchecked and gives its count back, so it locks nothing: the ones
+   * being checked decide, a wrong one at the limit locking, right ones giving their counts back.
+   */
   async attempt(scope: string, max: number): Promise<Counted> {
     const row = await store.countAttempt(this.ctx.db, scope, this.now, new Date(this.now.getTime() - WINDOW_MS));
     const wait = secondsUntil(row.locked_until, this.now);
     if (wait > 0) return { scope, max, n: row.failures, wait };
-    if (row.failures > max) return { scope, max, n: row.failures, wait: await this.lock(scope) };
+    if (row.failures > max) {
+      await store.uncount(this.ctx.db, scope);
+      return { scope, max, n: row.failures, wait: 1, unchecked: true };
+    }
     return { scope, max, n: row.failures, wait: 0 };
   }
 
@@ -97,7 +109,7 @@ export class SignInGuard {
     return Math.max(1, secondsUntil(await store.lockOf(this.ctx.db, scope), this.now));
   }
 
-  /** The checked attempt succeeded: it does not count against the address. */
+  /** The checked attempt succeeded (or a later scope refused it unchecked): its count is given back. */
   succeeded = (c: Counted) => store.uncount(this.ctx.db, c.scope);
   /** The owner proved who they are: the scope starts afresh. */
   cleared = (c: Counted) => store.clear(this.ctx.db, c.scope);

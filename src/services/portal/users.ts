@@ -107,7 +107,8 @@ export async function signIn(ctx: Ctx, input: { email: string; password: string;
   const address = await guard.attempt(`address:${input.address}`, p.addressMaxFailures);
   refuseIfLocked(address.wait);
   const account = await guard.attempt(`account:${email}`, p.maxFailures);
-  const viaSecondFactor = account.wait > 0 && Boolean(user?.totp_secret_ct);
+  if (account.unchecked) await guard.succeeded(address); // not checked: no count against the address either
+  const viaSecondFactor = account.wait > 0 && !account.unchecked && Boolean(user?.totp_secret_ct);
   if (!viaSecondFactor) refuseIfLocked(account.wait);
 
   const password = String(input.password ?? '').slice(0, MAX_PASSWORD);
@@ -173,6 +174,7 @@ async function useCode(ctx: Ctx, userId: string, code: string, which: 'pending' 
   const byAddress = await guard.attempt(`address:${address}`, p.addressMaxFailures);
   refuseIfLocked(byAddress.wait);
   const byUser = await guard.attempt(`code:${userId}`, p.maxFailures);
+  if (byUser.unchecked) await guard.succeeded(byAddress);
   refuseIfLocked(byUser.wait);
   const ok = await checkCode(ctx, userId, code, which);
   if (!ok) {

@@ -1,6 +1,7 @@
 import type { Ctx, OrderStatusHook } from '../platform/context.ts';
-import type { OrderRow } from '../../domain/entities.ts';
-import { readinessProblems } from '../platform/health.ts';
+import type { OrderRow, ProjectRow } from '../../domain/entities.ts';
+import { paymentMethodLabel } from '../../domain/payment-methods.ts';
+import { degradations, readinessProblems } from '../platform/health.ts';
 import { jobGauges } from '../../store/platform/job-gauges.ts';
 import { webhookBacklog } from '../../store/webhooks/backlog.ts';
 import { gauges, payments } from '../../telemetry/metrics.ts';
@@ -10,27 +11,30 @@ import { gauges, payments } from '../../telemetry/metrics.ts';
  * hook, main.ts): tender_orders_total by kind and status reached, and the money of completed
  * orders (tender_order_amount_minor_total) by kind and currency. Captures, voids, refunds and
  * chargebacks are orders of their own kind, so this one hook counts them all. It writes nothing,
- * so it adds nothing to the change's one statement (store/writes.ts) and counts once that
+ * so it adds nothing to the change's one statement (store/db/writes.ts) and counts once that
  * statement has written.
  * Counted when the change is made, inside its transaction: a change rolled back afterwards
  * (rare: the statement failed) has been counted all the same.
  */
 // counted once the change's one statement has written: a gate that held the statement back counts nothing
-export const countOrderStatus: OrderStatusHook = (w, order, _from, to) => w.afterWrite(() => count(order, to));
+// labelled by the project's mode and the payment method of the transaction that moved it
+export const countOrderStatus: OrderStatusHook = (w, order, _from, to, _now, project, txn) =>
+  w.afterWrite(() => count(order, to, project.mode, paymentMethodLabel(txn?.payment_method)));
 
 const CURRENCY = /^[A-Z]{3}$/;
-function count(order: OrderRow, to: string) {
-  payments.orders.inc({ kind: order.kind, status: to });
+function count(order: OrderRow, to: string, mode: ProjectRow['mode'], method: string) {
+  payments.orders.inc({ mode, method, kind: order.kind, status: to });
   if (to === 'completed' && CURRENCY.test(order.currency))
-    payments.amount.inc({ kind: order.kind, currency: order.currency }, Number(order.amount));
+    payments.amount.inc({ mode, method, kind: order.kind, currency: order.currency }, Number(order.amount));
 }
 
 const JOB_GAUGES = [gauges.jobsDue, gauges.jobsRunning, gauges.jobsLag];
 
 /** Reads the gauges that live in the database, just before a scrape (three short statements). */
 export async function collectGauges(ctx: Ctx, jobKinds: string[]): Promise<void> {
-  const problems = await readinessProblems(ctx);
+  const [problems, degraded] = await Promise.all([readinessProblems(ctx), degradations(ctx)]);
   gauges.ready.set(problems.length ? 0 : 1);
+  gauges.linksDown.set(degraded.length);
   const pool = ctx.db.pool?.();
   if (pool) {
     gauges.poolInUse.set(pool.inUse);

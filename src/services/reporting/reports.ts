@@ -10,6 +10,7 @@ import type { SearchAfter } from '../../domain/sort.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
 import { takeReportShare } from '../platform/fair-share.ts';
 import { guardedReport } from './report-guard.ts';
+import { spooled } from './spool.ts';
 
 /**
  * The CSV transaction report (POST /v1/search/orders/?format=csv): one row per transaction,
@@ -41,7 +42,7 @@ const CUSTOMER = [
 
 /**
  * Every column, in order: the spec's list first, then ours. The header line holds the names;
- * the database formats every cell under the same name (store/search.ts reportSelect).
+ * the database formats every cell under the same name (store/reporting/search.ts reportSelect).
  */
 export const COLUMN_NAMES: readonly string[] = [
   'id',
@@ -177,8 +178,10 @@ export interface Report {
  * there the rows are read in keyset batches and written by csv-stringify. Both paths produce
  * the same bytes (test/e2e/search-reports.test.ts compares them, forcing the batch writer on
  * PostgreSQL with `copy: false`). On PostgreSQL the COPY goes in parts of `partOrders` orders
- * (PART_ORDERS), copied side by side on the report connections in one snapshot. Reports read
- * ctx.replica (DATABASE_REPLICA_URL, else the primary).
+ * (PART_ORDERS), copied side by side on the report connections in one snapshot, into a spool
+ * file (spool.ts) the client reads behind it: a client that stalls holds no report connection.
+ * The batch path holds none between its batches, so it needs no spool. Reports read ctx.replica
+ * (DATABASE_REPLICA_URL, else the primary).
  */
 export function orderReport(
   ctx: Ctx,
@@ -195,7 +198,10 @@ export function orderReport(
   let stream: Readable;
   try {
     stream =
-      opts.copy !== false && source.copyCsv ? copiedReport(ctx, source, plan, opts.partOrders ?? PART_ORDERS) : streamedReport(ctx, plan);
+      opts.copy !== false && source.copyCsv
+        ? // spooled: the COPY runs at the database's pace and frees its connections, whatever the client reads
+          spooled(copiedReport(ctx, source, plan, opts.partOrders ?? PART_ORDERS))
+        : streamedReport(ctx, plan);
   } catch (err) {
     release();
     throw err;

@@ -1,8 +1,9 @@
 import { ApiError } from '../../domain/errors.ts';
 import { normaliseSpace, STATES } from '../../domain/customer.ts';
 import type { Checkout } from '../payments/checkout.ts';
-import { BILLING_INPUT, billingNeeded, checkBilling, type Billing, type BillingField, type WalletMethod } from './pay.ts';
+import { BILLING_INPUT, billingNeeded, checkBilling, type Billing, type BillingField } from './pay.ts';
 import type { TransactionId } from '../../domain/ids.ts';
+import { WALLET_A, WALLET_B, type WalletMethod } from '../../domain/payment-methods.ts';
 
 /**
  * The billing address a device wallet hands over with its payment, for a live order that lacks
@@ -18,11 +19,11 @@ import type { TransactionId } from '../../domain/ids.ts';
  */
 
 /** The member of the device pay route's body that carries the wallet's billing address. */
-const CONTACT_MEMBER: Record<WalletMethod, string> = { 'wallet-a-pay': 'billingContact', 'wallet-b-pay': 'billingAddress' };
+const CONTACT_MEMBER: Record<WalletMethod, string> = { [WALLET_A]: 'billingContact', [WALLET_B]: 'billingAddress' };
 
 /** Each billing field by the wallet's own name for it, as a refusal names it. */
 export const WALLET_FIELD: Record<WalletMethod, Record<BillingField, string>> = {
-  'wallet-a-pay': {
+  [WALLET_A]: {
     first_name: 'givenName',
     last_name: 'familyName',
     address: 'addressLines',
@@ -31,7 +32,7 @@ export const WALLET_FIELD: Record<WalletMethod, Record<BillingField, string>> = 
     country: 'countryCode',
     state: 'administrativeArea',
   },
-  'wallet-b-pay': {
+  [WALLET_B]: {
     first_name: 'name',
     last_name: 'name',
     address: 'address1',
@@ -86,7 +87,7 @@ export function billingOf(
   contact: Record<string, unknown>,
 ): { values: Record<BillingField, string>; wrong: BillingField[] } {
   const raw: Record<BillingField, string | typeof WRONG> =
-    method === 'wallet-a-pay'
+    method === WALLET_A
       ? {
           first_name: text(contact.givenName),
           last_name: text(contact.familyName),

@@ -20,6 +20,7 @@ import {
 } from '../../wallets/wallet-a-session.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
 import type { ProjectId, TransactionId } from '../../domain/ids.ts';
+import { WALLET_B } from '../../domain/payment-methods.ts';
 
 /**
  * A project's wallet keys and what is built on them: the wallet-b-pay recipient and root keys,
@@ -286,7 +287,7 @@ export async function tokenize(ctx: Ctx, input: TokenizeInput, opts: { test: boo
     throw invalid('setupToken', `setupToken does not belong to transaction ${input.transactionId}`);
   const project = await findProject(ctx.db, txn.project_id);
   if (!project) throw invalid('setupToken', `setupToken does not belong to transaction ${input.transactionId}`);
-  if (txn.payment_method !== 'wallet-b-pay')
+  if (txn.payment_method !== WALLET_B)
     throw invalid('transactionId', `transaction ${txn.id} is a ${txn.payment_method} transaction, not wallet-b-pay`);
   if (opts.test && project.mode !== 'test')
     throw new ApiError('Forbidden', 'the test token service takes tokens of test projects only; use /tokens/');

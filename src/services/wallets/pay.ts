@@ -10,13 +10,14 @@ import { outcomeOf, transactionOf, type Checkout } from '../payments/checkout.ts
 import { startTransaction } from '../payments/orders.ts';
 import { sealToken } from '../../wallets/wallet-b-token.ts';
 import type { ThreeDsResult } from '../../acquirer/connector.ts';
-import { connectorFor, operationRef } from '../payments/connectors.ts';
+import { authenticatorFor, connectorFor, operationRef } from '../payments/connectors.ts';
 import { eciFor } from '../../domain/card.ts';
 import { ApiError, invalid, notFound } from '../../domain/errors.ts';
 import type { ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import { ADDRESS_PATTERN, customerProblem, missingBilling, NAME_PATTERN, POSTAL_CODE_PATTERN, isCountry } from '../../domain/customer.ts';
 import { settingsOf } from '../../domain/project.ts';
 import type { OrderId, TransactionId } from '../../domain/ids.ts';
+import { WALLET_B, type WalletMethod } from '../../domain/payment-methods.ts';
 
 /**
  * The pay step of a wallet transaction once its card is vaulted: for wallet-b-pay (POST
@@ -54,11 +55,11 @@ export interface WalletPayResult {
 
 const AUTHENTICATION_REQUIRED = 'authentication_required';
 
-export type WalletMethod = 'wallet-a-pay' | 'wallet-b-pay';
-
 /** Starts the transaction: decides its 3-D Secure (the device's, or the issuer's) and moves it to pending. */
 async function begin(ctx: Ctx, project: ProjectRow, txn: TransactionRow, input: WalletPayInput): Promise<ThreeDsResult> {
-  const connector = connectorFor(ctx, project);
+  // a live project with no acquirer is refused before anything is recorded
+  connectorFor(ctx, project);
+  const authenticator = authenticatorFor(ctx, project);
   const dk = await dataKeyFor(ctx, project.id);
   const cryptogram = input.cryptogram ?? '';
   if (cryptogram) await checkCryptogram(ctx, project.id, input.vaultToken, cryptogram);
@@ -70,7 +71,7 @@ async function begin(ctx: Ctx, project: ProjectRow, txn: TransactionRow, input: 
     device: (card) =>
       cryptogram ? { trans_status: 'Y', eci: input.eciIndicator || eciFor(card.brand, 'Y'), liability_shift: true } : undefined,
     ask: (card, started, now, operationId) =>
-      connector.authenticate3ds({ ...operationRef(started, now, operationId), card: openCard(dk, card) }),
+      authenticator.authenticate3ds({ ...operationRef(started, now, operationId), card: openCard(dk, card) }),
   });
 }
 
@@ -107,7 +108,7 @@ export async function payWithWalletB(
   transactionId: TransactionId,
   input: WalletPayInput,
 ): Promise<WalletPayResult> {
-  const { txn, project } = await walletTransactionOf(ctx, orderId, transactionId, 'wallet-b-pay');
+  const { txn, project } = await walletTransactionOf(ctx, orderId, transactionId, WALLET_B);
   return payVaulted(ctx, project, txn, input);
 }
 
@@ -229,7 +230,7 @@ export async function payOnPage(
   browser: BrowserInfo = {},
   billing?: Billing,
 ) {
-  const txn = await walletTransaction(ctx, c, transactionId, 'wallet-b-pay', billing);
+  const txn = await walletTransaction(ctx, c, transactionId, WALLET_B, billing);
   const test = c.project.mode === 'test';
   const token = await tokenize(ctx, { walletBPayMessage, setupToken: txn.setup_token!, transactionId: txn.id }, { test });
   return { transaction_id: txn.id, ...(await payWithWalletB(ctx, txn.order_id, txn.id, { ...token, ...browser })) };

@@ -15,6 +15,7 @@ import { eciFor } from '../../domain/card.ts';
 import { ApiError, invalid } from '../../domain/errors.ts';
 import type { ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import type { OrderId, TransactionId } from '../../domain/ids.ts';
+import { WALLET_A } from '../../domain/payment-methods.ts';
 
 /**
  * wallet-a-pay payments: the project's payment processing key (tokens are encrypted to it),
@@ -197,7 +198,7 @@ export async function payWithWalletA(
   transactionId: TransactionId,
   input: WalletAPayInput,
 ): Promise<WalletPayResult> {
-  const { txn, project } = await walletTransactionOf(ctx, orderId, transactionId, 'wallet-a-pay');
+  const { txn, project } = await walletTransactionOf(ctx, orderId, transactionId, WALLET_A);
   return payToken(ctx, project, txn, input);
 }
 
@@ -241,7 +242,7 @@ export async function payOnPageWithWalletA(
   browser: BrowserInfo = {},
   billing?: Billing,
 ) {
-  const txn = await walletTransaction(ctx, c, transactionId, 'wallet-a-pay', billing);
+  const txn = await walletTransaction(ctx, c, transactionId, WALLET_A, billing);
   return { transaction_id: txn.id, ...(await payToken(ctx, c.project, txn, { ...browser, paymentToken, setupToken: txn.setup_token! })) };
 }
 

@@ -14,7 +14,7 @@ import { addressClass, isIpLiteral, isLocalName } from '../../domain/ssrf.ts';
 import { signingSecrets } from './endpoints.ts';
 import { webhooks as webhookMetrics } from '../../telemetry/metrics.ts';
 import { traced } from '../../telemetry/tracing.ts';
-import { breakersFor, slotsFor } from './fairness.ts';
+import { breakerScope, breakersFor, slotsFor } from './fairness.ts';
 import type { JobRow, ProjectRow } from '../../domain/entities.ts';
 
 /** The start of a receiver's answer kept in the log: printable text, at most this many bytes. */
@@ -42,31 +42,56 @@ export interface SendResult {
   excerpt?: string;
 }
 
-/** Resolves like dns.lookup, but fails when any address is not public: the connection uses what was checked (no DNS rebinding). */
-export const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
-    if (err) return callback(err, ''); // net reads no address with an error
-    // the message is the merchant's to read (delivery log): it names no address or class
-    if (addresses.some((a) => addressClass(a.address))) {
-      const refused = Object.assign(new Error(`${hostname} does not resolve to public addresses only: refused for a live project`), {
-        code: 'ESSRF',
-      });
-      return callback(refused, '');
-    }
-    if (options?.all) return callback(null, addresses);
-    callback(null, addresses[0].address, addresses[0].family);
-  });
+/**
+ * Whose rule refuses private and loopback addresses for a delivery: a live project's (always), a
+ * test project's on a service whose WEBHOOK_PRIVATE_ADDRESSES refuses them, or none (a test
+ * project in the one-machine sandbox, which may call the developer's own receiver).
+ */
+export type AddressRule = 'live' | 'test' | undefined;
+const REFUSED: Record<'live' | 'test', string> = {
+  live: 'refused for a live project',
+  test: 'refused for a test project on this service (WEBHOOK_PRIVATE_ADDRESSES=refuse)',
 };
+
+/**
+ * The rule for a project's deliveries. Test projects reach private addresses where
+ * WEBHOOK_PRIVATE_ADDRESSES allows it; unset, on the embedded store (one machine, the sandbox)
+ * and not on PostgreSQL (a shared service, where a test event to 127.0.0.1 was SSRF with the
+ * internal answer in the delivery log).
+ */
+export function addressRuleOf(ctx: Pick<Ctx, 'config' | 'db'>, project: Pick<ProjectRow, 'mode'>): AddressRule {
+  if (project.mode === 'live') return 'live';
+  const setting = ctx.config.webhook.privateAddresses ?? (ctx.db.kind === 'pglite' ? 'allow' : 'refuse');
+  return setting === 'refuse' ? 'test' : undefined;
+}
+
+/** Resolves like dns.lookup, but fails when any address is not public: the connection uses what was checked (no DNS rebinding). */
+const publicOnly =
+  (why: string): LookupFunction =>
+  (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
+      if (err) return callback(err, ''); // net reads no address with an error
+      // the message is the merchant's to read (delivery log): it names no address or class
+      if (addresses.some((a) => addressClass(a.address))) {
+        const refused = Object.assign(new Error(`${hostname} does not resolve to public addresses only: ${why}`), { code: 'ESSRF' });
+        return callback(refused, '');
+      }
+      if (options?.all) return callback(null, addresses);
+      callback(null, addresses[0].address, addresses[0].family);
+    });
+  };
+export const publicOnlyLookup = publicOnly(REFUSED.live);
+const lookups = { live: publicOnlyLookup, test: publicOnly(REFUSED.test) };
 
 const agents = new Map<string, Agent>();
 
-/** One connection pool per kind of project and timeout; live projects' pool connects to public addresses only. */
-function agentFor(live: boolean, timeoutMs: number): Agent {
-  const key = `${live}:${timeoutMs}`;
+/** One connection pool per address rule and timeout; a refusing rule's pool connects to public addresses only. */
+function agentFor(rule: AddressRule, timeoutMs: number): Agent {
+  const key = `${rule}:${timeoutMs}`;
   let agent = agents.get(key);
   if (!agent) {
     agent = new Agent({
-      connect: { timeout: timeoutMs, ...(live ? { lookup: publicOnlyLookup } : {}) },
+      connect: { timeout: timeoutMs, ...(rule ? { lookup: lookups[rule] } : {}) },
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
       keepAliveTimeout: 4_000,
@@ -105,14 +130,20 @@ function describe(err: unknown, timedOut: boolean, timeoutMs: number): string {
  * few KB of the body are read (within the same deadline) and the rest is cut off, so a slow or
  * endless receiver cannot hold a worker.
  */
-export async function send(config: Config, live: boolean, url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
+export async function send(
+  config: Config,
+  rule: AddressRule,
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<SendResult> {
   const timeoutMs = config.webhook.timeoutMs;
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
-  if (live) {
+  if (rule) {
     const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
     const c = isIpLiteral(host) ? addressClass(host) : isLocalName(host) ? 'loopback' : undefined;
-    if (c) return { error: `${host} is a ${c} address: refused for a live project`, durationMs: 0 };
+    if (c) return { error: `${host} is a ${c} address: ${REFUSED[rule]}`, durationMs: 0 };
   }
   const ac = new AbortController();
   let timedOut = false;
@@ -125,7 +156,7 @@ export async function send(config: Config, live: boolean, url: string, headers: 
       method: 'POST',
       headers: { 'content-type': 'application/json', 'user-agent': 'Tender-Webhooks/1', ...headers },
       body,
-      dispatcher: agentFor(live, timeoutMs),
+      dispatcher: agentFor(rule, timeoutMs),
       signal: ac.signal,
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
@@ -161,7 +192,7 @@ const payloadOf = (d: Pick<DeliveryRow, 'event' | 'order_id' | 'project_id'>) =>
 /**
  * What the delivery jobs of one claimed batch share. Their reads go out as one statement each
  * (projects, pending heads, secrets), and the claims and outcomes of attempts that happen
- * together go out as one statement too (store/coalesce.ts batcher): a handful of statements for
+ * together go out as one statement too (store/db/coalesce.ts batcher): a handful of statements for
  * the batch instead of seven or eight per delivery. Each delivery still keeps its own claim and
  * outcome rows, checked against its attempt count, so ordering and at-least-once are unchanged.
  */
@@ -215,8 +246,21 @@ function batchFor(ctx: Ctx, jobs: JobRow[]): Batch {
 async function attempt(ctx: Ctx, batch: Batch, project: ProjectRow, d: DeliveryRow, secrets: string[]): Promise<number | null | undefined> {
   const cfg = ctx.config.webhook;
   const slots = slotsFor(ctx.config);
+  const breakers = breakersFor(ctx.config);
+  const scope = breakerScope(project);
+  // The endpoint's breaker is open: the delivery waits for it to close, and no attempt is counted.
+  const openUntil = () => breakers.openUntil(d.url, scope, nowFor(project).getTime());
+  const hold = async (until: number) => ((await store.holdDelivery(ctx.db, d, new Date(until))) ? until : undefined);
+  const open = openUntil();
+  if (open !== undefined) return hold(open);
   // the project's POSTs in flight are at its share and none ends soon: put back a moment, holding no worker slot
   if (!(await slots.reserve(project.id, SHARE_WAIT_MS))) return nowFor(project).getTime() + SHARE_WAIT_MS;
+  // the breaker may have opened while this one waited for a slot
+  const opened = openUntil();
+  if (opened !== undefined) {
+    slots.unreserve(project.id);
+    return hold(opened);
+  }
   const now = nowFor(project);
   let n: number | undefined;
   try {
@@ -230,27 +274,19 @@ async function attempt(ctx: Ctx, batch: Batch, project: ProjectRow, d: DeliveryR
     return undefined; // another runner took it
   }
   const body = payloadOf(d);
-  const breakers = breakersFor(ctx.config);
-  const openUntil = breakers.openUntil(d.url);
   // The timestamp is wall-clock time: receivers check it against their own clock.
-  if (openUntil !== undefined) slots.unreserve(project.id);
-  const r: SendResult =
-    openUntil !== undefined
-      ? { error: `circuit breaker open: the endpoint failed ${ctx.config.limits.breakerFailures} times in a row; not sent`, durationMs: 0 }
-      : await slots.run(project.id, () =>
-          traced('webhook delivery', { 'tender.attempt': n }, () =>
-            send(ctx.config, project.mode === 'live', d.url, { ...signedHeaders(secrets, d.id, new Date(), body) }, body),
-          ),
-        );
+  const r: SendResult = await slots.run(project.id, () =>
+    traced('webhook delivery', { 'tender.attempt': n }, () =>
+      send(ctx.config, addressRuleOf(ctx, project), d.url, { ...signedHeaders(secrets, d.id, new Date(), body) }, body),
+    ),
+  );
   const ok = r.status !== undefined && r.status >= 200 && r.status < 300;
-  if (openUntil === undefined) breakers.record(d.url, ok);
   const after = nowFor(project);
+  breakers.record(d.url, scope, ok, after.getTime());
   const done = ok || n >= cfg.maxAttempts;
   webhookMetrics.attempts.inc({ outcome: ok ? 'succeeded' : done ? 'failed' : 'retry' });
   webhookMetrics.duration.observe(r.durationMs / 1000);
-  // while the breaker is open, the next attempt waits for it to close (a retry interval at least)
-  const wait = Math.max(cfg.retryIntervalMs, openUntil !== undefined ? openUntil - Date.now() : 0);
-  const nextRetry = done ? null : new Date(after.getTime() + wait);
+  const nextRetry = done ? null : new Date(after.getTime() + cfg.retryIntervalMs);
   const written = await batch.record({
     d,
     a: {

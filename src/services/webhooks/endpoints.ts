@@ -147,7 +147,7 @@ async function queueDeliveries(
 
 /**
  * Order status hook: a delivery per receiver and the order's delivery job, written in the
- * change's one statement (store/writes.ts) with the outbox row it names (the CTE w.outbox), so a
+ * change's one statement (store/db/writes.ts) with the outbox row it names (the CTE w.outbox), so a
  * crash loses none of them. The receivers: the order's webhook_url, else the project's; and the
  * webhook URL of the order's payment link, read in the statement.
  */

@@ -1,4 +1,5 @@
 import type { Config } from '../../config.ts';
+import type { ProjectRow } from '../../domain/entities.ts';
 
 /**
  * Webhook delivery slots shared fairly between projects (docs/security.md "Fair shares"), and a
@@ -92,9 +93,12 @@ export function slotsFor(config: Config): FairSlots {
 
 /**
  * A circuit breaker per endpoint (scheme, host and port of the URL): after `failures` failed
- * attempts in a row it opens for `openMs`, and attempts meanwhile are written in the delivery log
- * as held back by the breaker instead of waiting on a receiver that does not answer. When it has
- * been open long enough, one attempt goes through: a success closes it, a failure opens it again.
+ * attempts in a row it opens for `openMs`, and the endpoint's deliveries meanwhile wait for it to
+ * close, with no attempt counted (each of WEBHOOK_MAX_ATTEMPTS is a request the endpoint got or
+ * could not be reached for). When it has been open long enough, one attempt goes through: a
+ * success closes it, a failure opens it again. Times are the caller's clock: a test project's
+ * breaker is its own (`scope`, the project) and runs on that project's clock, so advancing one
+ * project's clock neither opens nor closes another's breaker, nor a live endpoint's.
  */
 class Breakers {
   private readonly state = new Map<string, { fails: number; openUntil: number }>();
@@ -103,25 +107,25 @@ class Breakers {
     private readonly openMs: number,
   ) {}
 
-  private key(url: string) {
+  private key(url: string, scope: string) {
     try {
-      return new URL(url).origin;
+      return `${scope} ${new URL(url).origin}`;
     } catch {
-      return url;
+      return `${scope} ${url}`;
     }
   }
 
-  /** When the endpoint's breaker is open: until when (ms), else undefined (the attempt may go). */
-  openUntil(url: string, now = Date.now()): number | undefined {
+  /** When the endpoint's breaker is open: until when (ms, the caller's clock), else undefined (the attempt may go). */
+  openUntil(url: string, scope: string, now: number): number | undefined {
     if (this.failures <= 0) return undefined;
-    const s = this.state.get(this.key(url));
+    const s = this.state.get(this.key(url, scope));
     if (!s || s.openUntil <= now) return undefined;
     return s.openUntil;
   }
 
-  record(url: string, ok: boolean, now = Date.now()) {
+  record(url: string, scope: string, ok: boolean, now: number) {
     if (this.failures <= 0) return;
-    const k = this.key(url);
+    const k = this.key(url, scope);
     if (ok) return void this.state.delete(k);
     const s = this.state.get(k) ?? { fails: 0, openUntil: 0 };
     s.fails++;
@@ -137,3 +141,6 @@ export function breakersFor(config: Config): Breakers {
   if (!b) breakers.set(config.webhook, (b = new Breakers(config.limits.breakerFailures, config.limits.breakerOpenMs)));
   return b;
 }
+
+/** Whose breaker an endpoint's deliveries of this project share: every live project's, or a test project's own. */
+export const breakerScope = (project: Pick<ProjectRow, 'id' | 'mode'>) => (project.mode === 'test' ? project.id : 'live');

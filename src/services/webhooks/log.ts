@@ -8,7 +8,7 @@ import { newId, isUuid } from '../../domain/ids.ts';
 import { signedHeaders } from '../../domain/webhook-signing.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
 import { deliveryView, signingSecrets } from './endpoints.ts';
-import { send } from './delivery.ts';
+import { addressRuleOf, send } from './delivery.ts';
 
 /**
  * The project's webhook log (extensions of the API, docs/webhooks.md "Delivery log"): every
@@ -73,7 +73,7 @@ export async function sendTestEvent(ctx: Ctx, project: ProjectRow) {
   const body = JSON.stringify({ event: 'test', project_id: project.id });
   const secrets = await signingSecrets(ctx, project);
   const started = nowFor(project);
-  const r = await send(ctx.config, project.mode === 'live', url, { ...signedHeaders(secrets, id, new Date(), body) }, body);
+  const r = await send(ctx.config, addressRuleOf(ctx, project), url, { ...signedHeaders(secrets, id, new Date(), body) }, body);
   const ok = r.status !== undefined && r.status >= 200 && r.status < 300;
   await log.insertTestDelivery(
     ctx.db,

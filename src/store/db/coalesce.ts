@@ -18,7 +18,7 @@ export interface CoalesceOptions {
   maxBatch: number;
 }
 
-/** A lost connection, raw or already the 503 ApiError (store/db.ts). */
+/** A lost connection, raw or already the 503 ApiError (store/db/db.ts). */
 const unavailable = (err: unknown) => connectionLost(err) || (err instanceof ApiError && err.type === 'ServiceUnavailable');
 
 export function coalescer<T>(run: (items: T[]) => Promise<void>, opts: CoalesceOptions): (item: T) => Promise<void> {

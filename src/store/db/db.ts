@@ -19,7 +19,7 @@ export interface QueryOptions {
   prepare?: string | true;
   /**
    * The last statement of a transaction (Db.tx, Db.begin): its COMMIT goes with it, in the same
-   * round trip (store/pipeline.ts). After it the transaction has ended: what was written stays
+   * round trip (store/db/pipeline.ts). After it the transaction has ended: what was written stays
    * even if the transaction's function throws later, and a further statement in it throws.
    * Outside a transaction, and in a transaction nested in within() (a savepoint), it is ignored.
    */
@@ -65,6 +65,12 @@ export interface Db extends Queryable {
   within<T>(open: OpenTx, fn: () => T): T;
   /** Whether the caller runs inside within(): its queries join that open transaction. */
   held(): boolean;
+  /**
+   * Whether the caller holds a transaction of this store open: inside within(), or inside a tx()
+   * callback (its own queries on `q` or not). What must never run with a transaction open (an
+   * acquirer call, services/payments/attempts.ts) asks this.
+   */
+  holding(): boolean;
   /** LISTEN on a channel where the driver has it; returns a stop function. */
   listen?(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   /**
@@ -147,7 +153,20 @@ export function connectionLost(err: unknown): boolean {
 }
 
 /** A lost connection becomes a 503 (Retry-After, error body); any other error passes unchanged. */
+/** PostgreSQL stopped the transaction so another could finish: a deadlock, or a serialization failure. Trying again is safe. */
+export const isConflict = (err: unknown): boolean => {
+  const codeOf = (e: unknown) => (e as { code?: unknown } | null)?.code;
+  return CONFLICTS.has(codeOf(err) as string) || CONFLICTS.has(codeOf((err as { cause?: unknown } | null)?.cause) as string);
+};
+const CONFLICTS = new Set(['40P01', '40001']);
+
 export function unavailableOr(err: unknown): unknown {
+  if (isConflict(err) && !(err instanceof ApiError)) {
+    // tx() has tried again already (pg.ts); still stopped: the client may retry, nothing was done
+    const api = new ApiError('ServiceUnavailable', 'the database stopped this request to let another one finish; retry');
+    (api as { cause?: unknown }).cause = err;
+    return api;
+  }
   if ((err as { code?: unknown } | null)?.code === '57014' && !(err instanceof ApiError)) {
     // statement_timeout (DATABASE_STATEMENT_TIMEOUT_MS), or a cancel: the work stopped, nothing half-done stays
     const api = new ApiError('ServiceUnavailable', 'the request took longer than the database allows; narrow it or retry later');
@@ -181,6 +200,8 @@ interface Scope {
   nested: boolean;
 }
 const scopes = new AsyncLocalStorage<Scope>();
+/** The tx() a function runs in (outside within()): its store, and whether it is still open. */
+const txs = new AsyncLocalStorage<{ db: object; open: boolean }>();
 
 /** The open transaction fn runs in (see Db.within), or undefined. */
 function scopeOf(db: object): Scope | undefined {
@@ -189,16 +210,32 @@ function scopeOf(db: object): Scope | undefined {
 }
 
 /** query, tx and within of a Db that honour within(), over the driver's own query/tx. */
-export function scoped(db: object, own: { query: Queryable['query']; tx: Db['tx'] }): Pick<Db, 'query' | 'tx' | 'within' | 'held'> {
+export function scoped(
+  db: object,
+  own: { query: Queryable['query']; tx: Db['tx'] },
+): Pick<Db, 'query' | 'tx' | 'within' | 'held' | 'holding'> {
   return {
     held: () => scopeOf(db) !== undefined,
+    holding() {
+      const t = txs.getStore();
+      return scopeOf(db) !== undefined || (t !== undefined && t.db === db && t.open);
+    },
     query(sql, params, opts) {
       const s = scopeOf(db);
       return s ? s.open.q.query(sql, params, keepOpen(opts)) : own.query(sql, params, keepOpen(opts));
     },
     tx(fn) {
       const s = scopeOf(db);
-      if (!s) return own.tx(fn);
+      if (!s)
+        return own.tx(async (q) => {
+          // closed when the callback ends: a timer or callback it started, running later, holds nothing
+          const t = { db, open: true };
+          try {
+            return await txs.run(t, () => fn(q));
+          } finally {
+            t.open = false;
+          }
+        });
       // the savepoint's statements go on the open transaction, which they must not commit
       const inner: Queryable = {
         query: (sql, params, opts) => s.open.q.query(sql, params, keepOpen(opts)),

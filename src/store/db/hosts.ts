@@ -6,7 +6,7 @@ import pg from 'pg';
  * first host that answers and, with read-write, accepts writes (not a standby); the choice is
  * kept until a connection fails, then made again. So after a failover (pg_auto_failover,
  * Patroni...) the pool finds the promoted server by itself: requests in between get the 503
- * a lost connection gets (store/db.ts), and a retry lands on the new primary.
+ * a lost connection gets (store/db/db.ts), and a retry lands on the new primary.
  */
 export interface HostList {
   hosts: Array<{ host: string; port: number }>;

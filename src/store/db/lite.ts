@@ -16,7 +16,8 @@ const holdsCluster = (dir: string) => existsSync(join(dir, 'PG_VERSION'));
  * a fraction of a second where PGlite's initdb takes several. Should the copy not open, it is
  * removed again and PGlite makes the cluster itself.
  */
-async function openLite(dataDir: string, template?: string): Promise<PGlite> {
+async function openLite(dataDir: string, template?: string, loadDataDir?: Blob): Promise<PGlite> {
+  if (loadDataDir) return PGlite.create(dataDir, { loadDataDir });
   if (dataDir.startsWith('memory://') || !template || !holdsCluster(template) || holdsCluster(dataDir)) return PGlite.create(dataDir);
   const copied = readdirSync(template);
   cpSync(template, dataDir, { recursive: true });
@@ -28,13 +29,24 @@ async function openLite(dataDir: string, template?: string): Promise<PGlite> {
   }
 }
 
+/** The PGlite under each store pgliteDb opened, for dumpLite. */
+const opened = new WeakMap<Db, PGlite>();
+
+/** A store's whole cluster as a tarball, which `pgliteDb(dir, { loadDataDir })` opens again as it was. */
+export async function dumpLite(db: Db): Promise<Blob> {
+  const lite = opened.get(db);
+  if (!lite) throw new Error('not a PGlite store');
+  return lite.dumpDataDir('none');
+}
+
 /**
  * Embedded Postgres in WASM. One process per data directory; `memory://` for throwaway stores.
- * `template`: see openLite.
+ * `template`: see openLite. `loadDataDir`: a cluster dumpLite made (the tests' migrated store:
+ * loading it skips PGlite's initdb, seconds of CPU a store).
  */
-export async function pgliteDb(dataDir: string, opts: { template?: string } = {}): Promise<Db> {
+export async function pgliteDb(dataDir: string, opts: { template?: string; loadDataDir?: Blob } = {}): Promise<Db> {
   if (!dataDir.startsWith('memory://')) privateDir(dataDir);
-  const lite = await openLite(dataDir, opts.template);
+  const lite = await openLite(dataDir, opts.template, opts.loadDataDir);
   const parse = { 20: (v: string) => Number(v) };
   // In process, no socket: what is noted is what PostgreSQL would take as a round trip, so
   // counts match pgDb's: a transaction's BEGIN goes with its first statement, a statement with
@@ -133,5 +145,6 @@ export async function pgliteDb(dataDir: string, opts: { template?: string } = {}
     },
     close: () => lite.close(),
   };
+  opened.set(db, lite);
   return db;
 }

@@ -6,6 +6,7 @@ import { pipelined } from './pipeline.ts';
 import { observeQuery } from '../../telemetry/query.ts';
 import {
   ignore,
+  isConflict,
   mapped,
   observers,
   scoped,
@@ -17,6 +18,10 @@ import {
   type Queryable,
 } from './db.ts';
 import { ApiError } from '../../domain/errors.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** How often a transaction stopped for another (isConflict) is tried in all. */
+const TX_ATTEMPTS = 3;
 
 // The PostgreSQL store (node-postgres): a pool for queries, one for CSV reports, LISTEN connections.
 
@@ -167,7 +172,7 @@ export function pgDb({
   };
   /**
    * A transaction on a client of its own. Its BEGIN is not sent alone: it goes with the first
-   * statement, in the same round trip (store/pipeline.ts); a transaction that sent nothing ends
+   * statement, in the same round trip (store/db/pipeline.ts); a transaction that sent nothing ends
    * without a word. A statement with QueryOptions.commit takes the COMMIT with it.
    */
   const begin = async (): Promise<OpenTx> => {
@@ -237,15 +242,22 @@ export function pgDb({
   const own = {
     query: <T>(sql: string, params?: unknown[], opts?: QueryOptions) =>
       observeQuery('postgres', sql, () => mapped(run<T>(pool, sql, params, opts))),
+    // A transaction PostgreSQL stopped for another (a deadlock, a serialization failure) did
+    // nothing: it runs again, a few times, after a short random pause that lets the other finish.
+    // Only a top-level tx() is tried again (a savepoint is its caller's); its callback is database
+    // work only (the money rule keeps acquirer calls out of transactions).
     async tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
-      const open = await begin();
-      try {
-        const result = await fn(open.q);
-        await open.commit();
-        return result;
-      } catch (err) {
-        await open.rollback();
-        throw err;
+      for (let attempt = 1; ; attempt++) {
+        const open = await begin();
+        try {
+          const result = await fn(open.q);
+          await open.commit();
+          return result;
+        } catch (err) {
+          await open.rollback();
+          if (attempt >= TX_ATTEMPTS || !isConflict(err)) throw err;
+          await sleep(5 + Math.random() * 20 * attempt);
+        }
       }
     },
   };

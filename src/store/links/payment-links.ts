@@ -58,7 +58,7 @@ export async function ordersOfLink(q: Queryable, projectId: ProjectId, linkId: s
 }
 
 /**
- * A link's order changed status, as a part of the change's one statement (store/writes.ts): the
+ * A link's order changed status, as a part of the change's one statement (store/db/writes.ts): the
  * link's modified moves, and an order that becomes completed while no other order of the link
  * is (the statement sees them as they were before it) completes the link: the first paid order,
  * also one paid just after the link's expiry moment.

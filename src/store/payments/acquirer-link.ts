@@ -96,12 +96,22 @@ export async function linkMessagesOfDays(q: Queryable, days: string[]): Promise<
 }
 
 /** Sets (or, with null, removes) a project's acquirer binding; every node's key cache hears of it. */
-export async function setProjectAcquirer(q: Queryable, projectId: string, binding: Record<string, unknown> | null): Promise<boolean> {
+export async function setProjectAcquirer(
+  q: Queryable,
+  projectId: string,
+  binding: Record<string, unknown> | null,
+  merchantCountry?: string,
+): Promise<boolean> {
   const rows = await q.query(
-    binding
-      ? `UPDATE projects SET settings = jsonb_set(settings, '{acquirer}', $2::jsonb) WHERE id = $1 RETURNING id`
-      : `UPDATE projects SET settings = settings - 'acquirer' WHERE id = $1 AND $2::jsonb IS NULL RETURNING id`,
-    [projectId, binding ? JSON.stringify(binding) : null],
+    binding && merchantCountry
+      ? `UPDATE projects SET settings = jsonb_set(jsonb_set(settings, '{acquirer}', $2::jsonb), '{merchant_country}', to_jsonb($3::text))
+         WHERE id = $1 RETURNING id`
+      : binding
+        ? `UPDATE projects SET settings = jsonb_set(settings, '{acquirer}', $2::jsonb) WHERE id = $1 RETURNING id`
+        : `UPDATE projects SET settings = settings - 'acquirer' WHERE id = $1 AND $2::jsonb IS NULL RETURNING id`,
+    binding && merchantCountry
+      ? [projectId, JSON.stringify(binding), merchantCountry]
+      : [projectId, binding ? JSON.stringify(binding) : null],
   );
   if (rows.length) await q.query(`SELECT pg_notify('${PROJECTS_CHANNEL}', $1)`, [projectId]);
   return rows.length > 0;

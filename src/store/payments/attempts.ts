@@ -52,7 +52,7 @@ const ROW = (a: AttemptRow) => ({ ...a, request: a.request ?? {} });
 /** An attempt as the jsonb its INSERT populates a row from. */
 export const attemptJson = (a: AttemptRow) => JSON.stringify(ROW(a));
 
-/** The attempt's INSERT as a part of one statement (store/writes.ts). */
+/** The attempt's INSERT as a part of one statement (store/db/writes.ts). */
 export function recordPart(a: AttemptRow): Part {
   return {
     sql: `INSERT INTO acquirer_attempts SELECT * FROM jsonb_populate_record(NULL::acquirer_attempts, $1::jsonb) WHERE true`,

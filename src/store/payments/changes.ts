@@ -8,7 +8,7 @@ import './orders.ts';
 
 /**
  * What a payment step changes, said in the domain's terms and gathered in the step's one
- * statement (store/writes.ts): the services plan with these and never name a table or column
+ * statement (store/db/writes.ts): the services plan with these and never name a table or column
  * of their own. Each function is one kind of change; the WriteSet merges patches of one row.
  */
 

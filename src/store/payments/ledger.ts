@@ -3,6 +3,8 @@ import type { Part } from '../db/writes.ts';
 import type { Leg } from '../../domain/ledger.ts';
 import { newId, type OrderId, type ProjectId } from '../../domain/ids.ts';
 import type { TransactionRow } from '../../domain/entities.ts';
+import type { MerchantFlows } from '../../domain/payouts/balances.ts';
+import type { PayoutState } from '../../domain/payouts/states.ts';
 
 export interface JournalHead {
   project_id: string;
@@ -19,6 +21,8 @@ export interface EntryRow extends JournalHead {
   account: string;
   amount: number;
   kind: string;
+  /** set on the legs of a payout's journal (which have no order); the order legs leave it null */
+  payout_id?: string | null;
 }
 
 /** Writes one journal (all legs in one statement). Returns its id, or undefined when there is nothing to book. */
@@ -47,7 +51,7 @@ export async function insertJournal(q: Queryable, head: JournalHead, legs: Leg[]
   return journalId;
 }
 
-/** insertJournal's rows, for a statement of several writes (store/writes.ts insertMany); [] when there is nothing to book. */
+/** insertJournal's rows, for a statement of several writes (store/db/writes.ts insertMany); [] when there is nothing to book. */
 export function journalRows(head: JournalHead, legs: Leg[]): Array<Omit<EntryRow, 'id'>> {
   if (!legs.length) return [];
   const journalId = newId();
@@ -155,6 +159,38 @@ export async function ledgerTotals(q: Queryable, projectId?: string) {
   );
 }
 
+/**
+ * Per merchant, mode and currency: what the payments' counters say the merchant earned, next to
+ * where the ledger has it (fees, paid out, pending, available, reserved; credit balances positive).
+ */
+export async function merchantFlows(q: Queryable, projectId?: string): Promise<MerchantFlows[]> {
+  return q.query<MerchantFlows>(
+    `WITH earned AS (
+       SELECT p.merchant_id, p.mode, o.currency, SUM(t.captured_amount - t.refunded_amount - t.charged_back_amount)::bigint AS earned
+       FROM transactions t JOIN orders o ON o.id = t.order_id AND o.kind = 'payment' JOIN projects p ON p.id = t.project_id
+       WHERE ${scope('t', 1)} AND t.authorized_amount > 0
+       GROUP BY p.merchant_id, p.mode, o.currency
+     ), books AS (
+       SELECT p.merchant_id, p.mode, e.currency,
+              COALESCE(-SUM(e.amount) FILTER (WHERE e.account = 'fee_income'), 0)::bigint AS fees,
+              COALESCE(SUM(e.amount) FILTER (WHERE e.account = 'merchant_available' AND e.kind IN ('payout', 'payout_return')), 0)::bigint AS paid_out,
+              COALESCE(-SUM(e.amount) FILTER (WHERE e.account = 'merchant_payable'), 0)::bigint AS pending,
+              COALESCE(-SUM(e.amount) FILTER (WHERE e.account = 'merchant_available'), 0)::bigint AS available,
+              COALESCE(-SUM(e.amount) FILTER (WHERE e.account = 'merchant_reserved'), 0)::bigint AS reserved
+       FROM ledger_entries e JOIN projects p ON p.id = e.project_id
+       WHERE ${scope('e', 1)}
+       GROUP BY p.merchant_id, p.mode, e.currency
+     )
+     SELECT COALESCE(a.merchant_id, b.merchant_id)::text AS merchant_id, COALESCE(a.mode, b.mode) AS mode,
+            COALESCE(a.currency, b.currency) AS currency, COALESCE(a.earned, 0)::bigint AS earned,
+            COALESCE(b.fees, 0)::bigint AS fees, COALESCE(b.paid_out, 0)::bigint AS paid_out, COALESCE(b.pending, 0)::bigint AS pending,
+            COALESCE(b.available, 0)::bigint AS available, COALESCE(b.reserved, 0)::bigint AS reserved
+     FROM earned a FULL JOIN books b ON b.merchant_id = a.merchant_id AND b.mode = a.mode AND b.currency = a.currency
+     ORDER BY 1, 2, 3`,
+    [projectId ?? null],
+  );
+}
+
 /** Money transactions whose fee and settlement figures are missing. */
 export async function missingFigures(q: Queryable, projectId?: string) {
   return q.query<{ id: string; order_id: string }>(
@@ -167,7 +203,7 @@ export async function missingFigures(q: Queryable, projectId?: string) {
 
 // ---- Small writes on the original order and the job table that money movements need. ----
 
-/** ensureJob as a part of one statement (store/writes.ts). */
+/** ensureJob as a part of one statement (store/db/writes.ts). */
 export const ensureJobPart = (job: { project_id: string; kind: string; ref_id: string; run_at: Date }): Part => ({
   sql: 'INSERT INTO jobs (project_id, kind, ref_id, run_at) SELECT $1::uuid, $2::text, $3::text, $4::timestamptz WHERE true ON CONFLICT (kind, ref_id, project_id) DO NOTHING',
   params: [job.project_id, job.kind, job.ref_id, job.run_at],
@@ -204,6 +240,41 @@ export async function hasUnsettled(q: Queryable, projectId: ProjectId): Promise<
   return (await q.query(`${UNSETTLED} LIMIT 1`, [projectId])).length > 0;
 }
 
+/** A reserve held back at settlement, not yet released: the settled transaction it came from, and how much. */
+export interface HeldReserve {
+  order_id: string;
+  transaction_id: string;
+  payment_transaction_id: string;
+  currency: string;
+  amount: number;
+}
+
+/**
+ * The reserves of a project booked up to `heldBefore` and not released yet. Their settled
+ * transactions are locked first, so two runs never release one reserve twice.
+ */
+export async function reservesDue(q: Queryable, projectId: ProjectId, heldBefore: Date): Promise<HeldReserve[]> {
+  const locked = await q.query<{ id: string }>(
+    `SELECT t.id FROM transactions t
+     WHERE t.project_id = $1 AND t.id IN (
+       SELECT h.transaction_id FROM ledger_entries h
+       WHERE h.project_id = $1 AND h.account = 'merchant_reserved' AND h.kind = 'reserve' AND h.created <= $2
+         AND NOT EXISTS (SELECT 1 FROM ledger_entries r WHERE r.project_id = $1 AND r.account = 'merchant_reserved'
+                         AND r.transaction_id = h.transaction_id AND r.kind = 'reserve_release'))
+     ORDER BY t.id FOR UPDATE`,
+    [projectId, heldBefore],
+  );
+  if (!locked.length) return [];
+  return q.query<HeldReserve>(
+    `SELECT e.order_id, e.transaction_id, e.payment_transaction_id, e.currency, (-sum(e.amount))::bigint AS amount
+     FROM ledger_entries e
+     WHERE e.project_id = $1 AND e.account = 'merchant_reserved' AND e.transaction_id = ANY($2::uuid[])
+     GROUP BY e.order_id, e.transaction_id, e.payment_transaction_id, e.currency
+     HAVING sum(e.amount) < 0`,
+    [projectId, locked.map((r) => r.id)],
+  );
+}
+
 /** How many journals the ledger holds (of one project, or all). */
 export async function countJournals(q: Queryable, projectId?: string): Promise<number> {
   const [{ n }] = await q.query<{ n: number }>(
@@ -217,4 +288,38 @@ declare module '../db/writes.ts' {
   interface Tables {
     ledger_entries: EntryRow;
   }
+}
+
+/**
+ * Payouts whose ledger disagrees with their state (`tender ledger check`): a payout on its way or
+ * booked has taken its amount from the available balance, a returned or rejected one has given it
+ * all back. Of the merchant of one project, or of all.
+ */
+export async function payoutsOffBooks(q: Queryable, projectId?: string) {
+  return q.query<{ id: string; state: PayoutState; amount: number; taken: number }>(
+    `SELECT p.id, p.state, p.amount, COALESCE(SUM(e.amount), 0)::bigint AS taken
+     FROM payouts p LEFT JOIN ledger_entries e ON e.payout_id = p.id AND e.account = 'merchant_available'
+     WHERE $1::uuid IS NULL OR p.merchant_id = (SELECT merchant_id FROM projects WHERE id = $1::uuid)
+     GROUP BY p.id
+     HAVING COALESCE(SUM(e.amount), 0) <> CASE WHEN p.state IN ('returned', 'rejected') THEN 0 ELSE p.amount END`,
+    [projectId ?? null],
+  );
+}
+
+/**
+ * Payouts whose statement disagrees with their amount (`tender ledger check`): the entries a
+ * payout took (payout_entries, its own legs left out) add up to what it paid. Of the merchant of
+ * one project, or of all.
+ */
+export async function payoutLinesOffBooks(q: Queryable, projectId?: string) {
+  return q.query<{ id: string; amount: number; lines: number }>(
+    `SELECT p.id, p.amount, COALESCE(-SUM(e.amount), 0)::bigint AS lines
+     FROM payouts p
+     LEFT JOIN payout_entries x ON x.payout_id = p.id
+     LEFT JOIN ledger_entries e ON e.project_id = x.project_id AND e.id = x.entry_id AND e.kind <> 'payout'
+     WHERE $1::uuid IS NULL OR p.merchant_id = (SELECT merchant_id FROM projects WHERE id = $1::uuid)
+     GROUP BY p.id, p.amount
+     HAVING COALESCE(-SUM(e.amount), 0) <> p.amount`,
+    [projectId ?? null],
+  );
 }

@@ -18,7 +18,7 @@ export async function schedule(
   if (dueNow(job.run_at)) await q.query("SELECT pg_notify('tender_jobs', '')");
 }
 
-/** schedule's upsert as a part of one statement (store/writes.ts); when dueNow(run_at), the statement must also notify. */
+/** schedule's upsert as a part of one statement (store/db/writes.ts); when dueNow(run_at), the statement must also notify. */
 export const schedulePart = (job: {
   project_id: string;
   kind: string;
@@ -36,7 +36,7 @@ export const dueNow = (runAt: Date) => runAt.getTime() <= Date.now() + WAKE_WIND
 
 const WAKE_WINDOW_MS = 2000;
 
-/** cancelJob of several kinds as a part of one statement (store/writes.ts). */
+/** cancelJob of several kinds as a part of one statement (store/db/writes.ts). */
 export const cancelJobsPart = (kinds: string[], refId: string): Part => ({
   sql: 'DELETE FROM jobs WHERE kind = ANY($1::text[]) AND ref_id = $2::text',
   params: [kinds, refId],

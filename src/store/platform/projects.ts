@@ -3,7 +3,7 @@ import type { ProjectRow } from '../../domain/entities.ts';
 import type { ProjectSettings } from '../../domain/project.ts';
 import type { ProjectId } from '../../domain/ids.ts';
 
-/** Every change to a project or its keys is announced here, so processes drop their cached keys (services/key-cache.ts). */
+/** Every change to a project or its keys is announced here, so processes drop their cached keys (services/platform/key-cache.ts). */
 export const PROJECTS_CHANNEL = 'tender_projects';
 
 /** Delivered when the changing transaction commits. */
@@ -90,4 +90,10 @@ export async function touchKey(q: Queryable, keyHash: string) {
     "UPDATE api_keys SET last_used = now() WHERE key_hash = $1 AND (last_used IS NULL OR last_used < now() - interval '1 minute')",
     [keyHash],
   );
+}
+
+/** One setting of the project's settings, leaving the others as they are (no read-modify-write). */
+export async function setProjectTimeZone(q: Queryable, id: string, zone: string) {
+  await q.query(`UPDATE projects SET settings = jsonb_set(settings, '{time_zone}', to_jsonb($2::text)) WHERE id = $1`, [id, zone]);
+  await announceChange(q, id);
 }

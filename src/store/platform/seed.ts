@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { CARD, CORE_METHODS, WALLET_A, WALLET_B } from '../../domain/payment-methods.ts';
 import type { Db, Queryable } from '../db/db.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
 import { settingsOf, type FeeRule } from '../../domain/project.ts';
@@ -51,7 +52,8 @@ const fee = (amt: string, bps: string, fixed: string) =>
  * One row per payment order of the batch, with its plan and every figure derived from it.
  * Parameters: $1 project, $2 merchant, $3..$4 n range, $5 now, $6 days, $7 prefix, $8 is-test,
  * $9 capture window, $10 expiration period, $11..$16 card / wallet-a / wallet-b fee rules,
- * $17..$20 refund / chargeback fee rules, $21 payment links exist, $22 first number, $23 how many.
+ * $17..$20 refund / chargeback fee rules, $21 payment links exist, $22 first number, $23 how many,
+ * $24..$26 the card's and the wallets' method names.
  */
 const PLAN = `
 CREATE TEMP TABLE seed_s ON COMMIT DROP AS
@@ -65,7 +67,7 @@ WITH g AS (
     -- 30-minute expiry is behind us
     date_trunc('milliseconds', $5::timestamptz - interval '1 hour' - (1 - ((n - $22::int) + r6) / $23::float8) * ($6::float8 * interval '1 day')) AS created,
     CASE WHEN r4 < 0.60 THEN 'EUR' WHEN r4 < 0.75 THEN 'USD' WHEN r4 < 0.85 THEN 'GBP' WHEN r4 < 0.90 THEN 'JPY' WHEN r4 < 0.95 THEN 'CHF' ELSE 'KWD' END AS currency,
-    CASE WHEN r2 < 0.80 THEN 'credit-card' WHEN r2 < 0.90 THEN 'wallet-a-pay' ELSE 'wallet-b-pay' END AS method,
+    CASE WHEN r2 < 0.80 THEN $24::text WHEN r2 < 0.90 THEN $25::text ELSE $26::text END AS method,
     CASE WHEN r3 < 0.45 THEN 'visa' WHEN r3 < 0.80 THEN 'mastercard' WHEN r3 < 0.88 THEN 'amex' WHEN r3 < 0.94 THEN 'maestro' ELSE 'cartes_bancaires' END AS brand,
     CASE WHEN r1 < 0.40 THEN 'sale' WHEN r1 < 0.50 THEN 'settled' WHEN r1 < 0.56 THEN 'refund' WHEN r1 < 0.58 THEN 'chargeback'
          WHEN r1 < 0.64 THEN 'preauth' WHEN r1 < 0.72 THEN 'captured' WHEN r1 < 0.75 THEN 'voided' WHEN r1 < 0.77 THEN 'partial_void'
@@ -76,8 +78,8 @@ WITH g AS (
   SELECT a.*,
     CASE currency WHEN 'JPY' THEN 100 + floor(r5 * r5 * 30000) WHEN 'KWD' THEN 500 + floor(r5 * r5 * 150000) ELSE 100 + floor(r5 * r5 * 50000) END::bigint AS amount,
     date_trunc('milliseconds', created + (5 + r7 * 55) * interval '1 second') AS auth_at,
-    CASE method WHEN 'credit-card' THEN $11::int WHEN 'wallet-a-pay' THEN $13::int ELSE $15::int END AS m_bps,
-    CASE method WHEN 'credit-card' THEN $12::int WHEN 'wallet-a-pay' THEN $14::int ELSE $16::int END AS m_fixed
+    CASE method WHEN $24::text THEN $11::int WHEN $25::text THEN $13::int ELSE $15::int END AS m_bps,
+    CASE method WHEN $24::text THEN $12::int WHEN $25::text THEN $14::int ELSE $16::int END AS m_fixed
   FROM a
 ), c AS (
   SELECT b.*,
@@ -172,7 +174,7 @@ const APPROVED = `jsonb_build_object('processing', jsonb_build_object('status', 
 const DECLINED = `jsonb_build_object('processing', jsonb_build_object('status', 'declined',
   'response_code', CASE decline_reason WHEN 'declined' THEN '05' WHEN 'insufficient_funds' THEN '51' WHEN 'expired_card' THEN '54' ELSE '3DS-N' END,
   'response_code_description', CASE decline_reason WHEN 'declined' THEN 'Do not honor' WHEN 'insufficient_funds' THEN 'Insufficient funds' WHEN 'expired_card' THEN 'Expired card' ELSE '3-D Secure authentication failed' END))`;
-const CARD = `jsonb_build_object('truncated_pan', CASE brand WHEN 'amex' THEN '378282*****0005' WHEN 'mastercard' THEN '555555******4444' WHEN 'maestro' THEN '675964******0005' ELSE '411111******1111' END,
+const CARD_DETAILS = `jsonb_build_object('truncated_pan', CASE brand WHEN 'amex' THEN '378282*****0005' WHEN 'mastercard' THEN '555555******4444' WHEN 'maestro' THEN '675964******0005' ELSE '411111******1111' END,
   'card_expiry', lpad((1 + n % 12)::text, 2, '0') || (2027 + n % 4), 'liability_shift', true)`;
 const TXN_STATUS = `CASE plan WHEN 'sale' THEN 'accepted' WHEN 'refund' THEN 'accepted' WHEN 'chargeback' THEN 'accepted' WHEN 'preauth' THEN 'accepted'
   WHEN 'settled' THEN 'completed' WHEN 'captured' THEN 'completed' WHEN 'partial_void' THEN 'completed' WHEN 'voided' THEN 'cancelled'
@@ -197,7 +199,7 @@ SELECT txn_id, $1, order_id, ${TXN_STATUS}, method, CASE WHEN ${CARD_SEEN} THEN 
        CASE WHEN plan = 'refund' THEN refund_amt ELSE 0 END,
        CASE WHEN plan = 'chargeback' THEN amount ELSE 0 END,
        ${TXN_REASON},
-       CASE WHEN ${CARD_SEEN} THEN ${CARD} ELSE '{}'::jsonb END,
+       CASE WHEN ${CARD_SEEN} THEN ${CARD_DETAILS} ELSE '{}'::jsonb END,
        CASE WHEN authorized THEN ${APPROVED} WHEN plan = 'declined' THEN ${DECLINED} END,
        CASE WHEN authorized THEN currency END, CASE WHEN authorized THEN CASE WHEN preauth THEN 0 ELSE sale_fee END END,
        CASE WHEN authorized THEN currency END, CASE WHEN authorized THEN CASE WHEN preauth THEN 0 ELSE amount - sale_fee END END,
@@ -210,7 +212,7 @@ INSERT INTO transactions (id, project_id, order_id, status, payment_method, paym
                           fee_currency, fee_amount, settlement_currency, settlement_amount, created, modified)
 SELECT c_txn_id, $1, c_order_id, CASE kind WHEN 'capture' THEN 'accepted' ELSE 'completed' END, method, brand, currency, c_amount,
        CASE WHEN kind IN ('refund', 'chargeback') THEN 'debit' ELSE 'credit' END, NULL, $2, false, txn_id,
-       ${CARD} - 'liability_shift', CASE WHEN kind <> 'chargeback' THEN ${APPROVED} END,
+       ${CARD_DETAILS} - 'liability_shift', CASE WHEN kind <> 'chargeback' THEN ${APPROVED} END,
        currency, c_fee, currency,
        CASE WHEN kind = 'void' THEN 0 WHEN kind IN ('refund', 'chargeback') THEN c_amount + c_fee ELSE c_amount - c_fee END,
        c_at, c_at
@@ -240,7 +242,7 @@ ORDER BY c.n, c.c_at, e.ord;
 
 /**
  * The journals of every movement, legs as in domain/ledger.ts (positive debits, negative
- * credits; zero legs dropped). $1 project.
+ * credits; zero legs dropped). $1 project, $2 whether the store has merchant balances (migration 275).
  */
 const LEDGER = `
 INSERT INTO ledger_entries (project_id, journal_id, order_id, transaction_id, payment_transaction_id, account, currency, amount, kind, created)
@@ -256,7 +258,9 @@ FROM seed_s s CROSS JOIN LATERAL (VALUES
   -- a settled sale; a lapsed pre-authorization releases its hold
   (s.j_end, 'acquirer_receivable', -s.amount, 'settlement', s.settled_at, s.plan = 'settled'),
   (s.j_end, 'merchant_payable', s.amount - s.sale_fee, 'settlement', s.settled_at, s.plan = 'settled'),
-  (s.j_end, 'bank', s.sale_fee, 'settlement', s.settled_at, s.plan = 'settled'),
+  -- the merchant's share becomes available; a store from before merchant balances ($2 false) kept only the fee
+  (s.j_end, 'bank', CASE WHEN $2::boolean THEN s.amount ELSE s.sale_fee END, 'settlement', s.settled_at, s.plan = 'settled'),
+  (s.j_end, 'merchant_available', -(s.amount - s.sale_fee), 'settlement', s.settled_at, s.plan = 'settled' AND $2::boolean),
   (s.j_end, 'holds', -s.amount, 'expiry', s.capture_before, s.plan = 'preauth_expired'),
   (s.j_end, 'holds_contra', s.amount, 'expiry', s.capture_before, s.plan = 'preauth_expired')
 ) AS l(journal, account, amount, kind, at, present)
@@ -298,6 +302,10 @@ async function tableExists(q: Queryable, name: string) {
   return (await q.query<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [name]))[0].t !== null;
 }
 
+async function migrated(q: Queryable, name: string) {
+  return (await q.query('SELECT 1 FROM schema_migrations WHERE name = $1', [name])).length > 0;
+}
+
 /** Seeds `orders` payment orders (and their capture, void, refund and chargeback orders) into a project, `now` its clock. */
 export async function seedProject(db: Db, project: ProjectRow, now: Date, opts: SeedOptions): Promise<SeedResult> {
   const total = opts.orders;
@@ -309,6 +317,7 @@ export async function seedProject(db: Db, project: ProjectRow, now: Date, opts: 
   const isTest = project.mode === 'test';
   const withLedger = await tableExists(db, 'ledger_entries');
   const withLinks = await tableExists(db, 'payment_links');
+  const withBalances = withLedger && (await migrated(db, '275_merchant_balances.sql'));
   const params = [
     project.id,
     project.merchant_id,
@@ -320,14 +329,15 @@ export async function seedProject(db: Db, project: ProjectRow, now: Date, opts: 
     isTest,
     settings.capture_window,
     settings.default_expiration_period,
-    ...rule(fees['credit-card']),
-    ...rule(fees['wallet-a-pay']),
-    ...rule(fees['wallet-b-pay']),
+    ...rule(fees[CARD]),
+    ...rule(fees[WALLET_A]),
+    ...rule(fees[WALLET_B]),
     ...rule(fees.refund),
     ...rule(fees.chargeback),
     withLinks,
     opts.first ?? 1,
     total,
+    ...CORE_METHODS,
   ];
   const first = opts.first ?? 1;
   const last = first + total - 1;
@@ -346,7 +356,7 @@ export async function seedProject(db: Db, project: ProjectRow, now: Date, opts: 
       await run(q, ORDERS, [project.id, project.merchant_id, isTest]);
       await run(q, TRANSACTIONS, [project.id, settings.default_expiration_period]);
       await run(q, EVENTS, [project.id]);
-      if (withLedger) await run(q, LEDGER, [project.id]);
+      if (withLedger) await run(q, LEDGER, [project.id, withBalances]);
       await run(q, JOBS, [project.id]);
       return (await q.query<{ n: number }>('SELECT count(*)::int AS n FROM seed_c'))[0].n;
     });

@@ -5,7 +5,7 @@ import type { Redis as RedisClient } from 'ioredis';
  * Request counts in fixed one-minute windows, for the per-project rate limit: in this node's
  * memory, or in Redis so every node shares one count (REDIS_URL). Either is a count that may be
  * lost (a restart, an evicted key) without harm; the limits that must hold across nodes count in
- * the database (store/throttle.ts).
+ * the database (store/platform/throttle.ts).
  */
 export interface WindowCounter {
   /** Counts one hit of `key` in the window starting at `windowStart` (ms); answers the window's hits. */

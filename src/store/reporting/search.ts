@@ -94,7 +94,7 @@ const CUSTOMER_FIELDS = [
 /**
  * A row of the transaction report: an order with one of its transactions (transaction cells
  * null for an order without any). Every cell is text formatted by the database, named by its
- * report column (services/reports.ts COLUMN_NAMES), so the same SELECT feeds both the streamed
+ * report column (services/reporting/reports.ts COLUMN_NAMES), so the same SELECT feeds both the streamed
  * CSV and PostgreSQL's COPY. `id` and `sort_value` are the keyset cursor of the batch path.
  */
 export type ReportRow = Record<string, string | null> & {

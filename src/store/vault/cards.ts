@@ -1,10 +1,10 @@
 import type { Queryable } from '../db/db.ts';
 import type { Part, WriteSet } from '../db/writes.ts';
-import type { TransStatus } from '../../domain/card.ts';
+import type { EmvResult, TransStatus } from '../../domain/card.ts';
 import type { ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import type { OrderId, ProjectId, TransactionId } from '../../domain/ids.ts';
 
-/** A stored card: PAN, name and CVC only sealed (services/crypto-envelope.ts). */
+/** A stored card: PAN, name and CVC only sealed (services/platform/crypto-envelope.ts). */
 export interface VaultCardRow {
   id: string;
   project_id: string;
@@ -28,6 +28,8 @@ export interface CardAuthRow {
   vault_token: string;
   trans_status: TransStatus;
   eci: string | null;
+  /** EMV 3-D Secure's ids and authentication value (live projects), null otherwise */
+  emv: EmvResult | null;
   acquirer_reference: string | null;
   created: Date;
   modified: Date;
@@ -76,7 +78,7 @@ export async function findVaultCard(
   )[0];
 }
 
-/** An order's sealed CVCs dropped, as a part of one statement (store/writes.ts). */
+/** An order's sealed CVCs dropped, as a part of one statement (store/db/writes.ts). */
 export const cvcOfOrderPart = (projectId: ProjectId, orderId: OrderId): Part => ({
   sql: `UPDATE vault_cards SET cvc_ct = NULL WHERE project_id = $1 AND cvc_ct IS NOT NULL
        AND transaction_id IN (SELECT id FROM transactions WHERE project_id = $1 AND order_id = $2)`,
@@ -85,18 +87,36 @@ export const cvcOfOrderPart = (projectId: ProjectId, orderId: OrderId): Part => 
 
 // ---- card_authentications ------------------------------------------------------------------
 
-/** A card transaction's 3-D Secure, decided as it starts, gathered in a step's one statement (store/writes.ts). */
+/** A card transaction's 3-D Secure, decided as it starts, gathered in a step's one statement (store/db/writes.ts). */
 export const addCardAuth = (w: WriteSet, row: CardAuthRow) => w.insert('card_authentications', row);
 
 /** What the authorization learns: the challenge's result, the acquirer's reference. */
 export const changeCardAuth = (
   w: WriteSet,
   transactionId: TransactionId,
-  change: Partial<Pick<CardAuthRow, 'trans_status' | 'eci' | 'acquirer_reference' | 'modified'>>,
+  change: Partial<Pick<CardAuthRow, 'trans_status' | 'eci' | 'emv' | 'acquirer_reference' | 'modified'>>,
 ) => w.update('card_authentications', transactionId, change, 'transaction_id');
 
 /** A card's sealed CVC, kept until the authorization (null: dropped), gathered in a step's one statement. */
 export const changeSealedCvc = (w: WriteSet, cardId: string, cvcCt: string | null) => w.update('vault_cards', cardId, { cvc_ct: cvcCt });
+
+/**
+ * The RReq of a live challenge, kept with its 3-D Secure: only the first (a duplicate RReq finds
+ * one there and changes nothing). True when this one was kept.
+ */
+export async function recordRreq(
+  q: Queryable,
+  projectId: ProjectId,
+  transactionId: TransactionId,
+  rreq: NonNullable<EmvResult['rreq']>,
+): Promise<boolean> {
+  const rows = await q.query(
+    `UPDATE card_authentications SET emv = emv || jsonb_build_object('rreq', $3::jsonb)
+      WHERE project_id = $1 AND transaction_id = $2 AND emv IS NOT NULL AND emv->'rreq' IS NULL RETURNING transaction_id`,
+    [projectId, transactionId, JSON.stringify(rreq)],
+  );
+  return rows.length > 0;
+}
 
 export async function findCardAuth(
   q: Queryable,

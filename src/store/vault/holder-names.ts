@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/db.ts';
 import type { TransactionId } from '../../domain/ids.ts';
 
-/** Names migration 085 set aside for sealing (see services/holder-names.ts). */
+/** Names migration 085 set aside for sealing (see services/vault/holder-names.ts). */
 export interface PendingName {
   transaction_id: string;
   project_id: string;

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/db.ts';
 import type { ProjectId } from '../../domain/ids.ts';
 
-/** Rows of migration 060_wallets.sql. Private keys are sealed; services/wallet-keys.ts opens them. */
+/** Rows of migration 060_wallets.sql. Private keys are sealed; services/wallets/keys.ts opens them. */
 
 export type WalletBKeyKind = 'recipient' | 'sandbox_root';
 

@@ -118,6 +118,18 @@ export async function claimAttempts(
   return items.map((i) => byId.get(i.d.id));
 }
 
+/**
+ * A pending delivery held back until `until` without an attempt (its endpoint's circuit breaker
+ * is open). False when another runner took it or it moved on meanwhile.
+ */
+export async function holdDelivery(q: Queryable, d: Pick<DeliveryRow, 'id' | 'project_id' | 'attempts'>, until: Date): Promise<boolean> {
+  const rows = await q.query(
+    `UPDATE webhook_deliveries SET next_attempt_at = $4 WHERE id = $1 AND project_id = $2 AND status = 'pending' AND attempts = $3 RETURNING id`,
+    [d.id, d.project_id, d.attempts, until.toISOString()],
+  );
+  return rows.length > 0;
+}
+
 export interface AttemptRecord {
   d: DeliveryRow;
   a: Omit<AttemptRow, 'id' | 'project_id' | 'delivery_id' | 'url'>;
@@ -211,7 +223,7 @@ export async function scheduleOrderJob(q: Queryable, projectId: ProjectId, order
 }
 
 /**
- * scheduleOrderJob's upsert as a part of one statement (store/writes.ts); the statement must also
+ * scheduleOrderJob's upsert as a part of one statement (store/db/writes.ts); the statement must also
  * notify. `ifLinkUrl`: only when that payment link has a webhook URL (its order's only receiver).
  */
 export function orderJobPart(projectId: ProjectId, orderId: OrderId, runAt: Date, ifLinkUrl?: string): Part {
@@ -249,7 +261,7 @@ export function linkDeliveryAfterOutboxPart(
 }
 
 /**
- * insertDelivery as a part of one statement (store/writes.ts) that also writes the outbox row
+ * insertDelivery as a part of one statement (store/db/writes.ts) that also writes the outbox row
  * the delivery comes from, as the CTE named `outbox` (its id is known only there).
  */
 export function deliveryAfterOutboxPart(

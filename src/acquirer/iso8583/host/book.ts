@@ -9,9 +9,15 @@ import { expiryFromField, NETWORK, parseOriginalData, PROCESSING, currencyFromFi
  * Pure of sockets (server.ts carries the bytes); one instance per host process.
  */
 
-export type SettledType = 'sale' | 'completion' | 'refund' | 'reversal';
+export type SettledType = 'sale' | 'completion' | 'refund' | 'reversal' | DisputeStage;
 
-/** One line of the settlement file. RRN is the settled message's; a reversal names the RRN it cancels. */
+/** The dispute stages the host reports (disputes.ts): the issuer's chargeback, the acquirer's defence that won it back, the issuer's second try. */
+export type DisputeStage = 'chargeback' | 'second_presentment' | 'pre_arbitration';
+
+/**
+ * One line of the settlement file. RRN is the settled message's; a reversal names the RRN it
+ * cancels; a dispute stage names the original's terminal, RRN, STAN and approval, with its own id and reason.
+ */
 export interface SettledLine {
   date: string;
   terminal: string;
@@ -21,6 +27,8 @@ export interface SettledLine {
   amount: number;
   currency: string;
   authorization_code: string;
+  dispute_id?: string;
+  reason_code?: string;
 }
 
 /** What became of a financial request: decided, answered as before, or refused on a used STAN. */
@@ -36,7 +44,7 @@ export interface HostEntry {
 }
 
 /** A financial request the host approved, findable by what field 90 of a later message names. */
-interface Held {
+export interface Held {
   kind: 'preauth' | 'sale' | 'completion' | 'refund';
   terminal: string;
   rrn: string;
@@ -77,6 +85,8 @@ export class Book {
   private answers = new Map<string, Message>();
   /** STANs in use per terminal and day (MMDD): a second request with a used STAN is a collision */
   private used = new Set<string>();
+  /** settled sales and completions by terminal + RRN */
+  private byRrn = new Map<string, Held>();
   readonly stats = { requests: 0, retransmissions: 0, collisions: 0, settled: 0 };
   /** the settlement lines of the request being decided, handed out after it is journaled */
   private lines: SettledLine[] = [];
@@ -113,8 +123,11 @@ export class Book {
     return answer;
   }
 
-  /** The answer to one request. Network messages are answered by the server (sign-on state). */
-  answer(m: Message): Message {
+  /**
+   * The answer to one request. Network messages are answered by the server (sign-on state).
+   * `partial`: an approval of a sale or pre-authorization is for half its amount (code 10, a fault).
+   */
+  answer(m: Message, opts: { partial?: boolean } = {}): Message {
     this.stats.requests++;
     const terminal = (m.fields[41] ?? '').trimEnd();
     const stan = m.fields[11] ?? '';
@@ -135,13 +148,13 @@ export class Book {
       return this.done(m, code39(m, '94'), 'collision');
     }
     this.used.add(day);
-    const out = this.decide(m, terminal, stan, sent);
+    const out = this.decide(m, terminal, stan, sent, opts.partial ?? false);
     this.answers.set(`${terminal}|${stan}|${sent}|${fingerprint}`, out);
     return this.done(m, out, 'decided');
   }
 
-  private decide(m: Message, terminal: string, stan: string, sent: string): Message {
-    const amount = Number(m.fields[4] ?? 'NaN');
+  private decide(m: Message, terminal: string, stan: string, sent: string, partial: boolean): Message {
+    let amount = Number(m.fields[4] ?? 'NaN');
     const currency = currencyFromField(m.fields[49] ?? '') ?? '';
     const rrn = (m.fields[37] ?? '').trim();
     const processing = m.fields[3] ?? PROCESSING.purchase;
@@ -181,8 +194,11 @@ export class Book {
     // replayed: the decision made then (the journal keeps no full PAN to decide again)
     const decision = this.replaying ? undefined : decideAuthorization({ pan, expiry }, this.now());
     // the late-decline card has no later answer on a host: it declines at once
-    const code = !decision ? this.replaying!.answer.fields[39] : decision.status === 'processing' ? '05' : decision.response_code;
-    if (code !== '00') return code39(m, code);
+    let code = !decision ? this.replaying!.answer.fields[39] : decision.status === 'processing' ? '05' : decision.response_code;
+    if (code === '00' && partial && amount >= 2) code = '10';
+    if (code !== '00' && code !== '10') return code39(m, code);
+    // approved for partial amount: half of it is held or settled, and field 4 answers that part
+    if (code === '10') amount = this.replaying ? Number(this.replaying.answer.fields[4]) : Math.floor(amount / 2);
     const approval = this.authCode();
     const held: Held =
       m.mti === '0100'
@@ -198,7 +214,7 @@ export class Book {
         : { ...base, kind: 'sale', amount, open: amount, authCode: approval, state: 'settled', expires: 0 };
     this.keep(terminal, stan, sent, held);
     if (held.kind === 'sale') this.line(held, 'sale');
-    return code39(m, '00', { 38: approval });
+    return code39(m, code, code === '10' ? { 4: String(amount), 38: approval } : { 38: approval });
   }
 
   /**
@@ -229,6 +245,13 @@ export class Book {
 
   private keep(terminal: string, stan: string, sent: string, h: Held) {
     this.originals.set(`${terminal}|${stan}|${sent}`, h);
+    if (h.kind === 'sale' || h.kind === 'completion') this.byRrn.set(`${terminal}|${h.rrn}`, h);
+  }
+
+  /** A settled sale or completion by its terminal and RRN (what a dispute names), unless reversed. */
+  settled(terminal: string, rrn: string): Held | undefined {
+    const h = this.byRrn.get(`${terminal}|${rrn}`);
+    return h?.state === 'settled' ? h : undefined;
   }
 
   private line(h: Pick<Held, 'terminal' | 'rrn' | 'stan' | 'amount' | 'currency' | 'authCode'>, type: SettledType) {

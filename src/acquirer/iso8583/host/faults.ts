@@ -1,6 +1,7 @@
 /**
  * The host's fault switches, for tests: set at start (flags) and at run time (admin lines).
- * Counts apply to the next financial answers (0110, 0210, 0230, 0410); rates to each of them,
+ * Counts apply to the next financial answers (0110, 0210, 0230, 0410; `partial` to the next
+ * approvals of a sale or pre-authorization); rates to each of them,
  * rolled on a seeded generator when `seed` is set, so a long run's sequence of rolls can be
  * repeated (which request meets which roll still depends on the order requests arrive in).
  */
@@ -15,6 +16,13 @@ export interface Faults {
   cut: number;
   /** sign-ons are answered 91 */
   refuseSignOn: boolean;
+  /** the next N approvals of a sale or pre-authorization are for half the amount: code 10, field 4 the part approved (and held or settled) */
+  partial: number;
+  /** the next N financial answers carry a field unlike the request's: amount (4), currency (49), RRN (37), original data (90) */
+  wrongAmount: number;
+  wrongCurrency: number;
+  wrongRrn: number;
+  wrongOriginal: number;
   /** probabilities (0..1) applied to every financial answer, for long runs */
   dropRate: number;
   duplicateRate: number;
@@ -24,8 +32,11 @@ export interface Faults {
   /** the generator's seed as last set (null: Math.random) */
   seed: number | null;
   /** how many answers each fault hit since the start */
-  hits: { drop: number; duplicate: number; cut: number; delay: number };
+  hits: Record<Counter | 'delay', number>;
 }
+
+/** The faults counted down per answer (take). */
+export type Counter = 'drop' | 'duplicate' | 'cut' | 'partial' | 'wrongAmount' | 'wrongCurrency' | 'wrongRrn' | 'wrongOriginal';
 
 export const noFaults = (): Faults => ({
   delayMs: 0,
@@ -33,12 +44,17 @@ export const noFaults = (): Faults => ({
   duplicate: 0,
   cut: 0,
   refuseSignOn: false,
+  partial: 0,
+  wrongAmount: 0,
+  wrongCurrency: 0,
+  wrongRrn: 0,
+  wrongOriginal: 0,
   dropRate: 0,
   duplicateRate: 0,
   cutRate: 0,
   delayRate: 0,
   seed: null,
-  hits: { drop: 0, duplicate: 0, cut: 0, delay: 0 },
+  hits: { drop: 0, duplicate: 0, cut: 0, delay: 0, partial: 0, wrongAmount: 0, wrongCurrency: 0, wrongRrn: 0, wrongOriginal: 0 },
 });
 
 const NAMES: Record<string, keyof Faults> = {
@@ -47,6 +63,11 @@ const NAMES: Record<string, keyof Faults> = {
   duplicate: 'duplicate',
   cut: 'cut',
   'refuse-sign-on': 'refuseSignOn',
+  partial: 'partial',
+  'wrong-amount': 'wrongAmount',
+  'wrong-currency': 'wrongCurrency',
+  'wrong-rrn': 'wrongRrn',
+  'wrong-original': 'wrongOriginal',
   'drop-rate': 'dropRate',
   'duplicate-rate': 'duplicateRate',
   'cut-rate': 'cutRate',
@@ -106,12 +127,13 @@ export function applyFaultLine(f: Faults, line: string): string {
 }
 
 /** Takes one from a counter or rolls a rate: whether this answer gets the fault. */
-export function take(f: Faults, counter: 'drop' | 'duplicate' | 'cut'): boolean {
+export function take(f: Faults, counter: Counter): boolean {
   let hit = false;
   if (f[counter] > 0) {
     f[counter]--;
     hit = true;
-  } else hit = f[`${counter}Rate`] > 0 && roll(f) < f[`${counter}Rate`];
+  } else if (counter === 'drop' || counter === 'duplicate' || counter === 'cut')
+    hit = f[`${counter}Rate`] > 0 && roll(f) < f[`${counter}Rate`];
   if (hit) f.hits[counter]++;
   return hit;
 }

@@ -2,6 +2,7 @@ import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Message } from '../codec.ts';
 import type { HostEntry, SettledLine } from './book.ts';
+import type { DisputeEntry } from './disputes.ts';
 export type { HostEntry } from './book.ts';
 
 /**
@@ -10,7 +11,8 @@ export type { HostEntry } from './book.ts';
  * retransmission answered as before, a collision on a STAN already used) and the settlement
  * lines it made. It is written before the settlement lines and read back at start, so a host
  * killed and restarted remembers what it held and answered, as a real acquirer does. The PAN is
- * kept masked (first six, last four).
+ * kept masked (first six, last four). A dispute stage the admin port raised is a line too
+ * (DisputeEntry), with no request.
  */
 
 const HOST_JOURNAL = 'host-journal.jsonl';
@@ -23,19 +25,22 @@ const masked = (m: Message): Message =>
       }
     : m;
 
-export function appendHostJournal(dir: string, e: HostEntry) {
-  appendFileSync(join(dir, HOST_JOURNAL), JSON.stringify({ ...e, request: masked(e.request) }) + '\n');
+export function appendHostJournal(dir: string, e: HostEntry | DisputeEntry) {
+  appendFileSync(join(dir, HOST_JOURNAL), JSON.stringify('request' in e ? { ...e, request: masked(e.request) } : e) + '\n');
 }
 
+/** The requests' entries only (what tools that read the journal look at). */
+export const readHostJournal = (dir: string): HostEntry[] => readJournal(dir).filter((e): e is HostEntry => 'request' in e);
+
 /** The journal's entries; a last line torn by a kill mid-write is left out (its request was never answered). */
-export function readHostJournal(dir: string): HostEntry[] {
+export function readJournal(dir: string): Array<HostEntry | DisputeEntry> {
   const file = join(dir, HOST_JOURNAL);
   if (!existsSync(file)) return [];
-  const out: HostEntry[] = [];
+  const out: Array<HostEntry | DisputeEntry> = [];
   for (const line of readFileSync(file, 'utf8').split('\n')) {
     if (!line.trim()) continue;
     try {
-      out.push(JSON.parse(line) as HostEntry);
+      out.push(JSON.parse(line) as HostEntry | DisputeEntry);
     } catch {
       /* torn by a kill: that request got no answer and made no line */
     }
@@ -47,7 +52,12 @@ export function readHostJournal(dir: string): HostEntry[] {
  * The settlement lines the journal made that a file lacks (the host was killed between the two
  * writes): appended, in order. Lines go to each file in journal order, so what is missing is a tail.
  */
-export function repairSettlement(dir: string, entries: HostEntry[], header: string, row: (l: SettledLine) => string): number {
+export function repairSettlement(
+  dir: string,
+  entries: Array<HostEntry | DisputeEntry>,
+  header: string,
+  row: (l: SettledLine) => string,
+): number {
   const byFile = new Map<string, SettledLine[]>();
   for (const l of entries.flatMap((e) => e.settled)) {
     const f = join(dir, `settlement-${l.date}.csv`);

@@ -7,12 +7,13 @@ import { answerMti, decode, Deframer, encode, frame, type Message } from '../cod
 import { ISO_1987, type Layout } from '../layout.ts';
 import { Book, type SettledLine } from './book.ts';
 import { applyFaultLine, delayOf, noFaults, take, type Faults } from './faults.ts';
-import { appendHostJournal, readHostJournal, repairSettlement } from './journal.ts';
+import { appendHostJournal, readJournal, repairSettlement } from './journal.ts';
+import { DISPUTE_WORDS, HostDisputes } from './disputes.ts';
 
 /**
  * The simulated acquiring host as a TCP server (TLS when given a certificate): one Book, any
  * number of terminals' connections, the settlement files, the fault switches, and an admin
- * line protocol on its own port (`drop 2`, `stats`...). `tender acquirer-host` runs it.
+ * line protocol on its own port (`drop 2`, `stats`, `chargeback TERMINAL RRN`...). `tender acquirer-host` runs it.
  */
 
 export interface HostOptions {
@@ -34,13 +35,18 @@ export interface RunningHost {
   adminPort?: number;
   faults: Faults;
   book: Book;
+  disputes: HostDisputes;
   connections(): number;
   close(): Promise<void>;
 }
 
-export const SETTLEMENT_HEADER = 'date,terminal,rrn,stan,type,amount,currency,authorization_code';
+/** The last two columns are a dispute stage's (empty on other lines); files of 8 columns came before them. */
+export const SETTLEMENT_HEADER = 'date,terminal,rrn,stan,type,amount,currency,authorization_code,dispute_id,reason_code';
 
-const rowOf = (l: SettledLine) => [l.date, l.terminal, l.rrn, l.stan, l.type, l.amount, l.currency, l.authorization_code].join(',');
+const rowOf = (l: SettledLine) =>
+  [l.date, l.terminal, l.rrn, l.stan, l.type, l.amount, l.currency, l.authorization_code, l.dispute_id ?? '', l.reason_code ?? ''].join(
+    ',',
+  );
 
 /** Appends each settled line at once to settlement-YYYY-MM-DD.csv, so a killed host loses none. */
 function settlementWriter(dir: string | undefined) {
@@ -54,6 +60,21 @@ function settlementWriter(dir: string | undefined) {
 
 const pick = (m: Message, ...ns: number[]) => Object.fromEntries(ns.filter((n) => m.fields[n] !== undefined).map((n) => [n, m.fields[n]]));
 
+/** A field of the answer made unlike the request's, for the next answer each `wrong-*` switch is set for (a fault). */
+function tampered(a: Message, f: Faults): Message {
+  const fields = { ...a.fields };
+  const other = (v: string | undefined, width: number) => String((Number(v ?? '0') + 1) % 10 ** width).padStart(width, '0');
+  if (take(f, 'wrongAmount')) fields[4] = other(fields[4], 12);
+  if (take(f, 'wrongCurrency')) fields[49] = fields[49] === '840' ? '978' : '840';
+  if (take(f, 'wrongRrn'))
+    fields[37] = (fields[37] ?? '').trimEnd().slice(0, 11).padEnd(11, '0') + (fields[37]?.trimEnd().endsWith('9') ? '8' : '9');
+  // an original (field 90) with another STAN; an answer to a request that named none names one
+  if (take(f, 'wrongOriginal'))
+    fields[90] =
+      (fields[90] ?? '0200' + '0'.repeat(38)).slice(0, 4) + other(fields[90]?.slice(4, 10), 6) + (fields[90] ?? '0'.repeat(42)).slice(10);
+  return { ...a, fields };
+}
+
 const listen = (server: net.Server, port: number, host: string) =>
   new Promise<number>((resolve, reject) => {
     server.once('error', reject);
@@ -65,15 +86,24 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const faults: Faults = { ...noFaults(), ...opts.faults };
   const log = opts.log ?? (() => {});
   const dir = opts.settlementDir;
+  const settle = settlementWriter(dir);
   const book = new Book({
     holdMs: opts.holdMs ?? 7 * 86_400_000,
-    settle: settlementWriter(dir),
+    settle,
     record: dir ? (e) => appendHostJournal(dir, e) : undefined,
+  });
+  // journaled first, then the settlement line, as the book's requests are
+  const disputes = new HostDisputes(book, (e) => {
+    if (dir) appendHostJournal(dir, e);
+    for (const l of e.settled) settle(l);
   });
   if (dir) {
     // a restart: what the host held and answered before is remembered, and lines a kill cut off are written
-    const entries = readHostJournal(dir);
-    for (const e of entries) book.replay(e);
+    const entries = readJournal(dir);
+    for (const e of entries) {
+      if ('dispute' in e) disputes.replay(e);
+      else book.replay(e);
+    }
     const repaired = repairSettlement(dir, entries, SETTLEMENT_HEADER, rowOf);
     if (entries.length)
       log(`journal replayed: ${entries.length} requests${repaired ? `, ${repaired} settlement lines written again` : ''}`);
@@ -114,7 +144,12 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
           continue;
         }
         // a terminal that has not signed on gets 91 (issuer or switch inoperative), and nothing is decided
-        const answer: Message = signedOn ? book.answer(m) : { mti: answerMti(m.mti), fields: { ...pick(m, 11, 41), 39: '91' } };
+        const partial = signedOn && (m.mti === '0100' || m.mti === '0200') && m.fields[3] === '000000' && faults.partial > 0;
+        const decided: Message = signedOn
+          ? book.answer(m, { partial })
+          : { mti: answerMti(m.mti), fields: { ...pick(m, 11, 41), 39: '91' } };
+        if (partial && decided.fields[39] === '10') take(faults, 'partial');
+        const answer = tampered(decided, faults);
         if (take(faults, 'cut')) {
           log(`cutting the connection after STAN ${m.fields[11]}`);
           socket.destroy();
@@ -153,7 +188,11 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
         const word = line.trim();
         if (!word) return;
         const reply =
-          word === 'stats' ? JSON.stringify({ ...book.stats, connections: sockets.size, faults }) : applyFaultLine(faults, word);
+          word === 'stats'
+            ? JSON.stringify({ ...book.stats, connections: sockets.size, faults })
+            : DISPUTE_WORDS.has(word.split(/\s+/)[0])
+              ? disputes.apply(word)
+              : applyFaultLine(faults, word);
         log(`admin: ${word} -> ${reply}`);
         s.write(reply + '\n');
       });
@@ -166,6 +205,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     adminPort,
     faults,
     book,
+    disputes,
     connections: () => sockets.size,
     async close() {
       for (const s of [...sockets, ...adminSockets]) s.destroy();

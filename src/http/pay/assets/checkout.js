@@ -98,6 +98,20 @@
     var brandOut = el('pan-brand');
     var cvcHint = el('cvc-hint');
     var button = form.querySelector('button[type=submit]');
+    // the brand marks of the form's panel: the typed number's brand stands out, the others fade
+    var scope = form.closest('section, details') || form;
+    var marks = scope.querySelectorAll('.brands');
+    function markBrand(brand) {
+      for (var m = 0; m < marks.length; m++) {
+        if (brand) marks[m].setAttribute('data-typed', '');
+        else marks[m].removeAttribute('data-typed');
+        var items = marks[m].querySelectorAll('[data-brand]');
+        for (var n = 0; n < items.length; n++) {
+          if (items[n].getAttribute('data-brand') === brand) items[n].setAttribute('data-current', '');
+          else items[n].removeAttribute('data-current');
+        }
+      }
+    }
     if (!pan || !expiry || !cvc || !name || !button) return;
     var touched = {};
 
@@ -183,6 +197,7 @@
       }
       if (brandOut) brandOut.textContent = b ? b.name : '';
       pan.setAttribute('data-brand', b ? b.brand : '');
+      markBrand(b ? b.brand : '');
       var size = b && b.brand === 'amex' ? 4 : 3;
       cvc.setAttribute('maxlength', String(size));
       if (cvcHint) cvcHint.textContent = size === 4 ? msg.cvc_hint_amex : msg.cvc_hint;
@@ -259,7 +274,26 @@
     next();
   }
 
+  // Copy buttons of a transfer's details: shown only here, where they can work; the text stays selectable.
+  function copyButton(button) {
+    var source = document.getElementById(button.getAttribute('data-copy'));
+    if (!source || !navigator.clipboard) return;
+    var label = button.textContent;
+    button.hidden = false;
+    button.addEventListener('click', function () {
+      var text = source.getAttribute('data-copy-value') || source.textContent.trim();
+      navigator.clipboard.writeText(text).then(function () {
+        button.textContent = button.getAttribute('data-copied') || label;
+        setTimeout(function () {
+          button.textContent = label;
+        }, 2000);
+      });
+    });
+  }
+
   function start() {
+    var copies = document.querySelectorAll('button[data-copy]');
+    for (var c = 0; c < copies.length; c++) copyButton(copies[c]);
     var forms = document.querySelectorAll('form[data-card-form]');
     for (var i = 0; i < forms.length; i++) setUp(forms[i]);
     var waiting = document.querySelectorAll('[data-poll]');

@@ -1,4 +1,12 @@
-import { IDEAL_ISSUERS, isSandboxMethod, markDataUri, methodInfo, type SandboxMethod } from '../../../domain/payment-methods.ts';
+import {
+  IDEAL_ISSUERS,
+  isSandboxMethod,
+  markDataUri,
+  methodInfo,
+  type SandboxMethod,
+  CARD,
+  PAY_NOW,
+} from '../../../domain/payment-methods.ts';
 import type { TransactionRow } from '../../../domain/entities.ts';
 import { esc } from '../render.ts';
 import type { Locale } from '../i18n.ts';
@@ -32,17 +40,19 @@ const TEXT = {
     live: 'This payment method is available in test projects only.',
     try_again: 'The previous attempt did not go through. You can try again with another card or another payment method.',
     pay_with: (m: string) => `Pay with ${m}`,
+    copy: 'Copy',
+    copied: 'Copied',
   },
   nl: {
     sandbox: 'Sandbox van',
     sandbox_note: 'Deze pagina staat voor de aanbieder. Kies wat er met de betaling gebeurt.',
-    choose_bank: 'Kies uw bank',
+    choose_bank: 'Kies je bank',
     outcome: 'Uitkomst van de betaling',
     outcomes: { paid: 'Betaald', cancelled: 'Geannuleerd', expired: 'Verlopen', failed: 'Mislukt', open: 'Nog open (in behandeling)' },
     authorize: 'Geautoriseerd',
     transfer_heading: 'Maak het bedrag over',
     transfer_text: 'Maak precies dit bedrag over met dit kenmerk. De bestelling is betaald zodra het geld binnen is.',
-    slip_heading: 'Uw betaalbewijs',
+    slip_heading: 'Je betaalbewijs',
     slip_text: 'Laat dit nummer zien bij de kassa van een deelnemende winkel en betaal het bedrag contant.',
     amount: 'Bedrag',
     iban: 'IBAN',
@@ -52,8 +62,10 @@ const TEXT = {
     slip: 'Bonnummer',
     test_tools: 'Testmodus: voltooi of laat verlopen via de testhulpmiddelen (portaal of POST /v1/test/orders/{id}/bank-transfer/).',
     live: 'Deze betaalmethode is alleen beschikbaar in testprojecten.',
-    try_again: 'De vorige poging is niet gelukt. U kunt het opnieuw proberen met een andere kaart of een andere betaalmethode.',
+    try_again: 'De vorige poging is niet gelukt. Je kunt het opnieuw proberen met een andere kaart of een andere betaalmethode.',
     pay_with: (m: string) => `Betalen met ${m}`,
+    copy: 'Kopieer',
+    copied: 'Gekopieerd',
   },
 } as const;
 
@@ -75,8 +87,8 @@ export function methodButtons(
     `<form method="post" action="${esc(form.action)}"><input type="hidden" name="csrf" value="${esc(form.csrf)}">
 ${form.transactionId ? `<input type="hidden" name="transaction_id" value="${esc(form.transactionId)}">` : ''}<button type="submit" class="secondary method-button" name="payment_method" value="${esc(m)}">${inner}</button></form>`;
   for (const m of methods) {
-    if (m === 'credit-card' && cardLabel) out[m] = button(m, esc(cardLabel));
-    if (!isSandboxMethod(m) || m === 'pay-now') continue;
+    if (m === CARD && cardLabel) out[m] = button(m, esc(cardLabel));
+    if (!isSandboxMethod(m) || m === PAY_NOW) continue;
     out[m] = button(
       m,
       `${mark(m)} <span>${esc(methodName(m, locale))}</span><span class="vh"> (${esc(TEXT[locale].pay_with(methodName(m, locale)))})</span>`,
@@ -89,21 +101,27 @@ ${form.transactionId ? `<input type="hidden" name="transaction_id" value="${esc(
 export function methodPanel(
   txn: TransactionRow,
   locale: Locale,
-  p: { action: string; csrf: string; amount: string; live: boolean },
+  /** amount: as shown; amountPlain: as a banking app takes it (19.95, 19,95) */
+  p: { action: string; csrf: string; amount: string; amountPlain: string; live: boolean },
 ): string {
   const m = txn.payment_method as SandboxMethod;
   const x = TEXT[locale];
   const info = methodInfo(m);
-  const head = `<h1 id="method-heading">${mark(m)} ${esc(x.sandbox)} ${esc(methodName(m, locale))}</h1>`;
+  const head = `<h1 id="method-heading" class="with-mark">${mark(m)} <span>${esc(x.sandbox)} ${esc(methodName(m, locale))}</span></h1>`;
   if (p.live) return `<section class="panel" aria-labelledby="method-heading">${head}<p>${esc(x.live)}</p></section>`;
   const d = txn.details ?? {};
-  const row = (k: string, v: unknown) => `<dt>${esc(k)}</dt><dd><code>${esc(v)}</code></dd>`;
-  if (info.kind === 'bank-transfer' || info.kind === 'voucher') {
-    const transfer = info.kind === 'bank-transfer';
+  // each detail selectable as text; its copy button is hidden until the page's script can make it work
+  let n = 0;
+  const row = (k: string, v: unknown, copied = v) => {
+    const id = `detail-${++n}`;
+    return `<div><dt>${esc(k)}</dt><dd><code id="${id}" data-copy-value="${esc(copied)}">${esc(v)}</code><button type="button" class="copy" data-copy="${id}" data-copied="${esc(x.copied)}" aria-label="${esc(`${x.copy} ${k}`)}" hidden>${esc(x.copy)}</button></dd></div>`;
+  };
+  if (info.kind === 'transfer' || info.kind === 'voucher') {
+    const transfer = info.kind === 'transfer';
     return `<section class="panel" aria-labelledby="method-heading">${head}
 <h2>${esc(transfer ? x.transfer_heading : x.slip_heading)}</h2>
 <p>${esc(transfer ? x.transfer_text : x.slip_text)}</p>
-<dl data-payment-details>${row(x.amount, p.amount)}${
+<dl class="details" data-payment-details>${row(x.amount, p.amount, p.amountPlain)}${
       transfer
         ? row(x.iban, d.creditor_iban) +
           row(x.bic, d.creditor_bic) +
@@ -114,7 +132,7 @@ export function methodPanel(
 <p class="note">${esc(x.test_tools)}</p></section>`;
   }
   const bank =
-    m === 'ideal' && !d.issuer_id
+    info.issuer && !d.issuer_id
       ? `<div class="field"><label for="issuer">${esc(x.choose_bank)}</label><select id="issuer" name="issuer_id" required>
 ${IDEAL_ISSUERS.map((i) => `<option value="${esc(i.id)}">${esc(i.name)}</option>`).join('\n')}</select></div>`
       : '';

@@ -8,6 +8,7 @@ import { chooseForPayNow, isOutcome, settleAttempt } from '../../../services/pay
 import { checkCsrf, contentSecurityPolicy, csrfKey, originAllowed, setPageHeaders } from '../security.ts';
 import { STYLE_HASH } from '../render.ts';
 import { requireTlsForLive } from '../../transport.ts';
+import { PAY_NOW } from '../../../domain/payment-methods.ts';
 
 /**
  * The forms of the method pages (render in methods/render.ts, shown by pages.ts):
@@ -36,7 +37,7 @@ export const methodPayRoutes = (ctx: Ctx) => async (app: FastifyInstance) => {
     if (!(c.methods as string[]).includes(method)) return to(reply, page);
     try {
       const payNow = txnId ? transactionOf(c, txnId) : undefined;
-      if (payNow?.payment_method === 'pay-now') {
+      if (payNow?.payment_method === PAY_NOW) {
         const t = await chooseForPayNow(ctx, payNow, method);
         return to(reply, `/pay/${c.order.id}/transactions/${t.id}/`);
       }

@@ -1,6 +1,6 @@
 import { invalid } from '../../../domain/errors.ts';
-import { isSandboxMethod, methodInfo, methodProblem, type SandboxMethod } from '../../../domain/payment-methods.ts';
-import { PAYMENT_METHODS, methodCurrencies, settingsOf, type ProjectSettings } from '../../../domain/project.ts';
+import { isSandboxMethod, methodInfo, methodProblem, type SandboxMethod, CARD, PAYMENT_METHODS } from '../../../domain/payment-methods.ts';
+import { methodCurrencies, settingsOf, type ProjectSettings } from '../../../domain/project.ts';
 import type { TransactionInput } from '../../../domain/schemas/order.ts';
 import type { TransactionRow } from '../../../domain/entities.ts';
 import type { OrderId } from '../../../domain/ids.ts';
@@ -45,7 +45,7 @@ export function methodStart(method: string, orderId: OrderId, txnId: string, det
     details: {},
   };
   if (info.kind === 'card') {
-    out.storeAs = 'credit-card';
+    out.storeAs = CARD;
     out.details.card_brand_limit = 'amex';
     return out;
   }
@@ -54,7 +54,7 @@ export function methodStart(method: string, orderId: OrderId, txnId: string, det
   if (details?.verified_terms_of_service === true) out.details.verified_terms_of_service = true;
   const reference = paymentReference(txnId);
   if (info.kind === 'bnpl') out.capture_mode = 'manual';
-  if (info.kind === 'bank-transfer') {
+  if (info.kind === 'transfer') {
     // what the customer needs to transfer the money; it stays pending until the money arrives
     out.status = 'pending';
     out.expiration = 'P12D';

@@ -4,8 +4,7 @@ import { nowFor } from '../../platform/context.ts';
 import * as orders from '../../../store/payments/orders.ts';
 import { findProject } from '../../../store/platform/projects.ts';
 import { ApiError, invalid, notFound } from '../../../domain/errors.ts';
-import { isSandboxMethod, methodInfo } from '../../../domain/payment-methods.ts';
-import { isPaymentMethod } from '../../../domain/project.ts';
+import { isSandboxMethod, methodInfo, PAY_NOW, isPaymentMethod, paysWithCard } from '../../../domain/payment-methods.ts';
 import { moveTransaction } from '../transitions.ts';
 import { planAuthorized } from '../operations.ts';
 import { WriteSet } from '../../../store/db/writes.ts';
@@ -64,10 +63,10 @@ export async function settleAttempt(ctx: Ctx, orderId: OrderId, txnId: string, o
     if (project.mode !== 'test') throw new ApiError('Forbidden', 'the sandbox pages are for test projects only');
     const kind = methodInfo(txn.payment_method).kind;
     // a transfer or a slip is paid outside the page (test tools), not by a button of the customer's
-    if ((kind === 'bank-transfer' || kind === 'voucher') && outcome !== 'cancelled')
+    if ((kind === 'transfer' || kind === 'voucher') && outcome !== 'cancelled')
       throw new ApiError('Forbidden', `a ${txn.payment_method} is completed from the test tools`);
     const now = nowFor(project);
-    if (issuer && txn.payment_method === 'ideal' && !txn.details?.issuer_id) {
+    if (issuer && methodInfo(txn.payment_method).issuer && !txn.details?.issuer_id) {
       await orders.updateRow(q, 'transactions', txn.id, { details: { ...txn.details, issuer_id: issuer } });
       txn.details = { ...txn.details, issuer_id: issuer };
     }
@@ -92,9 +91,7 @@ export async function settleTransfer(
     const txns = await orders.transactionsOf(q, project.id, [order.id]);
     const txn = txns.find(
       (t) =>
-        t.status === 'pending' &&
-        isSandboxMethod(t.payment_method) &&
-        ['bank-transfer', 'voucher'].includes(methodInfo(t.payment_method).kind),
+        t.status === 'pending' && isSandboxMethod(t.payment_method) && ['transfer', 'voucher'].includes(methodInfo(t.payment_method).kind),
     );
     if (!txn) throw new ApiError('TransactionAlreadyStarted', 'this order has no bank transfer or viacash payment waiting');
     if (input.outcome === 'paid') {
@@ -113,13 +110,13 @@ export async function settleTransfer(
  * attempt, now of that method (with what the method starts with).
  */
 export async function chooseForPayNow(ctx: Ctx, txn: TransactionRow, method: string) {
-  if (!isPaymentMethod(method) || method === 'pay-now') throw invalid('payment_method', `payment method ${method} is not known`);
+  if (!isPaymentMethod(method) || method === PAY_NOW) throw invalid('payment_method', `payment method ${method} is not known`);
   return ctx.db.tx(async (q) => {
     const locked = await orders.transactionById(q, txn.id, true);
-    if (!locked || locked.payment_method !== 'pay-now' || locked.status !== 'new')
+    if (!locked || locked.payment_method !== PAY_NOW || locked.status !== 'new')
       throw new ApiError('TransactionAlreadyStarted', 'this transaction has already started');
     const start = methodStart(method, locked.order_id, locked.id, undefined);
-    const card = method === 'credit-card' || method.startsWith('wallet-');
+    const card = paysWithCard(method);
     const patch: Record<string, unknown> = {
       payment_method: method,
       details: { ...locked.details, ...start?.details },

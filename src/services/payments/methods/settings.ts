@@ -1,8 +1,8 @@
 import type { Ctx } from '../../platform/context.ts';
 import { findProject, updateProjectSettings } from '../../../store/platform/projects.ts';
 import { invalid, notFound } from '../../../domain/errors.ts';
-import { isSandboxMethod, methodInfo } from '../../../domain/payment-methods.ts';
-import { PAYMENT_METHODS, activeMethods, settingsOf } from '../../../domain/project.ts';
+import { isSandboxMethod, methodInfo, PAYMENT_METHODS } from '../../../domain/payment-methods.ts';
+import { activeMethods, settingsOf } from '../../../domain/project.ts';
 import { withActiveMethods } from './rules.ts';
 import type { ProjectId } from '../../../domain/ids.ts';
 

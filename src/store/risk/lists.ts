@@ -1,0 +1,130 @@
+import type { Queryable } from '../db/db.ts';
+import type { ListHitRow, ListKind, ListName, ParsedEntry, PaymentKeys } from '../../domain/risk/lists.ts';
+
+/**
+ * The blocklists and allowlists (docs/risk.md "Lists"): a project's (risk_lists) and the
+ * platform's (platform_risk_lists). Every change writes its audit row in the same statement.
+ */
+
+export interface ListRow {
+  id: string;
+  list: ListName;
+  kind: ListKind;
+  value: string;
+  created: Date;
+  created_by: string | null;
+}
+
+/** Who changed a list, as its audit row names them. */
+export interface Audit {
+  id: string;
+  /** a project's change: its merchant's portal_audit row; a platform change: platform_audit's */
+  merchant_id?: string;
+  user_id: string | null;
+  /** the user's email, or the CLI's `cli` */
+  actor: string;
+  address: string | null;
+  action: string;
+  detail: Record<string, unknown>;
+}
+
+// The payment's keys, kind by kind: the kinds of one value match lo exactly (an index lookup);
+// the range kinds (bin, network) read the entries that start at or below the key
+const KEYS = `eq(kind, v) AS (
+       SELECT * FROM (VALUES ('card', $2::text), ('country', $4::text), ('email', $6::text)) AS x
+       UNION ALL SELECT 'email_domain', unnest($7::text[])
+     ), rng(kind, v) AS (VALUES ('bin', $3::text COLLATE "C"), ('network', $5::text COLLATE "C"))`;
+
+/**
+ * The entries a payment matches, in its project's lists and the platform's: ONE statement, on the
+ * (kind, lo) index of each table.
+ */
+export async function listHits(q: Queryable, projectId: string, k: PaymentKeys): Promise<ListHitRow[]> {
+  return q.query<ListHitRow>(
+    `WITH ${KEYS}
+     SELECT 'project' AS scope, l.list, l.kind FROM eq JOIN risk_lists l ON l.project_id = $1 AND l.kind = eq.kind AND l.lo = eq.v COLLATE "C"
+     UNION ALL
+     SELECT 'project', l.list, l.kind FROM rng JOIN risk_lists l ON l.project_id = $1 AND l.kind = rng.kind AND l.lo <= rng.v AND l.hi >= rng.v
+     UNION ALL
+     SELECT 'platform', l.list, l.kind FROM eq JOIN platform_risk_lists l ON l.kind = eq.kind AND l.lo = eq.v COLLATE "C"
+     UNION ALL
+     SELECT 'platform', l.list, l.kind FROM rng JOIN platform_risk_lists l ON l.kind = rng.kind AND l.lo <= rng.v AND l.hi >= rng.v`,
+    [projectId, k.card, k.bin, k.country ?? null, k.network ?? null, k.email ?? null, k.domains],
+    { prepare: 'risk_list_hits' },
+  );
+}
+
+const COLUMNS = 'id, list, kind, value, created, created_by';
+
+/** The entries of a project's lists, or the platform's (projectId null), newest first. */
+export async function entriesOf(q: Queryable, projectId: string | null): Promise<ListRow[]> {
+  return projectId
+    ? q.query<ListRow>(`SELECT ${COLUMNS} FROM risk_lists WHERE project_id = $1 ORDER BY list, kind, created DESC, id`, [projectId])
+    : q.query<ListRow>(`SELECT ${COLUMNS} FROM platform_risk_lists ORDER BY list, kind, created DESC, id`);
+}
+
+/** The audit row's insert, as a CTE of the change's statement, with its parameters numbered from `at`. */
+function audited(projectId: string | null, a: Audit, at: number): { sql: string; params: unknown[] } {
+  const p = (i: number) => `$${at + i}`;
+  const detail = `${p(3)}::jsonb || jsonb_build_object('value', c.value, 'list', c.list, 'kind', c.kind)`;
+  return projectId
+    ? {
+        sql: `INSERT INTO portal_audit (id, merchant_id, user_id, email, project_id, action, detail, address)
+              SELECT ${p(0)}::uuid, ${p(4)}::uuid, ${p(5)}::uuid, ${p(1)}, $1::uuid, ${p(2)}, ${detail}, ${p(6)} FROM changed c`,
+        params: [a.id, a.actor, a.action, JSON.stringify(a.detail), a.merchant_id, a.user_id, a.address],
+      }
+    : {
+        sql: `INSERT INTO platform_audit (id, actor, action, detail) SELECT ${p(0)}::uuid, ${p(1)}, ${p(2)}, ${detail} FROM changed c`,
+        params: [a.id, a.actor, a.action, JSON.stringify(a.detail)],
+      };
+}
+
+/**
+ * Adds an entry and its audit row in one statement. An entry already on the list is left as it
+ * is: `added` false, and nothing is audited.
+ */
+export async function addEntry(
+  q: Queryable,
+  projectId: string | null,
+  e: ParsedEntry & { id: string; list: ListName; created_by: string },
+  a: Audit,
+): Promise<{ added: boolean; entry: ListRow }> {
+  const table = projectId ? 'risk_lists' : 'platform_risk_lists';
+  const scope = projectId ? 'project_id = $1 AND ' : '$1::uuid IS NULL AND ';
+  const audit = audited(projectId, a, 9);
+  const [row] = await q.query<ListRow & { added: boolean }>(
+    `WITH changed AS (
+       INSERT INTO ${table} (${projectId ? 'project_id, ' : ''}id, list, kind, value, lo, hi, created_by)
+       SELECT ${projectId ? '$1::uuid, ' : ''}$2::uuid, $3, $4, $5, $6, $7, $8 WHERE ${projectId ? 'true' : '$1::uuid IS NULL'}
+       ON CONFLICT DO NOTHING RETURNING ${COLUMNS}
+     ), audited AS (${audit.sql})
+     SELECT ${COLUMNS}, true AS added FROM changed
+     UNION ALL
+     SELECT ${COLUMNS}, false FROM ${table} WHERE ${scope}kind = $4 AND lo = $6 AND hi = $7 AND list = $3 AND NOT EXISTS (SELECT 1 FROM changed)`,
+    [projectId, e.id, e.list, e.kind, e.value, e.lo, e.hi, e.created_by, ...audit.params],
+  );
+  const { added, ...entry } = row!;
+  return { added, entry };
+}
+
+/** Removes an entry (by id) and writes its audit row, in one statement; undefined when there is none. */
+export async function removeEntry(q: Queryable, projectId: string | null, id: string, a: Audit): Promise<ListRow | undefined> {
+  const table = projectId ? 'risk_lists' : 'platform_risk_lists';
+  const audit = audited(projectId, a, 3);
+  const [row] = await q.query<ListRow>(
+    `WITH changed AS (
+       DELETE FROM ${table} WHERE ${projectId ? 'project_id = $1::uuid AND ' : '$1::uuid IS NULL AND '}id = $2::uuid RETURNING ${COLUMNS}
+     ), audited AS (${audit.sql})
+     SELECT ${COLUMNS} FROM changed`,
+    [projectId, id, ...audit.params],
+  );
+  return row;
+}
+
+export interface PlatformAuditRow {
+  id: string;
+  actor: string;
+  action: string;
+  detail: Record<string, unknown>;
+  created: Date;
+}
