@@ -12,7 +12,13 @@ import {
   type TransStatus,
 } from '../../src/domain/card.ts';
 import type { OrderStatus } from '../../src/domain/status.ts';
-import { decideAuthentication, decideAuthorization, decideChallenge, decideInquiry } from '../../src/acquirer/simulator/index.ts';
+import {
+  createSimulator,
+  decideAuthentication,
+  decideAuthorization,
+  decideChallenge,
+  decideInquiry,
+} from '../../src/acquirer/simulator/index.ts';
 import { TEST_CARDS, testCard } from '../../src/acquirer/simulator/cards.ts';
 import { authenticationFailed } from '../../src/services/payments/connectors.ts';
 import { open, seal } from '../../src/services/platform/crypto-envelope.ts';
@@ -144,6 +150,45 @@ test('the late decline answers declined when asked again; other references stay 
   assert.deepEqual([after.status, after.reason, after.response_code], ['declined', 'declined', '05']);
   const ok = decideAuthorization({ pan: '4111111111111111', expiry: '122030' }, NOW);
   assert.equal(decideInquiry(ok.reference!).status, 'accepted');
+});
+
+test('an operation asked about or reversed before it arrived is refused when it comes late, and moves nothing', async () => {
+  const sim = createSimulator({ settleMs: 0 });
+  const ref = (id: string, amount = 1000) => ({
+    operation_id: id,
+    idempotency_key: id,
+    project_id: 'p',
+    transaction_id: 't',
+    amount,
+    currency: 'EUR',
+    now: NOW,
+  });
+  const card = { pan: '4111111111111111', expiry: '122030', cvc: '123', holder: 'A', brand: 'visa' } as never;
+  const sale = await sim.authorize({ ...ref('auth-1'), card, three_ds: { trans_status: 'Y', liability_shift: true }, capture: false });
+  assert.equal(sale.status, 'accepted');
+
+  // a capture asked about before it arrived: not found, and refused when it comes after all
+  const asked = await sim.inquire({ operation_id: 'cap-1', idempotency_key: 'cap-1', kind: 'capture', project_id: 'p', now: NOW });
+  assert.equal(asked.status, 'not_found');
+  const late = await sim.capture({ ...ref('cap-1'), reference: sale.reference! });
+  assert.deepEqual([late.status, late.response_code], ['error', '12']);
+  assert.equal(sim.operations.has('cap-1'), false, 'nothing moved');
+  const again = await sim.inquire({ operation_id: 'cap-1', idempotency_key: 'cap-1', kind: 'capture', project_id: 'p', now: NOW });
+  assert.equal(again.status, 'not_found', 'what the inquiry said stays true');
+
+  // an authorization reversed before it arrived is refused too
+  const reversal = await sim.reverse({ ...ref('rev-1'), original_operation_id: 'auth-2' });
+  assert.equal(reversal.status, 'accepted');
+  const lateAuth = await sim.authorize({ ...ref('auth-2'), card, three_ds: { trans_status: 'Y', liability_shift: true }, capture: true });
+  assert.equal(lateAuth.status, 'error');
+  assert.equal(sim.operations.has('auth-2'), false);
+
+  // an operation that arrived first is answered as before: the inquiry finds it, and it is never closed
+  const captured = await sim.capture({ ...ref('cap-2'), reference: sale.reference! });
+  assert.equal(captured.status, 'accepted');
+  const found = await sim.inquire({ operation_id: 'cap-2', idempotency_key: 'cap-2', kind: 'capture', project_id: 'p', now: NOW });
+  assert.equal(found.status, 'accepted');
+  assert.equal((await sim.capture({ ...ref('cap-2'), reference: sale.reference! })).status, 'accepted');
 });
 
 test('a refused 3-D Secure is declined authentication_failed without authorization', () => {

@@ -10,17 +10,23 @@ import { CHALLENGE_CODE, testCard } from './cards.ts';
  * operation id (in memory, the latest MEMORY operations), so the same operation sent twice
  * moves money once and answers the same; after a restart of the process it has forgotten them
  * (an inquiry then answers not_found for anything but an authorization reference it made).
+ *
+ * An operation it is asked about (inquire) or told to reverse before it arrived is closed: if
+ * the call comes after all (a network that held it back), it is refused and moves nothing. So
+ * "not found" stays true once said, whatever the network does with the call that was late, as a
+ * real host's refusal of a message it already answered for by inquiry or reversal.
  */
 
 /** ISO 8583 response codes of each outcome. */
 const RESPONSES: Record<
-  'approved' | 'in_progress' | 'invalid_card' | 'not_found' | Exclude<Reason, 'authentication_failed'>,
+  'approved' | 'in_progress' | 'invalid_card' | 'not_found' | 'closed' | Exclude<Reason, 'authentication_failed'>,
   { code: string; description: string }
 > = {
   approved: { code: '00', description: 'Approved' },
   in_progress: { code: '09', description: 'Request in progress' },
   invalid_card: { code: '14', description: 'Invalid card number' },
   not_found: { code: '25', description: 'Unable to locate record' },
+  closed: { code: '12', description: 'Invalid transaction: already asked about or reversed before it arrived' },
   declined: { code: '05', description: 'Do not honor' },
   insufficient_funds: { code: '51', description: 'Insufficient funds' },
   expired_card: { code: '54', description: 'Expired card' },
@@ -119,6 +125,14 @@ export function createSimulator(opts: SimulatorOptions = {}): Simulator {
   const slowMs = opts.slowMs ?? 10_000;
   const settleMs = opts.settleMs ?? 3000;
   const done = new Map<string, SimulatedOperation>();
+  /** operation ids asked about or reversed before they arrived: refused if they come later */
+  const closed = new Set<string>();
+  const close = (id: string) => {
+    if (done.has(id)) return;
+    if (closed.size >= MEMORY) closed.delete(closed.values().next().value!);
+    closed.add(id);
+  };
+  const CLOSED = answer('error', 'closed', 'processing_error');
   const remember = (op: SimulatedOperation) => {
     if (done.size >= MEMORY) done.delete(done.keys().next().value!);
     done.set(op.operation_id, op);
@@ -128,6 +142,7 @@ export function createSimulator(opts: SimulatorOptions = {}): Simulator {
   const once = (id: string, kind: OperationKind, amount: number, decide: () => SimulatedOperation['outcome'], settles?: number) => {
     const seen = done.get(id);
     if (seen) return current(seen);
+    if (closed.has(id)) return CLOSED;
     return remember({ operation_id: id, kind, amount, outcome: decide(), ...(settles ? { settles } : {}) });
   };
   const current = (op: SimulatedOperation): Outcome => {
@@ -175,10 +190,12 @@ export function createSimulator(opts: SimulatorOptions = {}): Simulator {
         return now;
       }
       if (req.kind === 'authorization' && req.reference) return decideInquiry(req.reference);
+      close(req.operation_id);
       return answer('not_found', 'not_found');
     },
     async reverse(req) {
       return once(req.operation_id, 'reversal', req.amount, () => {
+        close(req.original_operation_id);
         const original = done.get(req.original_operation_id);
         // a reversal undoes the authorization: it no longer counts as money that moved
         if (original?.outcome.status === 'accepted') original.outcome = answer('declined', 'processing_error', 'processing_error');
