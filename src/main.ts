@@ -16,8 +16,8 @@ import { loadMasterKey } from './services/platform/master-key.ts';
 import { KeyCache } from './services/platform/key-cache.ts';
 import { dropSealedCvc } from './services/payments/card.ts';
 import { countDeclines, countFailedAttempt } from './services/risk/screen.ts';
-import { recoverAttempt, sweepDueRecoveries } from './services/payments/recovery.ts';
-import { RECOVERY_JOB } from './services/payments/attempts.ts';
+import { recoverAttempt, sweepDueRecoveries } from './services/payments/attempts/inquiry.ts';
+import { RECOVERY_JOB } from './services/payments/attempts/rows.ts';
 import { expirePaymentLink, followLinkOrders } from './services/links/payment-links.ts';
 import { makeWebhookSecret, queueWebhooks } from './services/webhooks/endpoints.ts';
 import { makeWalletKeys } from './services/wallets/keys.ts';
@@ -92,7 +92,7 @@ export const jobTable: JobTable = {
   // side by side (each order keeps its own sequence), with a lease a bit longer than a round of attempts
   deliver_webhook: { run: deliverOrderWebhooks, runBatch: deliverWebhookJobs, concurrent: true, leaseMs: deliveryLeaseMs },
   expire_payment_link: { run: (ctx, job) => expirePaymentLink(ctx, job.ref_id) },
-  // an acquirer attempt still in flight at its recover_at: asked about, or reversed (services/payments/recovery.ts)
+  // an acquirer attempt still in flight at its recover_at: asked about, or reversed (services/payments/attempts/inquiry.ts)
   [RECOVERY_JOB]: { run: (ctx, job) => recoverAttempt(ctx, job.ref_id), sweep: sweepDueRecoveries },
   delayed_capture: { run: (ctx, job) => runDelayedCapture(ctx, job.ref_id) },
   authorization_expiry: { run: (ctx, job) => expireAuthorization(ctx, job.ref_id) },

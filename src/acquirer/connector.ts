@@ -123,7 +123,7 @@ export interface Connector {
   /**
    * True while the link to the acquirer is known to be down (it was lost, or never came up, and
    * has not signed on since): a call now would not reach it, so Tender does not make it and the
-   * payment fails at once, nothing charged (services/payments/attempts.ts sendFirstCall). Absent:
+   * payment fails at once, nothing charged (services/payments/attempts/call.ts sendFirstCall). Absent:
    * the connector has no link of its own (the simulator, an HTTP acquirer).
    */
   linkDown?(): boolean;

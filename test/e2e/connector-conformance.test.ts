@@ -11,7 +11,7 @@ import { payOrder } from '../helpers/pay.ts';
 import { checkLedger } from '../../src/services/payments/ledger-check.ts';
 import { compareWithAcquirer } from '../helpers/acquirer-truth.ts';
 import { advanceTestClock } from '../../src/services/platform/tenancy.ts';
-import { sweepDueRecoveries } from '../../src/services/payments/recovery.ts';
+import { sweepDueRecoveries } from '../../src/services/payments/attempts/inquiry.ts';
 
 // The simulator passes the connector conformance kit (test/helpers/conformance.ts), in process and
 // over loopback HTTP (src/acquirer/remote.ts, the acquirer of a service in another process).

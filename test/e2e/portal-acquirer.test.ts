@@ -19,7 +19,7 @@ import { findProject } from '../../src/store/platform/projects.ts';
 import { captureTransaction } from '../../src/services/payments/captures.ts';
 import { refundOrder } from '../../src/services/payments/refunds.ts';
 import { connectorFor, operationRef } from '../../src/services/payments/connectors.ts';
-import { callAcquirer, HeldTransactionError, UnguardedCallError } from '../../src/services/payments/attempts.ts';
+import { callAcquirer, HeldTransactionError, UnguardedCallError } from '../../src/services/payments/attempts/call.ts';
 import { checkLedger } from '../../src/services/payments/ledger-check.ts';
 
 /** The simulator, its captures and refunds held at the acquirer while `gate.closed`. */

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { followBrowser, startPayment } from '../helpers/cards.ts';
 import { advanceTestClock } from '../../src/services/platform/tenancy.ts';
-import { sweepDueRecoveries } from '../../src/services/payments/recovery.ts';
+import { sweepDueRecoveries } from '../../src/services/payments/attempts/inquiry.ts';
 import { changePart } from '../../src/store/payments/attempts.ts';
 
 // Recovery finds attempts in flight by their recover_at (docs/money.md "Recovery"): no job row

@@ -9,7 +9,7 @@ import ts from 'typescript';
  * - a token that starts with one of the repository's top folders (`src/`, `test/`, `docs/`, ...)
  *   or, as the docs and comments write files inside `src/`, with a layer of it (`services/`,
  *   `store/`, ...), then more segments of letters, digits, `_`, `.`, `-`, and ends in a file's
- *   extension or a `/` (a folder): `src/services/payments/recovery.ts`, `store/db/writes.ts`,
+ *   extension or a `/` (a folder): `src/services/payments/attempts/inquiry.ts`, `store/db/writes.ts`,
  *   `test/e2e/`. Prose such as "test/live" has neither and is not a path;
  * - it starts a token: not after a letter, a digit, `.`, `/`, `:`, `@` or `-`, so a URL
  *   (`https://host/src/x.ts`) or an API route (`/v1/test/cards/`) is not a path;

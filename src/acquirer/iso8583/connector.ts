@@ -19,7 +19,7 @@ const ISO8583_CAPABILITIES: Capabilities = {
 /**
  * The ISO 8583 operations behind the connector contract, passed through with their operation
  * ids. A lost answer throws (LinkUnknown): Tender keeps the attempt processing and its recovery
- * inquires, or for an authorization calls reverse() (services/payments/recovery.ts).
+ * inquires, or for an authorization calls reverse() (services/payments/attempts/inquiry.ts).
  */
 export function isoConnector(ops: IsoOperations): Connector {
   return {

@@ -9,7 +9,7 @@ import { lockPaymentRows, type PaymentRows } from '../../store/payments/payment-
 import { attemptsOf, inFlight, type AttemptRow } from '../../store/payments/attempts.ts';
 import { moveTransaction } from './transitions.ts';
 import { book, guarded, type MoneyTransaction } from './operations.ts';
-import { followUp, type Decision, type FollowUpRequest } from './follow-ups.ts';
+import { followUp, type Decision, type FollowUpRequest } from './attempts/follow-up.ts';
 import { captureLines, capturedQuantities, type CaptureLineRequest, type CapturedLine } from '../../domain/capture-lines.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
 import type { OrderId } from '../../domain/ids.ts';
@@ -23,7 +23,7 @@ export interface CaptureInput {
  * POST .../captures/: captures all that remains of a pre-authorization, or the order lines
  * named (each line's quantity at most what earlier captures left of it). Answers the capture
  * order: completed, or processing while the acquirer has not answered (its webhook comes when it
- * settles). Recorded, committed, asked with no lock held, applied (follow-ups.ts). A full capture
+ * settles). Recorded, committed, asked with no lock held, applied (attempts/follow-up.ts). A full capture
  * asked while one is in flight answers with that one's result.
  */
 export async function captureTransaction(ctx: Ctx, project: ProjectRow, orderId: OrderId, txnId: string, input: CaptureInput = {}) {

@@ -4,7 +4,7 @@ import { newId } from '../../domain/ids.ts';
 import type { TransStatus } from '../../domain/card.ts';
 import type { Ctx } from '../platform/context.ts';
 import type { ProjectRow, TransactionRow } from '../../domain/entities.ts';
-import { guardAuthenticator, guardConnector } from './attempts.ts';
+import { guardAuthenticator, guardConnector } from './attempts/call.ts';
 import type { Authenticator } from '../../acquirer/authenticator.ts';
 
 /**

@@ -3,7 +3,7 @@ import { ApiError, invalid } from '../../domain/errors.ts';
 import { refundable } from '../../domain/ledger.ts';
 import { guarded, lockOrderPayment } from './operations.ts';
 import { lockOrderPaymentRows } from '../../store/payments/payment-rows.ts';
-import { followUp } from './follow-ups.ts';
+import { followUp } from './attempts/follow-up.ts';
 import { refusesRefund } from './methods/rules.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
 import type { OrderId } from '../../domain/ids.ts';

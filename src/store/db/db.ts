@@ -68,7 +68,7 @@ export interface Db extends Queryable {
   /**
    * Whether the caller holds a transaction of this store open: inside within(), or inside a tx()
    * callback (its own queries on `q` or not). What must never run with a transaction open (an
-   * acquirer call, services/payments/attempts.ts) asks this.
+   * acquirer call, services/payments/attempts/call.ts) asks this.
    */
   holding(): boolean;
   /** LISTEN on a channel where the driver has it; returns a stop function. */
