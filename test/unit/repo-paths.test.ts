@@ -51,7 +51,10 @@ test('what counts as a path: repository and layer paths ending in a file or a fo
     'docs/gone/',
   ]);
   // paths that exist, written from the root or from src/, files and folders
-  assert.deepEqual(missingIn('docs/x.md', 'src/acquirer/iso8583/checks.ts, services/payments/attempts/inquiry.ts, store/db/, `test/unit/`.'), []);
+  assert.deepEqual(
+    missingIn('docs/x.md', 'src/acquirer/iso8583/checks.ts, services/payments/attempts/inquiry.ts, store/db/, `test/unit/`.'),
+    [],
+  );
   // a markdown link's target, from the document's folder
   assert.deepEqual(missingIn('docs/x.md', '[money](money.md#recovery), [gone](nowhere.md#x), [web](https://example.com/a.md)'), [
     'nowhere.md',
