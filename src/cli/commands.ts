@@ -8,7 +8,7 @@ import { checkLedger } from '../services/payments/ledger-check.ts';
 import { setActiveMethods } from '../services/payments/methods/settings.ts';
 import { seedOrders } from '../services/platform/seed.ts';
 import { createUser } from '../services/portal/users.ts';
-import { ApiError } from '../domain/errors.ts';
+import { DomainError } from '../domain/errors.ts';
 import { isUuid } from '../domain/ids.ts';
 import { createBoundProject, setAcquirer } from '../services/payments/acquirer-link.ts';
 import { reconcile } from '../services/payments/reconcile.ts';
@@ -100,7 +100,7 @@ const table: Record<string, Command> = {
   'risk hold list': (ctx, a) => holdList(ctx, a.project ? String(a.project) : undefined),
   'risk hold lift': async (ctx, a) => {
     const lifted = await liftProjectHold(ctx, String(a.project), 'operator');
-    if (!lifted) throw new ApiError('NotFound', `project ${String(a.project)} is not held`);
+    if (!lifted) throw new DomainError('NotFound', `project ${String(a.project)} is not held`);
     return lifted;
   },
   'payouts overview': (ctx) => payoutsOverview(ctx),
@@ -132,7 +132,7 @@ const idsChecked =
   (cmd: Command): Command =>
   async (ctx, a) => {
     for (const k of ['project', 'merchant'])
-      if (a[k] !== undefined && a[k] !== null && !isUuid(String(a[k]))) throw new ApiError('NotFound', `${k} ${String(a[k])} not found`);
+      if (a[k] !== undefined && a[k] !== null && !isUuid(String(a[k]))) throw new DomainError('NotFound', `${k} ${String(a[k])} not found`);
     return cmd(ctx, a);
   };
 

@@ -6,7 +6,7 @@ import { readLock } from '../store/db/lock.ts';
 import { commands, type AdminAnswer } from './commands.ts';
 import { buildContext, startService } from '../main.ts';
 import { ensureFirstProject, hasNoProject } from './first-run.ts';
-import { ApiError } from '../domain/errors.ts';
+import { DomainError } from '../domain/errors.ts';
 import { seedCli } from './seed.ts';
 import type { rotateKey } from '../services/platform/tenancy.ts';
 import type { createBoundProject } from '../services/payments/acquirer-link.ts';
@@ -67,10 +67,10 @@ async function run<R>(name: string, args: Record<string, unknown>, json: boolean
  * id: NotFound) or is itself unknown, 1 for every other failure.
  */
 const fail = (err: unknown) => {
-  const status = err instanceof ApiError ? err.status : (err as { status?: number }).status;
-  const msg = err instanceof ApiError ? `${err.type}: ${err.message}` : (err as Error).message;
+  const notFound = err instanceof DomainError ? err.kind === 'not_found' : (err as { status?: number }).status === 404;
+  const msg = err instanceof DomainError ? `${err.type}: ${err.message}` : (err as Error).message;
   process.stderr.write(`tender: ${msg}\n`);
-  process.exit(status === 404 ? 2 : 1);
+  process.exit(notFound ? 2 : 1);
 };
 
 /** The first word that is not a command where one is expected (`tender foo`, `tender project foo`), if any. */

@@ -1,4 +1,4 @@
-import { ApiError } from './errors.ts';
+import { DomainError } from './errors.ts';
 
 /**
  * Disputes (docs/payouts.md "Disputes"): a chargeback's stages as the acquirer reports them and
@@ -29,8 +29,8 @@ export const stateAfter = (stage: Stage): DisputeState =>
 
 /** The merchant's answer: only to an open dispute, before its deadline. */
 export function checkAnswer(state: DisputeState, deadline: Date, now: Date) {
-  if (state !== 'open') throw new ApiError('ValidationError', `the dispute is ${state}: it was answered or decided already`);
-  if (now.getTime() > deadline.getTime()) throw new ApiError('ValidationError', 'the deadline to answer this dispute has passed');
+  if (state !== 'open') throw new DomainError('ValidationError', `the dispute is ${state}: it was answered or decided already`);
+  if (now.getTime() > deadline.getTime()) throw new DomainError('ValidationError', 'the deadline to answer this dispute has passed');
 }
 
 /** Evidence limits: what the acquirer takes (documents and pictures), small enough to keep in the database. */
@@ -56,7 +56,7 @@ export interface EvidenceFile {
 
 /** Checks a defence's text and files; answers the file name each is kept under. */
 export function checkEvidence(text: string, files: EvidenceFile[]): string[] {
-  const field = (f: string, m: string) => new ApiError('ValidationError', m, f);
+  const field = (f: string, m: string) => new DomainError('ValidationError', m, f);
   if (!text.trim()) throw field('text', 'say why the chargeback is wrong');
   if (text.length > EVIDENCE.maxTextChars) throw field('text', `at most ${EVIDENCE.maxTextChars} characters`);
   if (files.length > EVIDENCE.maxFiles) throw field('files', `at most ${EVIDENCE.maxFiles} files`);

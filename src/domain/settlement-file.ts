@@ -1,5 +1,5 @@
 import { parse } from 'csv-parse/sync';
-import { ApiError } from './errors.ts';
+import { DomainError } from './errors.ts';
 
 /**
  * An acquiring host's daily settlement file (docs/acquirer-iso8583.md "Settlement file"): money
@@ -37,7 +37,7 @@ export const MAX_SETTLEMENT_FILE_BYTES = 8 * 1024 * 1024;
 
 export const isDispute = (l: SettlementLine): l is DisputeLine => STAGES.has(l.type);
 
-const bad = (where: string, what: string) => new ApiError('ValidationError', `${where}: ${what}`);
+const bad = (where: string, what: string) => new DomainError('ValidationError', `${where}: ${what}`);
 
 /** Every line of the file, checked; the first bad one refuses the whole file (nothing is applied from it). */
 export function parseSettlementFile(text: string): SettlementLine[] {
@@ -45,11 +45,11 @@ export function parseSettlementFile(text: string): SettlementLine[] {
   try {
     rows = parse(text, { relax_column_count: true, skip_empty_lines: true, trim: true, bom: true }) as string[][];
   } catch (err) {
-    throw new ApiError('ValidationError', `not a settlement file: ${(err as Error).message}`);
+    throw new DomainError('ValidationError', `not a settlement file: ${(err as Error).message}`);
   }
   const head = rows[0]?.join(',');
   if (head !== COLUMNS.join(',') && head !== COLUMNS.slice(0, 8).join(','))
-    throw new ApiError('ValidationError', `not a settlement file: the first line must be ${COLUMNS.join(',')}`);
+    throw new DomainError('ValidationError', `not a settlement file: the first line must be ${COLUMNS.join(',')}`);
   return rows.slice(1).map((cells, i) => {
     const where = `settlement file line ${i + 2}`;
     if (cells.length !== 8 && cells.length !== 10) throw bad(where, 'expected 8 or 10 columns');

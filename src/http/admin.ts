@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { timingSafeEqual } from 'node:crypto';
 import type { Ctx } from '../services/platform/context.ts';
-import { ApiError } from '../domain/errors.ts';
+import { DomainError } from '../domain/errors.ts';
 import { MAX_BANK_FILE_BYTES } from '../domain/payouts/xml.ts';
 
 /** An administrative command (the CLI's table, handed to startService by the CLI). */
@@ -22,9 +22,9 @@ export const adminRoutes =
       async (req) => {
         const given = Buffer.from(String(req.headers.authorization ?? '').replace(/^Bearer /, ''));
         const want = Buffer.from(token);
-        if (given.length !== want.length || !timingSafeEqual(given, want)) throw new ApiError('Unauthorized', 'admin token required');
+        if (given.length !== want.length || !timingSafeEqual(given, want)) throw new DomainError('Unauthorized', 'admin token required');
         const command = Object.hasOwn(commands, req.body?.command) ? commands[req.body.command] : undefined;
-        if (!command) throw new ApiError('NotFound', `unknown command ${req.body?.command}`);
+        if (!command) throw new DomainError('NotFound', `unknown command ${req.body?.command}`);
         return { result: await command(ctx, req.body.args ?? {}) };
       },
     );

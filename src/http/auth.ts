@@ -3,9 +3,10 @@ import type { Ctx } from '../services/platform/context.ts';
 import { authenticate } from '../services/platform/tenancy.ts';
 import type { ProjectRow } from '../domain/entities.ts';
 import { requireTlsForLive } from './transport.ts';
-import { ApiError } from '../domain/errors.ts';
+import { DomainError } from '../domain/errors.ts';
 import { throttleOf } from '../services/platform/throttle.ts';
 import { noteActive } from '../services/platform/fair-share.ts';
+import { statusOf } from './errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -24,7 +25,7 @@ export function requireApiKey(app: FastifyInstance, ctx: Ctx) {
     try {
       req.project = await authenticate(ctx, req.headers.authorization);
     } catch (err) {
-      if (err instanceof ApiError && err.status === 401)
+      if (err instanceof DomainError && statusOf(err) === 401)
         await throttleOf(ctx).limit('auth-failure', [req.ip], ctx.config.publicRateLimitPerMinute);
       throw err;
     }

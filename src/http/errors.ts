@@ -1,7 +1,44 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../domain/errors.ts';
+import { DomainError, type ErrorKind, type ErrorType } from '../domain/errors.ts';
+
+/** The HTTP status of each kind of error: the one place a kind becomes a status (docs/design.md "Error types and status codes"). */
+const KIND_STATUS: Record<ErrorKind, number> = {
+  invalid: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  refused: 422,
+  rate_limited: 429,
+  internal: 500,
+  upstream: 502,
+  unavailable: 503,
+  upstream_timeout: 504,
+};
+
+/** An error of the HTTP layer itself, with its own status (413, 415, 431, a framework's 4xx). */
+export class HttpError extends DomainError {
+  constructor(
+    type: ErrorType,
+    message: string,
+    field: string | undefined,
+    readonly status: number,
+  ) {
+    super(type, message, field, status >= 500 ? 'internal' : 'invalid');
+  }
+}
+
+/** The status an error answers with. */
+export const statusOf = (err: DomainError): number => (err instanceof HttpError ? err.status : KIND_STATUS[err.kind]);
+
+/** The spec's error body of an error: status, type, value, the field, and any extra fields. */
+export function bodyOf(err: DomainError) {
+  const error: Record<string, unknown> = { status: statusOf(err), type: err.type, value: err.message };
+  if (err.field) error.field = err.field;
+  return { error: { ...error, ...err.extra } };
+}
 
 /** What Tender reads of an Ajv validation error (the params of the keywords it words itself). */
 interface AjvIssue {
@@ -45,44 +82,49 @@ function validationMessage(v: AjvIssue, field: string): string {
 }
 
 /** Maps any error to the error body (docs/design.md "Errors"); 5xx never carries internals. */
-export function toApiError(err: FastifyError | Error): ApiError {
-  if (err instanceof ApiError) return err;
+export function toDomainError(err: FastifyError | Error): DomainError {
+  if (err instanceof DomainError) return err;
   const e = err as Omit<FastifyError, 'validation'> & { validation?: AjvIssue[]; validationContext?: string };
   if (e.validation?.length) {
     const v = e.validation[0];
     const field = fieldOf(v, e.validationContext);
-    return new ApiError('ValidationError', validationMessage(v, field), field);
+    return new DomainError('ValidationError', validationMessage(v, field), field);
   }
   switch (e.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new ApiError('ValidationError', 'request body is not valid JSON');
+      return new DomainError('ValidationError', 'request body is not valid JSON');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ApiError('ValidationError', 'request body must be JSON (Content-Type: application/json)', 'Content-Type', 415);
+      return new HttpError('ValidationError', 'request body must be JSON (Content-Type: application/json)', 'Content-Type', 415);
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ApiError('ValidationError', 'request body is too large', undefined, 413);
+      return new HttpError('ValidationError', 'request body is too large', undefined, 413);
     case 'FST_ERR_BAD_URL':
-      return new ApiError('ValidationError', 'the URL is not valid (bad percent-encoding)');
+      return new DomainError('ValidationError', 'the URL is not valid (bad percent-encoding)');
     case 'FST_ERR_MAX_PARAM_LENGTH':
-      return new ApiError('ValidationError', 'a path parameter is too long');
+      return new DomainError('ValidationError', 'a path parameter is too long');
   }
-  if (err instanceof SyntaxError && e.statusCode === 400) return new ApiError('ValidationError', 'request body is not valid JSON');
-  if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return new ApiError('ValidationError', e.message, undefined, e.statusCode);
-  return new ApiError('ServerError', 'internal server error');
+  if (err instanceof SyntaxError && e.statusCode === 400) return new DomainError('ValidationError', 'request body is not valid JSON');
+  if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500)
+    return new HttpError('ValidationError', e.message, undefined, e.statusCode);
+  return new DomainError('ServerError', 'internal server error');
 }
 
 /** The realm of the Basic authentication challenge on every 401 (RFC 7617). */
 const CHALLENGE = 'Basic realm="Tender"';
 
-function sendError(reply: FastifyReply, api: ApiError) {
-  if (api.status === 401) reply.header('WWW-Authenticate', CHALLENGE);
-  reply.code(api.status).type('application/json').send(JSON.stringify(api.toBody()));
+function sendError(reply: FastifyReply, api: DomainError) {
+  const status = statusOf(api);
+  if (status === 401) reply.header('WWW-Authenticate', CHALLENGE);
+  reply
+    .code(status)
+    .type('application/json')
+    .send(JSON.stringify(bodyOf(api)));
 }
 
 /** Framework errors met before routing (bad percent-encoding) get the error body too. */
 export function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: FastifyReply) {
   void req;
-  sendError(reply, toApiError(err));
+  sendError(reply, toDomainError(err));
 }
 
 /**
@@ -97,7 +139,7 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Socke
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, 'the request was not received in time']
         : [400, 'the request is not valid HTTP'];
-  const body = JSON.stringify(new ApiError('ValidationError', message, undefined, status).toBody());
+  const body = JSON.stringify(bodyOf(new HttpError('ValidationError', message, undefined, status)));
   if (socket.writable)
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
@@ -123,13 +165,13 @@ export const RETRY_AFTER_UNAVAILABLE = 1;
  * while the database is unavailable, else 500.
  */
 export function pageErrorStatus(err: Error & { statusCode?: number }, reply: FastifyReply): number {
-  if (err instanceof ApiError && err.status === 503) {
+  if (err instanceof DomainError && statusOf(err) === 503) {
     reply.header('Retry-After', String(RETRY_AFTER_UNAVAILABLE));
     return 503;
   }
-  if (err instanceof ApiError && err.status < 500) {
+  if (err instanceof DomainError && statusOf(err) < 500) {
     if (err.retryAfter) reply.header('Retry-After', String(err.retryAfter));
-    return err.status;
+    return statusOf(err);
   }
   return err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
 }
@@ -142,13 +184,13 @@ export function installErrorHandling(app: FastifyInstance) {
     routes.push({ pattern: patternOf(r.url), methods });
   });
   app.setErrorHandler((err, req, reply) => {
-    const api = toApiError(err as FastifyError);
+    const api = toDomainError(err as FastifyError);
     if (api.byLimit) req.refusedByLimit = true;
     if (api.retryAfter) reply.header('Retry-After', String(api.retryAfter));
-    if (api.status === 503) {
+    if (statusOf(api) === 503) {
       reply.header('Retry-After', String(RETRY_AFTER_UNAVAILABLE));
       req.log.warn({ err: (err as Error).message }, 'database unavailable');
-    } else if (api.status >= 500) req.log.error({ err }, 'request failed');
+    } else if (statusOf(api) >= 500) req.log.error({ err }, 'request failed');
     sendError(reply, api);
   });
   app.setNotFoundHandler((req, reply) => {
@@ -158,7 +200,7 @@ export function installErrorHandling(app: FastifyInstance) {
       reply.header('Allow', [...allow].sort().join(', '));
       return sendError(
         reply,
-        new ApiError(
+        new HttpError(
           'ValidationError',
           `method ${req.method} is not allowed here; allowed: ${[...allow].sort().join(', ')}`,
           undefined,
@@ -166,6 +208,6 @@ export function installErrorHandling(app: FastifyInstance) {
         ),
       );
     }
-    sendError(reply, new ApiError('NotFound', `no route ${req.method} ${path}`));
+    sendError(reply, new DomainError('NotFound', `no route ${req.method} ${path}`));
   });
 }

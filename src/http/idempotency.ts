@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Ctx } from '../services/platform/context.ts';
 import { nowFor } from '../services/platform/context.ts';
-import { ApiError } from '../domain/errors.ts';
+import { DomainError } from '../domain/errors.ts';
 import { abandonRequest, claimCall, claimRequest, finishCall, finishRequest } from '../services/platform/idempotency.ts';
 import { withOperationKey } from '../services/payments/operation-key.ts';
 import type { OpenTx } from '../services/platform/idempotency.ts';
-import { RETRY_AFTER_UNAVAILABLE } from './errors.ts';
+import { RETRY_AFTER_UNAVAILABLE, statusOf, bodyOf } from './errors.ts';
 
 /** Response headers a replay repeats; the rest (date, rate limit) describe the moment, not the result. */
 const REPLAYED_HEADERS = ['content-type', 'location'];
@@ -72,7 +72,7 @@ function keyOf(req: FastifyRequest): string | undefined {
   const text = (Array.isArray(raw) ? raw.join(',') : raw).trim();
   const key = /^".*"$/.test(text) ? text.slice(1, -1) : text;
   if (!/^[\x21-\x7e]{1,255}$/.test(key))
-    throw new ApiError('ValidationError', 'Idempotency-Key must be 1 to 255 visible ASCII characters', 'Idempotency-Key');
+    throw new DomainError('ValidationError', 'Idempotency-Key must be 1 to 255 visible ASCII characters', 'Idempotency-Key');
   return key;
 }
 
@@ -121,15 +121,15 @@ export function idempotency(app: FastifyInstance, ctx: Ctx) {
       return;
     }
     if (claim.kind === 'busy')
-      throw new ApiError(
+      throw new DomainError(
         'IdempotencyError',
         'a request with this Idempotency-Key is still being processed; retry later',
         'Idempotency-Key',
-        409,
+        'conflict',
       );
     const row = claim.row;
     if (row.request_hash !== request_hash)
-      throw new ApiError('IdempotencyError', 'this Idempotency-Key was already used with a different request', 'Idempotency-Key', 422);
+      throw new DomainError('IdempotencyError', 'this Idempotency-Key was already used with a different request', 'Idempotency-Key');
     reply.code(row.response_status!);
     for (const [name, value] of Object.entries(row.response_headers ?? {})) reply.header(name, value);
     reply.header('idempotent-replayed', 'true');
@@ -138,7 +138,7 @@ export function idempotency(app: FastifyInstance, ctx: Ctx) {
 
   // an answer that an operation is still in flight is not the request's result: not kept for the key
   app.addHook('onError', async (req, _reply, err) => {
-    if (req.idempotencyKey && err instanceof ApiError && err.inFlight) req.idempotencyKey.final = false;
+    if (req.idempotencyKey && err instanceof DomainError && err.inFlight) req.idempotencyKey.final = false;
   });
 
   app.addHook('onSend', async (req, reply, payload) => {
@@ -165,12 +165,12 @@ export function idempotency(app: FastifyInstance, ctx: Ctx) {
       return payload;
     } catch (err) {
       // Not committed (or not known to be): the client must not take this answer as done.
-      const api = err instanceof ApiError ? err : new ApiError('ServerError', 'internal server error');
-      if (api.status >= 500 && api.status !== 503) req.log.error({ err }, 'idempotent request not committed');
-      if (api.status === 503) reply.header('Retry-After', String(RETRY_AFTER_UNAVAILABLE));
+      const api = err instanceof DomainError ? err : new DomainError('ServerError', 'internal server error');
+      if (statusOf(api) >= 500 && statusOf(api) !== 503) req.log.error({ err }, 'idempotent request not committed');
+      if (statusOf(api) === 503) reply.header('Retry-After', String(RETRY_AFTER_UNAVAILABLE));
       reply.removeHeader('location');
-      reply.code(api.status).type('application/json');
-      return JSON.stringify(api.toBody());
+      reply.code(statusOf(api)).type('application/json');
+      return JSON.stringify(bodyOf(api));
     }
   });
 

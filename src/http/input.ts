@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError } from '../domain/errors.ts';
+import { DomainError } from '../domain/errors.ts';
+import { HttpError } from './errors.ts';
 
 /** Deepest nesting of objects and arrays a body may have; Tender's own schemas need 5. */
 const MAX_DEPTH = 32;
@@ -42,7 +43,7 @@ function inputProblem(value: unknown, part: string): { field: string; message: s
 
 const checkPart = (value: unknown, part: string) => {
   const problem = inputProblem(value, part);
-  if (problem) throw new ApiError('ValidationError', problem.message, problem.field || undefined);
+  if (problem) throw new DomainError('ValidationError', problem.message, problem.field || undefined);
 };
 
 /**
@@ -54,7 +55,7 @@ export function installInputChecks(app: FastifyInstance) {
     const encoding = req.headers['content-encoding'];
     // bodies are read as sent: a compressed one would be taken for its bytes
     if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity')
-      throw new ApiError('ValidationError', 'Content-Encoding is not supported: send the body uncompressed', 'Content-Encoding', 415);
+      throw new HttpError('ValidationError', 'Content-Encoding is not supported: send the body uncompressed', 'Content-Encoding', 415);
   });
   app.addHook('preValidation', async (req: FastifyRequest) => {
     checkPart(req.params, 'path');

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../domain/errors.ts';
+import { DomainError } from '../domain/errors.ts';
 import type { Ctx } from '../services/platform/context.ts';
 import { projectRequestCounter, throttleOf } from '../services/platform/throttle.ts';
 
@@ -32,7 +32,7 @@ export function installRateLimit(app: FastifyInstance, limitPerMinute: number, r
     reply.header('RateLimit', `limit=${limitPerMinute}, remaining=${Math.max(0, limitPerMinute - count)}, reset=${reset}`);
     if (count > limitPerMinute) {
       reply.header('Retry-After', String(reset));
-      throw new ApiError('RateLimitExceeded', `rate limit of ${limitPerMinute} requests a minute exceeded`);
+      throw new DomainError('RateLimitExceeded', `rate limit of ${limitPerMinute} requests a minute exceeded`);
     }
   });
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError } from '../domain/errors.ts';
+import { DomainError } from '../domain/errors.ts';
 
 /** One year, the usual HSTS lifetime; subdomains are the operator's to decide, so not included. */
 const HSTS = 'max-age=31536000';
@@ -15,12 +15,12 @@ export function installTransportRules(app: FastifyInstance) {
   app.addHook('onRequest', async (req, reply) => {
     if (overTls(req)) reply.header('Strict-Transport-Security', HSTS);
     if (!req.headers.host && req.raw.httpVersionMinor >= 1 && req.raw.httpVersionMajor === 1)
-      throw new ApiError('ValidationError', 'the Host header is required', 'Host');
+      throw new DomainError('ValidationError', 'the Host header is required', 'Host');
   });
 }
 
 /** Live projects move real money: their requests must not have crossed the network in clear. */
 export function requireTlsForLive(req: FastifyRequest, mode: string, enforced: boolean) {
   if (enforced && mode === 'live' && !overTls(req))
-    throw new ApiError('Forbidden', 'live projects are served over HTTPS only; send this request over TLS');
+    throw new DomainError('Forbidden', 'live projects are served over HTTPS only; send this request over TLS');
 }

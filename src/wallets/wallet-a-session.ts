@@ -8,7 +8,7 @@ import type { Config } from '../config.ts';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
-import { ApiError, invalid } from '../domain/errors.ts';
+import { DomainError, invalid, type ErrorKind } from '../domain/errors.ts';
 import { merchantIdentifierOf } from '../domain/project.ts';
 
 /**
@@ -142,7 +142,8 @@ export function sandboxSession(input: SessionRequest, now: Date, signingKey: Buf
   return { ...session, signature };
 }
 
-const upstream = (message: string, status = 502) => new ApiError('FailedToFetchTransactionInformation', message, undefined, status);
+const upstream = (message: string, kind: ErrorKind = 'upstream') =>
+  new DomainError('FailedToFetchTransactionInformation', message, undefined, kind);
 
 /**
  * The live validation: POSTs the provider body to validationUrl over mutual TLS with the
@@ -176,10 +177,10 @@ export async function requestLiveSession(
       throw upstream('the wallet provider answered merchant validation with something that is not JSON');
     }
   } catch (err) {
-    if (err instanceof ApiError) throw err;
+    if (err instanceof DomainError) throw err;
     const e = err as Error & { code?: string };
     if (e.name === 'TimeoutError' || e.name === 'AbortError' || /TIMEOUT/.test(e.code ?? '')) {
-      throw upstream(`the wallet provider did not answer merchant validation within ${cfg.timeoutMs} ms`, 504);
+      throw upstream(`the wallet provider did not answer merchant validation within ${cfg.timeoutMs} ms`, 'upstream_timeout');
     }
     throw upstream(`merchant validation with the wallet provider failed (${e.code ?? 'connection error'})`);
   } finally {

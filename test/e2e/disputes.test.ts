@@ -16,7 +16,7 @@ import { createBoundProject } from '../../src/services/payments/acquirer-link.ts
 import { importDisputes } from '../../src/services/disputes/import.ts';
 import { payoutsOverview } from '../../src/services/payouts/overview.ts';
 import { advanceTestClock } from '../../src/services/platform/tenancy.ts';
-import { ApiError } from '../../src/domain/errors.ts';
+import { DomainError } from '../../src/domain/errors.ts';
 import type { Json } from '../helpers/json.ts';
 
 let t: TestService;
@@ -230,7 +230,7 @@ test('a bad line refuses the whole file with a clear error, and nothing of it is
     [`${HEADER}\n${good}\n"unclosed`, /not a settlement file/],
   ];
   for (const [text, why] of cases)
-    await assert.rejects(importDisputes(t.svc.ctx, text), (e: unknown) => e instanceof ApiError && why.test(e.message), String(why));
+    await assert.rejects(importDisputes(t.svc.ctx, text), (e: unknown) => e instanceof DomainError && why.test(e.message), String(why));
   assert.equal(await owed(), start, 'the good line before the bad one was not applied');
   assert.equal((await t.db.query("SELECT 1 FROM disputes WHERE host_dispute_id = 'DSPBAD1'")).length, 0);
 });

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import pg from 'pg';
 import { pgDb } from '../../src/store/db/pg.ts';
-import { ApiError } from '../../src/domain/errors.ts';
+import { DomainError } from '../../src/domain/errors.ts';
 
 const url = process.env.DATABASE_URL;
 const ro = `t_ro_${randomBytes(4).toString('hex')}`;
@@ -67,8 +67,8 @@ test('with read-write, a server that takes no writes is refused: a 503 the clien
       () => undefined,
       (e) => e,
     );
-    assert.ok(err instanceof ApiError, String(err));
-    assert.equal(err.status, 503);
+    assert.ok(err instanceof DomainError, String(err));
+    assert.equal(err.kind, 'unavailable');
     assert.match(String((err as { cause?: Error }).cause?.message), /no read-write server among 127\.0\.0\.1:\d+, .*read-only/);
   } finally {
     await db.close();

@@ -12,7 +12,7 @@ import { eventually, moneyClient } from '../helpers/money.ts';
 import { checkLedger } from '../../src/services/payments/ledger-check.ts';
 import { runPayouts, scheduleMerchant, TEST_DEBTOR } from '../../src/services/payouts/payouts.ts';
 import { pain001, parseEuros, sepaAmount, sepaId, sepaText } from '../../src/domain/payouts/sepa.ts';
-import { ApiError } from '../../src/domain/errors.ts';
+import { DomainError } from '../../src/domain/errors.ts';
 import type { Json } from '../helpers/json.ts';
 import { xmllint } from '../helpers/sepa.ts';
 
@@ -39,7 +39,7 @@ test('a schedule takes only a valid IBAN, a SEPA name, a known schedule and time
   const refused = async (over: Record<string, unknown>, field: string) => {
     await assert.rejects(
       scheduleMerchant(t.svc.ctx, { ...base, ...over } as never),
-      (e: unknown) => e instanceof ApiError && e.field === field,
+      (e: unknown) => e instanceof DomainError && e.field === field,
       JSON.stringify(over),
     );
   };

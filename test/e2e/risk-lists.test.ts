@@ -8,7 +8,7 @@ import { startTestService, type TestService } from '../helpers/service.ts';
 import { followBrowser, randomPan, startPayment } from '../helpers/cards.ts';
 import { countingSimulator } from '../helpers/counting-simulator.ts';
 import { commands } from '../../src/cli/commands.ts';
-import { ApiError } from '../../src/domain/errors.ts';
+import { DomainError } from '../../src/domain/errors.ts';
 import type { ListKind } from '../../src/domain/risk/lists.ts';
 import type { Json } from '../helpers/json.ts';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -134,7 +134,7 @@ test('the commands: bad input is a clear error that changes nothing; a card is s
   for (const [args, fieldName] of bad)
     await assert.rejects(
       cli('risk list add', { project: shop.project_id, list: 'block', ...args }),
-      (e: unknown) => e instanceof ApiError && e.type === 'ValidationError' && e.field === fieldName,
+      (e: unknown) => e instanceof DomainError && e.type === 'ValidationError' && e.field === fieldName,
       JSON.stringify(args),
     );
   await assert.rejects(cli('risk list add', { list: 'block', kind: 'bin', value: '411111' }), /either --project ID or --platform/);

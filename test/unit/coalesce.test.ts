@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { batcher, coalescer } from '../../src/store/db/coalesce.ts';
-import { ApiError } from '../../src/domain/errors.ts';
+import { DomainError } from '../../src/domain/errors.ts';
 
 /** A run() whose batches finish only when told, recording each batch and the peak running at once. */
 function gated(fail: (item: number) => boolean = () => false) {
@@ -96,16 +96,16 @@ test('when a batch fails because the connection was lost, its items are not run 
   const run = async (items: number[]) => {
     batches.push(items);
     if (first) return void (first = false); // [1] goes alone while the others queue
-    throw new ApiError('ServiceUnavailable', 'the database is temporarily unavailable; retry later');
+    throw new DomainError('ServiceUnavailable', 'the database is temporarily unavailable; retry later');
   };
   const write = coalescer(run, { maxInFlight: 1, maxBatch: 10 });
   const results = [1, 2, 3].map((i) =>
     write(i).then(
       () => 'ok',
-      (e: ApiError) => e.status,
+      (e: DomainError) => e.kind,
     ),
   );
-  assert.deepEqual(await Promise.all(results), ['ok', 503, 503]);
+  assert.deepEqual(await Promise.all(results), ['ok', 'unavailable', 'unavailable']);
   assert.deepEqual(batches, [[1], [2, 3]], 'no item of the lost batch ran again');
 });
 
@@ -161,7 +161,7 @@ test('batcher: a batch lost with the connection is not retried item by item; eac
   const ask = batcher(
     async (items: number[]) => {
       batches.push(items);
-      throw new ApiError('ServiceUnavailable', 'the database is temporarily unavailable; retry later');
+      throw new DomainError('ServiceUnavailable', 'the database is temporarily unavailable; retry later');
     },
     { maxInFlight: 1, maxBatch: 10 },
   );
@@ -169,7 +169,7 @@ test('batcher: a batch lost with the connection is not retried item by item; eac
     [1, 2, 3].map((i) =>
       ask(i).then(
         () => 'ok',
-        (e: ApiError) => e.status,
+        (e: DomainError) => e.kind,
       ),
     ),
   );

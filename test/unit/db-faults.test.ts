@@ -2,7 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connectionLost, isConflict, unavailableOr } from '../../src/store/db/db.ts';
-import { ApiError } from '../../src/domain/errors.ts';
+import { DomainError } from '../../src/domain/errors.ts';
+import { bodyOf, statusOf } from '../../src/http/errors.ts';
 
 test("lost connections: server shutdowns, refused and broken sockets, the driver's own messages", () => {
   for (const code of ['57P01', '57P02', '57P03', '53300', '08006', '08003', 'ECONNREFUSED', 'ECONNRESET'])
@@ -24,20 +25,21 @@ test('statement errors are not lost connections: they keep their meaning', () =>
   assert.equal(unavailableOr(plain), plain);
 });
 
-test('a lost connection becomes a 503 ServiceUnavailable ApiError', () => {
+test('a lost connection becomes a 503 ServiceUnavailable DomainError', () => {
   const err = unavailableOr(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }));
-  assert.ok(err instanceof ApiError);
-  assert.equal(err.status, 503);
-  assert.deepEqual(err.toBody().error.type, 'ServiceUnavailable');
+  assert.ok(err instanceof DomainError);
+  assert.equal(err.kind, 'unavailable');
+  assert.equal(statusOf(err), 503);
+  assert.deepEqual(bodyOf(err).error.type, 'ServiceUnavailable');
 });
 
 test('a deadlock or a serialization failure is a conflict: a 503 to retry once tx() gave up, never a 500', () => {
   for (const code of ['40P01', '40001']) {
     const err = Object.assign(new Error('deadlock detected'), { code });
     assert.equal(isConflict(err), true, code);
-    const api = unavailableOr(err) as ApiError;
-    assert.ok(api instanceof ApiError, code);
-    assert.equal(api.status, 503);
+    const api = unavailableOr(err) as DomainError;
+    assert.ok(api instanceof DomainError, code);
+    assert.equal(statusOf(api), 503);
     assert.equal(isConflict(api), true, 'still seen as a conflict through its cause');
   }
   for (const code of ['23505', '57014', '22P02']) assert.equal(isConflict(Object.assign(new Error('x'), { code })), false, code);

@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
-import { ApiError, ERROR_STATUS, invalid, notFound } from '../../src/domain/errors.ts';
-import { fieldOf, toApiError } from '../../src/http/errors.ts';
+import { DomainError, ERROR_KINDS, invalid, notFound } from '../../src/domain/errors.ts';
+import { bodyOf, fieldOf, statusOf, toDomainError } from '../../src/http/errors.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { orderRoutes } from '../../src/http/api/orders.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -15,16 +15,26 @@ import { createLogger } from '../../src/log.ts';
 import type { Db } from '../../src/store/db/db.ts';
 import type { Json } from '../helpers/json.ts';
 
-test('ApiError carries the status of its type and renders the error body', () => {
-  const e = new ApiError('TransactionAlreadyStarted', 'already started');
-  assert.equal(e.status, 409);
-  assert.deepEqual(e.toBody(), { error: { status: 409, type: 'TransactionAlreadyStarted', value: 'already started' } });
+test('a DomainError carries a kind, never a status; http/ maps the kind to the status and renders the error body', () => {
+  const e = new DomainError('TransactionAlreadyStarted', 'already started');
+  assert.equal(e.kind, 'conflict');
+  assert.equal('status' in e, false, 'no HTTP status in the domain');
+  assert.equal(statusOf(e), 409);
+  assert.deepEqual(bodyOf(e), { error: { status: 409, type: 'TransactionAlreadyStarted', value: 'already started' } });
   const v = invalid('customer.postal_code', 'bad postal code');
-  assert.deepEqual(v.toBody(), {
+  assert.deepEqual(bodyOf(v), {
     error: { status: 400, type: 'ValidationError', value: 'bad postal code', field: 'customer.postal_code' },
   });
-  assert.deepEqual(notFound('order').toBody(), { error: { status: 404, type: 'NotFound', value: 'order not found' } });
-  assert.equal(new ApiError('IdempotencyError', 'in flight', undefined, 409).status, 409);
+  assert.deepEqual(bodyOf(notFound('order')), { error: { status: 404, type: 'NotFound', value: 'order not found' } });
+  assert.equal(
+    statusOf(new DomainError('IdempotencyError', 'in flight', undefined, 'conflict')),
+    409,
+    "a kind other than its type's default",
+  );
+  const extra = Object.assign(new DomainError('ValidationError', 'bad token', 'walletBPayMessage'), { extra: { code: 'expired' } });
+  assert.deepEqual(bodyOf(extra), {
+    error: { status: 400, type: 'ValidationError', value: 'bad token', field: 'walletBPayMessage', code: 'expired' },
+  });
 });
 
 test("every error type answers the status of docs/design.md's error table", () => {
@@ -33,9 +43,9 @@ test("every error type answers the status of docs/design.md's error table", () =
   const design = readFileSync(new URL('../../docs/design.md', import.meta.url), 'utf8');
   const section = design.split(/^### Error types and status codes$/m)[1]?.split(/^#/m)[0] ?? '';
   const rows = [...section.matchAll(/^\| (\w+) \| ([\d /]+) \|/gm)].map((m) => [m[1], m[2].trim().split(' / ').map(Number)] as const);
-  assert.deepEqual(rows.map(([type]) => type).sort(), Object.keys(ERROR_STATUS).sort(), 'the table lists every error type once');
+  assert.deepEqual(rows.map(([type]) => type).sort(), Object.keys(ERROR_KINDS).sort(), 'the table lists every error type once');
   for (const [type, statuses] of rows) {
-    assert.equal(statuses[0], ERROR_STATUS[type as keyof typeof ERROR_STATUS], `${type} answers ${statuses[0]} first`);
+    assert.equal(statuses[0], statusOf(new DomainError(type as keyof typeof ERROR_KINDS, 'x')), `${type} answers ${statuses[0]} first`);
     assert.ok(
       statuses.every((s) => s >= 400 && s <= 599),
       `${type}: ${statuses} are error statuses`,
@@ -43,26 +53,26 @@ test("every error type answers the status of docs/design.md's error table", () =
   }
 });
 
-test('toApiError: an unexpected error is a ServerError without its message or stack', () => {
+test('toDomainError: an unexpected error is a ServerError without its message or stack', () => {
   const err = new Error('connection to db at 10.0.0.5 refused with password hunter2');
-  const api = toApiError(err);
-  assert.equal(api.status, 500);
+  const api = toDomainError(err);
+  assert.equal(statusOf(api), 500);
   assert.equal(api.type, 'ServerError');
-  const text = JSON.stringify(api.toBody());
+  const text = JSON.stringify(bodyOf(api));
   assert.ok(!text.includes('hunter2') && !text.includes('10.0.0.5'), text);
   assert.ok(!/at .*\.ts:\d+/.test(text) && !text.includes('stack'), text);
-  assert.deepEqual(Object.keys(api.toBody().error).sort(), ['status', 'type', 'value']);
-  const typeErr = toApiError(new TypeError("Cannot read properties of undefined (reading 'id')"));
-  assert.equal(typeErr.status, 500);
-  assert.ok(!JSON.stringify(typeErr.toBody()).includes('reading'));
+  assert.deepEqual(Object.keys(bodyOf(api).error).sort(), ['status', 'type', 'value']);
+  const typeErr = toDomainError(new TypeError("Cannot read properties of undefined (reading 'id')"));
+  assert.equal(statusOf(typeErr), 500);
+  assert.ok(!JSON.stringify(bodyOf(typeErr)).includes('reading'));
 });
 
-test('toApiError: an ApiError passes unchanged', () => {
-  const e = new ApiError('RefundError', 'too much', 'amount');
-  assert.equal(toApiError(e), e);
+test('toDomainError: an DomainError passes unchanged', () => {
+  const e = new DomainError('RefundError', 'too much', 'amount');
+  assert.equal(toDomainError(e), e);
 });
 
-test('toApiError: Ajv validation errors name the dotted field', () => {
+test('toDomainError: Ajv validation errors name the dotted field', () => {
   const cases: Array<[Json, string]> = [
     [{ keyword: 'required', instancePath: '', params: { missingProperty: 'currency' } }, 'currency'],
     [{ keyword: 'pattern', instancePath: '/customer/postal_code', params: {} }, 'customer.postal_code'],
@@ -78,30 +88,30 @@ test('toApiError: Ajv validation errors name the dotted field', () => {
     [{ keyword: 'type', instancePath: '/customer/phone_numbers/1', params: { type: 'string' } }, 'customer.phone_numbers[1]'],
   ];
   for (const [v, field] of cases) {
-    const api = toApiError(Object.assign(new Error('x'), { validation: [v], validationContext: 'body' }) as Json);
-    assert.equal(api.status, 400);
+    const api = toDomainError(Object.assign(new Error('x'), { validation: [v], validationContext: 'body' }) as Json);
+    assert.equal(statusOf(api), 400);
     assert.equal(api.type, 'ValidationError');
     assert.equal(api.field, field);
     assert.ok(api.message.startsWith(field), api.message);
   }
   assert.equal(fieldOf({ instancePath: '/order_id' }, 'params'), 'order_id');
   assert.equal(fieldOf({ instancePath: '' }, 'body'), 'body');
-  const en = toApiError(Object.assign(new Error('x'), { validation: [cases[2][0]], validationContext: 'body' }) as Json);
+  const en = toDomainError(Object.assign(new Error('x'), { validation: [cases[2][0]], validationContext: 'body' }) as Json);
   assert.match(en.message, /manual, delayed/);
 });
 
-test('toApiError: body parser errors are ValidationErrors', () => {
+test('toDomainError: body parser errors are ValidationErrors', () => {
   for (const code of ['FST_ERR_CTP_INVALID_JSON_BODY', 'FST_ERR_CTP_EMPTY_JSON_BODY']) {
-    const api = toApiError(Object.assign(new Error('parser said'), { code, statusCode: 400 }) as Json);
+    const api = toDomainError(Object.assign(new Error('parser said'), { code, statusCode: 400 }) as Json);
     assert.equal(api.type, 'ValidationError', code);
-    assert.equal(api.status, 400, code);
+    assert.equal(statusOf(api), 400, code);
   }
-  const media = toApiError(Object.assign(new Error('parser said'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 }) as Json);
+  const media = toDomainError(Object.assign(new Error('parser said'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 }) as Json);
   assert.equal(media.type, 'ValidationError');
-  assert.equal(media.status, 415);
+  assert.equal(statusOf(media), 415);
   assert.equal(media.field, 'Content-Type');
-  const large = toApiError(Object.assign(new Error('too large'), { code: 'FST_ERR_CTP_BODY_TOO_LARGE', statusCode: 413 }) as Json);
-  assert.equal(large.status, 413);
+  const large = toDomainError(Object.assign(new Error('too large'), { code: 'FST_ERR_CTP_BODY_TOO_LARGE', statusCode: 413 }) as Json);
+  assert.equal(statusOf(large), 413);
   assert.equal(large.type, 'ValidationError');
 });
 

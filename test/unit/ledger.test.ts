@@ -23,7 +23,7 @@ import {
   type Leg,
 } from '../../src/domain/ledger.ts';
 import { guarded } from '../../src/services/payments/operations.ts';
-import { ApiError } from '../../src/domain/errors.ts';
+import { DomainError } from '../../src/domain/errors.ts';
 
 const balanceOf = (legs: Leg[], account: string) => legs.filter((l) => l.account === account).reduce((s, l) => s + l.amount, 0);
 
@@ -174,13 +174,13 @@ test('a CHECK violation from the database becomes the operation error, never a 5
     guarded('CanNotCaptureTransaction', async () => {
       throw check;
     }),
-    (e: unknown) => e instanceof ApiError && e.status === 409 && e.type === 'CanNotCaptureTransaction',
+    (e: unknown) => e instanceof DomainError && e.kind === 'conflict' && e.type === 'CanNotCaptureTransaction',
   );
   await assert.rejects(
     guarded('RefundError', async () => {
       throw check;
     }),
-    (e: unknown) => e instanceof ApiError && e.status === 422,
+    (e: unknown) => e instanceof DomainError && e.kind === 'refused',
   );
   const other = new Error('boom');
   await assert.rejects(

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { bankOutcome, canMove, type PayoutState } from '../../src/domain/payouts/states.ts';
 import { readBankFile } from '../../src/domain/payouts/bankfiles.ts';
 import { readXml } from '../../src/domain/payouts/xml.ts';
-import { ApiError } from '../../src/domain/errors.ts';
+import { DomainError } from '../../src/domain/errors.ts';
 import { camt053, pain002 } from '../helpers/bankfiles.ts';
 
 const STATES: PayoutState[] = ['scheduled', 'sent', 'booked', 'rejected', 'returned'];
@@ -30,7 +30,7 @@ test("a bank file's line: a move, already so (a file read again), or refused wit
 const refused = (text: string, message: RegExp) =>
   assert.throws(
     () => readBankFile(text),
-    (e: unknown) => e instanceof ApiError && e.field === 'file' && message.test(e.message),
+    (e: unknown) => e instanceof DomainError && e.field === 'file' && message.test(e.message),
     String(message),
   );
 

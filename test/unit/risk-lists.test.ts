@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { applyLists, parseEntry, parseNetwork, paymentKeys, LIST_RULES, type ListKind } from '../../src/domain/risk/lists.ts';
 import { countryOf, parseBinTable, TEST_BINS } from '../../src/domain/risk/bins.ts';
-import { ApiError } from '../../src/domain/errors.ts';
+import { DomainError } from '../../src/domain/errors.ts';
 
 const fp = (pan: string) => `fp(${pan})`;
 const parse = (kind: ListKind, v: string) => parseEntry(kind, v, fp);
@@ -68,7 +68,7 @@ test('every rule of an entry is broken once: a clear ValidationError on value', 
   for (const [kind, v] of bad)
     assert.throws(
       () => parse(kind, v),
-      (e: unknown) => e instanceof ApiError && e.type === 'ValidationError' && e.field === 'value',
+      (e: unknown) => e instanceof DomainError && e.type === 'ValidationError' && e.field === 'value',
       `${kind} ${v}`,
     );
   assert.equal(parseNetwork('fe80::1%eth0'), undefined);

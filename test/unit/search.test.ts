@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { compileTransactionTerm, encodeSearchAfter, parseSort, QueryError } from '../../src/domain/query.ts';
 import { planSearch, searchPageJson } from '../../src/services/reporting/search.ts';
-import { ApiError } from '../../src/domain/errors.ts';
+import { DomainError } from '../../src/domain/errors.ts';
 import { COLUMN_NAMES } from '../../src/services/reporting/reports.ts';
 
 const P = '6f1c2d3e-1111-4222-8333-444455556666';
@@ -38,7 +38,10 @@ describe('compileTransactionTerm: one transactions.* term over t alone', () => {
 
 describe('planSearch: the paging rules', () => {
   const err = (fn: () => unknown, field: string, value: RegExp) =>
-    assert.throws(fn, (e: unknown) => e instanceof ApiError && e.type === 'ValidationError' && e.field === field && value.test(e.message));
+    assert.throws(
+      fn,
+      (e: unknown) => e instanceof DomainError && e.type === 'ValidationError' && e.field === field && value.test(e.message),
+    );
 
   it('defaults: size 10, start 0, created desc, no cursor', () => {
     const p = planSearch(P, { query: '*' });

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { isValidAmount } from '../../domain/currency.ts';
-import { ApiError } from '../../domain/errors.ts';
+import { DomainError } from '../../domain/errors.ts';
 import type { Ctx } from '../../services/platform/context.ts';
 import { captureTransaction, voidTransaction, type CaptureInput } from '../../services/payments/captures.ts';
 import { refundOrder } from '../../services/payments/refunds.ts';
@@ -41,16 +41,16 @@ const strict = { additionalProperties: false } as const;
 function checkNoBody(req: FastifyRequest) {
   const b = req.body as unknown;
   if (b === undefined || b === null) return;
-  if (typeof b !== 'object' || Array.isArray(b)) throw new ApiError('ValidationError', 'this endpoint takes no body', 'body');
+  if (typeof b !== 'object' || Array.isArray(b)) throw new DomainError('ValidationError', 'this endpoint takes no body', 'body');
   const extra = Object.keys(b as object)[0];
-  if (extra) throw new ApiError('ValidationError', `${extra} is not a known field`, extra);
+  if (extra) throw new DomainError('ValidationError', `${extra} is not a known field`, extra);
 }
 /** An optional `{amount}` body (test endpoints): nothing, {} or a whole non-negative amount. */
 async function optionalAmount(req: FastifyRequest) {
   checkNoBody({ body: omit(req.body, 'amount') } as FastifyRequest);
   const amount = (req.body as { amount?: unknown } | undefined)?.amount;
   if (amount !== undefined && !isValidAmount(amount))
-    throw new ApiError('ValidationError', 'amount must be an integer from 0 to 2^53-1', 'amount');
+    throw new DomainError('ValidationError', 'amount must be an integer from 0 to 2^53-1', 'amount');
 }
 /**
  * A capture's body: none (all that remains), or `order_lines` naming the order's lines (each an
@@ -62,10 +62,10 @@ async function captureBody(req: FastifyRequest) {
   const lines = (req.body as { order_lines?: unknown } | undefined)?.order_lines;
   if (lines === undefined) return;
   if (!Array.isArray(lines) || lines.length === 0 || lines.length > 500)
-    throw new ApiError('ValidationError', 'order_lines must be a list of 1 to 500 order lines', 'order_lines');
+    throw new DomainError('ValidationError', 'order_lines must be a list of 1 to 500 order lines', 'order_lines');
   for (const [i, l] of lines.entries())
     if (!l || typeof l !== 'object' || Array.isArray(l))
-      throw new ApiError('ValidationError', `order_lines[${i}] must be an object`, `order_lines[${i}]`);
+      throw new DomainError('ValidationError', `order_lines[${i}] must be an object`, `order_lines[${i}]`);
 }
 /** Fastify hooks are async or call done(): these are async. */
 const noBody = async (req: FastifyRequest) => checkNoBody(req);

@@ -5,13 +5,13 @@ import type { Ctx } from '../../services/platform/context.ts';
 import { nowFor } from '../../services/platform/context.ts';
 import { answer, Duration, errorAnswers } from '../../domain/schemas/common.ts';
 import { clockAnswerExample, clockExample } from '../../domain/schemas/examples.ts';
-import { ApiError, invalid } from '../../domain/errors.ts';
+import { DomainError, invalid } from '../../domain/errors.ts';
 import { durationMs, isoSpan, isPositiveDuration } from '../../domain/duration.ts';
 import { advanceTestClock } from '../../services/platform/tenancy.ts';
 import { BasicAuth } from '../auth.ts';
 
 export async function requireTestProject(req: FastifyRequest) {
-  if (req.project.mode !== 'test') throw new ApiError('Forbidden', 'test endpoints are available to test projects only');
+  if (req.project.mode !== 'test') throw new DomainError('Forbidden', 'test endpoints are available to test projects only');
 }
 
 /** What the API reference says of the test clock (docs/design.md, test projects). */

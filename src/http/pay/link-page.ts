@@ -7,9 +7,9 @@ import { isPaymentMethod, CARD } from '../../domain/payment-methods.ts';
 import { formatAmount, pickLocale, STRINGS, type Locale } from './i18n.ts';
 import { esc, layout, messagePage, STYLE_HASH, summaryBlock } from './render.ts';
 import { checkCsrf, contentSecurityPolicy, csrfKey, issueCsrf, originAllowed, setPageHeaders } from './security.ts';
-import { pageErrorStatus } from '../errors.ts';
+import { pageErrorStatus, statusOf } from '../errors.ts';
 import { checkCardTesting } from '../../services/platform/throttle.ts';
-import { ApiError } from '../../domain/errors.ts';
+import { DomainError } from '../../domain/errors.ts';
 
 /**
  * The page behind a payment link's payment_url: the link's amount and merchant, a button per
@@ -174,7 +174,7 @@ export const linkPageRoutes =
         // card testing: too many declines through this link or from this client
         await checkCardTesting(ctx, page.project, { address: req.ip, linkId: page.link.id });
       } catch (err) {
-        if (!(err instanceof ApiError) || err.status !== 429) throw err;
+        if (!(err instanceof DomainError) || statusOf(err) !== 429) throw err;
         reply.header('Retry-After', String(err.retryAfter ?? 60));
         const s = STRINGS[lang];
         return send(

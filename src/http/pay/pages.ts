@@ -1,7 +1,7 @@
 import { formatMinor } from '../../domain/currency.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Ctx } from '../../services/platform/context.ts';
-import { ApiError } from '../../domain/errors.ts';
+import { DomainError } from '../../domain/errors.ts';
 import { returnUrlFor } from '../../services/payments/card.ts';
 import { linkUrl } from '../../services/links/payment-links.ts';
 import {
@@ -47,7 +47,7 @@ import {
   type CspExtras,
   type CsrfScope,
 } from './security.ts';
-import { pageErrorStatus } from '../errors.ts';
+import { pageErrorStatus, statusOf } from '../errors.ts';
 import { isSandboxMethod, CARD, PAY_NOW, WALLET_B } from '../../domain/payment-methods.ts';
 import { detectBrands } from '../../domain/card.ts';
 import { brandRefused } from '../../services/payments/methods/rules.ts';
@@ -336,8 +336,8 @@ export const payPages = (buttonsOfWallets: WalletButton[]) => (ctx: Ctx) => asyn
       await recordCardAttempt(ctx, c.project, { transactionId: transaction_id, linkId: c.order.payment_link_id, address: req.ip });
       return reply.code(303).header('Location', redirect_url).send();
     } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500) throw err;
-      if (err.status === 429) {
+      if (!(err instanceof DomainError) || statusOf(err) >= 500) throw err;
+      if (statusOf(err) === 429) {
         // throttled: answered at once (with Retry-After), not through the flash
         reply.header('Retry-After', String(err.retryAfter ?? 60));
         return payPage(

@@ -7,7 +7,7 @@ import { deviceBilling } from '../../services/wallets/billing.ts';
 import { payOnPageWithWalletA, payWithWalletA } from '../../services/wallets/wallet-a.ts';
 import { createSession } from '../../services/wallets/keys.ts';
 import { merchantIdentifierOf } from '../../domain/project.ts';
-import { ApiError } from '../../domain/errors.ts';
+import { DomainError } from '../../domain/errors.ts';
 import { formatMinor } from '../../domain/currency.ts';
 import { settingsOf } from '../../domain/project.ts';
 import { answer, errorAnswers, TransactionParams, Uuid } from '../../domain/schemas/common.ts';
@@ -109,7 +109,7 @@ export const walletAPayRoutes =
         !originAllowed(origin, ctx.config.publicBaseUrl) ||
         !checkCsrf(key, { action: DEVICE, orderId: c.order.id, transactionId }, csrf, c.now)
       ) {
-        throw new ApiError('Forbidden', 'this page has expired: reload it and try again');
+        throw new DomainError('Forbidden', 'this page has expired: reload it and try again');
       }
     };
 

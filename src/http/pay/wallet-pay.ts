@@ -6,7 +6,7 @@ import { loadCheckout, outcomeOf, transactionOf, type Checkout } from '../../ser
 import { billingNeeded, payOnPage, payWithWalletB } from '../../services/wallets/pay.ts';
 import { deviceBilling } from '../../services/wallets/billing.ts';
 import { recipientKeys } from '../../services/wallets/keys.ts';
-import { ApiError, notFound } from '../../domain/errors.ts';
+import { DomainError, notFound } from '../../domain/errors.ts';
 import { formatMinor } from '../../domain/currency.ts';
 import { answer, errorAnswers, TransactionParams, Uuid } from '../../domain/schemas/common.ts';
 import { walletBPayExample, walletPayAnswerExample } from '../../domain/schemas/examples.ts';
@@ -112,9 +112,9 @@ async function paymentRequestOf(ctx: Ctx, c: Checkout, transactionId?: string) {
 export function payable(c: Checkout | undefined, method: WalletMethod, transactionId?: string): Checkout {
   if (!c) throw notFound('order');
   if (transactionId && transactionOf(c, transactionId)?.payment_method !== method) throw notFound('transaction');
-  if (!transactionId && !c.methods.includes(method)) throw new ApiError('Forbidden', `${method} is not offered for this order`);
+  if (!transactionId && !c.methods.includes(method)) throw new DomainError('Forbidden', `${method} is not offered for this order`);
   const { outcome } = outcomeOf(c);
-  if (outcome !== 'open') throw new ApiError('TransactionAlreadyStarted', `this order is ${outcome}`);
+  if (outcome !== 'open') throw new DomainError('TransactionAlreadyStarted', `this order is ${outcome}`);
   return c;
 }
 
@@ -173,7 +173,7 @@ export const walletPayRoutes =
         const c = payable(await loadCheckout(ctx, req.params.order_id), WALLET_B, transaction_id);
         const scope = { action: 'wallet-b-device', orderId: c.order.id, transactionId: transaction_id };
         if (!originAllowed(req.headers.origin, ctx.config.publicBaseUrl) || !checkCsrf(key, scope, csrf, c.now)) {
-          throw new ApiError('Forbidden', 'this page has expired: reload it and try again');
+          throw new DomainError('Forbidden', 'this page has expired: reload it and try again');
         }
         // checked before anything starts: a refused address stores and pays nothing
         const billing = deviceBilling(c, WALLET_B, transaction_id, billingAddress);

@@ -18,7 +18,7 @@ import { testCards, type TestCard } from '../../services/payments/sandbox.ts';
 import countries from 'i18n-iso-countries';
 import enCountries from 'i18n-iso-countries/langs/en.json' with { type: 'json' };
 import nlCountries from 'i18n-iso-countries/langs/nl.json' with { type: 'json' };
-import { ApiError } from '../../domain/errors.ts';
+import { DomainError } from '../../domain/errors.ts';
 import { formatAmount, pickLocale, STRINGS, type Locale, type Strings } from './i18n.ts';
 import { esc, layout, messagePage, summaryBlock, STYLE_HASH, type WalletButton, type WalletSlot } from './render.ts';
 import {
@@ -36,6 +36,7 @@ import {
 import { DEVICE_CSRF_ACTION, deviceUrls, walletScriptPath } from './wallet-pay.ts';
 import { TEXT } from './wallet-sheet-i18n.ts';
 import { WALLET_A, WALLET_B, type WalletMethod } from '../../domain/payment-methods.ts';
+import { statusOf } from '../errors.ts';
 
 /**
  * The sandbox wallet sheets of test projects (one per wallet), the rendering both wallets'
@@ -322,7 +323,7 @@ ${auths}${billing}<button type="submit" class="wallet">${esc(x.confirm(amount))}
         const result = await run();
         return reply.code(303).header('Location', result.redirect_url).send();
       } catch (err) {
-        if (!(err instanceof ApiError) || err.status >= 500) throw err;
+        if (!(err instanceof DomainError) || statusOf(err) >= 500) throw err;
         req.log.info({ order_id: c.order.id, type: err.type, field: err.field }, 'sandbox wallet payment refused');
         return refuse(reply, page, { alert: 'refused', detail: err.message });
       }
@@ -347,7 +348,7 @@ ${auths}${billing}<button type="submit" class="wallet">${esc(x.confirm(amount))}
           .header('Location', paths.sheet(c.order.id, method, txn.id))
           .send();
       } catch (err) {
-        if (!(err instanceof ApiError) || err.status >= 500) throw err;
+        if (!(err instanceof DomainError) || statusOf(err) >= 500) throw err;
         return reply.code(303).header('Location', paths.order(c.order.id)).send();
       }
     });

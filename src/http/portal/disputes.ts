@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../domain/errors.ts';
+import { DomainError } from '../../domain/errors.ts';
 import { EVIDENCE, type DisputeState, type EvidenceFile, type Stage } from '../../domain/disputes.ts';
 import { answerDispute, getDispute, listDisputes, type DisputeView } from '../../services/disputes/disputes.ts';
 import { audit } from '../../services/portal/actions.ts';
@@ -7,6 +7,7 @@ import { nowFor } from '../../services/platform/context.ts';
 import { field, type Kit } from './kit.ts';
 import { DISPUTE_STRINGS } from './i18n-disputes.ts';
 import { alert, badge, csrfField, esc, money, notice, table, when } from './view.ts';
+import { statusOf } from '../errors.ts';
 
 /** A defence's whole form: its files at their limit, and room for the text and the multipart framing. */
 const BODY_LIMIT = EVIDENCE.maxFiles * EVIDENCE.maxBytes + 256 * 1024;
@@ -38,7 +39,7 @@ export const disputePortalRoutes = (kit: Kit) => async (app: FastifyInstance) =>
       try {
         form = await new Response(new Uint8Array(body), { headers: { 'content-type': String(req.headers['content-type']) } }).formData();
       } catch {
-        throw new ApiError('ValidationError', 'the form could not be read');
+        throw new DomainError('ValidationError', 'the form could not be read');
       }
       const out: Record<string, unknown> = {};
       const files: EvidenceFile[] = [];
@@ -139,8 +140,8 @@ ${defence}${answer}`;
         await answerDispute(ctx, project, id, { accept: false, by, text: field(req.body, 'text'), files });
       }
     } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500 || err.status === 404) throw err;
-      return disputePage(req, reply, { status: err.status, error: err.message });
+      if (!(err instanceof DomainError) || statusOf(err) >= 500 || statusOf(err) === 404) throw err;
+      return disputePage(req, reply, { status: statusOf(err), error: err.message });
     }
     await audit(ctx, kit.actor(req), accept ? 'dispute_accepted' : 'dispute_defended', project.id, { dispute_id: id });
     return disputePage(req, reply, { done: accept ? d.accepted_done : d.defended_done });

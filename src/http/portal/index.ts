@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Ctx } from '../../services/platform/context.ts';
-import { ApiError } from '../../domain/errors.ts';
+import { DomainError } from '../../domain/errors.ts';
 import { sessionOf, signIn, signOut, ThrottledError, verifySessionCode } from '../../services/portal/users.ts';
 import { audit, projectsOf } from '../../services/portal/actions.ts';
 import { COOKIE, Kit, cookiesOf, field } from './kit.ts';
@@ -21,6 +21,7 @@ import { disputePortalRoutes } from './disputes.ts';
 import { riskRuleRoutes } from './risk-rules.ts';
 import { riskRoutes } from './risk.ts';
 import { payoutRoutes } from './payouts.ts';
+import { statusOf } from '../errors.ts';
 
 /**
  * The merchant portal at {portal_url}: server-rendered pages on the API's services.
@@ -45,9 +46,9 @@ export const portalRoutes = (ctx: Ctx) => async (app: FastifyInstance) => {
   app.setErrorHandler(async (err: Error & { statusCode?: number }, req, reply) => {
     if (!req.portal) req.portal = { ...kit.state('en'), csrf: '' };
     const t = req.portal.t;
-    if (err instanceof ApiError && err.status === 404) return notFound(req, reply);
+    if (err instanceof DomainError && statusOf(err) === 404) return notFound(req, reply);
     const status =
-      err instanceof ApiError ? err.status : err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+      err instanceof DomainError ? statusOf(err) : err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
     if (status >= 500) {
       req.log.error({ err }, 'portal page failed');
       return kit.page(req, reply, { status, title: t.error_title, body: `<h1>${esc(t.error_title)}</h1><p>${esc(t.error_text)}</p>` });
@@ -117,7 +118,8 @@ ${csrfField(kit.csrfFor(`pre\n${pre}`))}
         reply.header('retry-after', String(err.retryAfter));
         return signInPage(req, reply, { status: 429, error: t.throttled(err.retryAfter), email });
       }
-      if (err instanceof ApiError && err.status === 401) return signInPage(req, reply, { status: 401, error: t.sign_in_failed, email });
+      if (err instanceof DomainError && statusOf(err) === 401)
+        return signInPage(req, reply, { status: 401, error: t.sign_in_failed, email });
       throw err;
     }
   });

@@ -1,9 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../domain/errors.ts';
+import { DomainError } from '../../domain/errors.ts';
 import { acceptInvite, inviteOf } from '../../services/portal/team.ts';
 import { COOKIE, cookiesOf, field, type Kit } from './kit.ts';
 import { TEAM_STRINGS } from './i18n-team.ts';
 import { alert, csrfField, esc } from './view.ts';
+import { statusOf } from '../errors.ts';
 
 /**
  * An invitation link (/invite/<token>): the invited person chooses a password and signs in
@@ -48,9 +49,9 @@ ${error ? alert(error) : ''}<p>${esc(w.accept_intro(invite.email, w.role_short[i
     try {
       await acceptInvite(ctx, (req.params as { token: string }).token, field(req.body, 'password'), req.ip);
     } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500) throw err;
-      if (err.status === 404) return page(req, reply);
-      return page(req, reply, err.status, err.message);
+      if (!(err instanceof DomainError) || statusOf(err) >= 500) throw err;
+      if (statusOf(err) === 404) return page(req, reply);
+      return page(req, reply, statusOf(err), err.message);
     }
     return kit.redirect(reply, '/sign-in');
   });

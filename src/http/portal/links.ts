@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../domain/errors.ts';
+import { DomainError } from '../../domain/errors.ts';
 import { addDuration } from '../../domain/duration.ts';
 import { nowFor } from '../../services/platform/context.ts';
 import { parseMajorAmount } from '../../domain/portal.ts';
@@ -9,6 +9,7 @@ import { createLink } from '../../services/links/payment-links.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
 import { field, type Kit } from './kit.ts';
 import { alert, badge, copyable, csrfField, esc, money, notice, table, when } from './view.ts';
+import { statusOf } from '../errors.ts';
 
 /** Payment links: the list with status, a form to create one, a link's page with its orders. */
 
@@ -94,8 +95,8 @@ ${rows.length ? table(t.links_title, [t.reference, t.description, t.amount, t.st
       // a resent form: the link the first one made
       return kit.redirect(reply, 'again' in made ? made.again : `/projects/${project.id}/links/${made.done.id}/?created=1`);
     } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500) throw err;
-      return listPage(req, reply, { status: err.status, error: `${err.type}: ${err.message}`, keep });
+      if (!(err instanceof DomainError) || statusOf(err) >= 500) throw err;
+      return listPage(req, reply, { status: statusOf(err), error: `${err.type}: ${err.message}`, keep });
     }
   });
 

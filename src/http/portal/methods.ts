@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { ApiError, notFound } from '../../domain/errors.ts';
+import { DomainError, notFound } from '../../domain/errors.ts';
 import { activeMethods, defaultSettings, settingsOf, type ProjectSettings } from '../../domain/project.ts';
 import { PAYMENT_METHODS, isSandboxMethod, methodInfo } from '../../domain/payment-methods.ts';
 import { setActiveMethods } from '../../services/payments/methods/settings.ts';
@@ -8,6 +8,7 @@ import { audit } from '../../services/portal/actions.ts';
 import type { Locale } from '../pay/i18n.ts';
 import { type Kit } from './kit.ts';
 import { alert, csrfField, esc, notice } from './view.ts';
+import { statusOf } from '../errors.ts';
 
 /**
  * The portal's part of the payment methods (docs/payment-methods.md): Settings turns each method
@@ -95,7 +96,7 @@ export const methodPortalRoutes = (kit: Kit) => async (app: FastifyInstance) => 
       const r = await setActiveMethods(ctx, project.id, names);
       await audit(ctx, kit.actor(req), 'payment_methods_set', project.id, { payment_methods: r.payment_methods });
     } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500 || err.status === 404) throw err;
+      if (!(err instanceof DomainError) || statusOf(err) >= 500 || statusOf(err) === 404) throw err;
       return kit.redirect(reply, `/projects/${project.id}/settings/?methods_error=${encodeURIComponent(err.message)}#methods-on`);
     }
     return kit.redirect(reply, `/projects/${project.id}/settings/?saved=1#methods-on`);
@@ -110,12 +111,12 @@ export const methodPortalRoutes = (kit: Kit) => async (app: FastifyInstance) => 
     try {
       const amount = raw ? Number(raw) : undefined;
       if (amount !== undefined && !Number.isSafeInteger(amount))
-        throw new ApiError('ValidationError', 'amount must be whole minor units', 'amount');
+        throw new DomainError('ValidationError', 'amount must be whole minor units', 'amount');
       const order = await settleTransfer(ctx, project, one(req.body, 'order_id').trim().toLowerCase(), { outcome, amount });
       await audit(ctx, kit.actor(req), 'test_bank_transfer', project.id, { order_id: order.id, outcome });
       return back(`transfer=${encodeURIComponent(String(order.status))}`);
     } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500) throw err;
+      if (!(err instanceof DomainError) || statusOf(err) >= 500) throw err;
       return back(`transfer_error=${encodeURIComponent(err.message)}`);
     }
   });

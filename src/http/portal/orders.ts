@@ -1,7 +1,7 @@
 import { riskPanel } from './risk-rules.ts';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../domain/errors.ts';
+import { DomainError } from '../../domain/errors.ts';
 import { parseMajorAmount } from '../../domain/portal.ts';
 import { searchBoxQuery } from '../../domain/search-box.ts';
 import { formatMinor } from '../../domain/currency.ts';
@@ -18,6 +18,7 @@ import { clientGone } from '../gone.ts';
 import { field, type Kit } from './kit.ts';
 import { VIEW_STRINGS } from './i18n-views.ts';
 import { alert, badge, csrfField, esc, idCode, money, notice, table, when } from './view.ts';
+import { statusOf } from '../errors.ts';
 
 /** Orders: the list (search, quick filters, paging, CSV), an order's page, and its actions. */
 
@@ -114,7 +115,7 @@ export const orderRoutes = (kit: Kit) => async (app: FastifyInstance) => {
         clientGone(reply),
       );
     } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500) throw err;
+      if (!(err instanceof DomainError) || statusOf(err) >= 500) throw err;
       if (err.byLimit) req.refusedByLimit = true;
       error = `${err.type}: ${err.message}`;
     }
@@ -449,8 +450,8 @@ ${amount !== undefined ? `<input type="hidden" name="amount" value="${amount}">`
       );
       return kit.redirect(reply, `/projects/${project.id}/orders/${shown}/?done=${action}`);
     } catch (err) {
-      if (!(err instanceof ApiError) || err.status === 404 || err.status >= 500) throw err;
-      return orderPage(req, reply, { status: err.status, error: `${err.type}: ${err.message}` });
+      if (!(err instanceof DomainError) || statusOf(err) === 404 || statusOf(err) >= 500) throw err;
+      return orderPage(req, reply, { status: statusOf(err), error: `${err.type}: ${err.message}` });
     }
   });
 };

@@ -7,10 +7,11 @@ import { listPayouts, payoutView } from '../../services/payouts/payouts.ts';
 import { monthlyStatement, payoutStatement, statementCsv, type Line } from '../../services/payouts/statements.ts';
 import { balancesOfMerchant, maskedIban, savePayoutSettings, scheduleOf } from '../../services/portal/payouts.ts';
 import { parseEuros } from '../../domain/payouts/sepa.ts';
-import { ApiError, invalid } from '../../domain/errors.ts';
+import { DomainError, invalid } from '../../domain/errors.ts';
 import { PAYOUT_STRINGS, type PayoutStrings } from './i18n-payouts.ts';
 import { field, type Kit } from './kit.ts';
 import { alert, badge, csrfField, esc, idCode, money, notice, table, when } from './view.ts';
+import { statusOf } from '../errors.ts';
 
 /** A payout's state as a badge, coloured as the money states are (scheduled and sent: on the way; booked: paid; rejected, returned: back). */
 const STATE_CLASS: Record<string, string> = {
@@ -171,7 +172,7 @@ export async function savePayouts(kit: Kit, req: FastifyRequest, project: Projec
     });
     return undefined;
   } catch (err) {
-    if (!(err instanceof ApiError) || err.status >= 500) throw err;
+    if (!(err instanceof DomainError) || statusOf(err) >= 500) throw err;
     return `${err.type}: ${err.message}`;
   }
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../domain/errors.ts';
+import { DomainError } from '../../domain/errors.ts';
 import { CODE_OPS, FIELD_NAMES, NUMBER_OPS, RULE_FIELDS, conditionText, type RuleField } from '../../domain/risk/rules.ts';
 import { RISK_ACTIONS } from '../../domain/risk/limits.ts';
 import type { RiskView } from '../../domain/schemas/risk.ts';
@@ -9,6 +9,7 @@ import { audit } from '../../services/portal/actions.ts';
 import { field, type Kit } from './kit.ts';
 import { RULE_STRINGS } from './i18n-risk-rules.ts';
 import { alert, badge, csrfField, esc, idCode, money, notice, table, when } from './view.ts';
+import { statusOf } from '../errors.ts';
 
 /**
  * The project's risk rules (docs/portal.md "Risk rules"): the list in order with each rule's
@@ -104,8 +105,8 @@ ${form}`;
       });
       return kit.redirect(reply, 'again' in made ? made.again : `/projects/${project.id}/risk/rules/?added=1`);
     } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500) throw err;
-      return rulesPage(req, reply, { status: err.status, error: `${err.field ? `${err.field}: ` : ''}${err.message}` });
+      if (!(err instanceof DomainError) || statusOf(err) >= 500) throw err;
+      return rulesPage(req, reply, { status: statusOf(err), error: `${err.field ? `${err.field}: ` : ''}${err.message}` });
     }
   });
 
@@ -135,7 +136,7 @@ ${form}`;
     const r = RULE_STRINGS[locale];
     const id = (req.params as { rule_id: string }).rule_id;
     const rule = (await listRules(ctx, project)).find((x) => x.id === id);
-    if (!rule) throw new ApiError('NotFound', 'rule not found');
+    if (!rule) throw new DomainError('NotFound', 'rule not found');
     const d = await dryRun(ctx, project, id);
     const examples = d.examples.map((e) => [
       `<a class="id" href="${kit.base}/projects/${project.id}/orders/${e.order_id}/">${esc(e.merchant_order_id ?? e.order_id)}</a>`,

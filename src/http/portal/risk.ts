@@ -1,10 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../domain/errors.ts';
+import { DomainError } from '../../domain/errors.ts';
 import { LIST_KINDS, LISTS } from '../../domain/risk/lists.ts';
 import { addToList, removeFromList, showLists } from '../../services/risk/lists.ts';
 import { field, type Kit } from './kit.ts';
 import { RISK_STRINGS } from './i18n-risk.ts';
 import { alert, csrfField, esc, notice, table, when } from './view.ts';
+import { statusOf } from '../errors.ts';
 
 /**
  * The Risk page (docs/risk.md "Lists"): the project's blocklists and allowlists. Everyone reads
@@ -66,8 +67,8 @@ ${rows.length ? table(s.entries, [s.list, s.kind, s.value, s.created, s.by, s.ac
     try {
       return await page(req, reply, { done: await run() });
     } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500) throw err;
-      return page(req, reply, { status: err.status, error: err.message, typed });
+      if (!(err instanceof DomainError) || statusOf(err) >= 500) throw err;
+      return page(req, reply, { status: statusOf(err), error: err.message, typed });
     }
   }
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../domain/errors.ts';
+import { DomainError } from '../../domain/errors.ts';
 import { activeMethods, settingsOf, timeZoneOf, timeZones } from '../../domain/project.ts';
 import { saveTimeZone } from '../../services/portal/time-zone.ts';
 import { VIEW_STRINGS } from './i18n-views.ts';
@@ -12,6 +12,7 @@ import { field, type Kit } from './kit.ts';
 import { TEAM_STRINGS } from './i18n-team.ts';
 import type { PortalStrings } from './i18n.ts';
 import { alert, badge, copyable, csrfField, esc, idCode, money, notice, qrSvg, table, when } from './view.ts';
+import { statusOf } from '../errors.ts';
 
 /** Settings: API keys, webhooks, payment methods and fees, the second factor, the audit log. */
 export const settingsRoutes = (kit: Kit) => async (app: FastifyInstance) => {
@@ -161,8 +162,8 @@ ${auditRows.length ? table(t.audit_title, [t.time, t.user, t.event, t.project, t
     try {
       await saveWebhookUrl(ctx, kit.actor(req), project, field(req.body, 'url'));
     } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500 || err.status === 404) throw err;
-      return settingsPage(req, reply, { status: err.status, error: `${err.type}: ${err.message}` });
+      if (!(err instanceof DomainError) || statusOf(err) >= 500 || statusOf(err) === 404) throw err;
+      return settingsPage(req, reply, { status: statusOf(err), error: `${err.type}: ${err.message}` });
     }
     return kit.redirect(reply, `/projects/${project.id}/settings/?saved=1`);
   });
@@ -183,8 +184,8 @@ ${auditRows.length ? table(t.audit_title, [t.time, t.user, t.event, t.project, t
     try {
       await saveTimeZone(ctx, kit.actor(req), project, typed);
     } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500) throw err;
-      return settingsPage(req, reply, { status: err.status, zoneError: `${err.type}: ${err.message}`, zoneTyped: typed.slice(0, 64) });
+      if (!(err instanceof DomainError) || statusOf(err) >= 500) throw err;
+      return settingsPage(req, reply, { status: statusOf(err), zoneError: `${err.type}: ${err.message}`, zoneTyped: typed.slice(0, 64) });
     }
     return kit.redirect(reply, `/projects/${project.id}/settings/?saved=1#time-zone`);
   });

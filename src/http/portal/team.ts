@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../domain/errors.ts';
+import { DomainError } from '../../domain/errors.ts';
 import { ROLES, type Role } from '../../domain/roles.ts';
 import { auditLog } from '../../services/portal/actions.ts';
 import { changeRole, inviteUser, membersOf, pendingInvites, removeUser, requiresTotp, setRequireTotp } from '../../services/portal/team.ts';
 import { field, type Kit } from './kit.ts';
 import { TEAM_STRINGS } from './i18n-team.ts';
 import { alert, copyable, csrfField, esc, idCode, notice, table, when } from './view.ts';
+import { statusOf } from '../errors.ts';
 
 /** The team (owners: invite, change roles, remove, require a second factor) and the audit log. */
 export const teamRoutes = (kit: Kit) => async (app: FastifyInstance) => {
@@ -61,8 +62,8 @@ ${inviteRows.length ? `<h3>${esc(w.pending)}</h3>${table(w.pending, [t.email, w.
     try {
       await run();
     } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500) throw err;
-      return teamPage(req, reply, { status: err.status, error: `${err.type}: ${err.message}` });
+      if (!(err instanceof DomainError) || statusOf(err) >= 500) throw err;
+      return teamPage(req, reply, { status: statusOf(err), error: `${err.type}: ${err.message}` });
     }
     return kit.redirect(reply, `/projects/${project.id}/team/?saved=1`);
   }
@@ -77,8 +78,8 @@ ${inviteRows.length ? `<h3>${esc(w.pending)}</h3>${table(w.pending, [t.email, w.
       const made = await inviteUser(ctx, kit.actor(req), { email: field(req.body, 'email'), role: field(req.body, 'role') });
       return teamPage(req, reply, { link: `${ctx.config.portalUrl.replace(/\/+$/, '')}/invite/${made.token}` });
     } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500) throw err;
-      return teamPage(req, reply, { status: err.status, error: `${err.type}: ${err.message}` });
+      if (!(err instanceof DomainError) || statusOf(err) >= 500) throw err;
+      return teamPage(req, reply, { status: statusOf(err), error: `${err.type}: ${err.message}` });
     }
   });
 

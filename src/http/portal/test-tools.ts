@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, notFound } from '../../domain/errors.ts';
+import { DomainError, notFound } from '../../domain/errors.ts';
 import { nowFor } from '../../services/platform/context.ts';
 import { runTestClock } from '../../services/portal/actions.ts';
 import { testCardViews } from '../../services/payments/sandbox.ts';
 import { field, type Kit } from './kit.ts';
 import { transferMessage, transferTool } from './methods.ts';
 import { alert, csrfField, esc, notice, table, when } from './view.ts';
+import { statusOf } from '../errors.ts';
 
 /** Test projects: the test card table and the test clock. Chargebacks and settlement are on an order's page. */
 export const testToolRoutes = (kit: Kit) => async (app: FastifyInstance) => {
@@ -68,8 +69,8 @@ ${table(t.test_cards, [t.card_number, t.brand, t.three_ds, t.result, t.liability
       });
       return kit.redirect(reply, 'again' in r ? r.again : `/projects/${project.id}/test/?jobs=${r.done.jobs}`);
     } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500) throw err;
-      return testPage(req, reply, { status: err.status, error: `${err.type}: ${err.message}`, advance });
+      if (!(err instanceof DomainError) || statusOf(err) >= 500) throw err;
+      return testPage(req, reply, { status: statusOf(err), error: `${err.type}: ${err.message}`, advance });
     }
   });
 };

@@ -1,10 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../domain/errors.ts';
+import { DomainError } from '../../domain/errors.ts';
 import { DELIVERY_STATUSES, projectDeliveryLog, resendDelivery, sendTestEvent } from '../../services/webhooks/log.ts';
 import { audit } from '../../services/portal/actions.ts';
 import { field, type Kit } from './kit.ts';
 import { TEAM_STRINGS } from './i18n-team.ts';
 import { alert, badge, csrfField, esc, notice, table, when } from './view.ts';
+import { statusOf } from '../errors.ts';
 
 /**
  * The project's webhook log: every delivery and attempt (time, URL, status, duration, the start
@@ -65,8 +66,8 @@ ${rows.length ? table(w.deliveries, [t.created, t.event, t.order, t.url, t.statu
     try {
       await run();
     } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500) throw err;
-      return logPage(req, reply, { status: err.status, error: `${err.type}: ${err.message}` });
+      if (!(err instanceof DomainError) || statusOf(err) >= 500) throw err;
+      return logPage(req, reply, { status: statusOf(err), error: `${err.type}: ${err.message}` });
     }
     return logPage(req, reply, { done });
   }

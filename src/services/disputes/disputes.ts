@@ -5,7 +5,7 @@ import { nowFor } from '../platform/context.ts';
 import * as store from '../../store/disputes/disputes.ts';
 import { chargeback, reverseChargeback, type IssuerHook } from '../payments/chargebacks.ts';
 import { checkAnswer, checkEvidence, deadlineOf, type EvidenceFile } from '../../domain/disputes.ts';
-import { ApiError, notFound } from '../../domain/errors.ts';
+import { DomainError, notFound } from '../../domain/errors.ts';
 import { isUuid, newId, type OrderId } from '../../domain/ids.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
 
@@ -139,7 +139,7 @@ export async function operatorList(ctx: Pick<Ctx, 'db'>) {
 export async function exportEvidence(ctx: Pick<Ctx, 'db'>, id: string, out: string) {
   const d = isUuid(id) ? await store.findDisputeAnywhere(ctx.db, id) : undefined;
   if (!d) throw notFound('dispute');
-  if (!d.defence) throw new ApiError('ValidationError', `dispute ${id} is ${d.state}: the merchant sent no defence`);
+  if (!d.defence) throw new DomainError('ValidationError', `dispute ${id} is ${d.state}: the merchant sent no defence`);
   const dir = join(out, d.id);
   mkdirSync(dir, { recursive: true });
   const lines = [

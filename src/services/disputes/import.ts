@@ -8,7 +8,7 @@ import * as store from '../../store/disputes/disputes.ts';
 import { chargeback, reverseChargeback, type IssuerHook } from '../payments/chargebacks.ts';
 import { AFTER, deadlineOf, stateAfter } from '../../domain/disputes.ts';
 import { isDispute, MAX_SETTLEMENT_FILE_BYTES, parseSettlementFile, type DisputeLine } from '../../domain/settlement-file.ts';
-import { ApiError } from '../../domain/errors.ts';
+import { DomainError } from '../../domain/errors.ts';
 import { newId, type OrderId } from '../../domain/ids.ts';
 import type { ProjectRow, TransactionRow } from '../../domain/entities.ts';
 
@@ -110,7 +110,7 @@ async function importLine(ctx: Ctx, l: DisputeLine, result: ImportResult, only?:
     if (l.type === 'second_presentment') await reverseChargeback(ctx, project, orderId, l.amount, hook);
     else await chargeback(ctx, project, orderId, l.amount, hook);
   } catch (err) {
-    if (!(err instanceof ApiError)) throw err;
+    if (!(err instanceof DomainError)) throw err;
     return miss('refused', err.message);
   }
   if (seen.outcome === 'missing') return miss('no_earlier_stage', `dispute ${l.dispute_id} has no ${before} in Tender yet`);

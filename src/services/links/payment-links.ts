@@ -7,7 +7,7 @@ import { findProject } from '../../store/platform/projects.ts';
 import * as links from '../../store/links/payment-links.ts';
 import type { LinkRow } from '../../store/links/payment-links.ts';
 import type { OrderInput } from '../../domain/schemas/order.ts';
-import { ApiError, notFound } from '../../domain/errors.ts';
+import { DomainError, notFound } from '../../domain/errors.ts';
 import { addDuration } from '../../domain/duration.ts';
 import { deriveLinkStatus, isFinalLink, type LinkState } from '../../domain/link-status.ts';
 import { activeMethods, methodAccepts, settingsOf } from '../../domain/project.ts';
@@ -148,7 +148,7 @@ export type PayResult = { redirect: string } | { refused: LinkState };
 export async function orderFromLink(ctx: Ctx, page: LinkPage, method: PaymentMethod): Promise<PayResult> {
   const { link, project, state } = page;
   if (isFinalLink(state.status)) return { refused: state };
-  if (!page.methods.includes(method)) throw new ApiError('Forbidden', `payment method ${method} is not offered by this link`);
+  if (!page.methods.includes(method)) throw new DomainError('Forbidden', `payment method ${method} is not offered by this link`);
   const base: OrderInput = {
     merchant_order_id: link.merchant_order_id,
     currency: link.currency,
@@ -165,7 +165,7 @@ export async function orderFromLink(ctx: Ctx, page: LinkPage, method: PaymentMet
   } catch (err) {
     // A wallet whose acquirer needs a billing address the link does not have: the hosted order
     // page, limited to that method, asks for what is missing.
-    if (!(err instanceof ApiError) || err.type !== 'MissingInformationToCreateTransaction') throw err;
+    if (!(err instanceof DomainError) || err.type !== 'MissingInformationToCreateTransaction') throw err;
     const order = await createOrder(ctx, project, { ...base, payment_methods: [method] }, { paymentLinkId: link.id });
     return { redirect: order.order_url! }; // an order without a transaction keeps its page
   }

@@ -4,7 +4,7 @@ import { parseHostUrl } from '../../acquirer/iso8583/link.ts';
 import * as store from '../../store/payments/acquirer-link.ts';
 import { findProject } from '../../store/platform/projects.ts';
 import countries from 'i18n-iso-countries';
-import { ApiError } from '../../domain/errors.ts';
+import { DomainError } from '../../domain/errors.ts';
 import type { Ctx } from '../platform/context.ts';
 import { createProject, type CreatedProject } from '../platform/tenancy.ts';
 
@@ -77,7 +77,7 @@ const DS_BRANDS = new Set(['visa', 'mastercard', 'amex', 'discover', 'jcb', 'din
 
 /** The 3-D Secure part of a binding, checked; undefined when no directory server is given. */
 function checkThreeDs(input: AcquirerBindingInput, project: { id: string; name: string }, allowHttp: boolean) {
-  const bad = (m: string) => new ApiError('ValidationError', m);
+  const bad = (m: string) => new DomainError('ValidationError', m);
   const others = [input.acquirerBin, input.mcc, input.requestorId, input.requestorName, input.dsClientCert, input.dsClientKey, input.dsCa];
   if (!input.directoryServer) {
     if (others.some((v) => v !== undefined)) throw bad('the 3-D Secure options need --directory-server');
@@ -126,17 +126,17 @@ function checkThreeDs(input: AcquirerBindingInput, project: { id: string; name: 
 export function checkBinding(input: AcquirerBindingInput) {
   const { acquirer, terminalId, cardAcceptorId } = input;
   if (!acquirer || !terminalId || !cardAcceptorId)
-    throw new ApiError('ValidationError', 'a binding needs --acquirer iso8583://HOST:PORT, --terminal-id and --card-acceptor-id');
+    throw new DomainError('ValidationError', 'a binding needs --acquirer iso8583://HOST:PORT, --terminal-id and --card-acceptor-id');
   try {
     parseHostUrl(acquirer);
   } catch (err) {
-    throw new ApiError('ValidationError', (err as Error).message);
+    throw new DomainError('ValidationError', (err as Error).message);
   }
   // fields 41 (ans 8) and 42 (ans 15): printable ASCII, no longer than the field
   if (!/^[\x21-\x7e][\x20-\x7e]{0,7}$/.test(terminalId))
-    throw new ApiError('ValidationError', 'terminal id: 1 to 8 printable ASCII characters');
+    throw new DomainError('ValidationError', 'terminal id: 1 to 8 printable ASCII characters');
   if (!/^[\x21-\x7e][\x20-\x7e]{0,14}$/.test(cardAcceptorId))
-    throw new ApiError('ValidationError', 'card acceptor id: 1 to 15 printable ASCII characters');
+    throw new DomainError('ValidationError', 'card acceptor id: 1 to 15 printable ASCII characters');
   return {
     acquirer,
     terminal_id: terminalId,
@@ -149,9 +149,9 @@ export function checkBinding(input: AcquirerBindingInput) {
 export async function setAcquirer(ctx: Pick<Ctx, 'db' | 'keyCache' | 'config'>, projectId: string, input: AcquirerBindingInput) {
   const checked = checkBinding(input);
   const project = await findProject(ctx.db, projectId);
-  if (!project) throw new ApiError('NotFound', `project ${projectId} not found`);
+  if (!project) throw new DomainError('NotFound', `project ${projectId} not found`);
   if (project.mode !== 'live')
-    throw new ApiError('ValidationError', 'only live projects take an acquirer binding; test projects use the simulator');
+    throw new DomainError('ValidationError', 'only live projects take an acquirer binding; test projects use the simulator');
   const threeDs = checkThreeDs(input, project, ctx.config.threeDs.allowHttp);
   const binding = { ...checked, ...(threeDs ? { three_ds: threeDs } : {}) };
   await store.setProjectAcquirer(ctx.db, projectId, binding, threeDs ? input.merchantCountry : undefined);
@@ -173,7 +173,7 @@ export async function createBoundProject(
     input.cardAcceptorId !== undefined ||
     input.directoryServer !== undefined;
   if (!wanted) return createProject(ctx, input);
-  if (input.mode !== 'live') throw new ApiError('ValidationError', 'only live projects take an acquirer binding (--mode live)');
+  if (input.mode !== 'live') throw new DomainError('ValidationError', 'only live projects take an acquirer binding (--mode live)');
   checkBinding(input);
   // the 3-D Secure options are checked before anything is made (the requestor defaults are the project's)
   checkThreeDs(input, { id: 'p', name: input.name }, ctx.config.threeDs.allowHttp);

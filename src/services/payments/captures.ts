@@ -2,7 +2,7 @@ import type { Ctx } from '../platform/context.ts';
 import { nowFor } from '../platform/context.ts';
 import * as orders from '../../store/payments/orders.ts';
 import { findProject } from '../../store/platform/projects.ts';
-import { ApiError, invalid } from '../../domain/errors.ts';
+import { DomainError, invalid } from '../../domain/errors.ts';
 import { captureProblem, releaseLegs, remainingAuthorization, voidProblem } from '../../domain/ledger.ts';
 import { schedule } from '../../store/platform/jobs.ts';
 import { lockPaymentRows, type PaymentRows } from '../../store/payments/payment-rows.ts';
@@ -62,7 +62,7 @@ function captureDecision({ order, txn, reserved }: PaymentRows, now: Date, earli
   if (reserved.capture && earlier.some((a) => inFlight(a) && !a.request.order_lines)) return { same: true, amount: 0, kinds: [], max: 0 };
   const amount = remaining - (reserved.void ?? 0) - (reserved.capture ?? 0);
   if (amount <= 0)
-    throw new ApiError('CanNotCaptureTransaction', 'nothing is left to capture: a void or capture of the rest is in progress');
+    throw new DomainError('CanNotCaptureTransaction', 'nothing is left to capture: a void or capture of the rest is in progress');
   return {
     amount,
     kinds: ['capture', 'void'],
@@ -87,7 +87,7 @@ function lineDecision(
   const remaining = remainingAuthorization(txn);
   const left = remaining - (reserved.void ?? 0) - (reserved.capture ?? 0);
   if (r.amount > left)
-    throw new ApiError(
+    throw new DomainError(
       'CanNotCaptureTransaction',
       `the order lines named add up to ${r.amount}, above the ${Math.max(0, left)} left to capture`,
     );
@@ -104,9 +104,9 @@ function lineDecision(
 }
 
 function checkCapturable(order: PaymentRows['order'], txn: PaymentRows['txn'], now: Date) {
-  if (order.kind !== 'payment') throw new ApiError('CanNotCaptureTransaction', `a ${order.kind} order can not be captured`);
+  if (order.kind !== 'payment') throw new DomainError('CanNotCaptureTransaction', `a ${order.kind} order can not be captured`);
   const problem = captureProblem(txn, now);
-  if (problem) throw new ApiError('CanNotCaptureTransaction', problem);
+  if (problem) throw new DomainError('CanNotCaptureTransaction', problem);
 }
 
 /**
@@ -127,16 +127,19 @@ export async function voidTransaction(
       source: 'merchant',
       lock: (q) => lockPaymentRows(q, project.id, orderId, txnId),
       decide: ({ order, txn, reserved }, now) => {
-        if (order.kind !== 'payment') throw new ApiError('CanNotVoidTransaction', `a ${order.kind} order can not be voided`);
+        if (order.kind !== 'payment') throw new DomainError('CanNotVoidTransaction', `a ${order.kind} order can not be voided`);
         const problem = voidProblem(txn, now, part?.amount);
-        if (problem) throw new ApiError('CanNotVoidTransaction', problem);
+        if (problem) throw new DomainError('CanNotVoidTransaction', problem);
         const remaining = remainingAuthorization(txn);
         // a full void while another is in flight is that one
         if (!part && reserved.void && !reserved.capture) return { same: true, amount: 0, kinds: [], max: 0 };
         const left = remaining - (reserved.capture ?? 0) - (reserved.void ?? 0);
         const amount = part?.amount ?? left;
         if (amount <= 0 || amount > left)
-          throw new ApiError('CanNotVoidTransaction', `only ${Math.max(0, left)} is left to void: another operation on it is in progress`);
+          throw new DomainError(
+            'CanNotVoidTransaction',
+            `only ${Math.max(0, left)} is left to void: another operation on it is in progress`,
+          );
         return { amount, kinds: ['capture', 'void'], max: remaining };
       },
       request: part ? { description: part.description } : {},
@@ -156,7 +159,7 @@ export async function runDelayedCapture(ctx: Ctx, txnId: string) {
   try {
     await followUp(ctx, project, captureRequest(project, txn.order_id, txnId, 'delayed_capture', {}));
   } catch (err) {
-    if (!(err instanceof ApiError)) throw err; // nothing to capture any more: not a failure of the job
+    if (!(err instanceof DomainError)) throw err; // nothing to capture any more: not a failure of the job
   }
 }
 

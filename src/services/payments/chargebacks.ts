@@ -4,7 +4,7 @@ import { nowFor } from '../platform/context.ts';
 import { findProject } from '../../store/platform/projects.ts';
 import * as orders from '../../store/payments/orders.ts';
 import * as ledger from '../../store/payments/ledger.ts';
-import { ApiError, invalid, notFound } from '../../domain/errors.ts';
+import { DomainError, invalid, notFound } from '../../domain/errors.ts';
 import { debitLegs, figures, refundable, reserveFor, reserveLegs, reversalLegs, settlementLegs, type Leg } from '../../domain/ledger.ts';
 import { settingsOf } from '../../domain/project.ts';
 import { loadOrderView } from './order-view.ts';
@@ -39,9 +39,9 @@ export async function chargeback(ctx: Ctx, project: ProjectRow, orderId: OrderId
   return issuerMove(ctx, project, orderId, hook, (txn, reserved) => {
     // refunds in flight at the acquirer hold their money (read under the payment's lock: every one recorded is seen)
     const left = refundable(txn) - (reserved.refund ?? 0);
-    if (left <= 0) throw new ApiError('RefundError', 'no captured money is left to charge back');
+    if (left <= 0) throw new DomainError('RefundError', 'no captured money is left to charge back');
     const take = amount ?? left;
-    if (take > left) throw new ApiError('RefundError', `amount ${take} is above the ${left} that can still be charged back`, 'amount');
+    if (take > left) throw new DomainError('RefundError', `amount ${take} is above the ${left} that can still be charged back`, 'amount');
     const f = figures('debit', take, debitRule(project, 'chargeback'));
     return {
       spec: { kind: 'chargeback', amount: take, direction: 'debit', flags: ['is-chargeback'], figures: f, description: 'chargeback' },
@@ -62,9 +62,9 @@ export async function reverseChargeback(ctx: Ctx, project: ProjectRow, orderId: 
   if (amount !== undefined && amount <= 0) throw invalid('amount', 'amount must be greater than 0');
   return issuerMove(ctx, project, orderId, hook, (txn) => {
     const left = txn.charged_back_amount;
-    if (left <= 0) throw new ApiError('RefundError', 'nothing is charged back on this order');
+    if (left <= 0) throw new DomainError('RefundError', 'nothing is charged back on this order');
     const give = amount ?? left;
-    if (give > left) throw new ApiError('RefundError', `amount ${give} is above the ${left} that is charged back`, 'amount');
+    if (give > left) throw new DomainError('RefundError', `amount ${give} is above the ${left} that is charged back`, 'amount');
     const f = figures('credit', give, debitRule(project, 'reversal'));
     return {
       spec: { kind: 'reversal', amount: give, direction: 'credit', flags: ['is-reversal'], figures: f, description: 'chargeback reversal' },

@@ -8,7 +8,7 @@ import { type PaymentMethod, CARD, PAY_NOW, isSandboxMethod, methodProblem } fro
 import { orderExpiresAt } from '../../domain/order-page.ts';
 import { canTryAgain } from './methods/attempts.ts';
 import { brandRefused } from './methods/rules.ts';
-import { ApiError, notFound } from '../../domain/errors.ts';
+import { DomainError, notFound } from '../../domain/errors.ts';
 import { startTransaction } from './orders.ts';
 import { storeCardForTransaction } from '../vault/cards.ts';
 import { startCardPayment } from './card.ts';
@@ -207,21 +207,21 @@ export async function payByCard(
 ): Promise<{ redirect_url: string; transaction_id: string }> {
   const outcome = outcomeOf(c).outcome;
   const retry = canRetry(c);
-  if (outcome !== 'open' && !retry) throw new ApiError('TransactionAlreadyStarted', `this order is ${outcome}`);
+  if (outcome !== 'open' && !retry) throw new DomainError('TransactionAlreadyStarted', `this order is ${outcome}`);
   let txn = transactionId ? transactionOf(c, transactionId) : c.transactions.find(isOpenCardTransaction);
   if (transactionId && !txn) throw notFound('transaction');
   if (!txn) {
-    if (!c.methods.includes(CARD)) throw new ApiError('Forbidden', 'card payments are not offered for this order');
-    if (c.transactions.length && !retry) throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
+    if (!c.methods.includes(CARD)) throw new DomainError('Forbidden', 'card payments are not offered for this order');
+    if (c.transactions.length && !retry) throw new DomainError('TransactionAlreadyStarted', 'this order already has a transaction');
     const view = await startTransaction(ctx, c.project, c.order.id, { payment_method: CARD }, { retry });
     txn = await orders.transactionById(ctx.db, view.transactions.at(-1)!.id);
     if (txn) c.transactions.push(txn);
   }
   if (!txn || !isOpenCardTransaction(txn) || !txn.setup_token)
-    throw new ApiError('TransactionAlreadyStarted', 'this transaction has already started');
+    throw new DomainError('TransactionAlreadyStarted', 'this transaction has already started');
   // an amex transaction takes American Express cards only
   if (brandRefused(txn, detectBrands(card.pan)?.brand))
-    throw new ApiError('ValidationError', 'this payment takes American Express cards only', 'pan');
+    throw new DomainError('ValidationError', 'this payment takes American Express cards only', 'pan');
   const stored = await storeCardForTransaction(ctx, txn.id, {
     pan: card.pan,
     expiry: card.expiry,

@@ -1,4 +1,4 @@
-import { ApiError } from '../../domain/errors.ts';
+import { DomainError } from '../../domain/errors.ts';
 import { idempotencyKeyOf, type Connector, type OperationRef, type Outcome } from '../../acquirer/connector.ts';
 import { newId } from '../../domain/ids.ts';
 import type { TransStatus } from '../../domain/card.ts';
@@ -14,7 +14,7 @@ import type { Authenticator } from '../../acquirer/authenticator.ts';
 export function connectorFor(ctx: Pick<Ctx, 'connectors'>, project: ProjectRow): Connector {
   if (project.mode === 'test') return guardConnector(ctx.connectors.test);
   const live = ctx.connectors.live?.(project);
-  if (!live) throw new ApiError('Forbidden', 'no acquirer connector is configured for this live project');
+  if (!live) throw new DomainError('Forbidden', 'no acquirer connector is configured for this live project');
   return guardConnector(live);
 }
 

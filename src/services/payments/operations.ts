@@ -5,7 +5,7 @@ import * as ledger from '../../store/payments/ledger.ts';
 import { captureLegs, figures, holdLegs, type Direction, type FeeRule, type Leg } from '../../domain/ledger.ts';
 import { settingsOf } from '../../domain/project.ts';
 import { addDuration } from '../../domain/duration.ts';
-import { ApiError, notFound, type ErrorType } from '../../domain/errors.ts';
+import { DomainError, notFound, type ErrorType } from '../../domain/errors.ts';
 import type { TransactionStatus } from '../../domain/status.ts';
 import { newEventRow, planOrderStatus } from './transitions.ts';
 import { canMove, deriveOrderStatus } from '../../domain/status.ts';
@@ -126,10 +126,10 @@ export async function lockOrderPayment(
   let order = await orders.findOrder(q, projectId, orderId);
   if (!order) throw notFound('order');
   if (order.kind === 'capture' && order.related_order_id) order = (await orders.findOrder(q, projectId, order.related_order_id))!;
-  if (order.kind !== 'payment') throw new ApiError(errorType, `a ${order.kind} order has no money of its own to move`);
+  if (order.kind !== 'payment') throw new DomainError(errorType, `a ${order.kind} order has no money of its own to move`);
   const txns = await orders.transactionsOf(q, projectId, [order.id]);
   const authorized = txns.find((t) => t.authorized_amount > 0);
-  if (!authorized) throw new ApiError(errorType, 'nothing has been captured on this order');
+  if (!authorized) throw new DomainError(errorType, 'nothing has been captured on this order');
   return lockPayment(q, projectId, order.id, authorized.id);
 }
 
@@ -280,7 +280,7 @@ export async function guarded<T>(errorType: ErrorType, fn: () => Promise<T>): Pr
     return await fn();
   } catch (err) {
     if ((err as { code?: string }).code === '23514')
-      throw new ApiError(errorType, 'the amount is no longer available: another request moved it first');
+      throw new DomainError(errorType, 'the amount is no longer available: another request moved it first');
     throw err;
   }
 }

@@ -9,7 +9,7 @@ import {
   type OrderUpdate,
   type TransactionInput,
 } from '../../domain/schemas/order.ts';
-import { ApiError, invalid, notFound } from '../../domain/errors.ts';
+import { DomainError, invalid, notFound } from '../../domain/errors.ts';
 import { isCurrency } from '../../domain/currency.ts';
 import { addDuration, isPositiveDuration } from '../../domain/duration.ts';
 import { customerProblem, missingBilling } from '../../domain/customer.ts';
@@ -57,9 +57,9 @@ export function checkOrderInput(project: ProjectRow, input: OrderInput) {
 function checkMethod(settings: ReturnType<typeof settingsOf>, method: string, currency: string, field: string) {
   if (!isPaymentMethod(method)) throw invalid(field, `payment method ${method} is not known`);
   if (!activeMethods(settings).includes(method))
-    throw new ApiError('Forbidden', `payment method ${method} is not active in this project`, field);
+    throw new DomainError('Forbidden', `payment method ${method} is not active in this project`, field);
   if (!methodAccepts(settings, method, currency))
-    throw new ApiError('Forbidden', `payment method ${method} does not accept ${currency} in this project`, field);
+    throw new DomainError('Forbidden', `payment method ${method} does not accept ${currency} in this project`, field);
 }
 
 const DETAILS = Object.keys(PaymentMethodDetailsInput.properties);
@@ -94,7 +94,7 @@ function checkTransactionInformation(settings: ReturnType<typeof settingsOf>, t:
     missing.push(...missingBilling(input.customer).map((f) => `customer.${f}`));
   }
   if (missing.length)
-    throw new ApiError(
+    throw new DomainError(
       'MissingInformationToCreateTransaction',
       `missing information to create the transaction: ${missing.join(', ')}`,
       missing[0],
@@ -252,7 +252,7 @@ export async function updateOrder(ctx: Ctx, project: ProjectRow, orderId: OrderI
     const order = await orders.findOrder(q, project.id, orderId, true);
     if (!order) throw notFound('order');
     if (isFinalOrder(order.status))
-      throw new ApiError('ValidationError', `order is ${order.status} and can no longer be changed`, undefined, 409);
+      throw new DomainError('ValidationError', `order is ${order.status} and can no longer be changed`, undefined, 'conflict');
     const current = (await loadOrderView(q, ctx, project.id, order.id))!;
     // what the service keeps up to date is ignored: a client's copy of it may be stale (the plugin SDK's updateOrder)
     const changed = READ_ONLY_FIELDS.find((f) => input[f] !== undefined && !SERVER_KEPT.has(f) && !unchanged(input[f], current[f]));
@@ -284,7 +284,7 @@ export async function cancelOrder(ctx: Ctx, project: ProjectRow, orderId: OrderI
     const now = nowFor(project);
     const txns = await orders.transactionsOf(q, project.id, [order.id]);
     if (order.kind !== 'payment' || isFinalOrder(order.status) || txns.some((t) => !isCancellable(t.status)))
-      throw new ApiError('CanNotCancelTransaction', `order in status ${order.status} can not be cancelled`);
+      throw new DomainError('CanNotCancelTransaction', `order in status ${order.status} can not be cancelled`);
     // a pending card payment whose authorization is under way at the acquirer (read once the locks are held)
     if (
       txns.some((t) => t.status === 'pending') &&
@@ -294,7 +294,7 @@ export async function cancelOrder(ctx: Ctx, project: ProjectRow, orderId: OrderI
         txns.map((t) => t.id),
       ))
     )
-      throw new ApiError('CanNotCancelTransaction', 'the transaction is being authorized at the acquirer: it can not be cancelled');
+      throw new DomainError('CanNotCancelTransaction', 'the transaction is being authorized at the acquirer: it can not be cancelled');
     if (txns.length === 0) await setOrderStatus(ctx, q, order, 'cancelled', now);
     for (const t of txns) await moveTransaction(ctx, q, t, 'cancelled', now, { reason: 'cancelled by merchant', source: 'merchant' });
     return (await loadOrderView(q, ctx, project.id, order.id))!;
@@ -317,11 +317,11 @@ export async function startTransaction(
     // Through the API an order holds one payment attempt; the hosted page (retry) may add another
     // after a failed or cancelled one, until the order expires (methods/attempts.ts says when).
     const again = opts.retry && canTryAgain(order, txns);
-    if (!again && txns.length) throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
+    if (!again && txns.length) throw new DomainError('TransactionAlreadyStarted', 'this order already has a transaction');
     // Past its expiry the order takes no transaction, whether or not its expire_order job has run.
     if (order.status === 'expired' || nowFor(project) >= orderExpiresAt(order, settingsOf(project.settings)))
-      throw new ApiError('TransactionAlreadyStarted', 'this order has expired');
-    if (!again && isFinalOrder(order.status)) throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
+      throw new DomainError('TransactionAlreadyStarted', 'this order has expired');
+    if (!again && isFinalOrder(order.status)) throw new DomainError('TransactionAlreadyStarted', 'this order already has a transaction');
     try {
       checkOrderInput(project, {
         currency: order.currency,
@@ -332,9 +332,9 @@ export async function startTransaction(
       });
     } catch (err) {
       // The body here is the transaction itself: name its fields as sent (payment_method, not transactions[0].payment_method).
-      if (!(err instanceof ApiError) || !err.field) throw err;
+      if (!(err instanceof DomainError) || !err.field) throw err;
       const own = (s: string) => s.replaceAll('transactions[0].', '');
-      throw new ApiError(err.type, own(err.message), own(err.field), err.status);
+      throw new DomainError(err.type, own(err.message), own(err.field), err.kind);
     }
     if (again && order.status !== 'new') await setOrderStatus(ctx, q, order, 'new', nowFor(project));
     const txn = await addTransaction(q, project, order, input, nowFor(project));

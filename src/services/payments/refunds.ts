@@ -1,5 +1,5 @@
 import type { Ctx } from '../platform/context.ts';
-import { ApiError, invalid } from '../../domain/errors.ts';
+import { DomainError, invalid } from '../../domain/errors.ts';
 import { refundable } from '../../domain/ledger.ts';
 import { guarded, lockOrderPayment } from './operations.ts';
 import { lockOrderPaymentRows } from '../../store/payments/payment-rows.ts';
@@ -33,11 +33,11 @@ export async function refundOrder(ctx: Ctx, project: ProjectRow, orderId: OrderI
       decide: ({ txn, reserved }) => {
         // viacash has no refunds (docs/payment-methods.md): refused from the row already read
         const problem = refusesRefund(txn.payment_method);
-        if (problem) throw new ApiError('RefundError', problem, 'payment_method');
-        if (txn.captured_amount === 0) throw new ApiError('RefundError', 'nothing has been captured on this order');
+        if (problem) throw new DomainError('RefundError', problem, 'payment_method');
+        if (txn.captured_amount === 0) throw new DomainError('RefundError', 'nothing has been captured on this order');
         const left = refundable(txn) - (reserved.refund ?? 0);
         if (input.amount > left)
-          throw new ApiError('RefundError', `amount ${input.amount} is above the ${left} that can still be refunded`, 'amount');
+          throw new DomainError('RefundError', `amount ${input.amount} is above the ${left} that can still be refunded`, 'amount');
         return {
           amount: input.amount,
           kinds: ['refund'],

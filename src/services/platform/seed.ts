@@ -2,7 +2,7 @@ import type { Ctx } from './context.ts';
 import { nowFor } from './context.ts';
 import { findProject } from '../../store/platform/projects.ts';
 import { seedProject, type SeedOptions, type SeedResult } from '../../store/platform/seed.ts';
-import { ApiError, invalid } from '../../domain/errors.ts';
+import { DomainError, invalid } from '../../domain/errors.ts';
 
 export type { SeedOptions, SeedResult };
 
@@ -15,6 +15,6 @@ export async function seedOrders(ctx: Ctx, opts: SeedOptions): Promise<SeedResul
   if (!Number.isSafeInteger(total) || total < 1 || total > MAX_SEED_ORDERS)
     throw invalid('orders', `orders must be an integer from 1 to ${MAX_SEED_ORDERS}`);
   const project = await findProject(ctx.db, opts.projectId);
-  if (!project) throw new ApiError('NotFound', `project ${opts.projectId} not found`);
+  if (!project) throw new DomainError('NotFound', `project ${opts.projectId} not found`);
   return seedProject(ctx.db, project, nowFor(project), opts);
 }

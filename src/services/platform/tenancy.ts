@@ -2,7 +2,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Ctx } from './context.ts';
 import * as projects from '../../store/platform/projects.ts';
 import { defaultSettings } from '../../domain/project.ts';
-import { ApiError } from '../../domain/errors.ts';
+import { DomainError } from '../../domain/errors.ts';
 import type { ProjectId } from '../../domain/ids.ts';
 
 const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
@@ -31,7 +31,8 @@ export async function createProject(
   const merchantId = input.merchantId ?? randomUUID();
   await ctx.db.tx(async (q) => {
     if (input.merchantId) {
-      if (!(await projects.merchantExists(q, input.merchantId))) throw new ApiError('NotFound', `merchant ${input.merchantId} not found`);
+      if (!(await projects.merchantExists(q, input.merchantId)))
+        throw new DomainError('NotFound', `merchant ${input.merchantId} not found`);
     } else {
       await projects.insertMerchant(q, merchantId, input.name);
     }
@@ -52,7 +53,7 @@ export async function createProject(
 export async function rotateKey(ctx: Ctx, projectId: ProjectId): Promise<{ project_id: string; api_key: string }> {
   const rotated = await ctx.db.tx(async (q) => {
     const p = await projects.findProject(q, projectId);
-    if (!p) throw new ApiError('NotFound', `project ${projectId} not found`);
+    if (!p) throw new DomainError('NotFound', `project ${projectId} not found`);
     const k = newKey(p.mode);
     const id = randomUUID();
     await projects.insertApiKey(q, { id, project_id: projectId, key_hash: k.hash, hint: k.hint });
@@ -93,7 +94,7 @@ export async function authenticate(ctx: Ctx, header: string | undefined) {
   const hash = key && hashKey(key);
   const project = hash ? await (ctx.keyCache ? ctx.keyCache.get(hash, () => load(hash)) : load(hash)) : undefined;
   if (!project)
-    throw new ApiError(
+    throw new DomainError(
       'Unauthorized',
       key ? 'API key is not valid' : 'API key missing: use HTTP Basic authentication with the key as username',
     );

@@ -5,7 +5,7 @@ import * as store from '../../store/portal/merchants.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
 import { advanceClock } from '../../store/platform/projects.ts';
 import { insertApiKey } from '../../store/platform/projects.ts';
-import { ApiError, notFound } from '../../domain/errors.ts';
+import { DomainError, notFound } from '../../domain/errors.ts';
 import { durationMs, isPositiveDuration } from '../../domain/duration.ts';
 import { newKey } from '../platform/tenancy.ts';
 import { captureTransaction, voidTransaction } from '../payments/captures.ts';
@@ -116,9 +116,9 @@ export async function orderAction(
   token: string,
 ): Promise<string> {
   if (TEST_ONLY.includes(action) && project.mode !== 'test')
-    throw new ApiError('Forbidden', 'test tools are available to test projects only');
+    throw new DomainError('Forbidden', 'test tools are available to test projects only');
   if (!/^[A-Za-z0-9_-]{16,64}$/.test(token))
-    throw new ApiError('ValidationError', 'the confirmation is missing or not valid; start again from the order', 'token');
+    throw new DomainError('ValidationError', 'the confirmation is missing or not valid; start again from the order', 'token');
   const audited = (q: Queryable) =>
     store.insertAudit(q, {
       id: randomUUID(),
@@ -145,7 +145,7 @@ export async function orderAction(
     const claim = await store.claimAction(open.q, token, actor.user.id);
     if (claim !== true) {
       await open.rollback();
-      if (claim.result === null) throw new ApiError('IdempotencyError', 'this action is still being processed', 'token', 409);
+      if (claim.result === null) throw new DomainError('IdempotencyError', 'this action is still being processed', 'token', 'conflict');
       return claim.result;
     }
     const result = await ctx.db.within(open, async () => {
@@ -183,7 +183,7 @@ export async function orderAction(
   async function run(): Promise<string> {
     const txn = () => {
       if (!input.transactionId || !isUuid(input.transactionId))
-        throw new ApiError('ValidationError', 'choose a transaction', 'transaction_id');
+        throw new DomainError('ValidationError', 'choose a transaction', 'transaction_id');
       return input.transactionId;
     };
     switch (action) {
@@ -200,7 +200,7 @@ export async function orderAction(
         );
         break;
       case 'refund':
-        if (input.amount === undefined) throw new ApiError('ValidationError', 'amount is required', 'amount');
+        if (input.amount === undefined) throw new DomainError('ValidationError', 'amount is required', 'amount');
         await refundOrder(ctx, project, orderId, {
           amount: input.amount,
           ...(input.description ? { description: input.description } : {}),
@@ -256,10 +256,10 @@ export async function linkOf(ctx: Ctx, project: ProjectRow, linkId: string) {
 
 /** Advances a test project's clock (optional) and runs the jobs that became due. */
 export async function runTestClock(ctx: Ctx, actor: Actor, project: ProjectRow, advance: string | undefined) {
-  if (project.mode !== 'test') throw new ApiError('Forbidden', 'the test clock is available to test projects only');
+  if (project.mode !== 'test') throw new DomainError('Forbidden', 'the test clock is available to test projects only');
   if (advance !== undefined) {
     if (!isPositiveDuration(advance))
-      throw new ApiError('ValidationError', 'advance must be a positive ISO 8601 duration such as PT1H or P1D', 'advance');
+      throw new DomainError('ValidationError', 'advance must be a positive ISO 8601 duration such as PT1H or P1D', 'advance');
     project.clock_offset_ms = await advanceClock(ctx.db, project.id, durationMs(advance));
     ctx.keyCache?.clear();
   }

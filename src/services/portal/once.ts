@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Ctx } from '../platform/context.ts';
 import * as store from '../../store/portal/merchants.ts';
-import { ApiError } from '../../domain/errors.ts';
+import { DomainError } from '../../domain/errors.ts';
 
 /**
  * A portal form that creates something runs once per one-time token (the form's hidden `once`
@@ -18,7 +18,7 @@ export async function runOnce<T>(
   work: () => Promise<{ value: T; shown: string }>,
 ): Promise<{ done: T } | { again: string }> {
   if (!/^[A-Za-z0-9_-]{16,64}$/.test(token))
-    throw new ApiError('ValidationError', 'this form has expired: reload the page and send it again', 'once');
+    throw new DomainError('ValidationError', 'this form has expired: reload the page and send it again', 'once');
   // one token serves every creating form of a page: the claim is per form (purpose) too
   const key = createHash('sha256').update(`${purpose}\n${token}`).digest('base64url');
   const open = await ctx.db.begin();
@@ -26,7 +26,7 @@ export async function runOnce<T>(
     const claim = await store.claimAction(open.q, key, userId);
     if (claim !== true) {
       await open.rollback();
-      if (claim.result === null) throw new ApiError('IdempotencyError', 'this form is still being processed', 'once', 409);
+      if (claim.result === null) throw new DomainError('IdempotencyError', 'this form is still being processed', 'once', 'conflict');
       return { again: claim.result };
     }
     const value = await ctx.db.within(open, async () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Ctx } from '../platform/context.ts';
 import * as store from '../../store/portal/sign-in-throttle.ts';
 import { insertAudit } from '../../store/portal/merchants.ts';
-import { ApiError } from '../../domain/errors.ts';
+import { DomainError } from '../../domain/errors.ts';
 
 /**
  * Sign-in throttling (docs/security.md "Portal sign-in"). Every attempt, password or second-factor
@@ -18,7 +18,7 @@ import { ApiError } from '../../domain/errors.ts';
  */
 
 /** 429 with the seconds to wait (Retry-After). */
-export class ThrottledError extends ApiError {
+export class ThrottledError extends DomainError {
   constructor(readonly retryAfter: number) {
     super('RateLimitExceeded', `too many failed sign-ins: try again in ${retryAfter} seconds`);
   }

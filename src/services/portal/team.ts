@@ -3,7 +3,7 @@ import type { Ctx } from '../platform/context.ts';
 import type { Queryable } from '../../store/db/db.ts';
 import * as team from '../../store/portal/team.ts';
 import { insertAudit } from '../../store/portal/merchants.ts';
-import { ApiError, invalid, notFound } from '../../domain/errors.ts';
+import { DomainError, invalid, notFound } from '../../domain/errors.ts';
 import { isEmail, normaliseEmail } from '../../domain/portal.ts';
 import { isRole, type Role } from '../../domain/roles.ts';
 import { isUuid, type MerchantId } from '../../domain/ids.ts';
@@ -80,7 +80,7 @@ export async function acceptInvite(ctx: Ctx, token: string, password: string, ad
       password_hash: hash,
       role: invite.role,
     });
-    if (!made) throw new ApiError('ValidationError', `a portal user ${invite.email} exists already`, 'email', 409);
+    if (!made) throw new DomainError('ValidationError', `a portal user ${invite.email} exists already`, 'email', 'conflict');
     const self = { user: { id, merchant_id: invite.merchant_id, email: invite.email }, address } as Actor;
     await auditIn(q, self, 'invitation_accepted', { email: invite.email, role: invite.role });
     return { user_id: id, email: invite.email, role: invite.role };
@@ -90,7 +90,7 @@ export async function acceptInvite(ctx: Ctx, token: string, password: string, ad
 /** At least one owner stays: the change is refused when it would leave none. */
 function keepsAnOwner(members: team.TeamMember[], userId: string, role: Role | null) {
   const owners = members.filter((m) => m.role === 'owner' && !(m.id === userId && role !== 'owner'));
-  if (!owners.length) throw new ApiError('ValidationError', 'the team needs at least one owner', 'role', 409);
+  if (!owners.length) throw new DomainError('ValidationError', 'the team needs at least one owner', 'role', 'conflict');
 }
 
 export async function changeRole(ctx: Ctx, actor: Actor, userId: string, role: string) {
@@ -121,7 +121,7 @@ export async function removeUser(ctx: Ctx, actor: Actor, userId: string) {
 /** Requiring a second factor of everyone takes one yourself first (so the owner is not locked out of the switch). */
 export async function setRequireTotp(ctx: Ctx, actor: Actor, on: boolean) {
   if (on && !actor.user.totp_secret_ct)
-    throw new ApiError('ValidationError', 'turn on two-factor authentication for yourself first (Settings)', 'on', 409);
+    throw new DomainError('ValidationError', 'turn on two-factor authentication for yourself first (Settings)', 'on', 'conflict');
   await ctx.db.tx(async (q) => {
     await team.setRequireTotp(q, actor.user.merchant_id, on);
     await auditIn(q, actor, on ? 'two_factor_required' : 'two_factor_optional', {});

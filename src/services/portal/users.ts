@@ -4,7 +4,7 @@ import type { Ctx } from '../platform/context.ts';
 import { open, seal } from '../platform/crypto-envelope.ts';
 import * as store from '../../store/portal/merchants.ts';
 import { merchantExists } from '../../store/platform/projects.ts';
-import { ApiError, invalid } from '../../domain/errors.ts';
+import { DomainError, invalid } from '../../domain/errors.ts';
 import { isEmail, normaliseEmail, sessionExpired } from '../../domain/portal.ts';
 import { SignInGuard, refuseIfLocked } from './sign-in-guard.ts';
 import { base32Encode, otpauthUri, verifyTotp } from '../../domain/totp.ts';
@@ -64,10 +64,10 @@ export async function createUser(ctx: Ctx, input: { merchantId: MerchantId; emai
   if (password.length < MIN_PASSWORD || password.length > MAX_PASSWORD)
     throw invalid('password', `the password must be ${MIN_PASSWORD} to ${MAX_PASSWORD} characters`);
   if (!isUuid(input.merchantId) || !(await merchantExists(ctx.db, input.merchantId)))
-    throw new ApiError('NotFound', `merchant ${input.merchantId} not found`);
+    throw new DomainError('NotFound', `merchant ${input.merchantId} not found`);
   const id = randomUUID();
   const made = await store.insertUser(ctx.db, { id, merchant_id: input.merchantId, email, password_hash: await hashPassword(password) });
-  if (!made) throw new ApiError('ValidationError', `a portal user ${email} exists already`, 'email', 409);
+  if (!made) throw new DomainError('ValidationError', `a portal user ${email} exists already`, 'email', 'conflict');
   return { user_id: id, merchant_id: input.merchantId, email, ...(generated ? { password: generated } : {}) };
 }
 
@@ -118,7 +118,7 @@ export async function signIn(ctx: Ctx, input: { email: string; password: string;
   if (!ok || !user) {
     await guard.audit('sign_in_failed', { factor: 'password' });
     refuseIfLocked(await guard.failed(address), await guard.failed(account));
-    throw new ApiError('Unauthorized', 'the email or password is not right');
+    throw new DomainError('Unauthorized', 'the email or password is not right');
   }
   await guard.succeeded(address);
   if (!viaSecondFactor) await guard.cleared(account);

@@ -3,7 +3,7 @@ import type { Queryable } from '../../store/db/db.ts';
 import * as orders from '../../store/payments/orders.ts';
 import * as store from '../../store/reporting/search.ts';
 import type { Filter, SearchRow } from '../../store/reporting/search.ts';
-import { ApiError, invalid } from '../../domain/errors.ts';
+import { DomainError, invalid } from '../../domain/errors.ts';
 import {
   compileQuery,
   compileTransactionTerm,
@@ -50,7 +50,7 @@ export interface SearchPlan {
 /** A QueryError is the merchant's mistake: a ValidationError naming the request member (query, sort, search_after). */
 function toValidationError(err: unknown): unknown {
   if (!(err instanceof QueryError)) return err;
-  const api = new ApiError('ValidationError', err.message, err.param);
+  const api = new DomainError('ValidationError', err.message, err.param);
   if (err.tooCostly) api.byLimit = true;
   return api;
 }

@@ -3,7 +3,7 @@ import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities
 import { detectBrands } from '../../domain/card.ts';
 import { CARD } from '../../domain/payment-methods.ts';
 import type { CounterRow } from '../../store/risk/counters.ts';
-import { ApiError, invalid, notFound, rateLimited } from '../../domain/errors.ts';
+import { DomainError, invalid, notFound, rateLimited } from '../../domain/errors.ts';
 import { newId, isUuid } from '../../domain/ids.ts';
 import { firstRule, matches, MAX_RULES, ruleFaults, type Facts, type Rule, type RuleInput } from '../../domain/risk/rules.ts';
 import type { RiskAction, Screening } from '../../domain/risk/limits.ts';
@@ -28,7 +28,7 @@ export async function addRule(ctx: Ctx, project: Pick<ProjectRow, 'id'>, input: 
     { id: newId(), project_id: project.id, name: r.name.trim(), action: r.action, conditions: r.conditions, created: new Date() },
     MAX_RULES,
   );
-  if (!row) throw new ApiError('ValidationError', `a project has at most ${MAX_RULES} rules`, 'rule');
+  if (!row) throw new DomainError('ValidationError', `a project has at most ${MAX_RULES} rules`, 'rule');
   return row;
 }
 

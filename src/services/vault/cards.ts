@@ -6,7 +6,7 @@ import type { VaultCardRow } from '../../store/vault/cards.ts';
 import { vaultTarget, type VaultTarget } from '../../store/vault/cards.ts';
 import { WriteSet } from '../../store/db/writes.ts';
 import { nowFor, type Ctx } from '../platform/context.ts';
-import { ApiError, invalid } from '../../domain/errors.ts';
+import { DomainError, invalid, type ErrorKind } from '../../domain/errors.ts';
 import { detectBrands, luhnValid, truncatePan } from '../../domain/card.ts';
 import { checkDataKey, dataKeyFor, fingerprint, openField, sealField, type DataKey } from '../platform/crypto-envelope.ts';
 import type { CardData } from '../../acquirer/connector.ts';
@@ -33,7 +33,7 @@ function checkCardInput(input: CardInput) {
   return brands;
 }
 
-const tokenError = (message: string, status = 400) => new ApiError('ValidationError', message, 'setup_token', status);
+const tokenError = (message: string, kind: ErrorKind = 'invalid') => new DomainError('ValidationError', message, 'setup_token', kind);
 const unknownToken = () => tokenError('setup_token is not known');
 
 export interface StoreOptions {
@@ -72,7 +72,7 @@ export async function storeCard(ctx: Ctx, input: CardInput, opts: StoreOptions =
     const again = await vaultTarget(ctx.db, input.setup_token);
     if (!again) throw unknownToken();
     checkToken(ctx, again.txn, now);
-    throw tokenError('setup_token has already been used', 409);
+    throw tokenError('setup_token has already been used', 'conflict');
   }
   return { vault_token: id, truncated_pan: truncatePan(input.pan), brand, brands };
 }
@@ -121,10 +121,10 @@ const sealedCard = (
 
 /** Why a setup_token can no longer store a card, if it cannot. */
 function checkToken(ctx: Ctx, txn: VaultTarget['txn'], now: Date) {
-  if (txn.setup_token_used) throw tokenError('setup_token has already been used', 409);
+  if (txn.setup_token_used) throw tokenError('setup_token has already been used', 'conflict');
   if (now.getTime() - new Date(txn.created).getTime() > ctx.config.setupTokenTtlSeconds * 1000)
     throw tokenError(`setup_token expired: it is valid ${ctx.config.setupTokenTtlSeconds} seconds after the order was created`);
-  if (txn.status !== 'new') throw tokenError(`setup_token can no longer be used: the transaction is ${txn.status}`, 409);
+  if (txn.status !== 'new') throw tokenError(`setup_token can no longer be used: the transaction is ${txn.status}`, 'conflict');
 }
 
 /** For the hosted card form: the setup_token must be the one of this transaction. No API key. */

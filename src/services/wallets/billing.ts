@@ -1,4 +1,4 @@
-import { ApiError } from '../../domain/errors.ts';
+import { DomainError } from '../../domain/errors.ts';
 import { normaliseSpace, STATES } from '../../domain/customer.ts';
 import type { Checkout } from '../payments/checkout.ts';
 import { BILLING_INPUT, billingNeeded, checkBilling, type Billing, type BillingField } from './pay.ts';
@@ -44,7 +44,7 @@ export const WALLET_FIELD: Record<WalletMethod, Record<BillingField, string>> = 
 };
 
 /** A wallet's billing address refused: `code` as the sandbox sheet's (billing_required, billing_format, state_required, state_unknown). */
-class BillingRefused extends ApiError {
+class BillingRefused extends DomainError {
   constructor(
     readonly code: string,
     message: string,
@@ -52,10 +52,7 @@ class BillingRefused extends ApiError {
     type: 'ValidationError' | 'MissingInformationToCreateTransaction' = 'ValidationError',
   ) {
     super(type, message, field);
-  }
-  override toBody() {
-    const body = super.toBody();
-    return { error: { ...body.error, code: this.code } };
+    this.extra = { code };
   }
 }
 

@@ -5,7 +5,7 @@ import { nowFor } from '../platform/context.ts';
 import { findProject, updateProjectSettings } from '../../store/platform/projects.ts';
 import * as orders from '../../store/payments/orders.ts';
 import * as store from '../../store/wallets/keys.ts';
-import { ApiError, invalid } from '../../domain/errors.ts';
+import { DomainError, invalid } from '../../domain/errors.ts';
 import { dataKeyFor, fingerprint, openField, sealField, sealedRecord, checkDataKey } from '../platform/crypto-envelope.ts';
 import { storeCard } from '../vault/cards.ts';
 import { merchantIdentifierOf } from '../../domain/project.ts';
@@ -120,15 +120,15 @@ export interface RecipientKeys {
 
 export async function recipientKeys(ctx: Ctx, project: Pick<ProjectRow, 'id'>): Promise<RecipientKeys> {
   const keys = await keysOf(ctx, project, 'recipient');
-  if (!keys.length) throw new ApiError('ServerError', 'the project has no wallet-b-pay recipient key');
+  if (!keys.length) throw new DomainError('ServerError', 'the project has no wallet-b-pay recipient key');
   return { recipientId: keys[0].row.recipient_id!, privateKeys: keys.map((k) => k.privateKey), publicKey: keys[0].row.public_key };
 }
 
 /** The sandbox root key of a test project: the private half signs, the public half is trusted. */
 export async function sandboxRootKey(ctx: Ctx, project: ProjectRow): Promise<{ privateKey: string; publicKey: string }> {
-  if (project.mode !== 'test') throw new ApiError('Forbidden', 'the sandbox wallet is available to test projects only');
+  if (project.mode !== 'test') throw new DomainError('Forbidden', 'the sandbox wallet is available to test projects only');
   const [key] = await keysOf(ctx, project, 'sandbox_root');
-  if (!key) throw new ApiError('ServerError', 'the project has no sandbox root key');
+  if (!key) throw new DomainError('ServerError', 'the project has no sandbox root key');
   return { privateKey: key.privateKey, publicKey: key.row.public_key };
 }
 
@@ -195,7 +195,7 @@ function readRootKeysFile(path: string | undefined): RootKey[] {
     );
     fileCache.set(path, { mtimeMs, keys });
   } catch (err) {
-    throw Object.assign(new ApiError('ServerError', 'the wallet-b-pay root signing keys file cannot be read'), { cause: err });
+    throw Object.assign(new DomainError('ServerError', 'the wallet-b-pay root signing keys file cannot be read'), { cause: err });
   }
   return keys;
 }
@@ -223,7 +223,7 @@ export function tokenClock(project: Pick<ProjectRow, 'mode' | 'settings' | 'cloc
 
 /** Pins (or with null, releases) a test project's token clock. */
 export async function pinTokenClock(ctx: Ctx, project: ProjectRow, at: string | null) {
-  if (project.mode !== 'test') throw new ApiError('Forbidden', 'the token clock can be pinned in test projects only');
+  if (project.mode !== 'test') throw new DomainError('Forbidden', 'the token clock can be pinned in test projects only');
   if (at !== null && Number.isNaN(Date.parse(at))) throw invalid('now', 'now must be an ISO 8601 date-time');
   const settings = { ...project.settings };
   if (at === null) delete settings.wallet_b_clock;
@@ -249,26 +249,23 @@ export interface TokenizeResult {
 }
 
 /** A refused token: the API error body with the token check's `code` beside `value`. */
-export class TokenRefused extends ApiError {
+export class TokenRefused extends DomainError {
   constructor(
     readonly code: string,
     message: string,
     field = 'walletBPayMessage',
   ) {
     super('ValidationError', message, field);
-  }
-  override toBody() {
-    const body = super.toBody();
-    return { error: { ...body.error, code: this.code } };
+    this.extra = { code };
   }
 }
 
 /** The vault names its own fields; the token service's caller knows them by other names (the token's field for the card). */
 export function renamed(err: unknown, tokenField = 'walletBPayMessage'): unknown {
-  if (!(err instanceof ApiError) || !err.field) return err;
+  if (!(err instanceof DomainError) || !err.field) return err;
   const field = err.field === 'setup_token' ? 'setupToken' : err.field === 'pan' || err.field === 'expiry' ? tokenField : err.field;
   const message = err.message.replaceAll('setup_token', 'setupToken').replace(/^(pan|expiry) /, "the token's $1 ");
-  return new ApiError(err.type, message, field, err.status);
+  return new DomainError(err.type, message, field, err.kind);
 }
 
 /** The cryptogram as the vault keeps it: a keyed HMAC, never the value. */
@@ -290,11 +287,16 @@ export async function tokenize(ctx: Ctx, input: TokenizeInput, opts: { test: boo
   if (txn.payment_method !== WALLET_B)
     throw invalid('transactionId', `transaction ${txn.id} is a ${txn.payment_method} transaction, not wallet-b-pay`);
   if (opts.test && project.mode !== 'test')
-    throw new ApiError('Forbidden', 'the test token service takes tokens of test projects only; use /tokens/');
+    throw new DomainError('Forbidden', 'the test token service takes tokens of test projects only; use /tokens/');
 
   const roots = await rootKeysFor(ctx, project, opts.test ? 'test' : 'production');
   if (!roots.length)
-    throw new ApiError('ServerError', 'no wallet-b-pay root signing keys are configured (WALLET_B_ROOT_KEYS_FILE)', undefined, 503);
+    throw new DomainError(
+      'ServerError',
+      'no wallet-b-pay root signing keys are configured (WALLET_B_ROOT_KEYS_FILE)',
+      undefined,
+      'unavailable',
+    );
   const keys = await recipientKeys(ctx, project);
   let payment: DecryptedPayment;
   try {
@@ -308,7 +310,7 @@ export async function tokenize(ctx: Ctx, input: TokenizeInput, opts: { test: boo
     if (!(err instanceof TokenError)) throw err;
     if (err.code === 'invalid_config') {
       ctx.log.error({ project_id: project.id, code: err.code, msg: err.message }, 'wallet-b-pay keys are unusable');
-      throw new ApiError('ServerError', 'the wallet-b-pay keys of this project are unusable');
+      throw new DomainError('ServerError', 'the wallet-b-pay keys of this project are unusable');
     }
     throw new TokenRefused(err.code, `walletBPayMessage refused: ${err.message}`);
   }
@@ -362,7 +364,7 @@ export async function createSession(ctx: Ctx, project: ProjectRow, input: Sessio
   const url = checkSessionRequest(project.id, input, cfg.hosts);
   if (project.mode === 'test') return { sessionData: sandboxSession(input, nowFor(project), sandboxSigningKey(ctx.masterKey)) };
   const identity = (await merchantIdentity(ctx, project)) ?? cfg.identity;
-  if (!identity) throw new ApiError('Forbidden', 'no wallet-a-pay merchant identity certificate is configured for this project');
+  if (!identity) throw new DomainError('Forbidden', 'no wallet-a-pay merchant identity certificate is configured for this project');
   return { sessionData: await requestLiveSession(url, input, identity, cfg) };
 }
 

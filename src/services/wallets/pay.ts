@@ -13,7 +13,7 @@ import { sealToken } from '../../wallets/wallet-b-token.ts';
 import type { ThreeDsResult } from '../../acquirer/connector.ts';
 import { authenticatorFor, connectorFor, operationRef } from '../payments/connectors.ts';
 import { eciFor } from '../../domain/card.ts';
-import { ApiError, invalid, notFound } from '../../domain/errors.ts';
+import { DomainError, invalid, notFound } from '../../domain/errors.ts';
 import type { ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import { ADDRESS_PATTERN, customerProblem, missingBilling, NAME_PATTERN, POSTAL_CODE_PATTERN, isCountry } from '../../domain/customer.ts';
 import { settingsOf } from '../../domain/project.ts';
@@ -184,7 +184,7 @@ async function addBilling(ctx: Ctx, c: Checkout, billing: Billing) {
     const order = await orders.findOrder(q, c.project.id, c.order.id, true);
     if (!order) throw notFound('order');
     if ((await orders.transactionsOf(q, c.project.id, [order.id])).length)
-      throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
+      throw new DomainError('TransactionAlreadyStarted', 'this order already has a transaction');
     const customer = { ...(order.body?.customer ?? {}), ...billing, address_type: 'billing' as const };
     const body = { ...order.body, customer };
     await orders.setOrderCustomer(q, order.id, { body, modified: nowFor(c.project) });
@@ -201,16 +201,16 @@ export async function walletTransaction(
   billing?: Billing,
 ): Promise<TransactionRow> {
   const { outcome } = outcomeOf(c);
-  if (outcome !== 'open') throw new ApiError('TransactionAlreadyStarted', `this order is ${outcome}`);
+  if (outcome !== 'open') throw new DomainError('TransactionAlreadyStarted', `this order is ${outcome}`);
   if (transactionId) {
     const txn = transactionOf(c, transactionId);
     if (!txn) throw notFound('transaction');
     if (txn.payment_method !== method || txn.status !== 'new' || txn.setup_token_used)
-      throw new ApiError('TransactionAlreadyStarted', 'this transaction has already started');
+      throw new DomainError('TransactionAlreadyStarted', 'this transaction has already started');
     return txn;
   }
-  if (!c.methods.includes(method)) throw new ApiError('Forbidden', `${method} is not offered for this order`);
-  if (c.transactions.length) throw new ApiError('TransactionAlreadyStarted', 'this order already has a transaction');
+  if (!c.methods.includes(method)) throw new DomainError('Forbidden', `${method} is not offered for this order`);
+  if (c.transactions.length) throw new DomainError('TransactionAlreadyStarted', 'this order already has a transaction');
   if (billing) await addBilling(ctx, c, billing);
   const view = await startTransaction(ctx, c.project, c.order.id, { payment_method: method });
   const txn = await orders.transactionById(ctx.db, view.transactions[0].id);

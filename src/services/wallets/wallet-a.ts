@@ -12,7 +12,7 @@ import { openPaymentToken, publicKeyHash, sealPaymentToken, WalletATokenError, t
 import { merchantIdentifierOf } from '../../domain/project.ts';
 import { currencyNumeric } from '../../domain/currency.ts';
 import { eciFor } from '../../domain/card.ts';
-import { ApiError, invalid } from '../../domain/errors.ts';
+import { DomainError, invalid } from '../../domain/errors.ts';
 import type { ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import type { OrderId, TransactionId } from '../../domain/ids.ts';
 import { WALLET_A } from '../../domain/payment-methods.ts';
@@ -35,7 +35,7 @@ async function keyRow(ctx: Ctx, project: Pick<ProjectRow, 'id' | 'mode'>, kind: 
     await insertKey(ctx, project, kind, kind === 'processing' ? newProcessingKey() : newSandboxSigner(project), false);
     row = await store.activeWalletAKey(ctx.db, project.id, kind);
   }
-  if (!row) throw new ApiError('ServerError', `the project has no wallet-a-pay ${kind} key`);
+  if (!row) throw new DomainError('ServerError', `the project has no wallet-a-pay ${kind} key`);
   return row;
 }
 
@@ -66,7 +66,7 @@ function processingKeyOf(pem: string): NewKey {
 }
 
 function newSandboxSigner(project: Pick<ProjectRow, 'id' | 'mode'>): NewKey {
-  if (project.mode !== 'test') throw new ApiError('Forbidden', 'the sandbox wallet is available to test projects only');
+  if (project.mode !== 'test') throw new DomainError('Forbidden', 'the sandbox wallet is available to test projects only');
   // valid for any instant a test clock is likely to be moved or pinned to
   const chain = makeSandboxChain(
     `Tender sandbox wallet-a ${project.id.slice(0, 8)}`,
@@ -109,10 +109,10 @@ export async function importProcessingKey(ctx: Ctx, project: ProjectRow, input: 
 
 /** A test project's sandbox chain: leaf, intermediate and root certificates (PEM). */
 async function sandboxChain(ctx: Ctx, project: ProjectRow) {
-  if (project.mode !== 'test') throw new ApiError('Forbidden', 'the sandbox wallet is available to test projects only');
+  if (project.mode !== 'test') throw new DomainError('Forbidden', 'the sandbox wallet is available to test projects only');
   const row = await keyRow(ctx, project, 'sandbox_signer');
   const [leaf, intermediate, root] = certificatesIn(row.public_pem);
-  if (!leaf || !intermediate || !root) throw new ApiError('ServerError', 'the sandbox wallet-a chain of this project is unreadable');
+  if (!leaf || !intermediate || !root) throw new DomainError('ServerError', 'the sandbox wallet-a chain of this project is unreadable');
   return { row, leaf, intermediate, root };
 }
 
@@ -131,7 +131,7 @@ function readCaFile(path: string | undefined): X509Certificate[] {
     caCache.set(path, { mtimeMs, certs });
     return certs;
   } catch (err) {
-    throw Object.assign(new ApiError('ServerError', 'the wallet-a-pay root certificates file cannot be read'), { cause: err });
+    throw Object.assign(new DomainError('ServerError', 'the wallet-a-pay root certificates file cannot be read'), { cause: err });
   }
 }
 
@@ -158,7 +158,12 @@ const alreadyUsed = () =>
 async function openFor(ctx: Ctx, project: ProjectRow, txn: TransactionRow, token: unknown): Promise<WalletAPayment> {
   const roots = await trustedRoots(ctx, project);
   if (!roots.length)
-    throw new ApiError('ServerError', 'no wallet-a-pay root certificates are configured (WALLET_A_ROOT_CA_FILE)', undefined, 503);
+    throw new DomainError(
+      'ServerError',
+      'no wallet-a-pay root certificates are configured (WALLET_A_ROOT_CA_FILE)',
+      undefined,
+      'unavailable',
+    );
   const row = await keyRow(ctx, project, 'processing');
   const privateKey = await openKey(ctx, row);
   let payment: WalletAPayment;

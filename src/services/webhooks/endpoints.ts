@@ -5,7 +5,7 @@ import { findProject, setWebhookUrl } from '../../store/platform/projects.ts';
 import { findOrder } from '../../store/payments/orders.ts';
 import * as store from '../../store/webhooks/deliveries.ts';
 import type { AttemptRow, DeliveryRow } from '../../store/webhooks/deliveries.ts';
-import { ApiError, invalid, notFound } from '../../domain/errors.ts';
+import { DomainError, invalid, notFound } from '../../domain/errors.ts';
 import { newSecret } from '../../domain/webhook-signing.ts';
 import { checkPublicUrls } from '../platform/public-urls.ts';
 import { dataKeyFor, openField, sealField } from '../platform/crypto-envelope.ts';
@@ -45,7 +45,7 @@ async function createWebhookSecret(ctx: Ctx, projectId: ProjectId): Promise<stri
  */
 export async function rotateWebhookSecret(ctx: Ctx, projectId: ProjectId) {
   const project = await findProject(ctx.db, projectId);
-  if (!project) throw new ApiError('NotFound', `project ${projectId} not found`);
+  if (!project) throw new DomainError('NotFound', `project ${projectId} not found`);
   const dk = await dataKeyFor(ctx, projectId);
   const fresh = newSecret();
   return ctx.db.tx(async (q) => {
@@ -177,7 +177,7 @@ export const queueWebhooks: OrderStatusHook = (w, order, _from, to, now, project
 /** Sets (or, with null, clears) the project's webhook URL: the fallback for orders without their own. */
 export async function setProjectWebhookUrl(ctx: Ctx, projectId: ProjectId, url: string | null) {
   const project = await findProject(ctx.db, projectId);
-  if (!project) throw new ApiError('NotFound', `project ${projectId} not found`);
+  if (!project) throw new DomainError('NotFound', `project ${projectId} not found`);
   if (url !== null) {
     let parsed: URL | undefined;
     try {
@@ -248,7 +248,8 @@ export async function resendWebhooks(ctx: Ctx, project: ProjectRow, orderId: Ord
     const order = await findOrder(q, project.id, orderId, true);
     if (!order) throw notFound('order');
     const targets = await targetsFor(q, order);
-    if (!targets.length) throw new ApiError('Forbidden', 'no webhook URL: set webhook_url on the order, or a webhook URL on the project');
+    if (!targets.length)
+      throw new DomainError('Forbidden', 'no webhook URL: set webhook_url on the order, or a webhook URL on the project');
     return queueDeliveries(q, order, targets, nowFor(project), { outboxId: null, status: order.status, resend: true });
   });
   const all = await store.deliveriesOf(ctx.db, project.id, orderId);

@@ -3,7 +3,7 @@ import { nowFor } from '../platform/context.ts';
 import { findOrder } from '../../store/payments/orders.ts';
 import * as store from '../../store/webhooks/deliveries.ts';
 import * as log from '../../store/webhooks/log.ts';
-import { ApiError, notFound } from '../../domain/errors.ts';
+import { DomainError, notFound } from '../../domain/errors.ts';
 import { newId, isUuid } from '../../domain/ids.ts';
 import { signedHeaders } from '../../domain/webhook-signing.ts';
 import type { ProjectRow } from '../../domain/entities.ts';
@@ -68,7 +68,7 @@ export async function resendDelivery(ctx: Ctx, project: ProjectRow, deliveryId: 
 /** POSTs a signed test event ({"event":"test","project_id":...}) to the project's webhook URL now, and logs it. */
 export async function sendTestEvent(ctx: Ctx, project: ProjectRow) {
   const url = await store.projectWebhookUrl(ctx.db, project.id);
-  if (!url) throw new ApiError('Forbidden', 'no webhook URL: set the project webhook URL first');
+  if (!url) throw new DomainError('Forbidden', 'no webhook URL: set the project webhook URL first');
   const id = newId();
   const body = JSON.stringify({ event: 'test', project_id: project.id });
   const secrets = await signingSecrets(ctx, project);

@@ -1,5 +1,5 @@
 import { connectionLost } from './db.ts';
-import { ApiError } from '../../domain/errors.ts';
+import { DomainError } from '../../domain/errors.ts';
 
 /**
  * Group writes: items run in batches, one statement each, with at most `maxInFlight` batches
@@ -18,8 +18,8 @@ export interface CoalesceOptions {
   maxBatch: number;
 }
 
-/** A lost connection, raw or already the 503 ApiError (store/db/db.ts). */
-const unavailable = (err: unknown) => connectionLost(err) || (err instanceof ApiError && err.type === 'ServiceUnavailable');
+/** A lost connection, raw or already the 503 DomainError (store/db/db.ts). */
+const unavailable = (err: unknown) => connectionLost(err) || (err instanceof DomainError && err.type === 'ServiceUnavailable');
 
 export function coalescer<T>(run: (items: T[]) => Promise<void>, opts: CoalesceOptions): (item: T) => Promise<void> {
   return batches<T, void>(

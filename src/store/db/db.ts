@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { ApiError } from '../../domain/errors.ts';
+import { DomainError } from '../../domain/errors.ts';
 
 /** The one query layer: plain parameterised SQL over `pg` or PGlite. */
 export interface Queryable {
@@ -46,7 +46,7 @@ const names = new Map<string, string>();
 export interface OpenTx {
   readonly q: Queryable;
   readonly closed: boolean;
-  /** Commits; a lost connection throws the 503 ApiError (the commit may or may not have happened). */
+  /** Commits; a lost connection throws the 503 DomainError (the commit may or may not have happened). */
   commit(): Promise<void>;
   /** Rolls back; never throws. */
   rollback(): Promise<void>;
@@ -161,20 +161,20 @@ export const isConflict = (err: unknown): boolean => {
 const CONFLICTS = new Set(['40P01', '40001']);
 
 export function unavailableOr(err: unknown): unknown {
-  if (isConflict(err) && !(err instanceof ApiError)) {
+  if (isConflict(err) && !(err instanceof DomainError)) {
     // tx() has tried again already (pg.ts); still stopped: the client may retry, nothing was done
-    const api = new ApiError('ServiceUnavailable', 'the database stopped this request to let another one finish; retry');
+    const api = new DomainError('ServiceUnavailable', 'the database stopped this request to let another one finish; retry');
     (api as { cause?: unknown }).cause = err;
     return api;
   }
-  if ((err as { code?: unknown } | null)?.code === '57014' && !(err instanceof ApiError)) {
+  if ((err as { code?: unknown } | null)?.code === '57014' && !(err instanceof DomainError)) {
     // statement_timeout (DATABASE_STATEMENT_TIMEOUT_MS), or a cancel: the work stopped, nothing half-done stays
-    const api = new ApiError('ServiceUnavailable', 'the request took longer than the database allows; narrow it or retry later');
+    const api = new DomainError('ServiceUnavailable', 'the request took longer than the database allows; narrow it or retry later');
     (api as { cause?: unknown }).cause = err;
     return api;
   }
-  if (!connectionLost(err) || err instanceof ApiError) return err;
-  const api = new ApiError('ServiceUnavailable', 'the database is temporarily unavailable; retry later');
+  if (!connectionLost(err) || err instanceof DomainError) return err;
+  const api = new DomainError('ServiceUnavailable', 'the database is temporarily unavailable; retry later');
   (api as { cause?: unknown }).cause = err;
   return api;
 }

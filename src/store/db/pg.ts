@@ -17,7 +17,7 @@ import {
   type QueryOptions,
   type Queryable,
 } from './db.ts';
-import { ApiError } from '../../domain/errors.ts';
+import { DomainError } from '../../domain/errors.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** How often a transaction stopped for another (isConflict) is tried in all. */
@@ -300,7 +300,7 @@ export function pgDb({
       return stream;
     },
     async withCancel(signal, fn) {
-      if (signal.aborted) throw new ApiError('ServiceUnavailable', 'the request was abandoned');
+      if (signal.aborted) throw new DomainError('ServiceUnavailable', 'the request was abandoned');
       const client = await mapped(pool.connect());
       const pid = (client as unknown as { processID: number }).processID;
       let cancelled = false;

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Ctx } from '../../../services/platform/context.ts';
-import { ApiError } from '../../../domain/errors.ts';
+import { DomainError } from '../../../domain/errors.ts';
 import { returnUrlFor } from '../../../services/payments/card.ts';
 import { canRetry, loadCheckout, outcomeOf, transactionOf } from '../../../services/payments/checkout.ts';
 import { startTransaction } from '../../../services/payments/orders.ts';
@@ -9,6 +9,7 @@ import { checkCsrf, contentSecurityPolicy, csrfKey, originAllowed, setPageHeader
 import { STYLE_HASH } from '../render.ts';
 import { requireTlsForLive } from '../../transport.ts';
 import { PAY_NOW } from '../../../domain/payment-methods.ts';
+import { statusOf } from '../../errors.ts';
 
 /**
  * The forms of the method pages (render in methods/render.ts, shown by pages.ts):
@@ -45,7 +46,7 @@ export const methodPayRoutes = (ctx: Ctx) => async (app: FastifyInstance) => {
       const view = await startTransaction(ctx, c.project, c.order.id, { payment_method: method }, { retry: true });
       return to(reply, `/pay/${c.order.id}/transactions/${view.transactions.at(-1)!.id}/`);
     } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500) throw err;
+      if (!(err instanceof DomainError) || statusOf(err) >= 500) throw err;
       req.log.info({ order_id: c.order.id, type: err.type, field: err.field }, 'hosted method choice refused');
       return to(reply, page);
     }
@@ -68,7 +69,7 @@ export const methodPayRoutes = (ctx: Ctx) => async (app: FastifyInstance) => {
         const order = await settleAttempt(ctx, c.order.id, txn.id, body.outcome, issuer);
         return to(reply, returnUrlFor(ctx.config, order));
       } catch (err) {
-        if (!(err instanceof ApiError) || err.status >= 500) throw err;
+        if (!(err instanceof DomainError) || statusOf(err) >= 500) throw err;
         return to(reply, `/pay/${c.order.id}/result/`);
       }
     },

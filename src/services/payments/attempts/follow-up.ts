@@ -1,6 +1,6 @@
 import type { Queryable } from '../../../store/db/db.ts';
 import { nowFor, type Ctx } from '../../platform/context.ts';
-import { ApiError, notFound } from '../../../domain/errors.ts';
+import { DomainError, notFound } from '../../../domain/errors.ts';
 import { capabilityProblem, type OperationKind } from '../../../acquirer/connector.ts';
 import type { PaymentRows } from '../../../store/payments/payment-rows.ts';
 import { attemptsOf, findAttempt, inFlight, recordAttempt, type AttemptRow } from '../../../store/payments/attempts.ts';
@@ -44,7 +44,7 @@ export interface FollowUpRequest {
   source: string;
   /** the payment, locked with its order */
   lock(q: Queryable): Promise<PaymentRows | undefined>;
-  /** checks the request (throws its ApiError) and says what it reserves */
+  /** checks the request (throws its DomainError) and says what it reserves */
   decide(rows: PaymentRows, now: Date): Decision;
   /** what applying needs besides the amount (a refund's description, order lines) */
   request?: Record<string, unknown>;
@@ -64,7 +64,7 @@ function followUpOperation(ctx: Ctx, project: ProjectRow, req: FollowUpRequest):
   const sameAs = async (id: string | undefined, txnId: string) => {
     id ??= (await attemptsOf(ctx.db, project.id, txnId)).find((x) => x.kind === req.op && inFlight(x))?.id;
     const a = id && (await awaitAttempt(ctx, id));
-    if (!a) throw new ApiError(kind.errorType, `the ${req.op} did not go through`);
+    if (!a) throw new DomainError(kind.errorType, `the ${req.op} did not go through`);
     return viewOf(resultOf(a, kind.errorType).orderId);
   };
   return {
@@ -85,13 +85,13 @@ function followUpOperation(ctx: Ctx, project: ProjectRow, req: FollowUpRequest):
           of: d.of,
           earlier: d.earlier,
         });
-        if (problem) throw new ApiError(kind.errorType, problem);
+        if (problem) throw new DomainError(kind.errorType, problem);
         const attempt: AttemptRow = newAttempt(ctx, project, rows.txn, req.op, d.amount, now, {
           authorization_reference: rows.reference,
           request: { source: req.source, ...req.request },
         });
         if (!(await recordAttempt(q, attempt, { kinds: d.kinds, max: d.max }, { commit: true })))
-          throw new ApiError(kind.errorType, 'the amount is no longer available: another request reserved it first');
+          throw new DomainError(kind.errorType, 'the amount is no longer available: another request reserved it first');
         return { found: false as const, rows, attempt };
       });
       if (recorded.found) return { done: await sameAs(recorded.same, recorded.txnId) };

@@ -1,7 +1,7 @@
 import { type Ctx } from '../../platform/context.ts';
 import { idempotencyKeyOf, type OperationKind, type Outcome } from '../../../acquirer/connector.ts';
 import { newId, type OrderId } from '../../../domain/ids.ts';
-import { ApiError, inFlightError, type ErrorType } from '../../../domain/errors.ts';
+import { DomainError, inFlightError, type ErrorType } from '../../../domain/errors.ts';
 import type { WriteSet } from '../../../store/db/writes.ts';
 import { dueNow } from '../../../store/platform/jobs.ts';
 import { keyedAttemptId } from '../operation-key.ts';
@@ -121,15 +121,15 @@ export async function awaitAttempt(ctx: Ctx, id: string): Promise<AttemptRow | u
 export function resultOf(a: AttemptRow, errorType: ErrorType): { orderId: OrderId } {
   if (a.result_order_id) return { orderId: a.result_order_id };
   if (a.status === 'failed' && a.response_description === NOT_SENT.response_code_description)
-    throw new ApiError(
+    throw new DomainError(
       errorType,
       `the ${a.kind} was not sent to the acquirer: the service was held up past the call's deadline; try again`,
     );
   if (a.status === 'failed' && a.response_description === LINK_DOWN.response_code_description)
-    throw new ApiError(errorType, `the ${a.kind} was not sent: the link to the acquirer is down; nothing was charged, try again later`);
+    throw new DomainError(errorType, `the ${a.kind} was not sent: the link to the acquirer is down; nothing was charged, try again later`);
   if (a.status === 'failed')
-    throw new ApiError(errorType, `the acquirer refused the ${a.kind}: ${a.response_description ?? a.error ?? ''}`);
+    throw new DomainError(errorType, `the acquirer refused the ${a.kind}: ${a.response_description ?? a.error ?? ''}`);
   if (inFlight(a))
     throw inFlightError(errorType, `a ${a.kind} of this transaction is in progress at the acquirer (attempt ${a.id}); ask again later`);
-  throw new ApiError(errorType, `the ${a.kind} did not go through`);
+  throw new DomainError(errorType, `the ${a.kind} did not go through`);
 }

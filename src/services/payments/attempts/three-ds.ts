@@ -6,7 +6,7 @@ import { recordStart, startRows, type StartRows } from '../../../store/payments/
 import { dropAttempt, dropAttemptPart, gateAsRecorded, inFlight, type AttemptRow } from '../../../store/payments/attempts.ts';
 import type { WriteSet } from '../../../store/db/writes.ts';
 import { liabilityShift, type TransStatus } from '../../../domain/card.ts';
-import { ApiError, inFlightError, invalid, notFound } from '../../../domain/errors.ts';
+import { DomainError, inFlightError, invalid, notFound } from '../../../domain/errors.ts';
 import type { ThreeDsResult } from '../../../acquirer/connector.ts';
 import type { OrderRow, ProjectRow, TransactionRow } from '../../../domain/entities.ts';
 import { keyedAttemptId } from '../operation-key.ts';
@@ -100,7 +100,7 @@ function lookupOperation(
         checkCard(rows!.txn, rows!.card, start);
         start.check?.(rows!.card);
         if ('three_ds' in rows!.reserved || !rows!.recorded)
-          throw new ApiError('TransactionAlreadyStarted', 'the transaction is being authenticated');
+          throw new DomainError('TransactionAlreadyStarted', 'the transaction is being authenticated');
       } catch (err) {
         if (rows?.recorded) await dropAttempt(ctx.db, a.id);
         throw err;
@@ -139,7 +139,7 @@ function lookupOperation(
           planApplied(ctx, w, await startRows(q, project.id, orderId, transactionId, start.vaultToken, a.id), answer, start, asked),
       });
       if ('three' in applied) return applied.three;
-      if ('refused' in applied) throw new ApiError('TransactionAlreadyStarted', applied.refused);
+      if ('refused' in applied) throw new DomainError('TransactionAlreadyStarted', applied.refused);
       throw lookupUnanswered();
     },
   };
@@ -161,7 +161,10 @@ async function keyedLookup(ctx: Ctx, id: string): Promise<ThreeDsResult | 'unans
 }
 
 const lookupUnanswered = () =>
-  new ApiError('FailedToFetchTransactionInformation', 'the 3-D Secure server did not answer; the transaction can be authenticated again');
+  new DomainError(
+    'FailedToFetchTransactionInformation',
+    'the 3-D Secure server did not answer; the transaction can be authenticated again',
+  );
 
 type Applied = { three: ThreeDsResult } | { refused: string } | { unanswered: true };
 
@@ -245,7 +248,7 @@ function checkStart(txn: TransactionRow | undefined, start: Pick<AuthenticationS
   if (start.method && txn.payment_method !== start.method)
     throw invalid('transaction_id', `a ${txn.payment_method} transaction is not authenticated with a card`);
   const problem = startProblem(txn, now);
-  if (problem) throw new ApiError('TransactionAlreadyStarted', problem);
+  if (problem) throw new DomainError('TransactionAlreadyStarted', problem);
 }
 
 /** ... and the card was stored for it. */

@@ -3,7 +3,7 @@ import type { Ctx } from '../../platform/context.ts';
 import { nowFor } from '../../platform/context.ts';
 import * as orders from '../../../store/payments/orders.ts';
 import { findProject } from '../../../store/platform/projects.ts';
-import { ApiError, invalid, notFound } from '../../../domain/errors.ts';
+import { DomainError, invalid, notFound } from '../../../domain/errors.ts';
 import { isSandboxMethod, methodInfo, PAY_NOW, isPaymentMethod, paysWithCard } from '../../../domain/payment-methods.ts';
 import { moveTransaction } from '../transitions.ts';
 import { planAuthorized } from '../operations.ts';
@@ -51,7 +51,7 @@ async function apply(ctx: Ctx, q: Queryable, project: ProjectRow, txn: Transacti
       moved = txn.status === 'processing' || (await move('processing', null));
       break;
   }
-  if (!moved) throw new ApiError('TransactionAlreadyStarted', `the ${txn.payment_method} transaction is ${txn.status}`);
+  if (!moved) throw new DomainError('TransactionAlreadyStarted', `the ${txn.payment_method} transaction is ${txn.status}`);
 }
 
 /** The customer's choice on the sandbox page of a transaction (test projects). Answers the order as it is afterwards. */
@@ -60,11 +60,11 @@ export async function settleAttempt(ctx: Ctx, orderId: OrderId, txnId: string, o
     const txn = await orders.transactionById(q, txnId, true);
     if (!txn || txn.order_id !== orderId || !isSandboxMethod(txn.payment_method)) throw notFound('transaction');
     const project = (await findProject(q, txn.project_id))!;
-    if (project.mode !== 'test') throw new ApiError('Forbidden', 'the sandbox pages are for test projects only');
+    if (project.mode !== 'test') throw new DomainError('Forbidden', 'the sandbox pages are for test projects only');
     const kind = methodInfo(txn.payment_method).kind;
     // a transfer or a slip is paid outside the page (test tools), not by a button of the customer's
     if ((kind === 'transfer' || kind === 'voucher') && outcome !== 'cancelled')
-      throw new ApiError('Forbidden', `a ${txn.payment_method} is completed from the test tools`);
+      throw new DomainError('Forbidden', `a ${txn.payment_method} is completed from the test tools`);
     const now = nowFor(project);
     if (issuer && methodInfo(txn.payment_method).issuer && !txn.details?.issuer_id) {
       await orders.updateRow(q, 'transactions', txn.id, { details: { ...txn.details, issuer_id: issuer } });
@@ -93,7 +93,7 @@ export async function settleTransfer(
       (t) =>
         t.status === 'pending' && isSandboxMethod(t.payment_method) && ['transfer', 'voucher'].includes(methodInfo(t.payment_method).kind),
     );
-    if (!txn) throw new ApiError('TransactionAlreadyStarted', 'this order has no bank transfer or viacash payment waiting');
+    if (!txn) throw new DomainError('TransactionAlreadyStarted', 'this order has no bank transfer or viacash payment waiting');
     if (input.outcome === 'paid') {
       if (input.amount === undefined) throw invalid('amount', 'amount is required: what arrived, in minor units');
       if (input.amount !== txn.amount)
@@ -114,7 +114,7 @@ export async function chooseForPayNow(ctx: Ctx, txn: TransactionRow, method: str
   return ctx.db.tx(async (q) => {
     const locked = await orders.transactionById(q, txn.id, true);
     if (!locked || locked.payment_method !== PAY_NOW || locked.status !== 'new')
-      throw new ApiError('TransactionAlreadyStarted', 'this transaction has already started');
+      throw new DomainError('TransactionAlreadyStarted', 'this transaction has already started');
     const start = methodStart(method, locked.order_id, locked.id, undefined);
     const card = paysWithCard(method);
     const patch: Record<string, unknown> = {
