@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/db.ts';
+import type { VaultCardRow } from '../vault/cards.ts';
 import type { ListHitRow, ListKind, ListName, ParsedEntry, PaymentKeys } from '../../domain/risk/lists.ts';
 
 /**
@@ -137,4 +138,25 @@ export interface PlatformAuditRow {
   action: string;
   detail: Record<string, unknown>;
   created: Date;
+}
+
+/**
+ * The stored card of one card transaction of an order (for "Block this card"), with the order's
+ * reference; undefined when the transaction is not the order's or has no card.
+ */
+export async function cardOfTransaction(
+  q: Queryable,
+  projectId: string,
+  orderId: string,
+  transactionId: string,
+): Promise<(VaultCardRow & { merchant_order_id: string | null }) | undefined> {
+  const [row] = await q.query<VaultCardRow & { merchant_order_id: string | null }>(
+    `SELECT v.*, o.merchant_order_id FROM vault_cards v
+       JOIN transactions t ON t.id = v.transaction_id AND t.project_id = v.project_id
+       JOIN orders o ON o.id = t.order_id AND o.project_id = t.project_id
+      WHERE v.project_id = $1 AND t.order_id = $2 AND v.transaction_id = $3
+      ORDER BY v.created DESC LIMIT 1`,
+    [projectId, orderId, transactionId],
+  );
+  return row;
 }
