@@ -144,9 +144,16 @@ test("a rule on the card's issuing country reads the BIN table: a Dutch card ref
   assert.equal(refused.status, 'declined');
   assert.equal(refused.risk.rules[0].rule_id, id);
   assert.match(refused.risk.rules[0].reason, /card_country in NL/);
+  assert.equal(refused.risk.card_country, 'NL', 'the risk object keeps the issuing country');
   const french = await startPayment(t, randomPan('400000250'), { key: shop.api_key });
   await followBrowser(french.redirect_url);
-  assert.equal((await order(french.order.id)).status, 'completed');
+  const passed = await order(french.order.id);
+  assert.equal(passed.status, 'completed');
+  assert.equal(passed.transactions[0].risk.card_country, 'FR');
+  // a BIN the table has no line for: no country
+  const unknown = await startPayment(t, randomPan('6'), { key: shop.api_key });
+  await followBrowser(unknown.redirect_url);
+  assert.equal('card_country' in (await order(unknown.order.id)).transactions[0].risk, false);
   await change(id, 'delete');
 });
 
@@ -212,6 +219,21 @@ test('the dry run counts what a rule would have done to the last 30 days, with e
   assert.match(unknown.text, /Proefrun van Busy card/);
   await c.get(`${p}/risk/rules/?lang=en`);
   assert.equal((await c.get(`${p}/risk/rules/00000000-0000-4000-8000-000000000000/dry-run`)).status, 404);
+
+  // the card country is kept with each screening: the one Dutch payment is a hit, a card of a BIN
+  // the table does not know (randomPan('6')) could not be judged, the French and US ones pass
+  const dutch = await addRule({ name: 'Dutch cards', action: 'flag', field_0: 'card_country', op_0: 'eq', value_0: 'NL' });
+  const byCountry = await t.svc.ctx.db.query<{ country: string | null; n: number }>(
+    "SELECT risk->>'card_country' AS country, count(*)::int AS n FROM transactions WHERE project_id = $1 AND payment_method = 'credit-card' GROUP BY 1",
+    [shop.project_id],
+  );
+  const of = (country: string | null) => byCountry.find((r) => r.country === country)?.n ?? 0;
+  assert.equal(of('NL'), 1, JSON.stringify(byCountry));
+  assert.ok(of('FR') === 1 && of('US') >= 3 && of(null) >= 1, JSON.stringify(byCountry));
+  const replayed = await c.get(`${p}/risk/rules/${dutch}/dry-run`);
+  assert.match(replayed.text, /data-dry="hit">1</);
+  assert.match(replayed.text, new RegExp(`data-dry="passed">${of('FR') + of('US')}<`));
+  assert.match(replayed.text, new RegExp(`data-dry="unknown">${of(null)}<`));
 });
 
 test('support and viewers read the rules but may not write them (403, nothing stored)', async () => {

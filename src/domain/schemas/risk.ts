@@ -26,6 +26,12 @@ export const RiskView = Type.Object(
       }),
       { description: 'every rule that fired; action is the strongest of theirs' },
     ),
+    card_country: Type.Optional(
+      Type.String({
+        pattern: '^[A-Z]{2}$',
+        description: "the card's issuing country (ISO 3166 alpha-2) from the BIN table; absent when the table has no line for its BIN",
+      }),
+    ),
     screened: Type.String({ format: 'date-time' }),
   },
   {
@@ -34,6 +40,7 @@ export const RiskView = Type.Object(
       {
         action: 'refuse',
         rules: [{ rule: 'address_attempts', action: 'refuse', reason: '11 attempts by this address within 10 minutes (at most 10)' }],
+        card_country: 'US',
         screened: '2026-12-01T12:00:00.000Z',
       },
     ],

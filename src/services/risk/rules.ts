@@ -74,7 +74,7 @@ const DAY = 86_400_000;
 /** What a rule would have done to the project's recent payments. */
 export interface DryRun {
   action: RiskAction;
-  /** payments the rule would have acted on, left alone, and could not judge (a fact not kept: a velocity count, the card's country) */
+  /** payments the rule would have acted on, left alone, and could not judge (a fact not kept: a velocity count, an unknown card country) */
   hit: number;
   passed: number;
   unknown: number;
@@ -123,6 +123,7 @@ export async function dryRun(ctx: Ctx, project: Pick<ProjectRow, 'id'>, id: stri
     if (p.payment_method) facts.method = p.payment_method;
     if (p.brand) facts.brand = p.brand;
     if (p.address_country) facts.address_country = p.address_country;
+    if (p.card_country) facts.card_country = p.card_country;
     const m = matches(rule, facts);
     if (m === undefined) out.unknown++;
     else if (!m) out.passed++;

@@ -30,7 +30,7 @@ export interface Shopper {
 }
 
 /** The decision on a transaction, as its `risk` object shows it. */
-export type RiskView = Screening & { screened: string };
+export type RiskView = Screening & { screened: string; card_country?: string };
 
 // every series a limit can produce exists from the start at 0: a burst's first refusals then show
 // in rate() and increase() (a series born at its first increment loses that increment to them)
@@ -115,7 +115,8 @@ export async function screenCard(
   const decision = judge(applyLists(await listed, decide(limits, counts, elapsed)), rows[0], facts);
   watchHold(ctx, project, now);
   risk.decisions.inc({ mode: project.mode, ...riskDecisionLabels(decision) });
-  return { ...decision, screened: new Date(now).toISOString() };
+  // the card's issuing country is kept with the decision: the `risk` object shows it, the dry run replays it
+  return { ...decision, ...(cardCountry ? { card_country: cardCountry } : {}), screened: new Date(now).toISOString() };
 }
 
 /**

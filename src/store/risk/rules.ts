@@ -81,6 +81,8 @@ export interface PastPayment {
   payment_method: string | null;
   brand: string | null;
   address_country: string | null;
+  /** the card's issuing country as its screening found it (transactions.risk); null when not known or not kept */
+  card_country: string | null;
   created: Date;
 }
 
@@ -88,7 +90,8 @@ export interface PastPayment {
 export const pastCardPayments = (q: Queryable, projectId: string, since: Date, limit: number) =>
   q.query<PastPayment>(
     `SELECT t.id AS transaction_id, t.order_id, o.merchant_order_id, t.amount, t.currency, t.payment_method,
-            t.payment_method_brand AS brand, o.body->'customer'->>'country' AS address_country, t.created
+            t.payment_method_brand AS brand, o.body->'customer'->>'country' AS address_country,
+            t.risk->>'card_country' AS card_country, t.created
        FROM transactions t JOIN orders o ON o.id = t.order_id AND o.project_id = t.project_id
       WHERE t.project_id = $1 AND t.created >= $2 AND t.payment_method = $4 AND t.credit_debit = 'credit'
       ORDER BY t.created DESC LIMIT $3`,
