@@ -258,3 +258,25 @@ export function applyLists(hits: readonly ListHitRow[], limits: Screening): Scre
   }
   return limits;
 }
+
+/** The labels of tender_risk_allows_total: the scope and kind of an allowlist, from fixed sets (no project, no value). */
+export interface AllowLabels {
+  scope: ListScope;
+  kind: ListKind;
+}
+export const ALLOW_LABELS: readonly AllowLabels[] = (['project', 'platform'] as const).flatMap((scope) =>
+  LIST_KINDS.map((kind) => ({ scope, kind })),
+);
+
+/**
+ * The allowlist that let a decided attempt past the limits (the first of its allow hits), for
+ * tender_risk_allows_total; undefined when no allowlist had its say (none matched, or a block won).
+ */
+export function allowLabels(s: { rules: ReadonlyArray<{ rule: string; action: string }> }): AllowLabels | undefined {
+  for (const r of s.rules) {
+    if (r.action !== 'pass') continue;
+    const hit = ALLOW_LABELS.find((l) => listRule({ scope: l.scope, list: 'allow', kind: l.kind }) === r.rule);
+    if (hit) return hit;
+  }
+  return undefined;
+}
