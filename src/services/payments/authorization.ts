@@ -26,6 +26,7 @@ import type { Outcome, ThreeDsResult } from '../../acquirer/connector.ts';
 import { authenticationFailed, authenticatorFor, connectorFor, operationRef } from './connectors.ts';
 import { answered, callAcquirer, newAttempt, NO_ANSWER, planAnswered, planRecord, sendFirstCall, type Answer } from './attempts.ts';
 import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
+import { judgeAfterThreeDs } from '../risk/after-3ds.ts';
 
 /*
  * The authorization of a card transaction after 3-D Secure, as an acquirer attempt
@@ -118,6 +119,7 @@ export async function authorizeStep(ctx: Ctx, transactionId: TransactionId, step
     if ('error' in asked) answer = { outcome: authenticationFailed('N') };
   }
   const decided = three;
+  answer ??= await judgeAfterThreeDs(ctx, txn, decided); // risk rules on three_ds (docs/risk.md): a refusal is never sent
   answer ??= PROCEED.has(decided.trans_status)
     ? await sendFirstCall(
         ctx,

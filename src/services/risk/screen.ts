@@ -11,7 +11,7 @@ import { countryOf } from '../../domain/risk/bins.ts';
 import { ALLOW_LABELS, allowLabels, applyLists, BLOCK_RULES } from '../../domain/risk/lists.ts';
 import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import { risk } from '../../telemetry/metrics.ts';
-import { velocityFacts } from '../../domain/risk/rules.ts';
+import { velocityFacts, type PendingRule } from '../../domain/risk/rules.ts';
 import { judge, paymentFacts } from './rules.ts';
 import { watchHold } from './hold.ts';
 
@@ -30,7 +30,7 @@ export interface Shopper {
 }
 
 /** The decision on a transaction, as its `risk` object shows it. */
-export type RiskView = Screening & { screened: string; card_country?: string };
+export type RiskView = Screening & { screened: string; card_country?: string; pending?: PendingRule[] };
 
 // every series a limit can produce exists from the start at 0: a burst's first refusals then show
 // in rate() and increase() (a series born at its first increment loses that increment to them)
