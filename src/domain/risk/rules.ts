@@ -46,7 +46,7 @@ export const MAX_RULES = 50;
  * (A, an attempt with the liability shift), none (U, not available), failed (N, R, or no answer).
  * Not known at the screening (before 3-D Secure): a rule with it is judged again after it.
  */
-export const THREE_DS_VALUES = ['passed', 'attempted', 'none', 'failed'] as const;
+const THREE_DS_VALUES = ['passed', 'attempted', 'none', 'failed'] as const;
 export const threeDsFact = (transStatus: string): (typeof THREE_DS_VALUES)[number] =>
   transStatus === 'Y' ? 'passed' : transStatus === 'A' ? 'attempted' : transStatus === 'U' ? 'none' : 'failed';
 

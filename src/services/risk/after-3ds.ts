@@ -13,7 +13,7 @@ import type { RiskView } from './screen.ts';
  */
 
 /** The decline of a payment a rule refused after 3-D Secure: as the limits' refusals, authentication_failed. */
-export const REFUSED_AFTER_3DS: Outcome = {
+const REFUSED_AFTER_3DS: Outcome = {
   status: 'declined',
   reason: 'authentication_failed',
   response_code: 'RISK-REFUSED',
