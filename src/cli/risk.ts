@@ -18,13 +18,15 @@ function scopeOf(a: Record<string, unknown>): Scope {
 
 /** `risk list add|remove|show`, as the CLI and the admin endpoint run them (cli/commands.ts). */
 export const riskTable: Record<string, Command> = {
-  'risk list add': (ctx, a) => addToList(ctx, scopeOf(a), { list: a.list, kind: a.kind, value: a.value }, 'cli'),
+  'risk list add': (ctx, a) =>
+    addToList(ctx, scopeOf(a), { list: a.list, kind: a.kind, value: a.value, expires_at: a.expires, note: a.note }, 'cli'),
   'risk list remove': (ctx, a) => removeFromList(ctx, scopeOf(a), a.id, 'cli'),
   'risk list show': (ctx, a) => showLists(ctx, scopeOf(a)),
 };
 
 const holdLine = (h: HoldRow) => `${h.project_id} held since ${new Date(h.created).toISOString()}: ${h.reason}`;
-const line = (e: Entry) => `${e.id}  ${e.list.padEnd(5)}  ${e.kind.padEnd(12)}  ${e.value}`;
+const until = (e: Entry) => (e.expires_at ? `  ${e.expired ? 'expired' : 'expires'} ${e.expires_at}` : '');
+const line = (e: Entry) => `${e.id}  ${e.list.padEnd(5)}  ${e.kind.padEnd(12)}  ${e.value}${until(e)}${e.note ? `  (${e.note})` : ''}`;
 
 /**
  * `tender risk list add|remove|show` (docs/risk.md "Lists") and `tender risk hold list|lift`
@@ -47,7 +49,9 @@ export function riskCommands(program: Program, run: Run, readStdin: () => Promis
       .description('add an entry; a card number is read from standard input (never an argument) and kept only as its fingerprint')
       .addOption(new Option('--list <list>', 'block or allow').choices([...LISTS]).makeOptionMandatory())
       .addOption(new Option('--kind <kind>', 'what is listed').choices([...LIST_KINDS]).makeOptionMandatory())
-      .option('--value <value>', 'the BIN (411111, or 411100-411199), country (NL), address or network (203.0.113.0/24), email or domain'),
+      .option('--value <value>', 'the BIN (411111, or 411100-411199), country (NL), address or network (203.0.113.0/24), email or domain')
+      .option('--expires <when>', 'when it stops matching: a duration (P30D, PT12H), a date (2027-01-31: to its end, UTC) or a date-time')
+      .option('--note <text>', 'why it is listed (at most 200 characters)'),
   ).action(async (o) => {
     if (o.kind === 'card' && o.value !== undefined)
       throw new Error('a card number is read from standard input, never from the command line: echo the number | tender risk list add ...');
@@ -55,7 +59,7 @@ export function riskCommands(program: Program, run: Run, readStdin: () => Promis
     if (value === undefined) throw new Error(`--value is required for --kind ${o.kind}`);
     await run<{ added: boolean; entry: Entry }>(
       'risk list add',
-      { ...scope(o), list: o.list, kind: o.kind, value },
+      { ...scope(o), list: o.list, kind: o.kind, value, expires: o.expires, note: o.note },
       Boolean(o.json),
       (r) => (r.added ? `added ${line(r.entry)}` : `already listed ${line(r.entry)}`),
     );
@@ -65,7 +69,7 @@ export function riskCommands(program: Program, run: Run, readStdin: () => Promis
     list.command('remove').description('remove an entry by its id (as `show` lists it)').requiredOption('--id <id>', 'the entry'),
   ).action((o) => run<Entry>('risk list remove', { ...scope(o), id: o.id }, Boolean(o.json), (r) => `removed ${line(r)}`));
 
-  scoped(list.command('show').description('every entry: id, list, kind, value')).action((o) =>
+  scoped(list.command('show').description('every entry: id, list, kind, value, its expiry (or expired) and note')).action((o) =>
     run<Entry[]>('risk list show', scope(o), Boolean(o.json), (r) => (r.length ? r.map(line).join('\n') : '(no entries)')),
   );
 }

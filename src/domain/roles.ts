@@ -35,6 +35,7 @@ const ORDER_ACTION_CAPS: Record<string, Capability> = {
   chargeback: 'money',
   settle: 'money',
   resend: 'developer',
+  block_card: 'risk',
 };
 
 /** POST routes (Fastify's route pattern, under the portal's prefix) and what they need. */

@@ -110,6 +110,16 @@ export const risk = {
     labelNames: ['mode', 'decision', 'rule'] as const,
     registers,
   }),
+  /**
+   * allowlist matches (docs/risk.md "Lists"): screened attempts an allowlist let past the velocity
+   * limits, by mode, the list's scope (project, platform) and kind; never the project or the value
+   */
+  allows: new Counter({
+    name: 'tender_risk_allows_total',
+    help: 'Card attempts an allowlist let past the velocity limits, by mode (test, live), scope (project, platform) and kind (card, bin, country, network, email, email_domain)',
+    labelNames: ['mode', 'scope', 'kind'] as const,
+    registers,
+  }),
   /** the platform hold (docs/risk.md): projects held, by mode; which project is in `tender risk hold list` */
   holds: new Counter({
     name: 'tender_risk_holds_total',

@@ -91,3 +91,48 @@ test("another merchant's project is not found, and its lists are never shown", a
   assert.equal((await owner.post(`/projects/${other.project_id}/risk/`, { list: 'block', kind: 'country', value: 'NL' })).status, 404);
   assert.equal((await t.db.query('SELECT 1 FROM risk_lists WHERE project_id = $1', [other.project_id])).length, 0);
 });
+
+test('an entry with an expiry and a note: shown in the list and the audit log (en, nl); an expired one is marked; a bad note is a 400', async () => {
+  const added = await owner.post(`${p}/risk/`, {
+    list: 'block',
+    kind: 'email_domain',
+    value: 'expiry.example',
+    expires_at: 'P7D',
+    note: 'refund fraud <ring>',
+  });
+  assert.equal(added.status, 200, added.text);
+  const row = (
+    await t.db.query<{ id: string; expires_at: Date; note: string }>(
+      "SELECT id, expires_at, note FROM risk_lists WHERE project_id = $1 AND value = 'expiry.example'",
+      [t.project.project_id],
+    )
+  )[0]!;
+  assert.ok(Math.abs(new Date(row.expires_at).getTime() - (Date.now() + 7 * 86_400_000)) < 60_000);
+  assert.equal(row.note, 'refund fraud <ring>');
+  assert.match(added.text, /refund fraud &lt;ring&gt;/);
+  assert.match(added.text, /<span data-expired="false">/);
+  assert.match(added.text, /<option value="P7D">After a week<\/option>/);
+
+  const audit = (await owner.get(`/projects/${t.project.project_id}/audit/`)).text;
+  assert.match(
+    audit,
+    /Added email domain expiry\.example to the blocklist \(until \d{4}-\d\d-\d\d \d\d:\d\d UTC\): refund fraud &lt;ring&gt;/,
+  );
+  const nl = (await owner.get(`/projects/${t.project.project_id}/audit/?lang=nl`)).text;
+  assert.match(nl, /E-maildomein expiry\.example op de blokkeerlijst gezet \(tot \d{4}-\d\d-\d\d \d\d:\d\d UTC\)/);
+  assert.match((await owner.get(`${p}/risk/?lang=nl`)).text, /Na een week/);
+  await owner.get(`${p}/risk/?lang=en`);
+
+  // its expiry passed (as time would): the list says so
+  await t.db.query("UPDATE risk_lists SET expires_at = now() - interval '1 minute' WHERE id = $1", [row.id]);
+  assert.match((await owner.get(`${p}/risk/`)).text, /<span data-expired="true">Expired /);
+
+  const bad = await owner.post(`${p}/risk/`, { list: 'block', kind: 'country', value: 'BE', note: 'x'.repeat(201) });
+  assert.equal(bad.status, 400);
+  assert.match(bad.text, /role="alert">note must be at most 200 characters/);
+  const badExpiry = await owner.post(`${p}/risk/`, { list: 'block', kind: 'country', value: 'BE', expires_at: 'soon' });
+  assert.equal(badExpiry.status, 400);
+  assert.match(badExpiry.text, /role="alert">expires_at must be a duration/);
+  assert.equal((await t.db.query("SELECT 1 FROM risk_lists WHERE project_id = $1 AND value = 'BE'", [t.project.project_id])).length, 0);
+  await owner.post(`${p}/risk/${row.id}/remove`);
+});

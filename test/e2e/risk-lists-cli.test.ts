@@ -102,3 +102,21 @@ test('add, show and remove on a project and the platform; a card from stdin only
   assert.equal((await tender(['risk', 'list', 'remove', '--platform', '--id', entry.id])).code, 2);
   assert.equal((await tender(['risk', 'list', 'show', '--platform'])).stdout, '(no entries)\n');
 });
+
+test('--expires and --note: shown by show (expires, or expired), refused when bad with one line and exit 1', async () => {
+  const expiring = await add(['--platform'], 'country', ['--value', 'BE', '--expires', '2099-12-31', '--note', 'test expiry']);
+  assert.equal(expiring.code, 1, 'beyond ten years');
+  assert.match(expiring.stderr, /expires_at must lie ahead, within ten years/);
+  const bad = await add(['--platform'], 'country', ['--value', 'BE', '--expires', 'next week']);
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /expires_at must be a duration such as P30D/);
+  const ok = await add(['--platform'], 'country', ['--value', 'BE', '--expires', 'P30D', '--note', 'test expiry']);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.match(ok.stdout, /^added [0-9a-f-]{36} {2}block {2}country +BE {2}expires \d{4}-\d\d-\d\dT[0-9:.]+Z {2}\(test expiry\)\n$/);
+  const soon = await add(['--platform'], 'country', ['--value', 'DE', '--expires', 'PT3S', '--json']);
+  assert.equal(soon.code, 0, soon.stderr);
+  await new Promise((r) => setTimeout(r, Date.parse(JSON.parse(soon.stdout).entry.expires_at) - Date.now() + 100));
+  const shown = (await tender(['risk', 'list', 'show', '--platform'])).stdout;
+  assert.match(shown, /country +DE {2}expired \d{4}-/);
+  assert.match(shown, /country +BE {2}expires \d{4}-.*\(test expiry\)/);
+});

@@ -194,3 +194,92 @@ test('RISK_BIN_TABLE: its lines are read over the test BINs; a bad line fails na
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('an entry with an expiry refuses until then and matches nothing after it; listed as expired; added again, it is renewed', async () => {
+  const shop = await t.newProject('test');
+  const eve = { email_address: 'eve@expiry.example' };
+  const bad: Array<[Record<string, unknown>, string]> = [
+    [{ expires: 'tomorrow' }, 'expires_at'],
+    [{ expires: '2020-01-01' }, 'expires_at'],
+    [{ expires: 'P20Y' }, 'expires_at'],
+    [{ note: 'two\nlines' }, 'note'],
+    [{ note: 'x'.repeat(201) }, 'note'],
+  ];
+  for (const [args, fieldName] of bad)
+    await assert.rejects(
+      cli('risk list add', { project: shop.project_id, list: 'block', kind: 'email', value: eve.email_address, ...args }),
+      (e: unknown) => e instanceof DomainError && e.type === 'ValidationError' && e.field === fieldName,
+      JSON.stringify(args),
+    );
+  assert.deepEqual(await cli('risk list show', { project: shop.project_id }), [], 'nothing bad was stored');
+
+  const until = new Date(Date.now() + 4000);
+  const added = await cli('risk list add', {
+    project: shop.project_id,
+    list: 'block',
+    kind: 'email',
+    value: eve.email_address,
+    expires: until.toISOString(),
+    note: 'chargebacks in November',
+  });
+  assert.equal(added.added, true);
+  assert.deepEqual(
+    [added.entry.expires_at, added.entry.expired, added.entry.note],
+    [until.toISOString(), false, 'chargebacks in November'],
+  );
+  const refused = await pay(shop, randomPan('4'), eve);
+  assert.equal(refused.risk.rules[0]?.rule, 'blocklist_email', JSON.stringify(refused));
+
+  await new Promise((r) => setTimeout(r, until.getTime() - Date.now() + 100));
+  const passed = await pay(shop, randomPan('4'), eve);
+  assert.equal(passed.status, 'accepted', JSON.stringify(passed));
+  assert.deepEqual(passed.risk.rules, [], 'the expired entry matched nothing');
+  const [shown] = await cli('risk list show', { project: shop.project_id });
+  assert.deepEqual([shown.id, shown.expired, shown.note], [added.entry.id, true, 'chargebacks in November']);
+
+  // added again: the expired entry is renewed (the same entry, its new expiry), and refuses again
+  const renewed = await cli('risk list add', {
+    project: shop.project_id,
+    list: 'block',
+    kind: 'email',
+    value: eve.email_address,
+    expires: 'P30D',
+  });
+  assert.equal(renewed.added, true);
+  assert.equal(renewed.entry.id, added.entry.id);
+  assert.equal(renewed.entry.expired, false);
+  assert.equal(renewed.entry.note, null);
+  assert.ok(Math.abs(Date.parse(renewed.entry.expires_at) - (Date.now() + 30 * 86_400_000)) < 60_000);
+  assert.equal((await pay(shop, randomPan('4'), eve)).risk.rules[0]?.rule, 'blocklist_email');
+  const again = await cli('risk list add', { project: shop.project_id, list: 'block', kind: 'email', value: eve.email_address });
+  assert.equal(again.added, false, 'an entry in force is left as it is');
+  assert.equal(again.entry.expires_at, renewed.entry.expires_at);
+
+  const rows = await t.db.query<{ action: string; detail: Json }>(
+    'SELECT action, detail FROM portal_audit WHERE project_id = $1 ORDER BY created, action',
+    [shop.project_id],
+  );
+  assert.deepEqual(
+    rows.map((r) => [r.action, r.detail.note ?? null, typeof r.detail.expires_at]),
+    [
+      ['risk_list_added', 'chargebacks in November', 'string'],
+      ['risk_list_added', null, 'string'],
+    ],
+  );
+
+  // the platform's lists expire alike
+  const platform = await cli('risk list add', {
+    platform: true,
+    list: 'block',
+    kind: 'email',
+    value: 'zed@expiry.example',
+    expires: new Date(Date.now() + 1500).toISOString(),
+    note: 'operator',
+  });
+  assert.equal((await pay(shop, randomPan('4'), { email_address: 'zed@expiry.example' })).risk.rules[0]?.rule, 'platform_blocklist_email');
+  await new Promise((r) => setTimeout(r, Date.parse(platform.entry.expires_at) - Date.now() + 100));
+  assert.equal((await pay(shop, randomPan('4'), { email_address: 'zed@expiry.example' })).status, 'accepted');
+  const listed = (await cli('risk list show', { platform: true })).find((e: Json) => e.id === platform.entry.id);
+  assert.equal(listed.expired, true);
+  await cli('risk list remove', { platform: true, id: platform.entry.id });
+});

@@ -9,6 +9,7 @@ import { randomPan, startPayment } from '../helpers/cards.ts';
 import { freePort } from '../helpers/cli.ts';
 import { RULES } from '../../src/domain/risk/limits.ts';
 import type { Json } from '../helpers/json.ts';
+import { commands } from '../../src/cli/commands.ts';
 
 let t: TestService;
 let metricsPort: number;
@@ -23,13 +24,13 @@ interface Sample {
   value: number;
 }
 
-/** Every sample of tender_risk_decisions_total on /metrics, as Prometheus would scrape it. */
-async function decisions(): Promise<Sample[]> {
+/** Every sample of tender_risk_decisions_total (or another counter) on /metrics, as Prometheus would scrape it. */
+async function decisions(name = 'tender_risk_decisions_total'): Promise<Sample[]> {
   const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
   assert.equal(res.status, 200);
   const text = await res.text();
-  assert.match(text, /# TYPE tender_risk_decisions_total counter/);
-  return [...text.matchAll(/^tender_risk_decisions_total\{([^}]*)\} (\S+)$/gm)].map((m) => ({
+  assert.match(text, new RegExp(`# TYPE ${name} counter`));
+  return [...text.matchAll(new RegExp(`^${name}\\{([^}]*)\\} (\\S+)$`, 'gm'))].map((m) => ({
     labels: Object.fromEntries([...m[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1]!, l[2]!])),
     value: Number(m[2]),
   }));
@@ -100,5 +101,52 @@ test('the labels come from fixed sets: no project id, card, address or email in 
     assert.ok([...RULES, 'none'].includes(s.labels.rule!), s.labels.rule);
     const text = JSON.stringify(s.labels);
     for (const secret of [shop.project_id, shop.merchant_id, '192.0.2', 'example']) assert.ok(!text.includes(secret), text);
+  }
+});
+
+test('tender_risk_allows_total counts the attempts an allowlist let past the limits, by mode, scope and kind only', async () => {
+  const cli = (name: string, args: Record<string, unknown>) => commands[name]!(t.svc.ctx, args) as Promise<Json>;
+  const shop = await t.newProject('test');
+  const before = await decisions('tender_risk_allows_total');
+  await cli('risk list add', { project: shop.project_id, list: 'allow', kind: 'email', value: 'ally@allow.example' });
+  const platform = await cli('risk list add', { platform: true, list: 'allow', kind: 'network', value: '198.51.100.0/24' });
+  try {
+    const pay = async (customer: Record<string, string>) =>
+      (await startPayment(t, randomPan('4'), { key: shop.api_key, orderOver: { customer } })).order.id;
+    const orders = [
+      await pay({ email_address: 'ally@allow.example', ip_address: '203.0.113.50' }),
+      await pay({ email_address: 'ally@allow.example', ip_address: '203.0.113.51' }),
+      // both lists match: the project's allow has its say first
+      await pay({ email_address: 'ally@allow.example', ip_address: '198.51.100.5' }),
+      await pay({ email_address: 'other@allow.example', ip_address: '198.51.100.6' }),
+      // on no list: no allow counted
+      await pay({ email_address: 'nobody@allow.example', ip_address: '203.0.113.52' }),
+    ];
+    const after = await decisions('tender_risk_allows_total');
+    const key = (s: Sample) => `${s.labels.mode} ${s.labels.scope} ${s.labels.kind}`;
+    const moved = after
+      .map((s) => [key(s), s.value - (before.find((b) => key(b) === key(s))?.value ?? 0)] as const)
+      .filter(([, d]) => d !== 0);
+    assert.deepEqual(moved.sort(), [
+      ['test platform network', 1],
+      ['test project email', 3],
+    ]);
+    const rules = [];
+    for (const id of orders)
+      rules.push(
+        (await t.api('GET', `/v1/orders/${id}/`, undefined, { key: shop.api_key })).body.transactions[0].risk.rules.map(
+          (r: Json) => r.rule,
+        ),
+      );
+    assert.deepEqual(rules, [['allowlist_email'], ['allowlist_email'], ['allowlist_email'], ['platform_allowlist_network'], []]);
+    // the series exist from the start for every scope and kind and both modes, and name nothing else
+    assert.equal(after.length, 2 * 2 * 6);
+    for (const s of after) {
+      assert.deepEqual(Object.keys(s.labels).sort(), ['kind', 'mode', 'scope', 'service']);
+      const text = JSON.stringify(s.labels);
+      for (const secret of [shop.project_id, shop.merchant_id, '198.51', 'allow.example']) assert.ok(!text.includes(secret), text);
+    }
+  } finally {
+    await cli('risk list remove', { platform: true, id: platform.entry.id });
   }
 });

@@ -144,9 +144,16 @@ test("a rule on the card's issuing country reads the BIN table: a Dutch card ref
   assert.equal(refused.status, 'declined');
   assert.equal(refused.risk.rules[0].rule_id, id);
   assert.match(refused.risk.rules[0].reason, /card_country in NL/);
+  assert.equal(refused.risk.card_country, 'NL', 'the risk object keeps the issuing country');
   const french = await startPayment(t, randomPan('400000250'), { key: shop.api_key });
   await followBrowser(french.redirect_url);
-  assert.equal((await order(french.order.id)).status, 'completed');
+  const passed = await order(french.order.id);
+  assert.equal(passed.status, 'completed');
+  assert.equal(passed.transactions[0].risk.card_country, 'FR');
+  // a BIN the table has no line for: no country
+  const unknown = await startPayment(t, randomPan('6'), { key: shop.api_key });
+  await followBrowser(unknown.redirect_url);
+  assert.equal('card_country' in (await order(unknown.order.id)).transactions[0].risk, false);
   await change(id, 'delete');
 });
 
@@ -189,6 +196,74 @@ test('a challenge rule mandates the 3-D Secure challenge; a flag rule lets the p
   for (const id of [ch, fl]) await change(id, 'delete');
 });
 
+test('a rule on three_ds is judged after 3-D Secure, before the authorization: refused there, never sent; a flag added', async () => {
+  // challenge is refused for such a rule: 3-D Secure is over when it is judged
+  await c.get(`${p}/risk/rules/`);
+  const bad = await c.post(`${p}/risk/rules`, { name: 'x', action: 'challenge', field_0: 'three_ds', op_0: 'eq', value_0: 'none' });
+  assert.equal(bad.status, 400);
+  assert.match(bad.text, /a rule on three_ds is judged after 3-D Secure: it may refuse or flag, not challenge/);
+  const badValue = await c.post(`${p}/risk/rules`, { name: 'x', action: 'refuse', field_0: 'three_ds', op_0: 'eq', value_0: 'maybe' });
+  assert.equal(badValue.status, 400);
+  assert.match(badValue.text, /three_ds is one of passed, attempted, none, failed/);
+
+  const refuse = await addRule({
+    name: 'Large without 3-D Secure',
+    action: 'refuse',
+    field_0: 'three_ds',
+    op_0: 'in',
+    value_0: 'none failed',
+    field_1: 'amount',
+    op_1: 'gte',
+    value_1: '5000',
+  });
+  const flag = await addRule({ name: 'Authenticated', action: 'flag', field_0: 'three_ds', op_0: 'eq', value_0: 'passed' });
+  await change(refuse, 'on');
+  await change(flag, 'on');
+
+  // 4000000000003055 is not enrolled (U: three_ds none): screened, the rule waits for 3-D Secure
+  const before = reachedNow();
+  const large = await startPayment(t, '4000000000003055', { key: shop.api_key, orderOver: { amount: 6000 } });
+  const waiting = (await order(large.order.id)).transactions[0].risk;
+  assert.equal(waiting.action, 'pass');
+  assert.deepEqual(
+    waiting.pending.map((x: Json) => x.rule_id),
+    [refuse, flag],
+  );
+  await followBrowser(large.redirect_url);
+  const refused = (await order(large.order.id)).transactions[0];
+  assert.equal(refused.status, 'declined', JSON.stringify(refused));
+  assert.equal(refused.reason, 'authentication_failed');
+  assert.equal(refused.risk.action, 'refuse');
+  assert.deepEqual(
+    refused.risk.rules.map((h: Json) => [h.rule_id, h.action]),
+    [[refuse, 'refuse']],
+  );
+  assert.match(refused.risk.rules[0].reason, /three_ds in none, failed and amount ≥ 5000/);
+  assert.equal('pending' in refused.risk, false, 'judged');
+  assert.deepEqual(reachedNow(), { threeDs: before.threeDs + 1, authorize: before.authorize }, '3-D Secure asked, no authorization sent');
+
+  // the same card under the amount: the rule's other condition fails, nothing waits, it pays
+  const small = await startPayment(t, '4000000000003055', { key: shop.api_key, orderOver: { amount: 1000 } });
+  assert.equal('pending' in (await order(small.order.id)).transactions[0].risk, true, 'only the flag rule waits');
+  await followBrowser(small.redirect_url);
+  const paid = (await order(small.order.id)).transactions[0];
+  assert.equal(paid.status, 'accepted');
+  assert.deepEqual(paid.risk.rules, [], 'three_ds none: the flag rule does not hold');
+
+  // an authenticated card (Y: passed): the flag rule acts after 3-D Secure, the payment is sent
+  const authenticated = await startPayment(t, randomPan('4'), { key: shop.api_key, orderOver: { amount: 6000 } });
+  await followBrowser(authenticated.redirect_url);
+  const flagged = (await order(authenticated.order.id)).transactions[0];
+  assert.equal(flagged.status, 'accepted');
+  assert.equal(flagged.risk.action, 'flag');
+  assert.deepEqual(
+    flagged.risk.rules.map((h: Json) => [h.rule_id, h.action]),
+    [[flag, 'flag']],
+  );
+  assert.equal(reachedNow().authorize, before.authorize + 2);
+  for (const id of [refuse, flag]) await change(id, 'delete');
+});
+
 test('the dry run counts what a rule would have done to the last 30 days, with examples, before it is on', async () => {
   const big = await addRule({ name: 'Over 7000', action: 'refuse', field_0: 'amount', op_0: 'gte', value_0: '7000' });
   const past = await t.svc.ctx.db.query<{ amount: string; n: number }>(
@@ -212,6 +287,21 @@ test('the dry run counts what a rule would have done to the last 30 days, with e
   assert.match(unknown.text, /Proefrun van Busy card/);
   await c.get(`${p}/risk/rules/?lang=en`);
   assert.equal((await c.get(`${p}/risk/rules/00000000-0000-4000-8000-000000000000/dry-run`)).status, 404);
+
+  // the card country is kept with each screening: the one Dutch payment is a hit, a card of a BIN
+  // the table does not know (randomPan('6')) could not be judged, the French and US ones pass
+  const dutch = await addRule({ name: 'Dutch cards', action: 'flag', field_0: 'card_country', op_0: 'eq', value_0: 'NL' });
+  const byCountry = await t.svc.ctx.db.query<{ country: string | null; n: number }>(
+    "SELECT risk->>'card_country' AS country, count(*)::int AS n FROM transactions WHERE project_id = $1 AND payment_method = 'credit-card' GROUP BY 1",
+    [shop.project_id],
+  );
+  const of = (country: string | null) => byCountry.find((r) => r.country === country)?.n ?? 0;
+  assert.equal(of('NL'), 1, JSON.stringify(byCountry));
+  assert.ok(of('FR') === 1 && of('US') >= 3 && of(null) >= 1, JSON.stringify(byCountry));
+  const replayed = await c.get(`${p}/risk/rules/${dutch}/dry-run`);
+  assert.match(replayed.text, /data-dry="hit">1</);
+  assert.match(replayed.text, new RegExp(`data-dry="passed">${of('FR') + of('US')}<`));
+  assert.match(replayed.text, new RegExp(`data-dry="unknown">${of(null)}<`));
 });
 
 test('support and viewers read the rules but may not write them (403, nothing stored)', async () => {

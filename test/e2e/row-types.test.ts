@@ -272,8 +272,12 @@ const ROWS: Record<string, { columns: string[]; whole: boolean }> = {
     created: true,
   }),
   api_keys: selection(columnsOf<KeyRow>({ id: true, hint: true, created: true, last_used: true, revoked: true })),
-  risk_lists: selection(columnsOf<ListRow>({ id: true, list: true, kind: true, value: true, created: true, created_by: true })),
-  platform_risk_lists: selection(columnsOf<ListRow>({ id: true, list: true, kind: true, value: true, created: true, created_by: true })),
+  risk_lists: selection(
+    columnsOf<ListRow>({ id: true, list: true, kind: true, value: true, created: true, created_by: true, expires_at: true, note: true }),
+  ),
+  platform_risk_lists: selection(
+    columnsOf<ListRow>({ id: true, list: true, kind: true, value: true, created: true, created_by: true, expires_at: true, note: true }),
+  ),
   platform_audit: columnsOf<PlatformAuditRow>({ id: true, actor: true, action: true, detail: true, created: true }),
 };
 

@@ -44,3 +44,17 @@ test('the label values are a small fixed set: every rule of the list, none, and 
     'rule names are fixed identifiers',
   );
 });
+
+test("tender_risk_allows_total's labels: the first allow hit's scope and kind; none when no allowlist had its say", async () => {
+  const { allowLabels, applyLists, ALLOW_LABELS } = await import('../../src/domain/risk/lists.ts');
+  const limits = { action: 'refuse' as const, rules: [hit('card_attempts', 'refuse')] };
+  const allowEmail = { scope: 'project', list: 'allow', kind: 'email' } as const;
+  const allowNet = { scope: 'platform', list: 'allow', kind: 'network' } as const;
+  assert.deepEqual(allowLabels(applyLists([allowNet, allowEmail], limits)), { scope: 'project', kind: 'email' });
+  assert.deepEqual(allowLabels(applyLists([allowNet], limits)), { scope: 'platform', kind: 'network' });
+  // a platform block wins over the allow: no allow is counted
+  assert.equal(allowLabels(applyLists([allowEmail, { scope: 'platform', list: 'block', kind: 'card' }], limits)), undefined);
+  assert.equal(allowLabels(applyLists([], limits)), undefined);
+  assert.equal(allowLabels({ rules: [hit('allowlist_colour', 'pass'), hit('allowlist_email', 'flag')] }), undefined);
+  assert.equal(ALLOW_LABELS.length, 12);
+});

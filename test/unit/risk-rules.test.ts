@@ -8,8 +8,11 @@ import {
   conditionText,
   firstRule,
   holds,
+  judgePending,
   matches,
+  pendingRules,
   ruleFaults,
+  threeDsFact,
   velocityFacts,
   type Facts,
   type Rule,
@@ -146,4 +149,51 @@ test('the hold trips when every judged slice is over its bound, and not otherwis
   // a project that declines a lot anyway (25 %: bound 75 %) is judged against its own ratio
   assert.equal(judgeSlices(HOLD, [s(0, 20, 5), s(1, 20, 5), s(2, 10, 7), s(3, 10, 7), s(4, 10, 7)]), undefined);
   assert.equal(judgeSlices({ ...HOLD, minAuthorizations: 0 }, [...base, s(2, 10, 9), s(3, 12, 12), s(4, 20, 15)]), undefined);
+});
+
+test('three_ds: what 3-D Secure answered; a rule on it waits for 3-D Secure when its other conditions hold, before the first rule that acts', () => {
+  assert.deepEqual(['Y', 'A', 'U', 'N', 'R', 'C'].map(threeDsFact), ['passed', 'attempted', 'none', 'failed', 'failed', 'failed']);
+  const rule = (id: string, action: Rule['action'], ...conditions: RuleCondition[]): Rule => ({ id, name: id, action, conditions });
+  const rules = [
+    rule('big-unauthenticated', 'refuse', c('three_ds', 'ne', 'passed'), c('amount', 'gte', 1000)),
+    rule('small-only', 'refuse', c('three_ds', 'eq', 'none'), c('amount', 'lt', 10)),
+    rule('dollars', 'flag', c('currency', 'eq', 'USD')),
+    rule('any', 'flag', c('three_ds', 'eq', 'attempted')),
+  ];
+  // screening (no three_ds fact): the first rule waits; the second's amount fails; none acts now, so the last waits too
+  assert.equal(firstRule(rules, facts), undefined);
+  const waiting = pendingRules(rules, facts);
+  assert.deepEqual(
+    waiting.map((p) => [p.rule_id, p.conditions.map((x) => x.field)]),
+    [
+      ['big-unauthenticated', ['three_ds']],
+      ['any', ['three_ds']],
+    ],
+  );
+  assert.equal(waiting[0]!.reason, 'rule "big-unauthenticated": three_ds ≠ passed and amount ≥ 1000');
+  // a rule that acts now ends the list: a later rule would not have been first
+  assert.deepEqual(
+    pendingRules(rules, { ...facts, currency: 'USD' }).map((p) => p.rule_id),
+    ['big-unauthenticated'],
+  );
+  assert.deepEqual(judgePending(waiting, 'none'), {
+    rule: 'merchant_rule',
+    rule_id: 'big-unauthenticated',
+    action: 'refuse',
+    reason: 'rule "big-unauthenticated": three_ds ≠ passed and amount ≥ 1000',
+  });
+  assert.equal(judgePending(waiting, 'attempted')?.rule_id, 'big-unauthenticated');
+  assert.equal(judgePending(waiting, 'passed'), undefined);
+  assert.equal(judgePending(waiting.slice(1), 'attempted')?.action, 'flag');
+});
+
+test('a rule on three_ds refuses a value outside passed, attempted, none, failed, and the challenge action', () => {
+  const base = { name: 'r', action: 'refuse', conditions: [c('three_ds', 'in', ['passed', 'none'])] };
+  assert.deepEqual(ruleFaults(base), []);
+  assert.deepEqual(ruleFaults({ ...base, conditions: [c('three_ds', 'eq', 'Y')] }), [
+    { field: 'conditions.0.value', message: 'three_ds is one of passed, attempted, none, failed' },
+  ]);
+  assert.deepEqual(ruleFaults({ ...base, action: 'challenge' }), [
+    { field: 'action', message: 'a rule on three_ds is judged after 3-D Secure: it may refuse or flag, not challenge' },
+  ]);
 });

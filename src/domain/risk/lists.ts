@@ -1,6 +1,7 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { invalid } from '../errors.ts';
 import { isCardNumber } from '../card.ts';
+import { addDuration, isPositiveDuration } from '../duration.ts';
 
 /**
  * Blocklists and allowlists (docs/risk.md "Lists"): per project and for the whole platform, of
@@ -81,6 +82,38 @@ export function parseEntry(kind: ListKind, raw: string, fingerprint: (pan: strin
       return { kind, value: d, lo: d, hi: d };
     }
   }
+}
+
+/** The longest an entry may be kept before it expires: ten years. */
+const MAX_EXPIRY_MS = 10 * 366 * 86_400_000;
+
+/**
+ * When an entry expires (docs/risk.md "Lists"): none for blank; an ISO 8601 duration from `now`
+ * (`P30D`, `PT12H`), a date-time with its offset (`2027-01-31T18:00:00+01:00`), or a date
+ * (`2027-01-31`: to the end of that day, UTC). It must lie ahead, within ten years.
+ */
+export function parseExpiry(raw: unknown, now: Date): Date | null {
+  if (raw === undefined || raw === null || (typeof raw === 'string' && !raw.trim())) return null;
+  const text = typeof raw === 'string' ? raw.trim() : '';
+  let at: Date | undefined;
+  if (isPositiveDuration(text)) at = addDuration(now, text);
+  else if (/^\d{4}-\d{2}-\d{2}$/.test(text)) at = new Date(Date.parse(`${text}T00:00:00Z`) + 86_400_000);
+  else if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})$/.test(text)) at = new Date(text);
+  if (!at || Number.isNaN(at.getTime()))
+    throw invalid('expires_at', 'expires_at must be a duration such as P30D, a date such as 2027-01-31, or a date-time with its offset');
+  if (at.getTime() <= now.getTime() || at.getTime() - now.getTime() > MAX_EXPIRY_MS)
+    throw invalid('expires_at', 'expires_at must lie ahead, within ten years');
+  return at;
+}
+
+/** A note on an entry: up to 200 characters of one line; blank is none. */
+export function parseNote(raw: unknown): string | null {
+  if (raw === undefined || raw === null) return null;
+  const text = typeof raw === 'string' ? raw.trim() : undefined;
+  // eslint-disable-next-line no-control-regex
+  if (text === undefined || text.length > 200 || /[\u0000-\u001f\u007f]/.test(text))
+    throw invalid('note', 'note must be at most 200 characters on one line');
+  return text || null;
 }
 
 /** An address's stored form: its family and its bits as fixed-width hex, so ranges compare as text. */
@@ -224,4 +257,26 @@ export function applyLists(hits: readonly ListHitRow[], limits: Screening): Scre
     return list === 'block' ? { action: 'refuse', rules: [...rules, ...limits.rules] } : { action: 'pass', rules };
   }
   return limits;
+}
+
+/** The labels of tender_risk_allows_total: the scope and kind of an allowlist, from fixed sets (no project, no value). */
+export interface AllowLabels {
+  scope: ListScope;
+  kind: ListKind;
+}
+export const ALLOW_LABELS: readonly AllowLabels[] = (['project', 'platform'] as const).flatMap((scope) =>
+  LIST_KINDS.map((kind) => ({ scope, kind })),
+);
+
+/**
+ * The allowlist that let a decided attempt past the limits (the first of its allow hits), for
+ * tender_risk_allows_total; undefined when no allowlist had its say (none matched, or a block won).
+ */
+export function allowLabels(s: { rules: ReadonlyArray<{ rule: string; action: string }> }): AllowLabels | undefined {
+  for (const r of s.rules) {
+    if (r.action !== 'pass') continue;
+    const hit = ALLOW_LABELS.find((l) => listRule({ scope: l.scope, list: 'allow', kind: l.kind }) === r.rule);
+    if (hit) return hit;
+  }
+  return undefined;
 }

@@ -27,6 +27,7 @@ export const RULE_FIELDS = {
   guest_attempts: 'number',
   project_attempts: 'number',
   project_decline_percent: 'number',
+  three_ds: 'code',
 } as const;
 export type RuleField = keyof typeof RULE_FIELDS;
 export const FIELD_NAMES = Object.keys(RULE_FIELDS) as RuleField[];
@@ -39,6 +40,15 @@ export type RuleOp = (typeof RULE_OPS)[number];
 const OP_TEXT: Record<RuleOp, string> = { eq: '=', ne: '≠', gt: '>', gte: '≥', lt: '<', lte: '≤', in: 'in', not_in: 'not in' };
 
 export const MAX_RULES = 50;
+
+/**
+ * What 3-D Secure answered, as the `three_ds` field reads it: passed (Y, authenticated), attempted
+ * (A, an attempt with the liability shift), none (U, not available), failed (N, R, or no answer).
+ * Not known at the screening (before 3-D Secure): a rule with it is judged again after it.
+ */
+const THREE_DS_VALUES = ['passed', 'attempted', 'none', 'failed'] as const;
+export const threeDsFact = (transStatus: string): (typeof THREE_DS_VALUES)[number] =>
+  transStatus === 'Y' ? 'passed' : transStatus === 'A' ? 'attempted' : transStatus === 'U' ? 'none' : 'failed';
 
 /** One of the values: a union of literals, which TypeBox's own checker reads (its Value.Errors names the path). */
 const OneOf = <const T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
@@ -115,8 +125,12 @@ export function ruleFaults(input: unknown): RuleFault[] {
         out.push({ field: `${at}.op`, message: `${c.field} is a code: use one of ${CODE_OPS.join(', ')}` });
       else if (list !== Array.isArray(c.value) || typeof c.value === 'number')
         out.push({ field: `${at}.value`, message: list ? `${c.op} takes a list of codes` : `${c.op} takes one code` });
+      else if (c.field === 'three_ds' && [c.value].flat().some((v) => !(THREE_DS_VALUES as readonly string[]).includes(String(v))))
+        out.push({ field: `${at}.value`, message: `three_ds is one of ${THREE_DS_VALUES.join(', ')}` });
     }
   });
+  if (input.action === 'challenge' && input.conditions.some((c) => c.field === 'three_ds'))
+    out.push({ field: 'action', message: 'a rule on three_ds is judged after 3-D Secure: it may refuse or flag, not challenge' });
   return out;
 }
 
@@ -217,4 +231,44 @@ export function firstRule(rules: readonly Rule[], facts: Facts): (RiskHit & { ru
         reason: `rule "${r.name}": ${r.conditions.map(conditionText).join(' and ')}`,
       };
   return undefined;
+}
+
+/**
+ * A rule on `three_ds` that the screening could not decide (3-D Secure had not answered yet) and
+ * whose other conditions all held: it is judged again after 3-D Secure, on `conditions` (its
+ * three_ds ones), before the authorization is sent. Kept in the `risk` object (`pending`).
+ */
+export interface PendingRule {
+  rule_id: string;
+  action: RiskAction;
+  /** the reason its hit will give: the rule's name and every condition */
+  reason: string;
+  conditions: RuleCondition[];
+}
+
+const onThreeDs = (c: RuleCondition) => c.field === 'three_ds';
+
+/**
+ * The rules to judge again after 3-D Secure, in order: each rule on three_ds whose other
+ * conditions hold, before the first rule that acted now (a later one would not have been first).
+ */
+export function pendingRules(rules: readonly Rule[], facts: Facts): PendingRule[] {
+  const out: PendingRule[] = [];
+  for (const r of rules) {
+    if (matches(r, facts) === true) break;
+    if (!r.conditions.some(onThreeDs) || matches({ conditions: r.conditions.filter((c) => !onThreeDs(c)) }, facts) !== true) continue;
+    out.push({
+      rule_id: r.id,
+      action: r.action as RiskAction,
+      reason: `rule "${r.name}": ${r.conditions.map(conditionText).join(' and ')}`,
+      conditions: r.conditions.filter(onThreeDs),
+    });
+  }
+  return out;
+}
+
+/** The first pending rule whose three_ds conditions hold for what 3-D Secure answered, as a hit. */
+export function judgePending(pending: readonly PendingRule[], threeDs: string): (RiskHit & { rule_id: string }) | undefined {
+  const p = pending.find((x) => matches(x, { three_ds: threeDs }) === true);
+  return p && { rule: 'merchant_rule', rule_id: p.rule_id, action: p.action, reason: p.reason };
 }

@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Enum } from './common.ts';
 import { LIMITS, OTHER_RULES, RISK_ACTIONS } from '../risk/limits.ts';
 import { LIST_RULES } from '../risk/lists.ts';
+import { RuleCondition } from '../risk/rules.ts';
 
 /**
  * A card transaction's `risk` object (docs/risk.md): the velocity limits' decision on it and the
@@ -26,6 +27,26 @@ export const RiskView = Type.Object(
       }),
       { description: 'every rule that fired; action is the strongest of theirs' },
     ),
+    card_country: Type.Optional(
+      Type.String({
+        pattern: '^[A-Z]{2}$',
+        description: "the card's issuing country (ISO 3166 alpha-2) from the BIN table; absent when the table has no line for its BIN",
+      }),
+    ),
+    pending: Type.Optional(
+      Type.Array(
+        Type.Object({
+          rule_id: Type.String({ format: 'uuid' }),
+          action: Enum([...RISK_ACTIONS]),
+          reason: Type.String(),
+          conditions: Type.Array(RuleCondition),
+        }),
+        {
+          description:
+            "the merchant's rules on three_ds whose other conditions held, to be judged once 3-D Secure has answered, before the authorization is sent; gone once judged",
+        },
+      ),
+    ),
     screened: Type.String({ format: 'date-time' }),
   },
   {
@@ -34,6 +55,7 @@ export const RiskView = Type.Object(
       {
         action: 'refuse',
         rules: [{ rule: 'address_attempts', action: 'refuse', reason: '11 attempts by this address within 10 minutes (at most 10)' }],
+        card_country: 'US',
         screened: '2026-12-01T12:00:00.000Z',
       },
     ],

@@ -36,6 +36,19 @@ const en = {
   actions: 'Actions',
   read_only: 'Only the owners of this account change the lists.',
   country_note: 'The issuing country comes from the BIN table of this Tender; by default it knows only the test cards (docs/risk.md).',
+  expires: 'Expires',
+  expiry_choices: {
+    '': 'Never',
+    P1D: 'After a day',
+    P7D: 'After a week',
+    P30D: 'After 30 days',
+    P90D: 'After 90 days',
+    P1Y: 'After a year',
+  },
+  never: 'Never',
+  expired: 'Expired',
+  note: 'Note',
+  note_hint: 'Optional: why it is listed, for your team (at most 200 characters).',
 };
 
 export type RiskStrings = typeof en;
@@ -73,6 +86,12 @@ const nl: RiskStrings = {
   actions: 'Acties',
   read_only: 'Alleen de eigenaren van dit account wijzigen de lijsten.',
   country_note: 'Het land van uitgifte komt uit de BIN-tabel van deze Tender; standaard kent die alleen de testkaarten (docs/risk.md).',
+  expires: 'Verloopt',
+  expiry_choices: { '': 'Nooit', P1D: 'Na een dag', P7D: 'Na een week', P30D: 'Na 30 dagen', P90D: 'Na 90 dagen', P1Y: 'Na een jaar' },
+  never: 'Nooit',
+  expired: 'Verlopen',
+  note: 'Notitie',
+  note_hint: 'Optioneel: waarom het op de lijst staat, voor uw team (hoogstens 200 tekens).',
 };
 
 export const RISK_STRINGS: Record<Locale, RiskStrings> = { en, nl };
@@ -83,8 +102,18 @@ export function describeListChange(locale: Locale, action: string, d: Record<str
   const list = s.lists[d.list as ListName] ?? String(d.list ?? '');
   const kind = s.kinds[d.kind as ListKind] ?? String(d.kind ?? '');
   const what = `${kind} ${String(d.value ?? '')}`;
-  if (locale === 'nl')
-    return action === 'risk_list_added' ? `${what} op de ${list.toLowerCase()} gezet` : `${what} van de ${list.toLowerCase()} gehaald`;
+  // an entry's expiry (UTC) and note, as it was added
+  const at = typeof d.expires_at === 'string' ? `${d.expires_at.slice(0, 16).replace('T', ' ')} UTC` : undefined;
+  const note = typeof d.note === 'string' ? `: ${d.note}` : '';
+  if (locale === 'nl') {
+    const tail = `${at && action === 'risk_list_added' ? ` (tot ${at})` : ''}${note}`;
+    return action === 'risk_list_added'
+      ? `${what} op de ${list.toLowerCase()} gezet${tail}`
+      : `${what} van de ${list.toLowerCase()} gehaald${tail}`;
+  }
   const said = `${kind.toLowerCase()} ${String(d.value ?? '')}`;
-  return action === 'risk_list_added' ? `Added ${said} to the ${list.toLowerCase()}` : `Removed ${said} from the ${list.toLowerCase()}`;
+  const tail = `${at && action === 'risk_list_added' ? ` (until ${at})` : ''}${note}`;
+  return action === 'risk_list_added'
+    ? `Added ${said} to the ${list.toLowerCase()}${tail}`
+    : `Removed ${said} from the ${list.toLowerCase()}${tail}`;
 }

@@ -118,6 +118,7 @@ const en = {
     resend: 'Resend webhooks',
     chargeback: 'Simulate chargeback',
     settle: 'Simulate settlement',
+    block_card: 'Block this card',
   } as Record<string, string>,
   action_done: {
     capture: 'Captured.',
@@ -127,6 +128,7 @@ const en = {
     resend: 'Webhooks queued again.',
     chargeback: 'Chargeback simulated.',
     settle: 'Settlement simulated.',
+    block_card: 'The card is on this project’s blocklist: its next payments here are refused (Risk).',
   } as Record<string, string>,
   amount_optional: 'Amount (empty: all that is left)',
   amount_invalid: 'Enter an amount greater than 0, such as 12.50.',
@@ -336,6 +338,7 @@ const nl: PortalStrings = {
     resend: 'Webhooks opnieuw sturen',
     chargeback: 'Chargeback simuleren',
     settle: 'Uitbetaling simuleren',
+    block_card: 'Deze kaart blokkeren',
   },
   action_done: {
     capture: 'Gecaptured.',
@@ -345,6 +348,7 @@ const nl: PortalStrings = {
     resend: 'Webhooks opnieuw in de wachtrij.',
     chargeback: 'Chargeback gesimuleerd.',
     settle: 'Uitbetaling gesimuleerd.',
+    block_card: 'De kaart staat op de blokkeerlijst van dit project: de volgende betalingen ermee worden hier geweigerd (Risico).',
   },
   amount_optional: 'Bedrag (leeg: alles wat over is)',
   amount_invalid: 'Vul een bedrag groter dan 0 in, zoals 12,50.',

@@ -5,7 +5,7 @@ import { DomainError } from '../../domain/errors.ts';
 import { parseMajorAmount } from '../../domain/portal.ts';
 import { searchBoxQuery } from '../../domain/search-box.ts';
 import { formatMinor } from '../../domain/currency.ts';
-import { PAYMENT_METHODS } from '../../domain/payment-methods.ts';
+import { CARD, PAYMENT_METHODS } from '../../domain/payment-methods.ts';
 import { nowFor } from '../../services/platform/context.ts';
 import { searchOrders } from '../../services/reporting/search.ts';
 import { isOrderAction, orderAction, orderWithRelated, type OrderAction } from '../../services/portal/actions.ts';
@@ -316,7 +316,7 @@ ${error ? alert(error) : ''}<section class="panel" aria-label="${esc(title)}">${
         esc(when(d.created, project)),
       ];
     });
-    const actions = actionForms(req, project, order, txns, pm);
+    const actions = actionForms(req, project, order, txns, pm) + blockCardForms(req, project, order, txns);
     const body = `<h1>${esc(t.order_title(ref))}</h1>
 ${o.error ? alert(o.error) : ''}${o.done ? notice(t.action_done[o.done] ?? '') : ''}
 <section class="panel" aria-labelledby="facts-h"><h2 id="facts-h" class="vh">${esc(t.order)}</h2><dl class="facts">${facts.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${v}</dd>`).join('')}</dl></section>
@@ -384,6 +384,15 @@ ${o.description ? `<div class="field"><label for="${idp}-desc">${esc(t.refund_de
       out.push(confirmLink(req, project, order.id, 'settle'));
     }
     return out.length ? `<div class="actions">${out.join('')}</div>` : '';
+  }
+
+  /** "Block this card" for each card transaction with a card, for those who change the lists (docs/risk.md "Lists"). */
+  function blockCardForms(req: FastifyRequest, project: ProjectRow, order: OrderView, txns: TxnView[]): string {
+    if (order.related_order_id || !kit.can(req, 'risk')) return '';
+    const cards = txns.filter((x) => x.payment_method === CARD && x.payment_method_details?.truncated_pan);
+    return cards.length
+      ? `<div class="actions">${cards.map((x) => confirmLink(req, project, order.id, 'block_card', { txn: x.id })).join('')}</div>`
+      : '';
   }
 
   app.get('/projects/:project_id/orders/:order_id/', async (req, reply) =>

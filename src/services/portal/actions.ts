@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { blockTransactionCard } from '../risk/lists.ts';
 import type { Ctx } from '../platform/context.ts';
 import { nowFor } from '../platform/context.ts';
 import * as store from '../../store/portal/merchants.ts';
@@ -85,7 +86,7 @@ export async function revokeKey(ctx: Ctx, actor: Actor, project: ProjectRow, key
 
 // ---- order actions -------------------------------------------------------------------------
 
-export const ORDER_ACTIONS = ['capture', 'void', 'refund', 'cancel', 'resend', 'chargeback', 'settle'] as const;
+export const ORDER_ACTIONS = ['capture', 'void', 'refund', 'cancel', 'resend', 'chargeback', 'settle', 'block_card'] as const;
 export type OrderAction = (typeof ORDER_ACTIONS)[number];
 export const isOrderAction = (a: string): a is OrderAction => (ORDER_ACTIONS as readonly string[]).includes(a);
 /** Actions of the test tools: test projects only. */
@@ -217,6 +218,10 @@ export async function orderAction(
         break;
       case 'settle':
         await settleOrder(ctx, project, orderId);
+        break;
+      case 'block_card':
+        // the card of one of the order's transactions onto the project's blocklist (docs/risk.md "Lists"), audited there too
+        await blockTransactionCard(ctx, project, orderId, txn(), actor);
         break;
     }
     return orderId;

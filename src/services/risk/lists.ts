@@ -4,8 +4,20 @@ import type { Ctx } from '../platform/context.ts';
 import { invalid, notFound } from '../../domain/errors.ts';
 import { isUuid } from '../../domain/ids.ts';
 import { parseBinTable, TEST_BINS, type BinTable } from '../../domain/risk/bins.ts';
-import { isListKind, isListName, LIST_KINDS, LISTS, parseEntry, paymentKeys, type ListName } from '../../domain/risk/lists.ts';
-import { addEntry, entriesOf, listHits, removeEntry, type Audit, type ListRow } from '../../store/risk/lists.ts';
+import {
+  isListKind,
+  isListName,
+  LIST_KINDS,
+  LISTS,
+  parseEntry,
+  parseExpiry,
+  parseNote,
+  paymentKeys,
+  type ListName,
+} from '../../domain/risk/lists.ts';
+import { addEntry, cardOfTransaction, entriesOf, listHits, removeEntry, type Audit, type ListRow } from '../../store/risk/lists.ts';
+import { existingDataKey } from '../platform/crypto-envelope.ts';
+import { openCard } from '../vault/cards.ts';
 import { findProject } from '../../store/platform/projects.ts';
 import { cardFingerprint, keys } from './key.ts';
 
@@ -35,7 +47,7 @@ export function screenLists(
   address: unknown,
   email: unknown,
 ) {
-  return listHits(ctx.db, projectId, paymentKeys(card.fingerprint, card.pan, card.country, address, email));
+  return listHits(ctx.db, projectId, paymentKeys(card.fingerprint, card.pan, card.country, address, email), new Date());
 }
 
 /** Who changes a list: a portal user, or the CLI (an operator on the server). */
@@ -73,35 +85,51 @@ export interface Entry {
   value: string;
   created: string;
   created_by: string | null;
+  /** when it stops matching; null: never */
+  expires_at: string | null;
+  /** its expiry has passed: it matches no payment (listed until removed, or added again) */
+  expired: boolean;
+  note: string | null;
 }
-const view = (r: ListRow): Entry => ({
+const view = (r: ListRow, now = Date.now()): Entry => ({
   id: r.id,
   list: r.list,
   kind: r.kind,
   value: r.value,
   created: new Date(r.created).toISOString(),
   created_by: r.created_by,
+  expires_at: r.expires_at ? new Date(r.expires_at).toISOString() : null,
+  expired: r.expires_at !== null && new Date(r.expires_at).getTime() <= now,
+  note: r.note,
 });
+
+/** What is added to a list: the value, and optionally when it expires (parseExpiry) and a note. */
+export interface ListInput {
+  list: unknown;
+  kind: unknown;
+  value: unknown;
+  expires_at?: unknown;
+  note?: unknown;
+}
 
 /**
  * Adds `value` to a list. A card is given as its number and kept only as its fingerprint (and
- * its last 4 digits, to be recognised). Adding what is already listed changes nothing.
+ * its last 4 digits, to be recognised). Adding what is already listed changes nothing; adding
+ * again what has expired renews it.
  */
-export async function addToList(
-  ctx: Ctx,
-  scope: Scope,
-  input: { list: unknown; kind: unknown; value: unknown },
-  changer: Changer,
-): Promise<{ added: boolean; entry: Entry }> {
+export async function addToList(ctx: Ctx, scope: Scope, input: ListInput, changer: Changer): Promise<{ added: boolean; entry: Entry }> {
   if (!isListName(input.list)) throw invalid('list', `list must be one of ${LISTS.join(', ')}`);
   if (!isListKind(input.kind)) throw invalid('kind', `kind must be one of ${LIST_KINDS.join(', ')}`);
   if (typeof input.value !== 'string' || !input.value.trim() || input.value.length > 300) throw invalid('value', 'value is required');
+  const now = new Date();
+  const expires = parseExpiry(input.expires_at, now);
+  const note = parseNote(input.note);
   const project = await projectOf(ctx, scope);
   const parsed = parseEntry(input.kind, input.value, (pan) => cardFingerprint(keys(ctx), pan));
   const { added, entry } = await addEntry(
     ctx.db,
     project?.id ?? null,
-    { ...parsed, id: randomUUID(), list: input.list, created_by: actorOf(changer) },
+    { ...parsed, id: randomUUID(), list: input.list, created_by: actorOf(changer), expires_at: expires, note, now },
     auditOf(changer, project?.merchant_id, 'risk_list_added'),
   );
   return { added, entry: view(entry) };
@@ -119,5 +147,29 @@ export async function removeFromList(ctx: Ctx, scope: Scope, id: unknown, change
 /** Every entry of a project's lists, or the platform's. */
 export async function showLists(ctx: Ctx, scope: Scope): Promise<Entry[]> {
   const project = await projectOf(ctx, scope);
-  return (await entriesOf(ctx.db, project?.id ?? null)).map(view);
+  const now = Date.now();
+  return (await entriesOf(ctx.db, project?.id ?? null)).map((r) => view(r, now));
+}
+
+/**
+ * "Block this card" on an order's page: the card of one of the order's card transactions is added
+ * to the project's blocklist, by its fingerprint under the risk key, as screening computes it
+ * (key.ts). The number is opened from the vault for the moment it takes and kept nowhere; the
+ * entry's note names the order. NotFound when the transaction is not the order's or has no card.
+ */
+export async function blockTransactionCard(
+  ctx: Ctx,
+  project: { id: string },
+  orderId: unknown,
+  transactionId: unknown,
+  changer: Changer,
+): Promise<{ added: boolean; entry: Entry }> {
+  if (typeof orderId !== 'string' || !isUuid(orderId) || typeof transactionId !== 'string' || !isUuid(transactionId))
+    throw notFound('card');
+  const row = await cardOfTransaction(ctx.db, project.id, orderId.toLowerCase(), transactionId.toLowerCase());
+  const dk = row && (await existingDataKey(ctx.db, ctx.masterKey, project.id));
+  if (!row || !dk) throw notFound('card');
+  // eslint-disable-next-line no-control-regex -- a note is one line: a merchant_order_id's control characters are dropped
+  const note = `order ${row.merchant_order_id ?? orderId}`.replace(/[\u0000-\u001f\u007f]/g, ' ').slice(0, 200);
+  return addToList(ctx, { project: project.id }, { list: 'block', kind: 'card', value: openCard(dk, row).pan, note }, changer);
 }

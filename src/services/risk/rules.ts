@@ -5,7 +5,18 @@ import { CARD } from '../../domain/payment-methods.ts';
 import type { CounterRow } from '../../store/risk/counters.ts';
 import { DomainError, invalid, notFound, rateLimited } from '../../domain/errors.ts';
 import { newId, isUuid } from '../../domain/ids.ts';
-import { firstRule, matches, MAX_RULES, ruleFaults, type Facts, type Rule, type RuleInput } from '../../domain/risk/rules.ts';
+import {
+  firstRule,
+  matches,
+  MAX_RULES,
+  pendingRules,
+  threeDsFact,
+  ruleFaults,
+  type Facts,
+  type PendingRule,
+  type Rule,
+  type RuleInput,
+} from '../../domain/risk/rules.ts';
 import type { RiskAction, Screening } from '../../domain/risk/limits.ts';
 import * as store from '../../store/risk/rules.ts';
 import { takeSearchShare } from '../platform/fair-share.ts';
@@ -74,7 +85,7 @@ const DAY = 86_400_000;
 /** What a rule would have done to the project's recent payments. */
 export interface DryRun {
   action: RiskAction;
-  /** payments the rule would have acted on, left alone, and could not judge (a fact not kept: a velocity count, the card's country) */
+  /** payments the rule would have acted on, left alone, and could not judge (a fact not kept: a velocity count, an unknown card country) */
   hit: number;
   passed: number;
   unknown: number;
@@ -123,6 +134,8 @@ export async function dryRun(ctx: Ctx, project: Pick<ProjectRow, 'id'>, id: stri
     if (p.payment_method) facts.method = p.payment_method;
     if (p.brand) facts.brand = p.brand;
     if (p.address_country) facts.address_country = p.address_country;
+    if (p.card_country) facts.card_country = p.card_country;
+    if (p.trans_status) facts.three_ds = threeDsFact(p.trans_status);
     const m = matches(rule, facts);
     if (m === undefined) out.unknown++;
     else if (!m) out.passed++;
@@ -165,10 +178,17 @@ export function paymentFacts(
   };
 }
 
-/** The limits' decision with the merchant's first matching rule, and the platform hold's refusal. */
-export function judge(s: Screening, read: Read, facts: Facts): Screening {
-  const out = withRule(s, rulesRead(read?.rules ?? null), facts);
-  if (!read?.held) return out;
-  const reason = `the platform holds this project until the operator lifts it: ${read.held}`;
-  return { action: 'refuse', rules: [...out.rules, { rule: 'platform_hold', action: 'refuse', reason }] };
+/**
+ * The limits' decision with the merchant's first matching rule, and the platform hold's refusal;
+ * with the rules on three_ds to judge again after 3-D Secure (`pending`), unless it refuses now.
+ */
+export function judge(s: Screening, read: Read, facts: Facts): Screening & { pending?: PendingRule[] } {
+  const rules = rulesRead(read?.rules ?? null);
+  const out = withRule(s, rules, facts);
+  if (read?.held) {
+    const reason = `the platform holds this project until the operator lifts it: ${read.held}`;
+    return { action: 'refuse', rules: [...out.rules, { rule: 'platform_hold', action: 'refuse', reason }] };
+  }
+  const pending = out.action === 'refuse' ? [] : pendingRules(rules, facts);
+  return pending.length ? { ...out, pending } : out;
 }

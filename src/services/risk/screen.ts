@@ -8,10 +8,10 @@ import { attemptDeclineParts, countAttempt, declineParts, forgetOld, settledPart
 import { bucketOf, cardFingerprint, keys } from './key.ts';
 import { binTable, screenLists } from './lists.ts';
 import { countryOf } from '../../domain/risk/bins.ts';
-import { applyLists, BLOCK_RULES } from '../../domain/risk/lists.ts';
+import { ALLOW_LABELS, allowLabels, applyLists, BLOCK_RULES } from '../../domain/risk/lists.ts';
 import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities.ts';
 import { risk } from '../../telemetry/metrics.ts';
-import { velocityFacts } from '../../domain/risk/rules.ts';
+import { velocityFacts, type PendingRule } from '../../domain/risk/rules.ts';
 import { judge, paymentFacts } from './rules.ts';
 import { watchHold } from './hold.ts';
 
@@ -30,7 +30,7 @@ export interface Shopper {
 }
 
 /** The decision on a transaction, as its `risk` object shows it. */
-export type RiskView = Screening & { screened: string };
+export type RiskView = Screening & { screened: string; card_country?: string; pending?: PendingRule[] };
 
 // every series a limit can produce exists from the start at 0: a burst's first refusals then show
 // in rate() and increase() (a series born at its first increment loses that increment to them)
@@ -41,6 +41,7 @@ for (const mode of ['test', 'live'] as const)
     ...BLOCK_RULES.map((rule) => ({ decision: 'refuse', rule })),
   ])
     risk.decisions.inc({ mode, ...labels }, 0);
+for (const mode of ['test', 'live'] as const) for (const labels of ALLOW_LABELS) risk.allows.inc({ mode, ...labels }, 0);
 
 /**
  * Counts the attempt and decides: refuse, challenge, flag or pass. Without the shopper's address
@@ -115,7 +116,10 @@ export async function screenCard(
   const decision = judge(applyLists(await listed, decide(limits, counts, elapsed)), rows[0], facts);
   watchHold(ctx, project, now);
   risk.decisions.inc({ mode: project.mode, ...riskDecisionLabels(decision) });
-  return { ...decision, screened: new Date(now).toISOString() };
+  const allowed = allowLabels(decision);
+  if (allowed) risk.allows.inc({ mode: project.mode, ...allowed });
+  // the card's issuing country is kept with the decision: the `risk` object shows it, the dry run replays it
+  return { ...decision, ...(cardCountry ? { card_country: cardCountry } : {}), screened: new Date(now).toISOString() };
 }
 
 /**

@@ -28,6 +28,8 @@ export const authorizationSlices = (q: Queryable, projectId: string, since: Date
             count(*)::int AS sent, (count(*) FILTER (WHERE t.status = 'declined'))::int AS declined
        FROM acquirer_attempts a JOIN transactions t ON t.id = a.transaction_id AND t.project_id = a.project_id
       WHERE a.project_id = $1 AND a.kind = 'authorization' AND a.created >= $2
+        -- a rule's refusal after 3-D Secure (services/risk/after-3ds.ts) was never sent
+        AND a.response_code IS DISTINCT FROM 'RISK-REFUSED'
         -- a lifted hold starts afresh: what tripped it never trips it again
         AND a.created > COALESCE((SELECT max(h.lifted) FROM risk_holds h WHERE h.project_id = $1), '-infinity'::timestamptz)
       GROUP BY 1 ORDER BY 1`,

@@ -81,6 +81,10 @@ export interface PastPayment {
   payment_method: string | null;
   brand: string | null;
   address_country: string | null;
+  /** the card's issuing country as its screening found it (transactions.risk); null when not known or not kept */
+  card_country: string | null;
+  /** what 3-D Secure answered (outcomes.three_d_secure); null when it did not */
+  trans_status: string | null;
   created: Date;
 }
 
@@ -88,9 +92,19 @@ export interface PastPayment {
 export const pastCardPayments = (q: Queryable, projectId: string, since: Date, limit: number) =>
   q.query<PastPayment>(
     `SELECT t.id AS transaction_id, t.order_id, o.merchant_order_id, t.amount, t.currency, t.payment_method,
-            t.payment_method_brand AS brand, o.body->'customer'->>'country' AS address_country, t.created
+            t.payment_method_brand AS brand, o.body->'customer'->>'country' AS address_country,
+            t.risk->>'card_country' AS card_country, t.outcomes->'three_d_secure'->>'trans_status' AS trans_status, t.created
        FROM transactions t JOIN orders o ON o.id = t.order_id AND o.project_id = t.project_id
       WHERE t.project_id = $1 AND t.created >= $2 AND t.payment_method = $4 AND t.credit_debit = 'credit'
       ORDER BY t.created DESC LIMIT $3`,
     [projectId, since, limit, CARD],
   );
+
+/** A card transaction's `risk` object, replaced once its rules on three_ds were judged after 3-D Secure. */
+export async function setRisk(q: Queryable, projectId: string, transactionId: string, risk: unknown) {
+  await q.query('UPDATE transactions SET risk = $3::jsonb WHERE project_id = $1 AND id = $2', [
+    projectId,
+    transactionId,
+    JSON.stringify(risk),
+  ]);
+}

@@ -18,6 +18,7 @@ import { newAttempt } from './rows.ts';
 import { runAttempt, type Operation } from './runner.ts';
 import { applyAuthorization, type Authenticated, type Recorded } from './authorization-answer.ts';
 import { reverseRefused } from './reversal.ts';
+import { judgeAfterThreeDs } from '../../risk/after-3ds.ts';
 
 /*
  * The authorization of a card transaction after 3-D Secure, as an Operation of the engine
@@ -147,6 +148,7 @@ function authorizationOperation(
         if ('error' in asked) answer = { outcome: authenticationFailed('N') };
       }
       const decided = three;
+      answer ??= await judgeAfterThreeDs(ctx, txn, decided); // risk rules on three_ds (docs/risk.md): a refusal is never sent
       const connector = connectorFor(ctx, project);
       answer ??= PROCEED.has(decided.trans_status)
         ? await sendFirstCall(
