@@ -66,6 +66,7 @@ import { collectGauges, countOrderStatus } from './services/reporting/metrics.ts
 import { paymentEventLog } from './services/reporting/payment-log.ts';
 import { observed, observedAuthenticator } from './acquirer/observed.ts';
 import { ThreeDsServers } from './acquirer/threeds/servers.ts';
+import { RANGES_JOB, refreshProjectRanges } from './services/threeds/ranges.ts';
 import { startMetricsServer } from './telemetry/server.ts';
 import { OPERATOR_PAGE_HEADERS, operatorPayoutsPage } from './http/operator/payouts.ts';
 import { startTracing, stopTracing, traceMixin } from './telemetry/tracing.ts';
@@ -105,6 +106,8 @@ export const jobTable: JobTable = {
   },
   idempotency_cleanup: { run: (ctx, job) => runIdempotencyCleanup(ctx, job.ref_id) },
   payouts: { run: (ctx, job) => runMerchantPayouts(ctx, job.ref_id).then(() => {}) },
+  // the card ranges of a live project's directory servers, daily (services/threeds/ranges.ts)
+  [RANGES_JOB]: { run: (ctx, job) => refreshProjectRanges(ctx, job.ref_id) },
 };
 
 /** The wallet buttons the hosted order pages offer. */

@@ -34,6 +34,7 @@ export const RULES: Record<string, string[]> = {
 const GROUPS = [
   'db',
   'platform',
+  'threeds',
   'vault',
   'risk',
   'payments',

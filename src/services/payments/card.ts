@@ -25,6 +25,7 @@ import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities
 import { SEALED, sealHolderName } from '../vault/holder-names.ts';
 import { holdRefusal, screenCard, type RiskView, type Shopper } from '../risk/screen.ts';
 import { CARD } from '../../domain/payment-methods.ts';
+import { outsideCardRanges, prepareCardRanges } from '../threeds/ranges.ts';
 
 /**
  * Card payments after the vault (the authorization itself: authorization.ts): authenticate (3-D Secure), authorize through the project's
@@ -308,6 +309,7 @@ async function start(
   // a live project with no acquirer is refused before anything is recorded
   connectorFor(ctx, project);
   const authenticator = authenticatorFor(ctx, project);
+  await prepareCardRanges(ctx, project, authenticator);
   const dk = await dataKeyFor(ctx, project.id);
   let risk: RiskView | undefined;
   await startAuthentication(ctx, project, orderId, transactionId, {
@@ -324,6 +326,8 @@ async function start(
       const data = openCard(dk, card);
       risk = await screenCard(ctx, project, order, txn, data.pan, shopper);
       if (risk.action === 'refuse') return holdRefusal(ctx, began).then(() => REFUSED);
+      const outside = await outsideCardRanges(ctx, authenticator, data, operationId);
+      if (outside) return outside;
       return authenticator.authenticate3ds({
         ...operationRef(txn, now, operationId),
         card: data,

@@ -65,6 +65,10 @@ export interface DsJournalLine {
   threeDSCompInd?: string;
   threeDSRequestorChallengeInd?: string;
   messageVersion?: string;
+  /** a PReq's (the serial number it sends back) or a PRes's */
+  serialNum?: string;
+  /** a PRes's number of card ranges */
+  ranges?: number;
 }
 
 export interface RunningDsHost {
@@ -135,9 +139,9 @@ const journalLine = (dir: 'in' | 'out', m: Record<string, unknown>): DsJournalLi
   const keep = ['messageType', 'messageVersion', 'threeDSServerTransID', 'dsTransID', 'acsTransID', 'transStatus', 'eci'] as const;
   const more = ['errorCode', 'errorDetail', 'resultsStatus', 'threeDSCompInd', 'threeDSRequestorChallengeInd'] as const;
   const line: Record<string, string> = { at: new Date().toISOString(), dir };
-  for (const k of [...keep, ...more]) if (typeof m[k] === 'string') line[k] = m[k] as string;
+  for (const k of [...keep, ...more, 'serialNum'] as const) if (typeof m[k] === 'string') line[k] = m[k] as string;
   line.messageType ??= '?';
-  return line as unknown as DsJournalLine;
+  return { ...line, ...(Array.isArray(m.cardRangeData) ? { ranges: m.cardRangeData.length } : {}) } as unknown as DsJournalLine;
 };
 
 const readBody = (req: http.IncomingMessage) =>
