@@ -54,6 +54,7 @@ import { assetRoutes } from './http/pay/assets.ts';
 import type { WalletButton } from './http/pay/render.ts';
 import { threeDsRoutes } from './http/pay/three-ds.ts';
 import { threeDsEmvRoutes } from './http/pay/three-ds-emv.ts';
+import { threeDsMethodRoutes } from './http/pay/three-ds-method.ts';
 import { walletPayRoutes } from './http/pay/wallet-pay.ts';
 import { walletAButton, walletAPayRoutes } from './http/pay/wallet-a-pay.ts';
 import { walletBButton, walletSheetRoutes } from './http/pay/wallet-sheet.ts';
@@ -67,6 +68,7 @@ import { paymentEventLog } from './services/reporting/payment-log.ts';
 import { observed, observedAuthenticator } from './acquirer/observed.ts';
 import { ThreeDsServers } from './acquirer/threeds/servers.ts';
 import { RANGES_JOB, refreshProjectRanges } from './services/threeds/ranges.ts';
+import { dropMethodCvc } from './services/threeds/method.ts';
 import { startMetricsServer } from './telemetry/server.ts';
 import { OPERATOR_PAGE_HEADERS, operatorPayoutsPage } from './http/operator/payouts.ts';
 import { startTracing, stopTracing, traceMixin } from './telemetry/tracing.ts';
@@ -81,7 +83,7 @@ import { linkJournal } from './services/payments/acquirer-link.ts';
  */
 
 /** In this order, inside the database transaction of every order status change (after its outbox row). */
-const orderStatusHooks = [queueWebhooks, followLinkOrders, dropSealedCvc, countDeclines, countOrderStatus];
+const orderStatusHooks = [queueWebhooks, followLinkOrders, dropSealedCvc, dropMethodCvc, countDeclines, countOrderStatus];
 
 /** In this order, after a project is created; what they return is shown once (the webhook secret). */
 const projectCreatedHooks = [makeWebhookSecret, makeWalletKeys];
@@ -137,6 +139,7 @@ const routes = (buttons: WalletButton[]): Routes => ({
     assetRoutes,
     threeDsRoutes,
     threeDsEmvRoutes,
+    threeDsMethodRoutes,
     walletPayRoutes,
     walletAPayRoutes,
     walletSheetRoutes,

@@ -1,6 +1,7 @@
 // A live project's EMV challenge in Debian's Chromium (issue 43): Tender's 3-D Secure page posts
 // the CReq to `tender ds-host`'s ACS, the customer types the code, the CRes comes back and the
 // customer is back on Tender's pages; with script and without. axe on Tender's page and the ACS's pages.
+// The 3DS Method in a hidden iframe, notified by the ACS, before the AReq.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -119,6 +120,38 @@ test(
       await page.getByRole('button', { name: 'Continue' }).click();
       await page.waitForURL((u) => u.toString().startsWith(`${suite.t.url}/pay/${o.id}/`));
       assert.equal(await status(o.id), 'new', 'the declined attempt leaves the order open for another');
+    } finally {
+      await page.context().close();
+    }
+  },
+);
+
+test(
+  "the 3DS Method: Tender's page runs it in a hidden iframe, the ACS's notification lets it go ahead at once, the AReq says Y",
+  { timeout: 120_000 },
+  async () => {
+    const o = await order();
+    const { page, cspErrors, pageErrors } = await desktopPage(suite.browser);
+    try {
+      await page.goto(o.order_url);
+      const chooser = page.locator('li[data-method="credit-card"] details:not([open]) > summary');
+      if (await chooser.count()) await chooser.click();
+      await page.getByLabel('Card number').fill(dsCard('method'));
+      await page.getByLabel('Expiry date').fill('12/34');
+      await page.getByLabel('Security code').fill('123');
+      await page.getByLabel('Name on card').fill('Ada Lovelace');
+      const began = Date.now();
+      await page.getByRole('button', { name: /^Pay / }).click();
+      await page.waitForURL((u) => u.toString().startsWith(`${suite.t.url}/pay/${o.id}/`));
+      assert.ok(Date.now() - began < 8000, 'the notification, not the 10 s timer, let the page go ahead');
+      assert.equal(await status(o.id), 'completed', "frictionless: ds-host's method range answers Y once the method ran");
+      const journal = await ds.journal();
+      const method = journal.filter((l) => l.messageType === 'Method').at(-1);
+      assert.ok(method, 'the ACS served the method');
+      const areq = journal.find((l) => l.messageType === 'AReq' && l.threeDSServerTransID === method.threeDSServerTransID);
+      assert.equal(areq?.threeDSCompInd, 'Y');
+      assert.deepEqual(cspErrors, []);
+      assert.deepEqual(pageErrors, []);
     } finally {
       await page.context().close();
     }

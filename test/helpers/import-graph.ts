@@ -34,8 +34,8 @@ export const RULES: Record<string, string[]> = {
 const GROUPS = [
   'db',
   'platform',
-  'threeds',
   'vault',
+  'threeds',
   'risk',
   'payments',
   'webhooks',

@@ -26,6 +26,7 @@ import { SEALED, sealHolderName } from '../vault/holder-names.ts';
 import { holdRefusal, screenCard, type RiskView, type Shopper } from '../risk/screen.ts';
 import { CARD } from '../../domain/payment-methods.ts';
 import { outsideCardRanges, prepareCardRanges } from '../threeds/ranges.ts';
+import { methodBeforeLookup } from '../threeds/method.ts';
 
 /**
  * Card payments after the vault (the authorization itself: authorization.ts): authenticate (3-D Secure), authorize through the project's
@@ -56,6 +57,8 @@ export interface AuthenticationStart {
   device?(card: VaultCardRow): ThreeDsResult | undefined;
   /** asks the acquirer's 3-D Secure server, as the attempt `operationId`, with no database transaction open */
   ask(card: VaultCardRow, txn: TransactionRow, now: Date, operationId: string, order: OrderRow): Promise<ThreeDsResult>;
+  /** the lookup attempt's id, when chosen before (the 3DS Method's threeDSServerTransID) */
+  attemptId?: string;
   /** what else the started transaction keeps: the card's sealed CVC (the hosted form), details to show, the risk decision */
   keep?(card: VaultCardRow): { cvc?: string; details?: Record<string, unknown>; risk?: RiskView };
 }
@@ -87,7 +90,7 @@ export async function startAuthentication(
       id,
     });
   };
-  let a = lookup();
+  let a = lookup(start.attemptId);
   let rows = await recordStart(ctx.db, project.id, orderId, transactionId, start.vaultToken, a, keyed ?? null);
   // the retry of an Idempotency-Key whose request recorded its lookup: that lookup's result; when
   // it got no answer, this retry asks again as a lookup of its own (a lookup moves no money)
@@ -311,8 +314,11 @@ async function start(
   const authenticator = authenticatorFor(ctx, project);
   await prepareCardRanges(ctx, project, authenticator);
   const dk = await dataKeyFor(ctx, project.id);
+  const method = await methodBeforeLookup(ctx, project, authenticator, transactionId, input, shopper, dk);
+  if (method && 'redirect' in method) return { redirect_url: method.redirect };
   let risk: RiskView | undefined;
   await startAuthentication(ctx, project, orderId, transactionId, {
+    ...(method ? { attemptId: method.lookup.id } : {}),
     vaultToken: input.vault_token,
     field: 'vault_token',
     method: CARD,
@@ -332,7 +338,7 @@ async function start(
         ...operationRef(txn, now, operationId),
         card: data,
         ...(risk.action === 'challenge' ? { challenge: true } : {}),
-        purchase: purchaseOf(ctx.config, project, order, txn, shopper),
+        purchase: { ...purchaseOf(ctx.config, project, order, txn, shopper), method_done: method?.lookup.comp_ind ?? 'U' },
       });
     },
     keep(card) {

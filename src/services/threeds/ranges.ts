@@ -94,7 +94,7 @@ export async function prepareCardRanges(ctx: Ctx, project: ProjectRow, authentic
 }
 
 /** What the kept ranges say of `card` (RangeAnswer): read from this node's copy, read again when the DS's version moved. */
-async function cardRangeFor(ctx: Ctx, authenticator: Authenticator, card: Pick<CardData, 'pan' | 'brand'>): Promise<RangeAnswer> {
+export async function cardRangeFor(ctx: Ctx, authenticator: Authenticator, card: Pick<CardData, 'pan' | 'brand'>): Promise<RangeAnswer> {
   const ds = authenticator.directoryFor?.(card.brand);
   if (!ds) return { known: false };
   const [state] = await directoryStates(ctx.db, [ds.url]);
