@@ -76,6 +76,7 @@ export interface Browser {
   user_agent?: string;
   language?: string;
   javascript?: boolean;
+  java?: boolean;
   color_depth?: number;
   screen_height?: number;
   screen_width?: number;

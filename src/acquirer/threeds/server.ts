@@ -82,7 +82,7 @@ function buildAReq(b: ThreeDsBinding, req: OperationRef & { card: CardData; chal
     transType: '01',
     browserAcceptHeader: clip(br?.accept ?? '*/*', 2048),
     browserIP: br?.ip,
-    browserJavaEnabled: false,
+    browserJavaEnabled: br?.javascript === true && br.java === true,
     browserJavascriptEnabled: br?.javascript === true,
     browserLanguage: clip(br?.language ?? 'en', 8),
     browserUserAgent: clip(br?.user_agent ?? 'unknown', 2048),
