@@ -54,6 +54,7 @@ import { assetRoutes } from './http/pay/assets.ts';
 import type { WalletButton } from './http/pay/render.ts';
 import { threeDsRoutes } from './http/pay/three-ds.ts';
 import { threeDsEmvRoutes } from './http/pay/three-ds-emv.ts';
+import { threeDsMethodRoutes } from './http/pay/three-ds-method.ts';
 import { walletPayRoutes } from './http/pay/wallet-pay.ts';
 import { walletAButton, walletAPayRoutes } from './http/pay/wallet-a-pay.ts';
 import { walletBButton, walletSheetRoutes } from './http/pay/wallet-sheet.ts';
@@ -66,6 +67,8 @@ import { collectGauges, countOrderStatus } from './services/reporting/metrics.ts
 import { paymentEventLog } from './services/reporting/payment-log.ts';
 import { observed, observedAuthenticator } from './acquirer/observed.ts';
 import { ThreeDsServers } from './acquirer/threeds/servers.ts';
+import { RANGES_JOB, refreshProjectRanges } from './services/threeds/ranges.ts';
+import { dropMethodCvc } from './services/threeds/method.ts';
 import { startMetricsServer } from './telemetry/server.ts';
 import { OPERATOR_PAGE_HEADERS, operatorPayoutsPage } from './http/operator/payouts.ts';
 import { startTracing, stopTracing, traceMixin } from './telemetry/tracing.ts';
@@ -80,7 +83,7 @@ import { linkJournal } from './services/payments/acquirer-link.ts';
  */
 
 /** In this order, inside the database transaction of every order status change (after its outbox row). */
-const orderStatusHooks = [queueWebhooks, followLinkOrders, dropSealedCvc, countDeclines, countOrderStatus];
+const orderStatusHooks = [queueWebhooks, followLinkOrders, dropSealedCvc, dropMethodCvc, countDeclines, countOrderStatus];
 
 /** In this order, after a project is created; what they return is shown once (the webhook secret). */
 const projectCreatedHooks = [makeWebhookSecret, makeWalletKeys];
@@ -105,6 +108,8 @@ export const jobTable: JobTable = {
   },
   idempotency_cleanup: { run: (ctx, job) => runIdempotencyCleanup(ctx, job.ref_id) },
   payouts: { run: (ctx, job) => runMerchantPayouts(ctx, job.ref_id).then(() => {}) },
+  // the card ranges of a live project's directory servers, daily (services/threeds/ranges.ts)
+  [RANGES_JOB]: { run: (ctx, job) => refreshProjectRanges(ctx, job.ref_id) },
 };
 
 /** The wallet buttons the hosted order pages offer. */
@@ -134,6 +139,7 @@ const routes = (buttons: WalletButton[]): Routes => ({
     assetRoutes,
     threeDsRoutes,
     threeDsEmvRoutes,
+    threeDsMethodRoutes,
     walletPayRoutes,
     walletAPayRoutes,
     walletSheetRoutes,

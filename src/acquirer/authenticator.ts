@@ -1,5 +1,6 @@
 import type { CardData, OperationRef, ThreeDsResult } from './connector.ts';
 import { eciFor } from '../domain/card.ts';
+import type { CardRange } from '../domain/card-ranges.ts';
 
 /**
  * The boundary to 3-D Secure, beside the acquirer's (connector.ts): 3-D Secure is a party of its
@@ -23,6 +24,30 @@ export interface Authenticator {
   authenticate3ds(req: OperationRef & { card: CardData; challenge?: boolean; purchase?: Purchase }): Promise<ThreeDsResult>;
   /** The customer's answer to a challenge (the simulator's ACS asks for a code). */
   completeChallenge(req: OperationRef & { card: CardData; answer: string }): Promise<ThreeDsResult>;
+  /** EMV: the directory server of a brand, whose card ranges decide whether an AReq is sent (absent: every PAN is asked) */
+  directoryFor?(brand: string): DirectoryServer | undefined;
+  /** EMV: every directory server bound (the daily refresh of their card ranges) */
+  directories?(): DirectoryServer[];
+}
+
+/** A directory server as the card ranges' refresh sees it (services/threeds/ranges.ts). */
+export interface DirectoryServer {
+  /** its URL, which names its ranges in the store */
+  url: string;
+  /**
+   * The PReq: with `serialNum` (the PRes last kept) the DS answers only what changed since
+   * (`full` false), without it every range. A throw is no (good) answer: the ranges kept stay.
+   */
+  preq(serialNum: string | undefined, operationId: string): Promise<PreqAnswer>;
+}
+
+export interface PreqAnswer {
+  serialNum: string;
+  /** the ranges are the DS's whole list: the kept ones are replaced (else they are changes: A add, M modify, D delete) */
+  full: boolean;
+  ranges: Array<CardRange & { action: 'A' | 'M' | 'D' }>;
+  /** ranges of the PRes that could not be read (left out) */
+  skipped: number;
 }
 
 /**
@@ -51,6 +76,7 @@ export interface Browser {
   user_agent?: string;
   language?: string;
   javascript?: boolean;
+  java?: boolean;
   color_depth?: number;
   screen_height?: number;
   screen_width?: number;

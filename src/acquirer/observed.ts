@@ -46,6 +46,8 @@ export function observedAuthenticator(inner: Authenticator, mode: ModeLabel, onE
     name: inner.name,
     authenticate3ds: (req) => call('authenticate3ds', () => inner.authenticate3ds(req), threeDs),
     completeChallenge: (req) => call('completeChallenge', () => inner.completeChallenge(req), threeDs),
+    ...(inner.directoryFor ? { directoryFor: inner.directoryFor.bind(inner) } : {}),
+    ...(inner.directories ? { directories: inner.directories.bind(inner) } : {}),
   };
 }
 

@@ -1,6 +1,8 @@
 // A live project's EMV challenge in Debian's Chromium (issue 43): Tender's 3-D Secure page posts
 // the CReq to `tender ds-host`'s ACS, the customer types the code, the CRes comes back and the
 // customer is back on Tender's pages; with script and without. axe on Tender's page and the ACS's pages.
+// The 3DS Method in a hidden iframe, notified by the ACS, before the AReq; the browser fields the
+// card form's script measured (or, without script, the request headers' fallbacks) in the AReq.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -109,6 +111,12 @@ test(
       await page.getByLabel('Name on card').fill('Ada Lovelace');
       await page.getByRole('button', { name: /^Pay / }).click();
       await page.waitForURL('**/pay/3ds/**');
+      // no script measured the browser: the request headers' fallbacks, and no screen
+      const areq = (await ds.journal()).filter((l) => l.dir === 'in' && l.messageType === 'AReq').at(-1);
+      assert.equal(areq?.browser?.browserJavascriptEnabled, false);
+      assert.equal(areq?.browser?.browserScreenWidth, undefined);
+      assert.equal(areq?.browser?.browserColorDepth, undefined);
+      assert.match(String(areq?.browser?.browserLanguage), /^[a-z]{2}/);
       assert.deepEqual(await axeOf(await page.content()), [], "Tender's page that posts the CReq");
       await page.getByRole('button', { name: 'Verify' }).click();
       await page.waitForURL(`${ds.url}/acs/challenge`);
@@ -119,6 +127,52 @@ test(
       await page.getByRole('button', { name: 'Continue' }).click();
       await page.waitForURL((u) => u.toString().startsWith(`${suite.t.url}/pay/${o.id}/`));
       assert.equal(await status(o.id), 'new', 'the declined attempt leaves the order open for another');
+    } finally {
+      await page.context().close();
+    }
+  },
+);
+
+test(
+  "the 3DS Method: Tender's page runs it in a hidden iframe, the ACS's notification lets it go ahead at once, the AReq says Y",
+  { timeout: 120_000 },
+  async () => {
+    const o = await order();
+    const { page, cspErrors, pageErrors } = await desktopPage(suite.browser);
+    try {
+      await page.goto(o.order_url);
+      const chooser = page.locator('li[data-method="credit-card"] details:not([open]) > summary');
+      if (await chooser.count()) await chooser.click();
+      await page.getByLabel('Card number').fill(dsCard('method'));
+      await page.getByLabel('Expiry date').fill('12/34');
+      await page.getByLabel('Security code').fill('123');
+      await page.getByLabel('Name on card').fill('Ada Lovelace');
+      const began = Date.now();
+      await page.getByRole('button', { name: /^Pay / }).click();
+      await page.waitForURL((u) => u.toString().startsWith(`${suite.t.url}/pay/${o.id}/`));
+      assert.ok(Date.now() - began < 8000, 'the notification, not the 10 s timer, let the page go ahead');
+      assert.equal(await status(o.id), 'completed', "frictionless: ds-host's method range answers Y once the method ran");
+      const journal = await ds.journal();
+      const method = journal.filter((l) => l.messageType === 'Method').at(-1);
+      assert.ok(method, 'the ACS served the method');
+      const areq = journal.find((l) => l.messageType === 'AReq' && l.threeDSServerTransID === method.threeDSServerTransID);
+      assert.equal(areq?.threeDSCompInd, 'Y');
+      // the card form's script measured the browser: the AReq carries what this page reads
+      const seen = await page.evaluate(() => ({
+        width: String(screen.width),
+        height: String(screen.height),
+        tz: String(new Date().getTimezoneOffset()),
+        language: navigator.language.slice(0, 8),
+      }));
+      assert.equal(areq?.browser?.browserJavascriptEnabled, true);
+      assert.equal(areq?.browser?.browserJavaEnabled, false);
+      assert.equal(areq?.browser?.browserScreenWidth, seen.width);
+      assert.equal(areq?.browser?.browserScreenHeight, seen.height);
+      assert.equal(areq?.browser?.browserTZ, seen.tz);
+      assert.equal(areq?.browser?.browserLanguage, seen.language);
+      assert.match(String(areq?.browser?.browserColorDepth), /^(1|4|8|15|16|24|32|48)$/);
+      assert.deepEqual(cspErrors, []);
+      assert.deepEqual(pageErrors, []);
     } finally {
       await page.context().close();
     }

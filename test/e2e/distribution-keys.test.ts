@@ -28,6 +28,8 @@ const REFERENCE_TABLES: Record<string, string> = {
   payout_files: 'a SEPA file carries the payouts of many merchants',
   acquirer_link_stans: 'STANs per acquirer terminal and day; projects may share a terminal, every node draws from one row',
   schema_migrations: "the migrator's own list, one per database",
+  threeds_directory_servers: "a directory server's serialNum and refresh lease; projects bound to one DS share it",
+  threeds_card_ranges: "a directory server's card ranges, shared by every project bound to that DS",
 };
 
 let store: { db: Db; drop(): Promise<void> };

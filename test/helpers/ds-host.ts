@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { BIN } from './cli.ts';
-import type { DsJournalLine } from '../../src/acquirer/threeds/host/server.ts';
+import type { DsJournalLine } from '../../src/acquirer/threeds/host/journal.ts';
 
 /** `tender ds-host` as its own process on loopback, with its ports read from the line it prints. */
 export interface DsHostProcess {

@@ -35,6 +35,7 @@ const GROUPS = [
   'db',
   'platform',
   'vault',
+  'threeds',
   'risk',
   'payments',
   'webhooks',

@@ -33,7 +33,7 @@ test('a tree where each layer breaks its rule fails, naming each file and import
     `jobs/work.ts: jobs may not import http (${up}http/route.ts)`,
     'log.ts: log may not import domain (./domain/rule.ts)',
     'main.ts: main may not import cli (./cli/cmd.ts)',
-    'services/loose.ts: services/ files live in a capability folder (platform, vault, risk, payments, webhooks, wallets, links, reporting, payouts, disputes, portal)',
+    'services/loose.ts: services/ files live in a capability folder (platform, vault, threeds, risk, payments, webhooks, wallets, links, reporting, payouts, disputes, portal)',
     `services/payments/use.ts: services may not import jobs (${up}${up}jobs/work.ts)`,
     `services/platform/far.ts: imports ${up}${up}${up}outside.ts, outside the source tree`,
     `services/platform/reach.ts: services/platform may not import store/payments, a group above it (${up}${up}store/payments/rows.ts)`,

@@ -1,11 +1,11 @@
-import http from 'node:http';
-import https from 'node:https';
 import countries from 'i18n-iso-countries';
 import { currencyExponent, currencyNumeric } from '../../domain/currency.ts';
 import { eciFor, liabilityShift, type EmvResult, type TransStatus } from '../../domain/card.ts';
 import type { Authenticator, Purchase } from '../authenticator.ts';
 import type { CardData, OperationRef, ThreeDsResult } from '../connector.ts';
 import { erro, ERRORS, readMessage, VERSION, type EmvMessage } from './messages.ts';
+import { directoryServer } from './preq.ts';
+import { postJson } from './post.ts';
 
 /**
  * Tender as the EMV 3DS Server (2.2.0, browser channel) of a live project: the AReq to the
@@ -38,43 +38,6 @@ export interface EmvOptions {
 
 /** The DS URL of a brand: its own, else the one for every brand. */
 const dsUrlFor = (b: ThreeDsBinding, brand: string) => b.directory_servers[brand] ?? b.directory_servers['*'];
-
-/** POSTs JSON and reads the answer's text; a throw is no answer (a timeout, a refused connection, a TLS failure). */
-function postJson(url: string, body: unknown, o: { timeoutMs: number; tls?: ThreeDsBinding['tls'] }): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const u = new URL(url);
-    const lib = u.protocol === 'https:' ? https : http;
-    const data = Buffer.from(JSON.stringify(body));
-    const req = lib.request(
-      u,
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': data.length },
-        timeout: o.timeoutMs,
-        ...(u.protocol === 'https:' && o.tls ? { cert: o.tls.cert, key: o.tls.key, ca: o.tls.ca } : {}),
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (c: Buffer) => {
-          size += c.length;
-          if (size > 256 * 1024) req.destroy(new Error('answer too large'));
-          else chunks.push(c);
-        });
-        res.on('end', () =>
-          res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(new Error(`HTTP ${res.statusCode}`)),
-        );
-        res.on('error', reject);
-      },
-    );
-    const timer = setTimeout(() => req.destroy(new Error(`no answer within ${o.timeoutMs} ms`)), o.timeoutMs);
-    timer.unref();
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${o.timeoutMs} ms`)));
-    req.on('error', (e) => (clearTimeout(timer), reject(e)));
-    req.on('close', () => clearTimeout(timer));
-    req.end(data);
-  });
-}
 
 const pad = (n: number) => String(n).padStart(2, '0');
 /** YYYYMMDDHHMMSS in UTC */
@@ -119,7 +82,7 @@ function buildAReq(b: ThreeDsBinding, req: OperationRef & { card: CardData; chal
     transType: '01',
     browserAcceptHeader: clip(br?.accept ?? '*/*', 2048),
     browserIP: br?.ip,
-    browserJavaEnabled: false,
+    browserJavaEnabled: br?.javascript === true && br.java === true,
     browserJavascriptEnabled: br?.javascript === true,
     browserLanguage: clip(br?.language ?? 'en', 8),
     browserUserAgent: clip(br?.user_agent ?? 'unknown', 2048),
@@ -279,5 +242,7 @@ export function emvAuthenticator(b: ThreeDsBinding, o: EmvOptions): Authenticato
       return resultOf(req.card, read.message, req.operation_id, read.message.messageVersion);
     },
     completeChallenge: async (req) => challengeResult(req),
+    directoryFor: (brand) => ((url) => (url ? directoryServer(url, b, o) : undefined))(dsUrlFor(b, brand)),
+    directories: () => [...new Set(Object.values(b.directory_servers))].map((url) => directoryServer(url, b, o)),
   };
 }

@@ -1,4 +1,5 @@
 import { formatMinor } from '../../domain/currency.ts';
+import { browserFields } from '../../domain/browser-fields.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Ctx } from '../../services/platform/context.ts';
 import { DomainError } from '../../domain/errors.ts';
@@ -324,14 +325,16 @@ export const payPages = (buttonsOfWallets: WalletButton[]) => (ctx: Ctx) => asyn
       await checkCardTesting(ctx, c.project, { address: req.ip, linkId: c.order.payment_link_id });
       const { redirect_url, transaction_id } = await payByCard(ctx, c, check.card, transactionId, {
         address: req.ip,
-        // the AReq's browser fields when the page's script measured none (docs/three-d-secure.md)
-        browser: {
-          ip: req.ip,
-          accept: header(req.headers.accept),
-          user_agent: header(req.headers['user-agent']),
-          language: header(req.headers['accept-language'])?.split(',')[0]?.split(';')[0]?.trim() || undefined,
-          javascript: false,
-        },
+        // the AReq's browser fields: the page's script's, else the request headers' (docs/three-d-secure.md)
+        browser: browserFields(
+          body,
+          {
+            accept: header(req.headers.accept),
+            user_agent: header(req.headers['user-agent']),
+            accept_language: header(req.headers['accept-language']),
+          },
+          req.ip,
+        ),
       });
       await recordCardAttempt(ctx, c.project, { transactionId: transaction_id, linkId: c.order.payment_link_id, address: req.ip });
       return reply.code(303).header('Location', redirect_url).send();

@@ -17,6 +17,7 @@ import { checkCsrf, csrfKey, issueCsrf, originAllowed, originsOf, setPageHeaders
 import type { OrderRow } from '../../domain/entities.ts';
 import { createHash } from 'node:crypto';
 import { creqOf } from '../../services/payments/three-ds-emv.ts';
+import { METHOD_WAIT_MS, pendingMethod } from '../../services/threeds/method.ts';
 import type { FastifyRequest } from 'fastify';
 
 /**
@@ -92,6 +93,36 @@ const ACS_SCRIPT_HASH = `sha256-${createHash('sha256').update(ACS_SCRIPT).digest
 const acsCsp = (config: Ctx['config'], acsUrl: string) =>
   `default-src 'none'; style-src '${STYLE_HASH}'; script-src '${ACS_SCRIPT_HASH}'; form-action ${new URL(acsUrl).origin} ${new URL(config.publicBaseUrl).origin}; frame-ancestors 'none'; base-uri 'none'`;
 
+/**
+ * The 3DS Method (a live card whose range has a method URL): the method data posted to the ACS in
+ * a hidden iframe, then the go-ahead posted to Tender when the ACS's notification reaches the
+ * iframe (its page tells this one) or after METHOD_WAIT_MS. Without script, a button goes ahead
+ * (the method did not run: N).
+ */
+function methodPage(m: { method_url: string; method_data: string; continue_url: string }, csrf: string, locale: Locale) {
+  const t = STRINGS[locale].three_ds;
+  return page(
+    t.title,
+    `<h1>${esc(t.heading)}</h1><iframe name="tdsm" title="3-D Secure" hidden></iframe>` +
+      `<form id="m" method="post" action="${esc(m.method_url)}" target="tdsm"><input type="hidden" name="threeDSMethodData" value="${esc(m.method_data)}"></form>` +
+      `<form id="go" method="post" action="${esc(m.continue_url)}"><input type="hidden" name="csrf" value="${esc(csrf)}">` +
+      `<noscript><div class="actions"><button class="primary" type="submit">${esc(t.verify)}</button></div></noscript></form>`,
+    locale,
+  ).replace('</body>', `<script>${METHOD_SCRIPT}</script></body>`);
+}
+
+export const METHOD_MESSAGE = 'tender-3ds-method';
+const METHOD_SCRIPT =
+  "var go=document.getElementById('go'),done=false;function ahead(){if(!done){done=true;go.submit();}}" +
+  `addEventListener('message',function(e){if(e.origin===location.origin&&e.data==='${METHOD_MESSAGE}')ahead();});` +
+  `setTimeout(ahead,${METHOD_WAIT_MS});document.getElementById('m').submit();`;
+const METHOD_SCRIPT_HASH = `sha256-${createHash('sha256').update(METHOD_SCRIPT).digest('base64')}`;
+const methodCsp = (config: Ctx['config'], view: ThreeDsView, methodUrl: string) =>
+  csp(config, view)
+    .replace("form-action 'self'", `form-action 'self' ${new URL(methodUrl).origin}`)
+    .replace('; frame-ancestors', `; script-src '${METHOD_SCRIPT_HASH}'; frame-src 'self' ${new URL(methodUrl).origin}; frame-ancestors`);
+export const methodScope = (transactionId: string) => ({ action: '3ds-method', orderId: '', transactionId });
+
 const scope = (view: ThreeDsView) => ({ action: '3ds', orderId: view.txn.order_id, transactionId: view.txn.id });
 
 function sendPage(reply: FastifyReply, status: number, csp: string, html: string) {
@@ -123,6 +154,13 @@ export const threeDsRoutes =
     };
 
     app.get('/pay/3ds/:transaction_id/', { schema: { hide: true, params } }, async (req, reply) => {
+      const method = await pendingMethod(ctx, req.params.transaction_id);
+      const pending = method && (await loadThreeDs(ctx, req.params.transaction_id));
+      if (method && pending) {
+        const token = issueCsrf(key, methodScope(pending.txn.id), new Date());
+        const locale = pickLocale(pending.order.body?.customer?.locale, req.headers['accept-language']);
+        return sendPage(reply, 200, methodCsp(ctx.config, pending, method.method_url), methodPage(method, token, locale));
+      }
       const visit = await visitThreeDs(ctx, req.params.transaction_id);
       if (!visit) return notFoundPage(req, reply);
       const { view } = visit;

@@ -18,6 +18,8 @@ import type { OrderRow, ProjectRow, TransactionRow } from '../../domain/entities
 import { SEALED, sealHolderName } from '../vault/holder-names.ts';
 import { holdRefusal, screenCard, type RiskView, type Shopper } from '../risk/screen.ts';
 import { CARD } from '../../domain/payment-methods.ts';
+import { outsideCardRanges, prepareCardRanges } from '../threeds/ranges.ts';
+import { methodBeforeLookup } from '../threeds/method.ts';
 
 /**
  * Card payments after the vault (the authorization itself: authorization.ts): authenticate (3-D Secure), authorize through the project's
@@ -91,9 +93,13 @@ async function start(
   // a live project with no acquirer is refused before anything is recorded
   connectorFor(ctx, project);
   const authenticator = authenticatorFor(ctx, project);
+  await prepareCardRanges(ctx, project, authenticator);
   const dk = await dataKeyFor(ctx, project.id);
+  const method = await methodBeforeLookup(ctx, project, authenticator, transactionId, input, shopper, dk);
+  if (method && 'redirect' in method) return { redirect_url: method.redirect };
   let risk: RiskView | undefined;
   await startAuthentication(ctx, project, orderId, transactionId, {
+    ...(method ? { attemptId: method.lookup.id } : {}),
     vaultToken: input.vault_token,
     field: 'vault_token',
     method: CARD,
@@ -107,11 +113,13 @@ async function start(
       const data = openCard(dk, card);
       risk = await screenCard(ctx, project, order, txn, data.pan, shopper);
       if (risk.action === 'refuse') return holdRefusal(ctx, began).then(() => REFUSED);
+      const outside = await outsideCardRanges(ctx, authenticator, data, operationId);
+      if (outside) return outside;
       return authenticator.authenticate3ds({
         ...operationRef(txn, now, operationId),
         card: data,
         ...(risk.action === 'challenge' ? { challenge: true } : {}),
-        purchase: purchaseOf(ctx.config, project, order, txn, shopper),
+        purchase: { ...purchaseOf(ctx.config, project, order, txn, shopper), method_done: method?.lookup.comp_ind ?? 'U' },
       });
     },
     keep(card) {

@@ -16,6 +16,7 @@ import {
 } from '../messages.ts';
 import { behaviourOf, DS_CHALLENGE_CODE, DS_RANGES, rangeOf, type Behaviour } from './cards.ts';
 import { challengePage, errorPage, handBackPage } from './pages.ts';
+import { journalLine, type DsJournalLine } from './journal.ts';
 
 /**
  * `tender ds-host`: a directory server with its issuers' ACS, as its own process, for tests and
@@ -47,24 +48,6 @@ export interface DsFaults {
   duplicateRreq: number;
   /** ms before each ARes */
   delayMs: number;
-}
-
-/** One line of the host's journal: a message in or out, with no card number. */
-export interface DsJournalLine {
-  at: string;
-  dir: 'in' | 'out';
-  messageType: string;
-  threeDSServerTransID?: string;
-  dsTransID?: string;
-  acsTransID?: string;
-  transStatus?: string;
-  eci?: string;
-  errorCode?: string;
-  errorDetail?: string;
-  resultsStatus?: string;
-  threeDSCompInd?: string;
-  threeDSRequestorChallengeInd?: string;
-  messageVersion?: string;
 }
 
 export interface RunningDsHost {
@@ -130,15 +113,6 @@ const AREQ_REQUIRED = [
   'threeDSRequestorName',
   'threeDSCompInd',
 ] as const;
-
-const journalLine = (dir: 'in' | 'out', m: Record<string, unknown>): DsJournalLine => {
-  const keep = ['messageType', 'messageVersion', 'threeDSServerTransID', 'dsTransID', 'acsTransID', 'transStatus', 'eci'] as const;
-  const more = ['errorCode', 'errorDetail', 'resultsStatus', 'threeDSCompInd', 'threeDSRequestorChallengeInd'] as const;
-  const line: Record<string, string> = { at: new Date().toISOString(), dir };
-  for (const k of [...keep, ...more]) if (typeof m[k] === 'string') line[k] = m[k] as string;
-  line.messageType ??= '?';
-  return line as unknown as DsJournalLine;
-};
 
 const readBody = (req: http.IncomingMessage) =>
   new Promise<string>((resolve, reject) => {

@@ -5,6 +5,37 @@
   'use strict';
   var RULES = /*BRAND_RULES*/ null;
 
+  // The browser as EMV 3-D Secure's AReq describes it, posted with the card (browser_* fields);
+  // without script the server sends the request headers' fallbacks instead.
+  function measure(form) {
+    var s = window.screen || {};
+    var java = false;
+    try {
+      java = typeof navigator.javaEnabled === 'function' && navigator.javaEnabled();
+    } catch (e) {
+      java = false;
+    }
+    var fields = {
+      browser_javascript: 'true',
+      browser_java: String(!!java),
+      browser_color_depth: String(s.colorDepth || ''),
+      browser_screen_height: String(s.height || ''),
+      browser_screen_width: String(s.width || ''),
+      browser_tz: String(new Date().getTimezoneOffset()),
+      browser_language: navigator.language || '',
+    };
+    Object.keys(fields).forEach(function (k) {
+      var input = form.querySelector('input[name="' + k + '"]');
+      if (!input) {
+        input = document.createElement('input');
+        input.type = 'hidden';
+        input.name = k;
+        form.appendChild(input);
+      }
+      input.value = fields[k];
+    });
+  }
+
   function digits(s) {
     return String(s || '').replace(/\D/g, '');
   }
@@ -240,6 +271,7 @@
         first.focus();
         return;
       }
+      measure(form);
       form.setAttribute('aria-busy', 'true');
       button.disabled = true;
       button.textContent = msg.busy;

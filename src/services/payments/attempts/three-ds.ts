@@ -36,6 +36,8 @@ export interface AuthenticationStart {
   device?(card: VaultCardRow): ThreeDsResult | undefined;
   /** asks the acquirer's 3-D Secure server, as the attempt `operationId`, with no database transaction open */
   ask(card: VaultCardRow, txn: TransactionRow, now: Date, operationId: string, order: OrderRow): Promise<ThreeDsResult>;
+  /** the lookup attempt's id, when chosen before (the 3DS Method's threeDSServerTransID) */
+  attemptId?: string;
   /** what else the started transaction keeps: the card's sealed CVC (the hosted form), details to show, the risk decision */
   keep?(card: VaultCardRow): { cvc?: string; details?: Record<string, unknown>; risk?: RiskView };
 }
@@ -85,7 +87,7 @@ function lookupOperation(
           request: { vault_token: start.vaultToken },
           id,
         });
-      let a = lookup();
+      let a = lookup(start.attemptId);
       let rows = await recordStart(ctx.db, project.id, orderId, transactionId, start.vaultToken, a, keyed ?? null);
       // the retry of an Idempotency-Key whose request recorded its lookup: that lookup's result; when
       // it got no answer, this retry asks again as a lookup of its own (a lookup moves no money)
