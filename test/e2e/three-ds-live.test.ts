@@ -4,14 +4,9 @@
 // each checks field 48 of the authorization in the acquiring host's journal, or that none was sent.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startTestService, type TestService } from '../helpers/service.ts';
-import { payOrder } from '../helpers/pay.ts';
-import { startHostProcess, type HostProcess } from '../helpers/acquirer-host.ts';
-import { startDsHostProcess, type DsHostProcess } from '../helpers/ds-host.ts';
-import { createBoundProject, setAcquirer } from '../../src/services/payments/acquirer-link.ts';
+import type { TestService } from '../helpers/service.ts';
+import { startLiveThreeDs, type LiveThreeDs } from '../helpers/live-three-ds.ts';
+import { setAcquirer } from '../../src/services/payments/acquirer-link.ts';
 import { readHostJournal } from '../../src/acquirer/iso8583/host/journal.ts';
 import { parseSecureField } from '../../src/acquirer/iso8583/fields.ts';
 import { dsCard } from '../../src/acquirer/threeds/host/cards.ts';
@@ -22,53 +17,19 @@ import { PortalClient, portalUser } from '../helpers/portal.ts';
 import { DS_CHALLENGE_CODE } from '../../src/acquirer/threeds/host/cards.ts';
 import { decodeBrowser } from '../../src/acquirer/threeds/messages.ts';
 
+let live: LiveThreeDs;
 let t: TestService;
-let host: HostProcess;
-let ds: DsHostProcess;
-let dir: string;
-let fallback: { project_id: string; api_key: string };
-let refusing: { project_id: string; api_key: string };
-
-const binding = (name: string, refuse: boolean) => ({
-  merchantId: t.project.merchant_id,
-  name,
-  mode: 'live' as const,
-  acquirer: host.url,
-  terminalId: refuse ? 'T3DS0002' : 'T3DS0001',
-  cardAcceptorId: 'SHOP3DS',
-  refuseUnauthenticated: refuse,
-  directoryServer: `${ds.url}/ds`,
-  acquirerBin: '400551',
-  mcc: '5999',
-  merchantCountry: 'NL',
-});
+let ds: LiveThreeDs['ds'];
+let fallback: LiveThreeDs['fallback'];
+let refusing: LiveThreeDs['refusing'];
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'tender-3ds-live-'));
-  [host, ds] = await Promise.all([startHostProcess(dir), startDsHostProcess()]);
-  t = await startTestService({ env: { THREEDS_ALLOW_HTTP: 'true', THREEDS_TIMEOUT_MS: '1500' } });
-  fallback = await createBoundProject(t.svc.ctx, binding('Live 3DS shop', false));
-  refusing = await createBoundProject(t.svc.ctx, binding('Live 3DS shop, authenticated only', true));
+  live = await startLiveThreeDs('3ds-live', 'Live 3DS', 1000);
+  ({ t, ds, fallback, refusing } = live);
 });
-after(async () => {
-  await t?.close();
-  host?.stop();
-  ds?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+after(() => live?.close());
 
-let amount = 1000;
-/** Pays a new order of `project` with `pan`; its transaction, the field 48 its authorization carried (undefined: none sent), and the lookup's id. */
-async function pay(project: { api_key: string }, pan: string) {
-  const a = ++amount;
-  const order = await payOrder(t, { amount: a, currency: 'EUR' }, { key: project.api_key, pan });
-  const txn = (order.transactions as Json[])[0];
-  const sent = readHostJournal(dir).find((e) => Number(e.request.fields[4]) === a && ['0100', '0200'].includes(e.request.mti));
-  const lookup = await t.db.query<{ id: string }>("SELECT id FROM acquirer_attempts WHERE transaction_id = $1 AND kind = 'three_ds'", [
-    txn.id,
-  ]);
-  return { txn, f48: sent ? parseSecureField(sent.request.fields[48]!) : undefined, lookup: lookup[0]?.id };
-}
+const pay = (project: { api_key: string }, pan: string) => live.pay(project, pan);
 
 const UUID = /^[0-9a-f-]{36}$/;
 
@@ -149,7 +110,7 @@ test('a malformed ARes: an Erro goes to the DS naming the transaction, and the p
 test('the binding: https only (THREEDS_ALLOW_HTTP for tests), known brands, BIN, MCC, country; options need --directory-server', async () => {
   const strict = { ...t.svc.ctx, config: { ...t.svc.ctx.config, threeDs: { ...t.svc.ctx.config.threeDs, allowHttp: false } } };
   const base = {
-    acquirer: host.url,
+    acquirer: live.host.url,
     terminalId: 'T3DS0001',
     cardAcceptorId: 'SHOP3DS',
     directoryServer: 'https://ds.example/ds',
@@ -190,7 +151,7 @@ test('the binding: https only (THREEDS_ALLOW_HTTP for tests), known brands, BIN,
  * CRes is brought back to Tender's notificationURL. `cres`: replaces the CRes the ACS handed back.
  */
 async function challenge(project: { api_key: string }, pan: string, code: string, cres?: string) {
-  const a = ++amount;
+  const a = live.nextAmount();
   const p = await startPayment(t, pan, { key: project.api_key, orderOver: { amount: a } });
   const page = await fetch(p.redirect_url, { redirect: 'manual' });
   assert.equal(page.status, 200);
@@ -210,7 +171,7 @@ async function challenge(project: { api_key: string }, pan: string, code: string
   assert.equal(done.status, 303);
   const order = await t.api('GET', `/v1/orders/${p.order.id}/`, undefined, { key: project.api_key });
   const txn = (order.body.transactions as Json[])[0];
-  const sent = readHostJournal(dir).find((e) => Number(e.request.fields[4]) === a && ['0100', '0200'].includes(e.request.mti));
+  const sent = readHostJournal(live.dir).find((e) => Number(e.request.fields[4]) === a && ['0100', '0200'].includes(e.request.mti));
   return { txn, f48: sent ? parseSecureField(sent.request.fields[48]!) : undefined };
 }
 

@@ -5,69 +5,27 @@
 // DS row's lease), and a failed PReq keeps the ranges.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startTestService, type TestService } from '../helpers/service.ts';
-import { payOrder } from '../helpers/pay.ts';
-import { startHostProcess, type HostProcess } from '../helpers/acquirer-host.ts';
-import { startDsHostProcess, type DsHostProcess } from '../helpers/ds-host.ts';
-import { createBoundProject } from '../../src/services/payments/acquirer-link.ts';
-import { readHostJournal } from '../../src/acquirer/iso8583/host/journal.ts';
-import { parseSecureField } from '../../src/acquirer/iso8583/fields.ts';
+import type { TestService } from '../helpers/service.ts';
+import { startLiveThreeDs, type LiveThreeDs } from '../helpers/live-three-ds.ts';
 import { dsCard } from '../../src/acquirer/threeds/host/cards.ts';
 import { refreshDirectory, refreshProjectRanges, RANGES_JOB } from '../../src/services/threeds/ranges.ts';
 import { findProject } from '../../src/store/platform/projects.ts';
-import type { Json } from '../helpers/json.ts';
 
+let live: LiveThreeDs;
 let t: TestService;
-let host: HostProcess;
-let ds: DsHostProcess;
-let dir: string;
-let fallback: { project_id: string; api_key: string };
-let refusing: { project_id: string; api_key: string };
+let ds: LiveThreeDs['ds'];
+let fallback: LiveThreeDs['fallback'];
+let refusing: LiveThreeDs['refusing'];
 let dsUrl: string;
 
-const binding = (name: string, refuse: boolean) => ({
-  merchantId: t.project.merchant_id,
-  name,
-  mode: 'live' as const,
-  acquirer: host.url,
-  terminalId: refuse ? 'T3DS0002' : 'T3DS0001',
-  cardAcceptorId: 'SHOP3DS',
-  refuseUnauthenticated: refuse,
-  directoryServer: dsUrl,
-  acquirerBin: '400551',
-  mcc: '5999',
-  merchantCountry: 'NL',
-});
-
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'tender-3ds-ranges-'));
-  [host, ds] = await Promise.all([startHostProcess(dir), startDsHostProcess()]);
-  dsUrl = `${ds.url}/ds`;
-  t = await startTestService({ env: { THREEDS_ALLOW_HTTP: 'true', THREEDS_TIMEOUT_MS: '1500' } });
-  fallback = await createBoundProject(t.svc.ctx, binding('Ranges shop', false));
-  refusing = await createBoundProject(t.svc.ctx, binding('Ranges shop, authenticated only', true));
+  live = await startLiveThreeDs('3ds-ranges', 'Ranges', 2000);
+  ({ t, ds, fallback, refusing } = live);
+  dsUrl = live.dsUrl;
 });
-after(async () => {
-  await t?.close();
-  host?.stop();
-  ds?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+after(() => live?.close());
 
-let amount = 2000;
-async function pay(project: { api_key: string }, pan: string) {
-  const a = ++amount;
-  const order = await payOrder(t, { amount: a, currency: 'EUR' }, { key: project.api_key, pan });
-  const txn = (order.transactions as Json[])[0];
-  const sent = readHostJournal(dir).find((e) => Number(e.request.fields[4]) === a && ['0100', '0200'].includes(e.request.mti));
-  const [lookup] = await t.db.query<{ id: string }>("SELECT id FROM acquirer_attempts WHERE transaction_id = $1 AND kind = 'three_ds'", [
-    txn.id,
-  ]);
-  return { txn, f48: sent ? parseSecureField(sent.request.fields[48]!) : undefined, lookup: lookup?.id };
-}
+const pay = (project: { api_key: string }, pan: string) => live.pay(project, pan);
 
 const preqs = async () => (await ds.journal()).filter((l) => l.dir === 'in' && l.messageType === 'PReq');
 const ranges = () =>
