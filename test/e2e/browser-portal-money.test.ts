@@ -91,7 +91,8 @@ for (const kind of ['desktop', 'phone'] as const) {
     assert.equal(await page.locator('[data-money-state]').first().innerText(), 'Authorized');
     const actions = page.getByRole('region', { name: 'Actions' });
     const buttons = (await actions.getByRole('button').allInnerTexts()).map((b) => b.trim());
-    assert.deepEqual(buttons, ['Capture', 'Void'], 'a pre-authorization: Capture and Void only');
+    // the money actions of a pre-authorization, and the owner's Block this card (a card payment)
+    assert.deepEqual(buttons, ['Capture', 'Void', 'Block this card'], 'a pre-authorization: Capture and Void, no refund');
     await check(page, 'a pre-authorization');
     await actions.getByRole('button', { name: 'Capture' }).click();
     await page.getByText('Capture €42.00 on order b-preauth?').waitFor();

@@ -128,7 +128,7 @@ test('searches of one project wait in line for its share instead of being refuse
   const again = takeReportShare(ctx, t.project.project_id);
   assert.throws(
     () => takeReportShare(ctx, t.project.project_id),
-    (err: { status?: number; retryAfter?: number }) => err.status === 429 && err.retryAfter === 1,
+    (err: { kind?: string; retryAfter?: number }) => err.kind === 'rate_limited' && err.retryAfter === 1,
   );
   again();
 });
@@ -162,11 +162,11 @@ test('PostgreSQL: every statement has DATABASE_STATEMENT_TIMEOUT_MS (503 to the 
     assert.equal(t.db.withCancel, undefined);
     return;
   }
-  await assert.rejects(t.db.query('SELECT pg_sleep(10)'), (err: { type?: string; status?: number }) => err.status === 503);
+  await assert.rejects(t.db.query('SELECT pg_sleep(10)'), (err: { type?: string; kind?: string }) => err.kind === 'unavailable');
   const ac = new AbortController();
   const started = t.db.withCancel!(ac.signal, (q) => q.query("SELECT pg_sleep(2.5), 'cancel-me' AS tag"));
   setTimeout(() => ac.abort(), 300);
-  await assert.rejects(started, (err: { status?: number }) => err.status === 503);
+  await assert.rejects(started, (err: { kind?: string }) => err.kind === 'unavailable');
   const [{ n }] = await t.db.query<{ n: number }>(
     "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%cancel-me%' AND state = 'active' AND pid <> pg_backend_pid()",
   );

@@ -173,6 +173,6 @@ test('batcher: a batch lost with the connection is not retried item by item; eac
       ),
     ),
   );
-  assert.deepEqual(results, [503, 503, 503]);
+  assert.deepEqual(results, ['unavailable', 'unavailable', 'unavailable']);
   assert.deepEqual(batches, [[1, 2, 3]], 'no item ran again');
 });

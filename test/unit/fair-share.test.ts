@@ -15,8 +15,8 @@ const ctxWith = (limits: Partial<Limits>) =>
   }) as unknown as Ctx;
 const P1 = 'p1' as ProjectId;
 const P2 = 'p2' as ProjectId;
-const tooMany = (err: { status?: number; type?: string; byLimit?: boolean }) =>
-  err.status === 429 && err.type === 'RateLimitExceeded' && err.byLimit === true;
+const tooMany = (err: { kind?: string; type?: string; byLimit?: boolean }) =>
+  err.kind === 'rate_limited' && err.type === 'RateLimitExceeded' && err.byLimit === true;
 const settled = async (p: Promise<unknown>) => {
   let done = false;
   void p.then(
@@ -70,7 +70,7 @@ test('beside another project at work, a project that used its search time waits 
   noteActive(ctx, P1);
   (await takeSearchShare(ctx, P1))();
   noteActive(ctx, P2); // another project at work
-  await assert.rejects(takeSearchShare(ctx, P1), (err: { status?: number; retryAfter?: number; message?: string }) => {
+  await assert.rejects(takeSearchShare(ctx, P1), (err: { kind?: string; retryAfter?: number; message?: string }) => {
     assert.ok(tooMany(err as never));
     assert.ok(err.retryAfter! >= 5 && err.retryAfter! <= 11, String(err.retryAfter));
     assert.match(err.message!, /search time/);

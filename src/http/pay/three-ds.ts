@@ -154,15 +154,17 @@ export const threeDsRoutes =
     };
 
     app.get('/pay/3ds/:transaction_id/', { schema: { hide: true, params } }, async (req, reply) => {
-      const method = await pendingMethod(ctx, req.params.transaction_id);
-      const pending = method && (await loadThreeDs(ctx, req.params.transaction_id));
-      if (method && pending) {
+      const visit = await visitThreeDs(ctx, req.params.transaction_id);
+      if (!visit) {
+        // no 3-D Secure yet: a live card's 3DS Method runs first, else there is nothing here (asked
+        // only then, so the page of a transaction under way costs no extra round trip)
+        const method = await pendingMethod(ctx, req.params.transaction_id);
+        const pending = method && (await loadThreeDs(ctx, req.params.transaction_id));
+        if (!method || !pending) return notFoundPage(req, reply);
         const token = issueCsrf(key, methodScope(pending.txn.id), new Date());
         const locale = pickLocale(pending.order.body?.customer?.locale, req.headers['accept-language']);
         return sendPage(reply, 200, methodCsp(ctx.config, pending, method.method_url), methodPage(method, token, locale));
       }
-      const visit = await visitThreeDs(ctx, req.params.transaction_id);
-      if (!visit) return notFoundPage(req, reply);
       const { view } = visit;
       const acs = visit.challenge ? creqOf(view) : undefined;
       if (acs)
