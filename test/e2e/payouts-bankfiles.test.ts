@@ -101,6 +101,9 @@ const snapshot = () =>
     payouts: await db.query('SELECT id, state, return_reason, modified FROM payouts ORDER BY id'),
     entries: Number((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM ledger_entries'))[0]!.n),
   }));
+/** Whether a project has a positive available EUR balance (what a payout run takes). */
+const hasAvailable = async (db: Db, projectId: string) =>
+  Number((await projectBalances(db, projectId)).find((b) => b.currency === 'EUR')?.available ?? 0) > 0;
 async function ledgerChecks() {
   const r = await tender('ledger', 'check', '--json');
   assert.equal(r.code, 0, r.stdout + r.stderr);
@@ -131,7 +134,12 @@ before(async () => {
       const projects = [p.project_id];
       // shop a has two projects: a return gives each back what the payout took from it
       if (name === 'a') projects.push((await createProject(ctx, { name: 'Shop a2', mode: 'test', merchantId: p.merchant_id })).project_id);
-      for (const project of projects) await seedOrders(ctx, { projectId: project, orders: 80 });
+      for (const project of projects) {
+        await seedOrders(ctx, { projectId: project, orders: 80 });
+        // the seed's orders are random (refunds, chargebacks): every project must have money to pay out
+        for (let more = 0; more < 10 && !(await hasAvailable(db, project)); more++)
+          await seedOrders(ctx, { projectId: project, orders: 20 });
+      }
       await scheduleMerchant(ctx, { merchant: p.merchant_id, iban: ibans[i]!, name: `Shop ${name}`, every: 'daily' });
       shops[name] = { merchant: p.merchant_id, projects };
     }
