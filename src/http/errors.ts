@@ -82,7 +82,7 @@ function validationMessage(v: AjvIssue, field: string): string {
 }
 
 /** Maps any error to the error body (docs/design.md "Errors"); 5xx never carries internals. */
-export function toDomainError(err: FastifyError | Error): DomainError {
+export function asDomainError(err: FastifyError | Error): DomainError {
   if (err instanceof DomainError) return err;
   const e = err as Omit<FastifyError, 'validation'> & { validation?: AjvIssue[]; validationContext?: string };
   if (e.validation?.length) {
@@ -124,7 +124,7 @@ function sendError(reply: FastifyReply, api: DomainError) {
 /** Framework errors met before routing (bad percent-encoding) get the error body too. */
 export function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: FastifyReply) {
   void req;
-  sendError(reply, toDomainError(err));
+  sendError(reply, asDomainError(err));
 }
 
 /**
@@ -184,7 +184,7 @@ export function installErrorHandling(app: FastifyInstance) {
     routes.push({ pattern: patternOf(r.url), methods });
   });
   app.setErrorHandler((err, req, reply) => {
-    const api = toDomainError(err as FastifyError);
+    const api = asDomainError(err as FastifyError);
     if (api.byLimit) req.refusedByLimit = true;
     if (api.retryAfter) reply.header('Retry-After', String(api.retryAfter));
     if (statusOf(api) === 503) {

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Page } from 'playwright-core';
 import { axeViolations, desktopPage, startBrowserSuite } from '../helpers/browser.ts';
 import { startHostProcess, type HostProcess } from '../helpers/acquirer-host.ts';
 import { startDsHostProcess, type DsHostProcess } from '../helpers/ds-host.ts';
@@ -64,6 +65,17 @@ async function axeOf(html: string) {
   }
 }
 
+/** The order page's card form, filled with `pan` (not yet sent). */
+async function fillCardForm(page: Page, orderUrl: string, pan: string) {
+  await page.goto(orderUrl);
+  const chooser = page.locator('li[data-method="credit-card"] details:not([open]) > summary');
+  if (await chooser.count()) await chooser.click();
+  await page.getByLabel('Card number').fill(pan);
+  await page.getByLabel('Expiry date').fill('12/34');
+  await page.getByLabel('Security code').fill('123');
+  await page.getByLabel('Name on card').fill('Ada Lovelace');
+}
+
 const status = async (id: string) => (await suite.t.api('GET', `/v1/orders/${id}/`, undefined, { key: live.api_key })).body.status;
 
 test(
@@ -73,13 +85,7 @@ test(
     const o = await order();
     const { page, cspErrors, pageErrors } = await desktopPage(suite.browser);
     try {
-      await page.goto(o.order_url);
-      const chooser = page.locator('li[data-method="credit-card"] details:not([open]) > summary');
-      if (await chooser.count()) await chooser.click();
-      await page.getByLabel('Card number').fill(dsCard('challenge'));
-      await page.getByLabel('Expiry date').fill('12/34');
-      await page.getByLabel('Security code').fill('123');
-      await page.getByLabel('Name on card').fill('Ada Lovelace');
+      await fillCardForm(page, o.order_url, dsCard('challenge'));
       await page.getByRole('button', { name: /^Pay / }).click();
       await page.waitForURL(`${ds.url}/acs/challenge`);
       assert.deepEqual(await axeViolations(page), []);
@@ -102,13 +108,7 @@ test(
     const o = await order();
     const { page } = await desktopPage(suite.browser, { javaScriptEnabled: false });
     try {
-      await page.goto(o.order_url);
-      const chooser = page.locator('li[data-method="credit-card"] details:not([open]) > summary');
-      if (await chooser.count()) await chooser.click();
-      await page.getByLabel('Card number').fill(dsCard('challenge', 'mastercard'));
-      await page.getByLabel('Expiry date').fill('12/34');
-      await page.getByLabel('Security code').fill('123');
-      await page.getByLabel('Name on card').fill('Ada Lovelace');
+      await fillCardForm(page, o.order_url, dsCard('challenge', 'mastercard'));
       await page.getByRole('button', { name: /^Pay / }).click();
       await page.waitForURL('**/pay/3ds/**');
       // no script measured the browser: the request headers' fallbacks, and no screen
@@ -140,13 +140,7 @@ test(
     const o = await order();
     const { page, cspErrors, pageErrors } = await desktopPage(suite.browser);
     try {
-      await page.goto(o.order_url);
-      const chooser = page.locator('li[data-method="credit-card"] details:not([open]) > summary');
-      if (await chooser.count()) await chooser.click();
-      await page.getByLabel('Card number').fill(dsCard('method'));
-      await page.getByLabel('Expiry date').fill('12/34');
-      await page.getByLabel('Security code').fill('123');
-      await page.getByLabel('Name on card').fill('Ada Lovelace');
+      await fillCardForm(page, o.order_url, dsCard('method'));
       const began = Date.now();
       await page.getByRole('button', { name: /^Pay / }).click();
       await page.waitForURL((u) => u.toString().startsWith(`${suite.t.url}/pay/${o.id}/`));

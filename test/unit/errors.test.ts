@@ -6,7 +6,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { DomainError, ERROR_KINDS, invalid, notFound } from '../../src/domain/errors.ts';
-import { bodyOf, fieldOf, statusOf, toDomainError } from '../../src/http/errors.ts';
+import { bodyOf, fieldOf, statusOf, asDomainError } from '../../src/http/errors.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { orderRoutes } from '../../src/http/api/orders.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -53,26 +53,26 @@ test("every error type answers the status of docs/design.md's error table", () =
   }
 });
 
-test('toDomainError: an unexpected error is a ServerError without its message or stack', () => {
+test('asDomainError: an unexpected error is a ServerError without its message or stack', () => {
   const err = new Error('connection to db at 10.0.0.5 refused with password hunter2');
-  const api = toDomainError(err);
+  const api = asDomainError(err);
   assert.equal(statusOf(api), 500);
   assert.equal(api.type, 'ServerError');
   const text = JSON.stringify(bodyOf(api));
   assert.ok(!text.includes('hunter2') && !text.includes('10.0.0.5'), text);
   assert.ok(!/at .*\.ts:\d+/.test(text) && !text.includes('stack'), text);
   assert.deepEqual(Object.keys(bodyOf(api).error).sort(), ['status', 'type', 'value']);
-  const typeErr = toDomainError(new TypeError("Cannot read properties of undefined (reading 'id')"));
+  const typeErr = asDomainError(new TypeError("Cannot read properties of undefined (reading 'id')"));
   assert.equal(statusOf(typeErr), 500);
   assert.ok(!JSON.stringify(bodyOf(typeErr)).includes('reading'));
 });
 
-test('toDomainError: an DomainError passes unchanged', () => {
+test('asDomainError: an DomainError passes unchanged', () => {
   const e = new DomainError('RefundError', 'too much', 'amount');
-  assert.equal(toDomainError(e), e);
+  assert.equal(asDomainError(e), e);
 });
 
-test('toDomainError: Ajv validation errors name the dotted field', () => {
+test('asDomainError: Ajv validation errors name the dotted field', () => {
   const cases: Array<[Json, string]> = [
     [{ keyword: 'required', instancePath: '', params: { missingProperty: 'currency' } }, 'currency'],
     [{ keyword: 'pattern', instancePath: '/customer/postal_code', params: {} }, 'customer.postal_code'],
@@ -88,7 +88,7 @@ test('toDomainError: Ajv validation errors name the dotted field', () => {
     [{ keyword: 'type', instancePath: '/customer/phone_numbers/1', params: { type: 'string' } }, 'customer.phone_numbers[1]'],
   ];
   for (const [v, field] of cases) {
-    const api = toDomainError(Object.assign(new Error('x'), { validation: [v], validationContext: 'body' }) as Json);
+    const api = asDomainError(Object.assign(new Error('x'), { validation: [v], validationContext: 'body' }) as Json);
     assert.equal(statusOf(api), 400);
     assert.equal(api.type, 'ValidationError');
     assert.equal(api.field, field);
@@ -96,21 +96,21 @@ test('toDomainError: Ajv validation errors name the dotted field', () => {
   }
   assert.equal(fieldOf({ instancePath: '/order_id' }, 'params'), 'order_id');
   assert.equal(fieldOf({ instancePath: '' }, 'body'), 'body');
-  const en = toDomainError(Object.assign(new Error('x'), { validation: [cases[2][0]], validationContext: 'body' }) as Json);
+  const en = asDomainError(Object.assign(new Error('x'), { validation: [cases[2][0]], validationContext: 'body' }) as Json);
   assert.match(en.message, /manual, delayed/);
 });
 
-test('toDomainError: body parser errors are ValidationErrors', () => {
+test('asDomainError: body parser errors are ValidationErrors', () => {
   for (const code of ['FST_ERR_CTP_INVALID_JSON_BODY', 'FST_ERR_CTP_EMPTY_JSON_BODY']) {
-    const api = toDomainError(Object.assign(new Error('parser said'), { code, statusCode: 400 }) as Json);
+    const api = asDomainError(Object.assign(new Error('parser said'), { code, statusCode: 400 }) as Json);
     assert.equal(api.type, 'ValidationError', code);
     assert.equal(statusOf(api), 400, code);
   }
-  const media = toDomainError(Object.assign(new Error('parser said'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 }) as Json);
+  const media = asDomainError(Object.assign(new Error('parser said'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 }) as Json);
   assert.equal(media.type, 'ValidationError');
   assert.equal(statusOf(media), 415);
   assert.equal(media.field, 'Content-Type');
-  const large = toDomainError(Object.assign(new Error('too large'), { code: 'FST_ERR_CTP_BODY_TOO_LARGE', statusCode: 413 }) as Json);
+  const large = asDomainError(Object.assign(new Error('too large'), { code: 'FST_ERR_CTP_BODY_TOO_LARGE', statusCode: 413 }) as Json);
   assert.equal(statusOf(large), 413);
   assert.equal(large.type, 'ValidationError');
 });
